@@ -233,6 +233,9 @@ struct ParallelChoice {
 struct TileChoice {
   int dim = -1;
   int read = -1;  // the read that decided it, by its place in reads_of(*rhs)
+  // The read's subscript that uses the innermost output index, when the read moves in blocks of
+  // 16 by 8 elements transposed in registers (tile_transposes.h); -1 when it does not.
+  int block_axis = -1;
 };
 
 // What the lowering passes decided for a spec; the printers read it instead of deciding.

@@ -11,7 +11,31 @@ namespace sb {
 
 namespace {
 
-TileChoice choice(const Statement& st) {
+// The read's subscript that uses the innermost output index `inner`, when the read can move in
+// blocks (see kBlockRows in tile_transposes.h), else -1.
+int block_axis(const Spec& spec, const Expr& r, int dim, int inner) {
+  const Tensor& t = spec.tensors[r.ref];
+  if (dtype_bytes(t.type) != 4 || t.boundary != Boundary::None) return -1;
+  // `dim + offset` as the last subscript, and `inner + offset` as one earlier one.
+  auto unit = [&](const Expr& e, int v, int other) {
+    const std::optional<Affine> a = decompose(e);
+    if (!a || a->overflow) return false;
+    const std::optional<Affine> rest = offset_from(*a, v);
+    return rest && !rest->uses_var(other);
+  };
+  if (!unit(*r.args.back(), dim, inner)) return -1;
+  int axis = -1;
+  for (size_t a = 0; a + 1 < r.args.size(); ++a) {
+    const bool uses_inner = depends_on(*r.args[a], inner);
+    if (depends_on(*r.args[a], dim) && !uses_inner) return -1;
+    if (!uses_inner) continue;
+    if (axis >= 0 || !unit(*r.args[a], inner, dim)) return -1;
+    axis = static_cast<int>(a);
+  }
+  return axis;
+}
+
+TileChoice choice(const Spec& spec, const Statement& st) {
   TileChoice c;
   if (st.rank() < 2 || !top_reduces_of(*st.rhs).empty()) return c;
   const int inner = static_cast<int>(st.rank()) - 1;
@@ -27,6 +51,7 @@ TileChoice choice(const Statement& st) {
       if (depends_on(*r->args.back(), d)) {
         c.dim = d;
         c.read = static_cast<int>(k);
+        c.block_axis = block_axis(spec, *r, d, inner);
         return c;
       }
     }
@@ -37,7 +62,9 @@ TileChoice choice(const Statement& st) {
 }  // namespace
 
 void tile_transposes(Spec& spec) {
-  choose_per_statement(spec, choice, spec.schedule.tiles, spec.schedule.epilogue_tiles);
+  choose_per_statement(
+      spec, [&spec](const Statement& st) { return choice(spec, st); }, spec.schedule.tiles,
+      spec.schedule.epilogue_tiles);
   spec.schedule.tile_transposes_done = true;
 }
 
@@ -59,7 +86,8 @@ std::string dump_tile_transposes(const Spec& spec) {
       continue;
     }
     out += "tiles " + st.vars[c.dim].name + " and " + st.vars[st.rank() - 1].name + " (read " +
-           to_string(*reads_of(*st.rhs).at(c.read), spec, &st) + ")\n";
+           to_string(*reads_of(*st.rhs).at(c.read), spec, &st) + ")" +
+           (c.block_axis < 0 ? "" : "; the read in blocks") + "\n";
   }
   return out;
 }

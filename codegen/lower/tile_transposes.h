@@ -32,6 +32,19 @@ namespace sb {
 // 13.2 (loops 44.9). An inner piece of 16 f32 is one 64-byte line, so each non-temporal store is
 // a whole line; half a line costs a read of it. A strategy's `tile` and `tile_inner` parameters
 // set them.
+// Blocks. Within a tile, a read that moves along the tiled dimension d in its last subscript and
+// along the innermost index i in one earlier one, each as `index + offset` (x[i, j] for
+// y[j, i]), no other subscript using either, of 4-byte elements without a boundary rule, moves in
+// blocks of kBlockInner elements along i by kBlockOuter along d. The printer loads kBlockOuter
+// contiguous elements from each of kBlockInner rows of the read, transposes them in registers and
+// computes kBlockOuter output pieces of kBlockInner elements (one 64-byte line of f32) from the
+// block, instead of gathering each piece's elements one at a time across rows. Standalone, on
+// transpose 2048x4096 f32 under 2 OpenMP threads on the development VM (g++ 12 -O3
+// -march=native, AVX2, median of 11): 3.6-3.9 ms against 7.1-7.3 ms for the gathered pieces, both
+// with non-temporal line stores (a plain copy of the same bytes with them: 1.7 ms).
+constexpr int64_t kBlockInner = 16;
+constexpr int64_t kBlockOuter = 8;
+
 struct Tiles {
   int64_t outer = 512;
   int64_t inner = 16;
@@ -42,7 +55,7 @@ struct Tiles {
 void tile_transposes(Spec& spec);
 
 // The `--dump-ir tile_transposes` text: per statement, e.g.
-// `stmt 0 (y[j, i] = x[i, j]): tiles j and i (read x[i, j])`, or `: no`.
+// `stmt 0 (y[j, i] = x[i, j]): tiles j and i (read x[i, j]); the read in blocks`, or `: no`.
 std::string dump_tile_transposes(const Spec& spec);
 
 // The pass's choice for `st` (one of spec.stmts, or the epilogue of one: stmt_slot).

@@ -45,6 +45,12 @@ bool has(const std::string& text, const std::string& what) {
   return text.find(what) != std::string::npos;
 }
 
+size_t count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
 const char* kMats =
     "  a: {type: f32, shape: [M, K], role: in}\n"
     "  at: {type: f32, shape: [K, M], role: in}\n"
@@ -176,6 +182,35 @@ TEST(EmitCpuOmpSimd, StreamedLinesPrefetchAndAreOneVector) {
       << c;
   EXPECT_FALSE(has(c, "__builtin_prefetch(&y[")) << c;
   EXPECT_TRUE(has(c, "#pragma omp simd simdlen(16)\n")) << c;
+}
+
+TEST(EmitCpuOmpSimd, TransposedReadsMoveInBlocksEveryReadOfTheElementFromIt) {
+  const Spec s = load(
+      "  x: {type: f32, shape: [M, N], role: in}\n  b: {type: f32, shape: [N, M], role: in}\n"
+      "  y: {type: f32, shape: [N, M], role: out}\n",
+      "  y[j, i] = x[i, j] * x[i, j] + b[j, i]\n",
+      "  cpu:\n    - {name: loops, strategy: loops}\n    - {name: omp, strategy: omp_simd}\n");
+  const std::string c = emit("cpu", s);
+  EXPECT_TRUE(has(c, "static inline void sb_transpose_8x16_b32(")) << c;
+  EXPECT_TRUE(has(c, "static inline void sb_store_lines(")) << c;
+  // One block per 8 rows of j and 16 elements of i, in both forms (streamed and plain).
+  EXPECT_EQ(count(c, "sb_transpose_8x16_b32(&x[i * N + j], N, sb_tb);"), 2u) << c;
+  EXPECT_EQ(count(c, "sb_line[sb_q] = sb_tb[sb_p][sb_q] * sb_tb[sb_p][sb_q] + b[j * M + i];"), 1u)
+      << c;
+  EXPECT_EQ(count(c, "y[j * M + i] = sb_tb[sb_p][sb_q] * sb_tb[sb_p][sb_q] + b[j * M + i];"), 1u)
+      << c;
+  EXPECT_TRUE(has(c, "sb_store_lines(&y[j * M + sb_e], sb_line, sizeof(sb_line));")) << c;
+  // The rows after the last whole block, and each block row's end, read x itself.
+  EXPECT_TRUE(has(c, "for (int64_t j = sb_b; j < sb_te0; ++j) {")) << c;
+  EXPECT_TRUE(has(c, "y[j * M + i] = x[i * N + j] * x[i * N + j] + b[j * M + i];")) << c;
+  // An f64 transpose keeps its gathers, and the file no block code.
+  const Spec d = load(
+      "  x: {type: f64, shape: [M, N], role: in}\n  y: {type: f64, shape: [N, M], role: out}\n",
+      "  y[j, i] = x[i, j]\n", "  cpu:\n    - {name: omp, strategy: omp_simd}\n");
+  const std::string f = emit("cpu", d);
+  EXPECT_TRUE(has(f, "sb_t1")) << f;
+  EXPECT_FALSE(has(f, "sb_transpose_8x16_b32")) << f;
+  EXPECT_FALSE(has(f, "sb_store_lines")) << f;
 }
 
 TEST(EmitCpuOmpSimd, RowGroupsPrefetchTheNextRowWhereTheyReadItLast) {

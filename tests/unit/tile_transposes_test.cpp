@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "lower/pipeline.h"
 #include "lower/tile_transposes.h"
@@ -43,12 +45,65 @@ TEST(TileTransposes, RowReadsColumnReadsReductionsAndRankOneDoNot) {
   }
 }
 
+TEST(TileTransposes, APlainFourByteReadAcrossRowsMovesInBlocks) {
+  // y[r, c] = t[c, r]: the read's subscript 0 uses the innermost index c.
+  const Spec mixed = planned({"a", "t", "y"}, "  y[r, c] = t[c, r] * 2 + a[r, c]\n");
+  ASSERT_EQ(mixed.schedule.tiles.size(), 1u);
+  EXPECT_EQ(mixed.schedule.tiles[0].dim, 0);
+  EXPECT_EQ(mixed.schedule.tiles[0].block_axis, 0);
+  // Offsets keep the blocks; a rank-3 read with an index between the tiled ones too.
+  Spec o = load_rc_spec(
+      "  u: {type: i32, shape: [C + 1, R + 2], role: in}\n"
+      "  y: {type: i32, shape: [R, C], role: out}\n",
+      "  y[r, c] = u[c + 1, r + 2]\n");
+  tile_transposes(o);
+  EXPECT_EQ(o.schedule.tiles[0].block_axis, 0);
+  Spec rank3 = load_rc_spec(
+      "  u: {type: f32, shape: [C, 3, R], role: in}\n"
+      "  y: {type: f32, shape: [R, 3, C], role: out}\n",
+      "  y[r, e, c] = u[c, e, r]\n");
+  tile_transposes(rank3);
+  EXPECT_EQ(rank3.schedule.tiles[0].dim, 0);
+  EXPECT_EQ(rank3.schedule.tiles[0].block_axis, 0);
+}
+
+TEST(TileTransposes, OtherElementSizesBoundariesAndStridesDoNotMoveInBlocks) {
+  for (const auto& [tensors, compute] : std::vector<std::pair<std::string, std::string>>{
+           // 8-byte elements
+           {"  u: {type: f64, shape: [C, R], role: in}\n"
+            "  y: {type: f64, shape: [R, C], role: out}\n",
+            "  y[r, c] = u[c, r]\n"},
+           // a boundary rule
+           {"  u: {type: f32, shape: [C, R], role: in, boundary: clamp}\n"
+            "  y: {type: f32, shape: [R, C], role: out}\n",
+            "  y[r, c] = u[c, r - 1]\n"},
+           // a stride of 2 along the innermost index
+           {"  u: {type: f32, shape: [2 * C, R], role: in}\n"
+            "  y: {type: f32, shape: [R, C], role: out}\n",
+            "  y[r, c] = u[2 * c, r]\n"},
+           // the innermost index in two subscripts
+           {"  u: {type: f32, shape: [C, C, R], role: in}\n"
+            "  y: {type: f32, shape: [R, C], role: out}\n",
+            "  y[r, c] = u[c, c, r]\n"},
+           // the tiled index in an earlier subscript too
+           {"  u: {type: f32, shape: [C, R, R], role: in}\n"
+            "  y: {type: f32, shape: [R, C], role: out}\n",
+            "  y[r, c] = u[c, r, r]\n"},
+       }) {
+    Spec s = load_rc_spec(tensors, compute);
+    tile_transposes(s);
+    ASSERT_EQ(s.schedule.tiles.size(), 1u) << compute;
+    EXPECT_EQ(s.schedule.tiles[0].dim, 0) << compute;
+    EXPECT_EQ(s.schedule.tiles[0].block_axis, -1) << compute;
+  }
+}
+
 TEST(TileTransposes, LowerRunsItAndItDumps) {
   const Spec s = load_rc_spec(rc_tensors({"a", "t", "y", "s"}),
                               "  y[r, c] = t[c, r]\n  s[r] = a[r, 0]\n");
   const Spec lowered = lower(s, [](Fn) { return true; });
   EXPECT_EQ(dump_tile_transposes(lowered),
-            "stmt 0 (y[r, c] = t[c, r]): tiles r and c (read t[c, r])\n"
+            "stmt 0 (y[r, c] = t[c, r]): tiles r and c (read t[c, r]); the read in blocks\n"
             "stmt 1 (s[r] = a[r, 0]): no\n");
 }
 

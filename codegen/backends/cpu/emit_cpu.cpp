@@ -886,14 +886,95 @@ void emit_stream_nest(StmtLowering& L, CodeWriter& w) {
   w.close();
 }
 
+// The blocks of a tile (lower/tile_transposes.h, kBlockInner and kBlockOuter): for each
+// kBlockOuter rows of `dim` from the tile's first (sb_b), each kBlockInner elements of the
+// innermost index from the tile's first (sb_e), the read's block transposed in registers into
+// sb_tb (sb_transpose_8x16_b32), then each row's piece computed from it (the read, and any read
+// of the same element, printed as an element of sb_tb) and written: with `stream`, computed into a
+// buffer and written by sb_store_lines, otherwise stored by the `omp simd` loop itself. The piece
+// of each row left at the tile's end follows plainly; the rows left after the last whole block are
+// the caller's (its loop over `dim` starts at sb_b).
+void emit_transposed_blocks(StmtLowering& L, int dim, int axis, const Expr& read, bool stream,
+                            CodeWriter& w) {
+  static_assert(kBlockInner == 16 && kBlockOuter == 8, "sb_transpose_8x16_b32's block");
+  const Statement& st = L.stmt();
+  const int inner = static_cast<int>(st.rank()) - 1;
+  const std::string& vd = L.var_name(dim);
+  const std::string& vi = L.var_name(inner);
+  const std::string d_s = std::to_string(dim), i_s = std::to_string(inner);
+  const std::string outer = std::to_string(kBlockOuter), in = std::to_string(kBlockInner);
+  const std::string rt = c_type(L.spec().tensors[read.ref].type);
+  w.line("// " + to_string(read, L.spec(), &st) + " in blocks of " + in + " " + vi + " by " +
+         outer + " " + vd + ", each transposed in registers.");
+  w.line("int64_t sb_b = sb_t" + d_s + ";");
+  w.open("for (; sb_b + " + outer + " <= sb_te" + d_s + "; sb_b += " + outer + ") {");
+  w.line("int64_t sb_e = sb_t" + i_s + ";");
+  w.open("for (; sb_e + " + in + " <= sb_te" + i_s + "; sb_e += " + in + ") {");
+  w.line(rt + " sb_tb[" + outer + "][" + in + "] __attribute__((aligned(64)));");
+  w.open("{");
+  w.line("const int64_t " + vd + " = sb_b;");
+  w.line("const int64_t " + vi + " = sb_e;");
+  std::vector<std::string> subs;
+  for (const ExprPtr& a : read.args) subs.push_back(L.expr(*a, w, kPrecPrimary));
+  // Elements between rows of the block: the read's extents after its subscript `axis`.
+  std::string stride;
+  for (size_t a = static_cast<size_t>(axis) + 1; a < read.args.size(); ++a)
+    stride += (stride.empty() ? "" : " * ") + L.extent(read.ref, a, kPrecMul + 1);
+  w.line("sb_transpose_8x16_b32(&" + L.tensor_name(read.ref) + "[" + L.flat_index(read.ref, subs) +
+         "], " + stride + ", sb_tb);");
+  w.close();
+  // Every read of the same element takes it from the block.
+  std::vector<const Expr*> same;
+  for (const Expr* r : reads_of(*st.rhs))
+    if (same_expr(*r, read)) same.push_back(r);
+  for (const Expr* r : same) L.set_override(r, "sb_tb[sb_p][sb_q]");
+  w.open("for (int64_t sb_p = 0; sb_p < " + outer + "; ++sb_p) {");
+  w.line("const int64_t " + vd + " = sb_b + sb_p;");
+  const std::string ot = c_type(L.spec().tensors[st.out].type);
+  if (stream) w.line(ot + " sb_line[" + in + "] __attribute__((aligned(64)));");
+  auto loop = [&](const std::function<void()>& body) {
+    w.line("#pragma omp simd simdlen(" + in + ")");
+    w.open("for (int64_t sb_q = 0; sb_q < " + in + "; ++sb_q) {");
+    w.line("const int64_t " + vi + " = sb_e + sb_q;");
+    body();
+    w.close();
+  };
+  const std::vector<std::vector<const Expr*>> stages = simd_stages(L);
+  emit_stages(L, stages, in, loop, w);
+  loop([&] {
+    if (stream)
+      w.line("sb_line[sb_q] = " + L.expr(*st.rhs, w, 0) + ";");
+    else
+      L.assign(w);
+  });
+  release_stages(L, stages);
+  for (const Expr* r : same) L.clear_override(r);
+  if (stream) {
+    std::vector<std::string> at;
+    for (int d = 0; d < inner; ++d) at.push_back(L.var_name(d));
+    at.push_back("sb_e");
+    w.line("sb_store_lines(&" + L.tensor_name(st.out) + "[" + L.flat_index(st.out, at) +
+           "], sb_line, sizeof(sb_line));");
+  }
+  w.close();
+  w.close();
+  w.open("for (int64_t " + vd + " = sb_b; " + vd + " < sb_b + " + outer + "; ++" + vd + ") {");
+  emit_simd_assign(L, "sb_e", "sb_te" + i_s, false, w);
+  w.close();
+  w.close();
+}
+
 // An elementwise statement that reads across rows (lower/tile_transposes.h: y[j, i] = x[i, j]),
 // under omp: tiles of `tiles.outer` elements of output dimension `dim` by `tiles.inner` of the
 // innermost one, shared out with the other output loops by one collapsed static loop. Inside a
 // tile, the rows of `dim` are written in order along the innermost index: plainly by an
 // `omp simd` loop, or with `stream` one cache line at a time with non-temporal stores
 // (emit_stream_lines), each thread fencing its stores at the end. The lines of the read's tensor
-// that a tile touches stay in the first-level cache while the tile uses them.
-void emit_tiled_nest(StmtLowering& L, int dim, const Tiles& tiles, bool stream, CodeWriter& w) {
+// that a tile touches stay in the first-level cache while the tile uses them. With `blocks`
+// (cpu_transposes_in_blocks), each tile's whole blocks of rows come first
+// (emit_transposed_blocks), then the rows after them as above.
+void emit_tiled_nest(StmtLowering& L, int dim, const Tiles& tiles, bool stream, CodeWriter& w,
+                     bool blocks) {
   const Statement& st = L.stmt();
   const int rank = static_cast<int>(st.rank());
   const int inner = rank - 1;
@@ -925,8 +1006,11 @@ void emit_tiled_nest(StmtLowering& L, int dim, const Tiles& tiles, bool stream, 
   for (const std::string& e : ends) w.line(e);
   const std::string& vd = L.var_name(dim);
   const std::string d_s = std::to_string(dim), i_s = std::to_string(inner);
-  w.open("for (int64_t " + vd + " = sb_t" + d_s + "; " + vd + " < sb_te" + d_s + "; ++" + vd +
-         ") {");
+  const TileChoice& c = tile_choice(L.spec(), st);
+  if (blocks)
+    emit_transposed_blocks(L, dim, c.block_axis, *reads_of(*st.rhs).at(c.read), stream, w);
+  w.open("for (int64_t " + vd + " = " + (blocks ? "sb_b" : "sb_t" + d_s) + "; " + vd + " < sb_te" +
+         d_s + "; ++" + vd + ") {");
   if (stream) {
     std::vector<std::string> outer;
     for (int d = 0; d < inner; ++d) outer.push_back(L.var_name(d));
@@ -1154,6 +1238,10 @@ bool emit_row_group(std::vector<StmtLowering>& Ls, const RowGroup& g,
 
 }  // namespace
 
+bool cpu_transposes_in_blocks(const Spec& spec, const Statement& st, bool omp) {
+  return omp && tile_choice(spec, st).block_axis >= 0 && stream_choice(spec, st).whole;
+}
+
 bool emit_cpu_statement(StmtLowering& L, bool omp, CodeWriter& w, const Tiles& tiles) {
   const Statement& st = L.stmt();
   const size_t rank = st.rank();
@@ -1187,7 +1275,7 @@ bool emit_cpu_statement(StmtLowering& L, bool omp, CodeWriter& w, const Tiles& t
   }
   if (!omp || !stream_choice(L.spec(), st).whole) {
     if (tiled >= 0)
-      emit_tiled_nest(L, tiled, tiles, false, w);
+      emit_tiled_nest(L, tiled, tiles, false, w, /*blocks=*/false);
     else
       emit_loop_nest(L, omp, w);
     return false;
@@ -1197,8 +1285,9 @@ bool emit_cpu_statement(StmtLowering& L, bool omp, CodeWriter& w, const Tiles& t
   // the plain parallel loop nest otherwise; each in tiles where the pass chose them.
   CodeWriter stream(w.indent() + 1), plain(w.indent() + 1);
   if (tiled >= 0) {
-    emit_tiled_nest(L, tiled, tiles, true, stream);
-    emit_tiled_nest(L, tiled, tiles, false, plain);
+    const bool blocks = cpu_transposes_in_blocks(L.spec(), st, omp);
+    emit_tiled_nest(L, tiled, tiles, true, stream, blocks);
+    emit_tiled_nest(L, tiled, tiles, false, plain, blocks);
   } else {
     emit_stream_nest(L, stream);
     emit_loop_nest(L, true, plain);
@@ -1290,6 +1379,52 @@ static inline void sb_stream_fence(void) {
 
 )";
 
+// The transposed blocks of lower/tile_transposes.h (emit_transposed_blocks).
+const char* const kBlockCode =
+    R"(// Transposes 16 rows of 8 four-byte elements (row p at src + p * stride elements) into
+// dst[8][16] (64-byte aligned): dst[q][p] = src[p * stride + q]. With AVX, each half of 8 rows
+// in registers (unpack, shuffle, then swap 128-bit lanes); otherwise one element at a time.
+static inline void sb_transpose_8x16_b32(const void* src, int64_t stride, void* dst) {
+#if defined(__AVX__)
+  for (int h = 0; h < 2; ++h) {
+    const float* s = (const float*)src + (int64_t)h * 8 * stride;
+    float* d = (float*)dst + h * 8;
+    __m256 r[8], t[8], u[8];
+    for (int p = 0; p < 8; ++p) r[p] = _mm256_loadu_ps(s + p * stride);
+    for (int p = 0; p < 8; p += 2) {
+      t[p] = _mm256_unpacklo_ps(r[p], r[p + 1]);
+      t[p + 1] = _mm256_unpackhi_ps(r[p], r[p + 1]);
+    }
+    for (int p = 0; p < 8; p += 4) {
+      u[p] = _mm256_shuffle_ps(t[p], t[p + 2], 0x44);
+      u[p + 1] = _mm256_shuffle_ps(t[p], t[p + 2], 0xEE);
+      u[p + 2] = _mm256_shuffle_ps(t[p + 1], t[p + 3], 0x44);
+      u[p + 3] = _mm256_shuffle_ps(t[p + 1], t[p + 3], 0xEE);
+    }
+    for (int q = 0; q < 4; ++q) {
+      _mm256_store_ps(d + q * 16, _mm256_permute2f128_ps(u[q], u[q + 4], 0x20));
+      _mm256_store_ps(d + (q + 4) * 16, _mm256_permute2f128_ps(u[q], u[q + 4], 0x31));
+    }
+  }
+#else
+  for (int64_t p = 0; p < 16; ++p)
+    for (int64_t q = 0; q < 8; ++q)
+      memcpy((char*)dst + (q * 16 + p) * 4, (const char*)src + (p * stride + q) * 4, 4);
+#endif
+}
+
+// Writes `bytes` bytes from `src` (64-byte aligned) to `dst`: whole lines with non-temporal
+// stores where `dst` is 64-byte aligned, plain stores otherwise.
+static inline void sb_store_lines(void* dst, const void* src, int64_t bytes) {
+  if (((uintptr_t)dst & 63) != 0 || bytes % 64 != 0) {
+    memcpy(dst, src, (size_t)bytes);
+    return;
+  }
+  for (int64_t o = 0; o < bytes; o += 64) sb_store_line((char*)dst + o, (const char*)src + o, 64);
+}
+
+)";
+
 }  // namespace
 
 std::string cpu_stream_includes() {
@@ -1298,7 +1433,7 @@ std::string cpu_stream_includes() {
          "#include <immintrin.h>\n#endif\n";
 }
 
-std::string cpu_stream_support() {
+std::string cpu_stream_support(bool blocks) {
   // The threshold is the shared policy's (lower/streaming.h); the line code below is written for
   // its 64-byte lines.
   static_assert(kStreamLineBytes == 64, "the cpu streaming support writes 64-byte lines");
@@ -1307,6 +1442,7 @@ std::string cpu_stream_support() {
   const std::string mark = "@MIN_BYTES@";
   code.replace(code.find(mark), mark.size(),
                "(" + std::to_string(kStreamMinBytes >> 20) + "LL << 20)");
+  if (blocks) code += kBlockCode;
   return banner("Streaming stores for large elementwise outputs") + code;
 }
 
@@ -1413,7 +1549,7 @@ GeneratedFile emit_cpu_file(const Spec& spec, const Emitter& em) {
   // The blocked GEMMs (lower/blocked_gemm.h): per element type, the operand types of its calls.
   std::map<DType, std::set<GemmOperandTypes>> gemm;
   std::set<DType> attention;  // and of the fused attention (backends/cpu/attention.h)
-  bool streaming = false, uses_malloc = false;
+  bool streaming = false, uses_malloc = false, blocks = false;
 
   for (const Variant& v : variants) {
     const host::HostStrategy& strategy = cpu_strategies().of(v);
@@ -1554,6 +1690,7 @@ GeneratedFile emit_cpu_file(const Spec& spec, const Emitter& em) {
         }
       } else {
         stream_kernel = emit_cpu_statement(L, omp, body, host::variant_tiles(v, *info));
+        blocks = blocks || cpu_transposes_in_blocks(spec, st, omp);
         kt = L.used_tensors();
         ks = L.used_sizes();
       }
@@ -1596,7 +1733,7 @@ GeneratedFile emit_cpu_file(const Spec& spec, const Emitter& em) {
   if (!helpers.empty()) out += banner("Helpers") + helpers.definitions("static inline") + "\n";
   if (!vector_math.empty())
     out += banner("Vector math") + vector_math_declarations(vector_math) + "\n";
-  if (streaming) out += cpu_stream_support();
+  if (streaming) out += cpu_stream_support(blocks);
   if (!gemm.empty()) {
     out += banner("Blocked GEMM: packing, register-blocked micro-kernel, cache blocking");
     std::vector<loops::Module> gemms;  // written once as loop IR (lower/blocked_gemm.h)

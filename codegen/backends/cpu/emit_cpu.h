@@ -15,7 +15,9 @@
 //                   Elementwise statements whose tensors outgrow the caches (a run-time test)
 //                   stream their output: blocks computed into an L1 buffer, written with
 //                   non-temporal stores (no read-for-ownership), one collapsed static loop over
-//                   rows and blocks (see emit_cpu_statement).
+//                   rows and blocks (see emit_cpu_statement). A read across rows runs in
+//                   tiles, moved in register-transposed blocks where the tile_transposes pass
+//                   allows (lower/tile_transposes.h, sb_transpose_8x16_b32).
 //   blocked_matmul  (mc 128, kc 512, nc 4096) statements that match_contraction() accepts
 //                   (patterns.h) become a call of a cache-blocked GEMM emitted into the file
 //                   (sb_gemm_f32/_f64: the loop IR of lower/blocked_gemm.h printed by
@@ -56,12 +58,19 @@ const Emitter& cpu_emitter();
 // form writing the output with non-temporal stores. Returns true when the code uses that form:
 // the file must then contain cpu_stream_includes() and cpu_stream_support(). Under `omp`, an
 // elementwise statement that reads across rows (lower/tile_transposes.h) runs both forms in
-// `tiles`. Shared with the vendor_cpu emitter for statements a library does not cover.
+// `tiles`, and where cpu_transposes_in_blocks, with the read in transposed blocks. Shared with the
+// vendor_cpu emitter for statements a library does not cover.
 bool emit_cpu_statement(StmtLowering& L, bool omp, CodeWriter& w, const Tiles& tiles = Tiles{});
 
+// Whether emit_cpu_statement(L, omp, ...) of statement `st` moves a read in the tile_transposes
+// pass's blocks (lower/tile_transposes.h); the file must then pass `blocks` to
+// cpu_stream_support.
+bool cpu_transposes_in_blocks(const Spec& spec, const Statement& st, bool omp);
+
 // The #include lines (after <math.h> and <stdint.h>) and the definitions (SB_STREAM_MIN_BYTES,
-// SB_STREAM_BLOCK, sb_head_elems, sb_store_line, sb_stream_fence) that the streaming form needs.
+// SB_STREAM_BLOCK, sb_head_elems, sb_store_line, sb_stream_fence) that the streaming form needs;
+// with `blocks`, also those of the transposed blocks (sb_transpose_8x16_b32, sb_store_lines).
 std::string cpu_stream_includes();
-std::string cpu_stream_support();
+std::string cpu_stream_support(bool blocks = false);
 
 }  // namespace sb

@@ -180,7 +180,7 @@ void emit_im2col_statement(StmtLowering& L, const GatheredGemm& g, CodeWriter& w
 GeneratedFile VendorCpuEmitter::print(const Spec& spec) const {
   HelperSet helpers;
   std::string kernels, launchers;
-  bool streaming = false, gathers = false, widens = false;
+  bool streaming = false, gathers = false, widens = false, blocks = false;
   const auto& variants = backend_variants(spec, backend());
 
   for (const Variant& v : variants) {
@@ -217,6 +217,7 @@ GeneratedFile VendorCpuEmitter::print(const Spec& spec) const {
           E.emplace(spec, epi, &helpers);
         }
         stream_kernel = emit_blas_statement(L, E ? &*E : nullptr, *m, body);
+        blocks = blocks || (E && cpu_transposes_in_blocks(spec, epi, true));
         kt = L.used_tensors();
         ks = L.used_sizes();
         if (E) {
@@ -225,6 +226,7 @@ GeneratedFile VendorCpuEmitter::print(const Spec& spec) const {
         }
       } else {
         stream_kernel = emit_cpu_statement(L, sched.parallel, body);
+        blocks = blocks || cpu_transposes_in_blocks(spec, st, sched.parallel);
         kt = L.used_tensors();
         ks = L.used_sizes();
       }
@@ -259,7 +261,7 @@ GeneratedFile VendorCpuEmitter::print(const Spec& spec) const {
   // them nowhere else); a spec without variants here passes no tensor.
   if (!variants.empty()) out += storage_types(spec, StorageLang::Cpu);
   if (!helpers.empty()) out += banner("Helpers") + helpers.definitions("static inline") + "\n";
-  if (streaming) out += cpu_stream_support();
+  if (streaming) out += cpu_stream_support(blocks);
   out += banner("Kernels: one function per variant and statement") + kernels;
   out += banner("Launchers: one function per variant, running its statements in order") + launchers;
   out += banner("Dispatch") + dispatch_section(spec, backend());

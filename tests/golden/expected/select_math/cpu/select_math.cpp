@@ -126,6 +126,48 @@ static inline void sb_stream_fence(void) {
 #endif
 }
 
+// Transposes 16 rows of 8 four-byte elements (row p at src + p * stride elements) into
+// dst[8][16] (64-byte aligned): dst[q][p] = src[p * stride + q]. With AVX, each half of 8 rows
+// in registers (unpack, shuffle, then swap 128-bit lanes); otherwise one element at a time.
+static inline void sb_transpose_8x16_b32(const void* src, int64_t stride, void* dst) {
+#if defined(__AVX__)
+  for (int h = 0; h < 2; ++h) {
+    const float* s = (const float*)src + (int64_t)h * 8 * stride;
+    float* d = (float*)dst + h * 8;
+    __m256 r[8], t[8], u[8];
+    for (int p = 0; p < 8; ++p) r[p] = _mm256_loadu_ps(s + p * stride);
+    for (int p = 0; p < 8; p += 2) {
+      t[p] = _mm256_unpacklo_ps(r[p], r[p + 1]);
+      t[p + 1] = _mm256_unpackhi_ps(r[p], r[p + 1]);
+    }
+    for (int p = 0; p < 8; p += 4) {
+      u[p] = _mm256_shuffle_ps(t[p], t[p + 2], 0x44);
+      u[p + 1] = _mm256_shuffle_ps(t[p], t[p + 2], 0xEE);
+      u[p + 2] = _mm256_shuffle_ps(t[p + 1], t[p + 3], 0x44);
+      u[p + 3] = _mm256_shuffle_ps(t[p + 1], t[p + 3], 0xEE);
+    }
+    for (int q = 0; q < 4; ++q) {
+      _mm256_store_ps(d + q * 16, _mm256_permute2f128_ps(u[q], u[q + 4], 0x20));
+      _mm256_store_ps(d + (q + 4) * 16, _mm256_permute2f128_ps(u[q], u[q + 4], 0x31));
+    }
+  }
+#else
+  for (int64_t p = 0; p < 16; ++p)
+    for (int64_t q = 0; q < 8; ++q)
+      memcpy((char*)dst + (q * 16 + p) * 4, (const char*)src + (p * stride + q) * 4, 4);
+#endif
+}
+
+// Writes `bytes` bytes from `src` (64-byte aligned) to `dst`: whole lines with non-temporal
+// stores where `dst` is 64-byte aligned, plain stores otherwise.
+static inline void sb_store_lines(void* dst, const void* src, int64_t bytes) {
+  if (((uintptr_t)dst & 63) != 0 || bytes % 64 != 0) {
+    memcpy(dst, src, (size_t)bytes);
+    return;
+  }
+  for (int64_t o = 0; o < bytes; o += 64) sb_store_line((char*)dst + o, (const char*)src + o, 64);
+}
+
 // -----------------------------------------------------------------------------
 // Kernels: one function per variant and statement
 // -----------------------------------------------------------------------------
@@ -989,7 +1031,56 @@ SB_STREAM_KERNEL static void sb_omp_simd_s6(const float* __restrict m, float* __
         for (int64_t sb_t1 = 0; sb_t1 < H; sb_t1 += 16) {
           const int64_t sb_te0 = W - sb_t0 < 512 ? W : sb_t0 + 512;
           const int64_t sb_te1 = H - sb_t1 < 16 ? H : sb_t1 + 16;
-          for (int64_t j = sb_t0; j < sb_te0; ++j) {
+          // m[i, j] in blocks of 16 i by 8 j, each transposed in registers.
+          int64_t sb_b = sb_t0;
+          for (; sb_b + 8 <= sb_te0; sb_b += 8) {
+            int64_t sb_e = sb_t1;
+            for (; sb_e + 16 <= sb_te1; sb_e += 16) {
+              float sb_tb[8][16] __attribute__((aligned(64)));
+              {
+                const int64_t j = sb_b;
+                const int64_t i = sb_e;
+                sb_transpose_8x16_b32(&m[i * W + j], W, sb_tb);
+              }
+              for (int64_t sb_p = 0; sb_p < 8; ++sb_p) {
+                const int64_t j = sb_b + sb_p;
+                float sb_line[16] __attribute__((aligned(64)));
+                float sb_v0[16];
+                #pragma omp simd simdlen(16)
+                for (int64_t sb_q = 0; sb_q < 16; ++sb_q) {
+                  const int64_t i = sb_e + sb_q;
+                  sb_v0[sb_q] = sb_vec_expm1f(sb_tb[sb_p][sb_q]);
+                }
+                #pragma omp simd simdlen(16)
+                for (int64_t sb_q = 0; sb_q < 16; ++sb_q) {
+                  const int64_t i = sb_e + sb_q;
+                  sb_line[sb_q] = sb_tb[sb_p][sb_q] > 0.0f ? sb_tb[sb_p][sb_q] : sb_v0[sb_q];
+                }
+                sb_store_lines(&t[j * H + sb_e], sb_line, sizeof(sb_line));
+              }
+            }
+            for (int64_t j = sb_b; j < sb_b + 8; ++j) {
+              // In chunks of stages: vector math apart from conditions, each loop vectorised.
+              {
+                const int64_t sb_m = sb_te1;
+                for (int64_t sb_c = sb_e; sb_c < sb_m; sb_c += 64) {
+                  const int64_t sb_n = sb_m - sb_c < 64 ? sb_m - sb_c : 64;
+                  float sb_v0[64];
+                  #pragma omp simd
+                  for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
+                    const int64_t i = sb_c + sb_q;
+                    sb_v0[sb_q] = sb_vec_expm1f(m[i * W + j]);
+                  }
+                  #pragma omp simd
+                  for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
+                    const int64_t i = sb_c + sb_q;
+                    t[j * H + i] = m[i * W + j] > 0.0f ? m[i * W + j] : sb_v0[sb_q];
+                  }
+                }
+              }
+            }
+          }
+          for (int64_t j = sb_b; j < sb_te0; ++j) {
             {
               const int64_t sb_h = sb_t1 + sb_head_elems(&t[j * H + sb_t1], (int64_t)sizeof(float), sb_te1 - sb_t1);
               // In chunks of stages: vector math apart from conditions, each loop vectorised.
@@ -1056,7 +1147,54 @@ SB_STREAM_KERNEL static void sb_omp_simd_s6(const float* __restrict m, float* __
       for (int64_t sb_t1 = 0; sb_t1 < H; sb_t1 += 16) {
         const int64_t sb_te0 = W - sb_t0 < 512 ? W : sb_t0 + 512;
         const int64_t sb_te1 = H - sb_t1 < 16 ? H : sb_t1 + 16;
-        for (int64_t j = sb_t0; j < sb_te0; ++j) {
+        // m[i, j] in blocks of 16 i by 8 j, each transposed in registers.
+        int64_t sb_b = sb_t0;
+        for (; sb_b + 8 <= sb_te0; sb_b += 8) {
+          int64_t sb_e = sb_t1;
+          for (; sb_e + 16 <= sb_te1; sb_e += 16) {
+            float sb_tb[8][16] __attribute__((aligned(64)));
+            {
+              const int64_t j = sb_b;
+              const int64_t i = sb_e;
+              sb_transpose_8x16_b32(&m[i * W + j], W, sb_tb);
+            }
+            for (int64_t sb_p = 0; sb_p < 8; ++sb_p) {
+              const int64_t j = sb_b + sb_p;
+              float sb_v0[16];
+              #pragma omp simd simdlen(16)
+              for (int64_t sb_q = 0; sb_q < 16; ++sb_q) {
+                const int64_t i = sb_e + sb_q;
+                sb_v0[sb_q] = sb_vec_expm1f(sb_tb[sb_p][sb_q]);
+              }
+              #pragma omp simd simdlen(16)
+              for (int64_t sb_q = 0; sb_q < 16; ++sb_q) {
+                const int64_t i = sb_e + sb_q;
+                t[j * H + i] = sb_tb[sb_p][sb_q] > 0.0f ? sb_tb[sb_p][sb_q] : sb_v0[sb_q];
+              }
+            }
+          }
+          for (int64_t j = sb_b; j < sb_b + 8; ++j) {
+            // In chunks of stages: vector math apart from conditions, each loop vectorised.
+            {
+              const int64_t sb_m = sb_te1;
+              for (int64_t sb_c = sb_e; sb_c < sb_m; sb_c += 64) {
+                const int64_t sb_n = sb_m - sb_c < 64 ? sb_m - sb_c : 64;
+                float sb_v0[64];
+                #pragma omp simd
+                for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
+                  const int64_t i = sb_c + sb_q;
+                  sb_v0[sb_q] = sb_vec_expm1f(m[i * W + j]);
+                }
+                #pragma omp simd
+                for (int64_t sb_q = 0; sb_q < sb_n; ++sb_q) {
+                  const int64_t i = sb_c + sb_q;
+                  t[j * H + i] = m[i * W + j] > 0.0f ? m[i * W + j] : sb_v0[sb_q];
+                }
+              }
+            }
+          }
+        }
+        for (int64_t j = sb_b; j < sb_te0; ++j) {
           // In chunks of stages: vector math apart from conditions, each loop vectorised.
           {
             const int64_t sb_m = sb_te1;

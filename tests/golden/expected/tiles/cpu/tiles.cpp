@@ -2,13 +2,17 @@
 // Do not edit: regenerate with `specbench gen specs/tiles.yaml`.
 //
 // Tensors (ABI order):
-//   0  x  f64[R, C]     in
-//   1  b  f64[C]        in
-//   2  v  f32[D, C, R]  in
-//   3  n  i32[C, R]     in, boundary clamp
-//   4  y  f64[C, R]     out
-//   5  w  f32[R, C, D]  out
-//   6  m  i32[R, C]     out
+//   0  x  f64[R, C]          in
+//   1  b  f64[C]             in
+//   2  v  f32[D, C, R]       in
+//   3  n  i32[C, R]          in, boundary clamp
+//   4  y  f64[C, R]          out
+//   5  w  f32[R, C, D]       out
+//   6  m  i32[R, C]          out
+//   7  o  f32[R + 1, C + 2]  in
+//   8  k  i32[R, C]          in
+//   9  p  f64[C, R]          out
+//   10  q  i32[C, R]          out
 // Sizes (ABI order): R, C, D
 // Variants:
 //   loops      strategy loops
@@ -32,6 +36,9 @@
 static inline int64_t sb_clamp(int64_t v, int64_t n) { return v < 0 ? 0 : (v >= n ? n - 1 : v); }
 
 // i32 and i64 arithmetic wraps (two's complement); x / 0 and x % 0 are 0, as in the reference.
+static inline int32_t sb_add_i32(int32_t a, int32_t b) {
+  return (int32_t)((uint32_t)a + (uint32_t)b);
+}
 static inline int32_t sb_mul_i32(int32_t a, int32_t b) {
   return (int32_t)((uint32_t)a * (uint32_t)b);
 }
@@ -96,6 +103,48 @@ static inline void sb_stream_fence(void) {
 #endif
 }
 
+// Transposes 16 rows of 8 four-byte elements (row p at src + p * stride elements) into
+// dst[8][16] (64-byte aligned): dst[q][p] = src[p * stride + q]. With AVX, each half of 8 rows
+// in registers (unpack, shuffle, then swap 128-bit lanes); otherwise one element at a time.
+static inline void sb_transpose_8x16_b32(const void* src, int64_t stride, void* dst) {
+#if defined(__AVX__)
+  for (int h = 0; h < 2; ++h) {
+    const float* s = (const float*)src + (int64_t)h * 8 * stride;
+    float* d = (float*)dst + h * 8;
+    __m256 r[8], t[8], u[8];
+    for (int p = 0; p < 8; ++p) r[p] = _mm256_loadu_ps(s + p * stride);
+    for (int p = 0; p < 8; p += 2) {
+      t[p] = _mm256_unpacklo_ps(r[p], r[p + 1]);
+      t[p + 1] = _mm256_unpackhi_ps(r[p], r[p + 1]);
+    }
+    for (int p = 0; p < 8; p += 4) {
+      u[p] = _mm256_shuffle_ps(t[p], t[p + 2], 0x44);
+      u[p + 1] = _mm256_shuffle_ps(t[p], t[p + 2], 0xEE);
+      u[p + 2] = _mm256_shuffle_ps(t[p + 1], t[p + 3], 0x44);
+      u[p + 3] = _mm256_shuffle_ps(t[p + 1], t[p + 3], 0xEE);
+    }
+    for (int q = 0; q < 4; ++q) {
+      _mm256_store_ps(d + q * 16, _mm256_permute2f128_ps(u[q], u[q + 4], 0x20));
+      _mm256_store_ps(d + (q + 4) * 16, _mm256_permute2f128_ps(u[q], u[q + 4], 0x31));
+    }
+  }
+#else
+  for (int64_t p = 0; p < 16; ++p)
+    for (int64_t q = 0; q < 8; ++q)
+      memcpy((char*)dst + (q * 16 + p) * 4, (const char*)src + (p * stride + q) * 4, 4);
+#endif
+}
+
+// Writes `bytes` bytes from `src` (64-byte aligned) to `dst`: whole lines with non-temporal
+// stores where `dst` is 64-byte aligned, plain stores otherwise.
+static inline void sb_store_lines(void* dst, const void* src, int64_t bytes) {
+  if (((uintptr_t)dst & 63) != 0 || bytes % 64 != 0) {
+    memcpy(dst, src, (size_t)bytes);
+    return;
+  }
+  for (int64_t o = 0; o < bytes; o += 64) sb_store_line((char*)dst + o, (const char*)src + o, 64);
+}
+
 // -----------------------------------------------------------------------------
 // Kernels: one function per variant and statement
 // -----------------------------------------------------------------------------
@@ -130,6 +179,26 @@ static void sb_loops_s2(const int32_t* __restrict n, int32_t* __restrict m, cons
   for (int64_t i = 0; i < R; ++i) {
     for (int64_t j = 0; j < C; ++j) {
       m[i * C + j] = sb_mul_i32(n[sb_clamp(j + 1, C) * R + sb_clamp(i - 1, R)], 3);
+    }
+  }
+}
+
+// p[j, i] = f64(o[i + 1, j + 2]) * 0.5 + f64(o[i + 1, j + 2])
+static void sb_loops_s3(const float* __restrict o, double* __restrict p, const int64_t R,
+                        const int64_t C) {
+  for (int64_t j = 0; j < C; ++j) {
+    for (int64_t i = 0; i < R; ++i) {
+      p[j * R + i] = (double)o[(i + 1) * (C + 2) + (j + 2)] * 0.5 + (double)o[(i + 1) * (C + 2) + (j + 2)];
+    }
+  }
+}
+
+// q[j, i] = k[i, j] + i32(i)
+static void sb_loops_s4(const int32_t* __restrict k, int32_t* __restrict q, const int64_t R,
+                        const int64_t C) {
+  for (int64_t j = 0; j < C; ++j) {
+    for (int64_t i = 0; i < R; ++i) {
+      q[j * R + i] = sb_add_i32(k[i * C + j], (int32_t)i);
     }
   }
 }
@@ -208,7 +277,36 @@ SB_STREAM_KERNEL static void sb_omp_simd_s1(const float* __restrict v, float* __
           for (int64_t sb_t2 = 0; sb_t2 < D; sb_t2 += 16) {
             const int64_t sb_te0 = R - sb_t0 < 512 ? R : sb_t0 + 512;
             const int64_t sb_te2 = D - sb_t2 < 16 ? D : sb_t2 + 16;
-            for (int64_t a = sb_t0; a < sb_te0; ++a) {
+            // v[c, e, a] in blocks of 16 c by 8 a, each transposed in registers.
+            int64_t sb_b = sb_t0;
+            for (; sb_b + 8 <= sb_te0; sb_b += 8) {
+              int64_t sb_e = sb_t2;
+              for (; sb_e + 16 <= sb_te2; sb_e += 16) {
+                float sb_tb[8][16] __attribute__((aligned(64)));
+                {
+                  const int64_t a = sb_b;
+                  const int64_t c = sb_e;
+                  sb_transpose_8x16_b32(&v[(c * C + e) * R + a], C * R, sb_tb);
+                }
+                for (int64_t sb_p = 0; sb_p < 8; ++sb_p) {
+                  const int64_t a = sb_b + sb_p;
+                  float sb_line[16] __attribute__((aligned(64)));
+                  #pragma omp simd simdlen(16)
+                  for (int64_t sb_q = 0; sb_q < 16; ++sb_q) {
+                    const int64_t c = sb_e + sb_q;
+                    sb_line[sb_q] = sb_tb[sb_p][sb_q] - v[(c * C + 0) * R + a];
+                  }
+                  sb_store_lines(&w[(a * C + e) * D + sb_e], sb_line, sizeof(sb_line));
+                }
+              }
+              for (int64_t a = sb_b; a < sb_b + 8; ++a) {
+                #pragma omp simd
+                for (int64_t c = sb_e; c < sb_te2; ++c) {
+                  w[(a * C + e) * D + c] = v[(c * C + e) * R + a] - v[(c * C + 0) * R + a];
+                }
+              }
+            }
+            for (int64_t a = sb_b; a < sb_te0; ++a) {
               {
                 const int64_t sb_h = sb_t2 + sb_head_elems(&w[(a * C + e) * D + sb_t2], (int64_t)sizeof(float), sb_te2 - sb_t2);
                 #pragma omp simd
@@ -243,7 +341,34 @@ SB_STREAM_KERNEL static void sb_omp_simd_s1(const float* __restrict v, float* __
         for (int64_t sb_t2 = 0; sb_t2 < D; sb_t2 += 16) {
           const int64_t sb_te0 = R - sb_t0 < 512 ? R : sb_t0 + 512;
           const int64_t sb_te2 = D - sb_t2 < 16 ? D : sb_t2 + 16;
-          for (int64_t a = sb_t0; a < sb_te0; ++a) {
+          // v[c, e, a] in blocks of 16 c by 8 a, each transposed in registers.
+          int64_t sb_b = sb_t0;
+          for (; sb_b + 8 <= sb_te0; sb_b += 8) {
+            int64_t sb_e = sb_t2;
+            for (; sb_e + 16 <= sb_te2; sb_e += 16) {
+              float sb_tb[8][16] __attribute__((aligned(64)));
+              {
+                const int64_t a = sb_b;
+                const int64_t c = sb_e;
+                sb_transpose_8x16_b32(&v[(c * C + e) * R + a], C * R, sb_tb);
+              }
+              for (int64_t sb_p = 0; sb_p < 8; ++sb_p) {
+                const int64_t a = sb_b + sb_p;
+                #pragma omp simd simdlen(16)
+                for (int64_t sb_q = 0; sb_q < 16; ++sb_q) {
+                  const int64_t c = sb_e + sb_q;
+                  w[(a * C + e) * D + c] = sb_tb[sb_p][sb_q] - v[(c * C + 0) * R + a];
+                }
+              }
+            }
+            for (int64_t a = sb_b; a < sb_b + 8; ++a) {
+              #pragma omp simd
+              for (int64_t c = sb_e; c < sb_te2; ++c) {
+                w[(a * C + e) * D + c] = v[(c * C + e) * R + a] - v[(c * C + 0) * R + a];
+              }
+            }
+          }
+          for (int64_t a = sb_b; a < sb_te0; ++a) {
             #pragma omp simd
             for (int64_t c = sb_t2; c < sb_te2; ++c) {
               w[(a * C + e) * D + c] = v[(c * C + e) * R + a] - v[(c * C + 0) * R + a];
@@ -305,6 +430,232 @@ SB_STREAM_KERNEL static void sb_omp_simd_s2(const int32_t* __restrict n, int32_t
           #pragma omp simd
           for (int64_t j = sb_t1; j < sb_te1; ++j) {
             m[i * C + j] = sb_mul_i32(n[sb_clamp(j + 1, C) * R + sb_clamp(i - 1, R)], 3);
+          }
+        }
+      }
+    }
+  }
+}
+
+// p[j, i] = f64(o[i + 1, j + 2]) * 0.5 + f64(o[i + 1, j + 2])
+SB_STREAM_KERNEL static void sb_omp_simd_s3(const float* __restrict o, double* __restrict p,
+                                            const int64_t R, const int64_t C) {
+  // Bytes of the tensors this statement touches.
+  const int64_t sb_bytes = 4 * ((R + 1) * (C + 2)) + 8 * (C * R);
+  if (sb_bytes >= SB_STREAM_MIN_BYTES) {
+    #pragma omp parallel
+    {
+      #pragma omp for schedule(static) nowait collapse(2)
+      for (int64_t sb_t0 = 0; sb_t0 < C; sb_t0 += 512) {
+        for (int64_t sb_t1 = 0; sb_t1 < R; sb_t1 += 16) {
+          const int64_t sb_te0 = C - sb_t0 < 512 ? C : sb_t0 + 512;
+          const int64_t sb_te1 = R - sb_t1 < 16 ? R : sb_t1 + 16;
+          // o[i + 1, j + 2] in blocks of 16 i by 8 j, each transposed in registers.
+          int64_t sb_b = sb_t0;
+          for (; sb_b + 8 <= sb_te0; sb_b += 8) {
+            int64_t sb_e = sb_t1;
+            for (; sb_e + 16 <= sb_te1; sb_e += 16) {
+              float sb_tb[8][16] __attribute__((aligned(64)));
+              {
+                const int64_t j = sb_b;
+                const int64_t i = sb_e;
+                sb_transpose_8x16_b32(&o[(i + 1) * (C + 2) + (j + 2)], (C + 2), sb_tb);
+              }
+              for (int64_t sb_p = 0; sb_p < 8; ++sb_p) {
+                const int64_t j = sb_b + sb_p;
+                double sb_line[16] __attribute__((aligned(64)));
+                #pragma omp simd simdlen(16)
+                for (int64_t sb_q = 0; sb_q < 16; ++sb_q) {
+                  const int64_t i = sb_e + sb_q;
+                  sb_line[sb_q] = (double)sb_tb[sb_p][sb_q] * 0.5 + (double)sb_tb[sb_p][sb_q];
+                }
+                sb_store_lines(&p[j * R + sb_e], sb_line, sizeof(sb_line));
+              }
+            }
+            for (int64_t j = sb_b; j < sb_b + 8; ++j) {
+              #pragma omp simd
+              for (int64_t i = sb_e; i < sb_te1; ++i) {
+                p[j * R + i] = (double)o[(i + 1) * (C + 2) + (j + 2)] * 0.5 + (double)o[(i + 1) * (C + 2) + (j + 2)];
+              }
+            }
+          }
+          for (int64_t j = sb_b; j < sb_te0; ++j) {
+            {
+              const int64_t sb_h = sb_t1 + sb_head_elems(&p[j * R + sb_t1], (int64_t)sizeof(double), sb_te1 - sb_t1);
+              #pragma omp simd
+              for (int64_t i = sb_t1; i < sb_h; ++i) {
+                p[j * R + i] = (double)o[(i + 1) * (C + 2) + (j + 2)] * 0.5 + (double)o[(i + 1) * (C + 2) + (j + 2)];
+              }
+              int64_t sb_j = sb_h;
+              for (; sb_j + (int64_t)(64 / sizeof(double)) <= sb_te1; sb_j += (int64_t)(64 / sizeof(double))) {
+                double sb_line[64 / sizeof(double)] __attribute__((aligned(64)));
+                #pragma omp simd simdlen(8)
+                for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(double)); ++sb_q) {
+                  const int64_t i = sb_j + sb_q;
+                  sb_line[sb_q] = (double)o[(i + 1) * (C + 2) + (j + 2)] * 0.5 + (double)o[(i + 1) * (C + 2) + (j + 2)];
+                }
+                sb_store_line(&p[j * R + sb_j], sb_line, 64);
+              }
+              #pragma omp simd
+              for (int64_t i = sb_j; i < sb_te1; ++i) {
+                p[j * R + i] = (double)o[(i + 1) * (C + 2) + (j + 2)] * 0.5 + (double)o[(i + 1) * (C + 2) + (j + 2)];
+              }
+            }
+          }
+        }
+      }
+      sb_stream_fence();
+    }
+  } else {
+    #pragma omp parallel for schedule(static) collapse(2)
+    for (int64_t sb_t0 = 0; sb_t0 < C; sb_t0 += 512) {
+      for (int64_t sb_t1 = 0; sb_t1 < R; sb_t1 += 16) {
+        const int64_t sb_te0 = C - sb_t0 < 512 ? C : sb_t0 + 512;
+        const int64_t sb_te1 = R - sb_t1 < 16 ? R : sb_t1 + 16;
+        // o[i + 1, j + 2] in blocks of 16 i by 8 j, each transposed in registers.
+        int64_t sb_b = sb_t0;
+        for (; sb_b + 8 <= sb_te0; sb_b += 8) {
+          int64_t sb_e = sb_t1;
+          for (; sb_e + 16 <= sb_te1; sb_e += 16) {
+            float sb_tb[8][16] __attribute__((aligned(64)));
+            {
+              const int64_t j = sb_b;
+              const int64_t i = sb_e;
+              sb_transpose_8x16_b32(&o[(i + 1) * (C + 2) + (j + 2)], (C + 2), sb_tb);
+            }
+            for (int64_t sb_p = 0; sb_p < 8; ++sb_p) {
+              const int64_t j = sb_b + sb_p;
+              #pragma omp simd simdlen(16)
+              for (int64_t sb_q = 0; sb_q < 16; ++sb_q) {
+                const int64_t i = sb_e + sb_q;
+                p[j * R + i] = (double)sb_tb[sb_p][sb_q] * 0.5 + (double)sb_tb[sb_p][sb_q];
+              }
+            }
+          }
+          for (int64_t j = sb_b; j < sb_b + 8; ++j) {
+            #pragma omp simd
+            for (int64_t i = sb_e; i < sb_te1; ++i) {
+              p[j * R + i] = (double)o[(i + 1) * (C + 2) + (j + 2)] * 0.5 + (double)o[(i + 1) * (C + 2) + (j + 2)];
+            }
+          }
+        }
+        for (int64_t j = sb_b; j < sb_te0; ++j) {
+          #pragma omp simd
+          for (int64_t i = sb_t1; i < sb_te1; ++i) {
+            p[j * R + i] = (double)o[(i + 1) * (C + 2) + (j + 2)] * 0.5 + (double)o[(i + 1) * (C + 2) + (j + 2)];
+          }
+        }
+      }
+    }
+  }
+}
+
+// q[j, i] = k[i, j] + i32(i)
+SB_STREAM_KERNEL static void sb_omp_simd_s4(const int32_t* __restrict k, int32_t* __restrict q,
+                                            const int64_t R, const int64_t C) {
+  // Bytes of the tensors this statement touches.
+  const int64_t sb_bytes = 4 * (R * C) + 4 * (C * R);
+  if (sb_bytes >= SB_STREAM_MIN_BYTES) {
+    #pragma omp parallel
+    {
+      #pragma omp for schedule(static) nowait collapse(2)
+      for (int64_t sb_t0 = 0; sb_t0 < C; sb_t0 += 512) {
+        for (int64_t sb_t1 = 0; sb_t1 < R; sb_t1 += 16) {
+          const int64_t sb_te0 = C - sb_t0 < 512 ? C : sb_t0 + 512;
+          const int64_t sb_te1 = R - sb_t1 < 16 ? R : sb_t1 + 16;
+          // k[i, j] in blocks of 16 i by 8 j, each transposed in registers.
+          int64_t sb_b = sb_t0;
+          for (; sb_b + 8 <= sb_te0; sb_b += 8) {
+            int64_t sb_e = sb_t1;
+            for (; sb_e + 16 <= sb_te1; sb_e += 16) {
+              int32_t sb_tb[8][16] __attribute__((aligned(64)));
+              {
+                const int64_t j = sb_b;
+                const int64_t i = sb_e;
+                sb_transpose_8x16_b32(&k[i * C + j], C, sb_tb);
+              }
+              for (int64_t sb_p = 0; sb_p < 8; ++sb_p) {
+                const int64_t j = sb_b + sb_p;
+                int32_t sb_line[16] __attribute__((aligned(64)));
+                #pragma omp simd simdlen(16)
+                for (int64_t sb_q = 0; sb_q < 16; ++sb_q) {
+                  const int64_t i = sb_e + sb_q;
+                  sb_line[sb_q] = sb_add_i32(sb_tb[sb_p][sb_q], (int32_t)i);
+                }
+                sb_store_lines(&q[j * R + sb_e], sb_line, sizeof(sb_line));
+              }
+            }
+            for (int64_t j = sb_b; j < sb_b + 8; ++j) {
+              #pragma omp simd
+              for (int64_t i = sb_e; i < sb_te1; ++i) {
+                q[j * R + i] = sb_add_i32(k[i * C + j], (int32_t)i);
+              }
+            }
+          }
+          for (int64_t j = sb_b; j < sb_te0; ++j) {
+            {
+              const int64_t sb_h = sb_t1 + sb_head_elems(&q[j * R + sb_t1], (int64_t)sizeof(int32_t), sb_te1 - sb_t1);
+              #pragma omp simd
+              for (int64_t i = sb_t1; i < sb_h; ++i) {
+                q[j * R + i] = sb_add_i32(k[i * C + j], (int32_t)i);
+              }
+              int64_t sb_j = sb_h;
+              for (; sb_j + (int64_t)(64 / sizeof(int32_t)) <= sb_te1; sb_j += (int64_t)(64 / sizeof(int32_t))) {
+                int32_t sb_line[64 / sizeof(int32_t)] __attribute__((aligned(64)));
+                #pragma omp simd simdlen(16)
+                for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(int32_t)); ++sb_q) {
+                  const int64_t i = sb_j + sb_q;
+                  sb_line[sb_q] = sb_add_i32(k[i * C + j], (int32_t)i);
+                }
+                sb_store_line(&q[j * R + sb_j], sb_line, 64);
+              }
+              #pragma omp simd
+              for (int64_t i = sb_j; i < sb_te1; ++i) {
+                q[j * R + i] = sb_add_i32(k[i * C + j], (int32_t)i);
+              }
+            }
+          }
+        }
+      }
+      sb_stream_fence();
+    }
+  } else {
+    #pragma omp parallel for schedule(static) collapse(2)
+    for (int64_t sb_t0 = 0; sb_t0 < C; sb_t0 += 512) {
+      for (int64_t sb_t1 = 0; sb_t1 < R; sb_t1 += 16) {
+        const int64_t sb_te0 = C - sb_t0 < 512 ? C : sb_t0 + 512;
+        const int64_t sb_te1 = R - sb_t1 < 16 ? R : sb_t1 + 16;
+        // k[i, j] in blocks of 16 i by 8 j, each transposed in registers.
+        int64_t sb_b = sb_t0;
+        for (; sb_b + 8 <= sb_te0; sb_b += 8) {
+          int64_t sb_e = sb_t1;
+          for (; sb_e + 16 <= sb_te1; sb_e += 16) {
+            int32_t sb_tb[8][16] __attribute__((aligned(64)));
+            {
+              const int64_t j = sb_b;
+              const int64_t i = sb_e;
+              sb_transpose_8x16_b32(&k[i * C + j], C, sb_tb);
+            }
+            for (int64_t sb_p = 0; sb_p < 8; ++sb_p) {
+              const int64_t j = sb_b + sb_p;
+              #pragma omp simd simdlen(16)
+              for (int64_t sb_q = 0; sb_q < 16; ++sb_q) {
+                const int64_t i = sb_e + sb_q;
+                q[j * R + i] = sb_add_i32(sb_tb[sb_p][sb_q], (int32_t)i);
+              }
+            }
+          }
+          for (int64_t j = sb_b; j < sb_b + 8; ++j) {
+            #pragma omp simd
+            for (int64_t i = sb_e; i < sb_te1; ++i) {
+              q[j * R + i] = sb_add_i32(k[i * C + j], (int32_t)i);
+            }
+          }
+        }
+        for (int64_t j = sb_b; j < sb_te0; ++j) {
+          #pragma omp simd
+          for (int64_t i = sb_t1; i < sb_te1; ++i) {
+            q[j * R + i] = sb_add_i32(k[i * C + j], (int32_t)i);
           }
         }
       }
@@ -386,7 +737,36 @@ SB_STREAM_KERNEL static void sb_odd_tiles_s1(const float* __restrict v, float* _
           for (int64_t sb_t2 = 0; sb_t2 < D; sb_t2 += 16) {
             const int64_t sb_te0 = R - sb_t0 < 5 ? R : sb_t0 + 5;
             const int64_t sb_te2 = D - sb_t2 < 16 ? D : sb_t2 + 16;
-            for (int64_t a = sb_t0; a < sb_te0; ++a) {
+            // v[c, e, a] in blocks of 16 c by 8 a, each transposed in registers.
+            int64_t sb_b = sb_t0;
+            for (; sb_b + 8 <= sb_te0; sb_b += 8) {
+              int64_t sb_e = sb_t2;
+              for (; sb_e + 16 <= sb_te2; sb_e += 16) {
+                float sb_tb[8][16] __attribute__((aligned(64)));
+                {
+                  const int64_t a = sb_b;
+                  const int64_t c = sb_e;
+                  sb_transpose_8x16_b32(&v[(c * C + e) * R + a], C * R, sb_tb);
+                }
+                for (int64_t sb_p = 0; sb_p < 8; ++sb_p) {
+                  const int64_t a = sb_b + sb_p;
+                  float sb_line[16] __attribute__((aligned(64)));
+                  #pragma omp simd simdlen(16)
+                  for (int64_t sb_q = 0; sb_q < 16; ++sb_q) {
+                    const int64_t c = sb_e + sb_q;
+                    sb_line[sb_q] = sb_tb[sb_p][sb_q] - v[(c * C + 0) * R + a];
+                  }
+                  sb_store_lines(&w[(a * C + e) * D + sb_e], sb_line, sizeof(sb_line));
+                }
+              }
+              for (int64_t a = sb_b; a < sb_b + 8; ++a) {
+                #pragma omp simd
+                for (int64_t c = sb_e; c < sb_te2; ++c) {
+                  w[(a * C + e) * D + c] = v[(c * C + e) * R + a] - v[(c * C + 0) * R + a];
+                }
+              }
+            }
+            for (int64_t a = sb_b; a < sb_te0; ++a) {
               {
                 const int64_t sb_h = sb_t2 + sb_head_elems(&w[(a * C + e) * D + sb_t2], (int64_t)sizeof(float), sb_te2 - sb_t2);
                 #pragma omp simd
@@ -421,7 +801,34 @@ SB_STREAM_KERNEL static void sb_odd_tiles_s1(const float* __restrict v, float* _
         for (int64_t sb_t2 = 0; sb_t2 < D; sb_t2 += 16) {
           const int64_t sb_te0 = R - sb_t0 < 5 ? R : sb_t0 + 5;
           const int64_t sb_te2 = D - sb_t2 < 16 ? D : sb_t2 + 16;
-          for (int64_t a = sb_t0; a < sb_te0; ++a) {
+          // v[c, e, a] in blocks of 16 c by 8 a, each transposed in registers.
+          int64_t sb_b = sb_t0;
+          for (; sb_b + 8 <= sb_te0; sb_b += 8) {
+            int64_t sb_e = sb_t2;
+            for (; sb_e + 16 <= sb_te2; sb_e += 16) {
+              float sb_tb[8][16] __attribute__((aligned(64)));
+              {
+                const int64_t a = sb_b;
+                const int64_t c = sb_e;
+                sb_transpose_8x16_b32(&v[(c * C + e) * R + a], C * R, sb_tb);
+              }
+              for (int64_t sb_p = 0; sb_p < 8; ++sb_p) {
+                const int64_t a = sb_b + sb_p;
+                #pragma omp simd simdlen(16)
+                for (int64_t sb_q = 0; sb_q < 16; ++sb_q) {
+                  const int64_t c = sb_e + sb_q;
+                  w[(a * C + e) * D + c] = sb_tb[sb_p][sb_q] - v[(c * C + 0) * R + a];
+                }
+              }
+            }
+            for (int64_t a = sb_b; a < sb_b + 8; ++a) {
+              #pragma omp simd
+              for (int64_t c = sb_e; c < sb_te2; ++c) {
+                w[(a * C + e) * D + c] = v[(c * C + e) * R + a] - v[(c * C + 0) * R + a];
+              }
+            }
+          }
+          for (int64_t a = sb_b; a < sb_te0; ++a) {
             #pragma omp simd
             for (int64_t c = sb_t2; c < sb_te2; ++c) {
               w[(a * C + e) * D + c] = v[(c * C + e) * R + a] - v[(c * C + 0) * R + a];
@@ -490,6 +897,232 @@ SB_STREAM_KERNEL static void sb_odd_tiles_s2(const int32_t* __restrict n, int32_
   }
 }
 
+// p[j, i] = f64(o[i + 1, j + 2]) * 0.5 + f64(o[i + 1, j + 2])
+SB_STREAM_KERNEL static void sb_odd_tiles_s3(const float* __restrict o, double* __restrict p,
+                                             const int64_t R, const int64_t C) {
+  // Bytes of the tensors this statement touches.
+  const int64_t sb_bytes = 4 * ((R + 1) * (C + 2)) + 8 * (C * R);
+  if (sb_bytes >= SB_STREAM_MIN_BYTES) {
+    #pragma omp parallel
+    {
+      #pragma omp for schedule(static) nowait collapse(2)
+      for (int64_t sb_t0 = 0; sb_t0 < C; sb_t0 += 5) {
+        for (int64_t sb_t1 = 0; sb_t1 < R; sb_t1 += 16) {
+          const int64_t sb_te0 = C - sb_t0 < 5 ? C : sb_t0 + 5;
+          const int64_t sb_te1 = R - sb_t1 < 16 ? R : sb_t1 + 16;
+          // o[i + 1, j + 2] in blocks of 16 i by 8 j, each transposed in registers.
+          int64_t sb_b = sb_t0;
+          for (; sb_b + 8 <= sb_te0; sb_b += 8) {
+            int64_t sb_e = sb_t1;
+            for (; sb_e + 16 <= sb_te1; sb_e += 16) {
+              float sb_tb[8][16] __attribute__((aligned(64)));
+              {
+                const int64_t j = sb_b;
+                const int64_t i = sb_e;
+                sb_transpose_8x16_b32(&o[(i + 1) * (C + 2) + (j + 2)], (C + 2), sb_tb);
+              }
+              for (int64_t sb_p = 0; sb_p < 8; ++sb_p) {
+                const int64_t j = sb_b + sb_p;
+                double sb_line[16] __attribute__((aligned(64)));
+                #pragma omp simd simdlen(16)
+                for (int64_t sb_q = 0; sb_q < 16; ++sb_q) {
+                  const int64_t i = sb_e + sb_q;
+                  sb_line[sb_q] = (double)sb_tb[sb_p][sb_q] * 0.5 + (double)sb_tb[sb_p][sb_q];
+                }
+                sb_store_lines(&p[j * R + sb_e], sb_line, sizeof(sb_line));
+              }
+            }
+            for (int64_t j = sb_b; j < sb_b + 8; ++j) {
+              #pragma omp simd
+              for (int64_t i = sb_e; i < sb_te1; ++i) {
+                p[j * R + i] = (double)o[(i + 1) * (C + 2) + (j + 2)] * 0.5 + (double)o[(i + 1) * (C + 2) + (j + 2)];
+              }
+            }
+          }
+          for (int64_t j = sb_b; j < sb_te0; ++j) {
+            {
+              const int64_t sb_h = sb_t1 + sb_head_elems(&p[j * R + sb_t1], (int64_t)sizeof(double), sb_te1 - sb_t1);
+              #pragma omp simd
+              for (int64_t i = sb_t1; i < sb_h; ++i) {
+                p[j * R + i] = (double)o[(i + 1) * (C + 2) + (j + 2)] * 0.5 + (double)o[(i + 1) * (C + 2) + (j + 2)];
+              }
+              int64_t sb_j = sb_h;
+              for (; sb_j + (int64_t)(64 / sizeof(double)) <= sb_te1; sb_j += (int64_t)(64 / sizeof(double))) {
+                double sb_line[64 / sizeof(double)] __attribute__((aligned(64)));
+                #pragma omp simd simdlen(8)
+                for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(double)); ++sb_q) {
+                  const int64_t i = sb_j + sb_q;
+                  sb_line[sb_q] = (double)o[(i + 1) * (C + 2) + (j + 2)] * 0.5 + (double)o[(i + 1) * (C + 2) + (j + 2)];
+                }
+                sb_store_line(&p[j * R + sb_j], sb_line, 64);
+              }
+              #pragma omp simd
+              for (int64_t i = sb_j; i < sb_te1; ++i) {
+                p[j * R + i] = (double)o[(i + 1) * (C + 2) + (j + 2)] * 0.5 + (double)o[(i + 1) * (C + 2) + (j + 2)];
+              }
+            }
+          }
+        }
+      }
+      sb_stream_fence();
+    }
+  } else {
+    #pragma omp parallel for schedule(static) collapse(2)
+    for (int64_t sb_t0 = 0; sb_t0 < C; sb_t0 += 5) {
+      for (int64_t sb_t1 = 0; sb_t1 < R; sb_t1 += 16) {
+        const int64_t sb_te0 = C - sb_t0 < 5 ? C : sb_t0 + 5;
+        const int64_t sb_te1 = R - sb_t1 < 16 ? R : sb_t1 + 16;
+        // o[i + 1, j + 2] in blocks of 16 i by 8 j, each transposed in registers.
+        int64_t sb_b = sb_t0;
+        for (; sb_b + 8 <= sb_te0; sb_b += 8) {
+          int64_t sb_e = sb_t1;
+          for (; sb_e + 16 <= sb_te1; sb_e += 16) {
+            float sb_tb[8][16] __attribute__((aligned(64)));
+            {
+              const int64_t j = sb_b;
+              const int64_t i = sb_e;
+              sb_transpose_8x16_b32(&o[(i + 1) * (C + 2) + (j + 2)], (C + 2), sb_tb);
+            }
+            for (int64_t sb_p = 0; sb_p < 8; ++sb_p) {
+              const int64_t j = sb_b + sb_p;
+              #pragma omp simd simdlen(16)
+              for (int64_t sb_q = 0; sb_q < 16; ++sb_q) {
+                const int64_t i = sb_e + sb_q;
+                p[j * R + i] = (double)sb_tb[sb_p][sb_q] * 0.5 + (double)sb_tb[sb_p][sb_q];
+              }
+            }
+          }
+          for (int64_t j = sb_b; j < sb_b + 8; ++j) {
+            #pragma omp simd
+            for (int64_t i = sb_e; i < sb_te1; ++i) {
+              p[j * R + i] = (double)o[(i + 1) * (C + 2) + (j + 2)] * 0.5 + (double)o[(i + 1) * (C + 2) + (j + 2)];
+            }
+          }
+        }
+        for (int64_t j = sb_b; j < sb_te0; ++j) {
+          #pragma omp simd
+          for (int64_t i = sb_t1; i < sb_te1; ++i) {
+            p[j * R + i] = (double)o[(i + 1) * (C + 2) + (j + 2)] * 0.5 + (double)o[(i + 1) * (C + 2) + (j + 2)];
+          }
+        }
+      }
+    }
+  }
+}
+
+// q[j, i] = k[i, j] + i32(i)
+SB_STREAM_KERNEL static void sb_odd_tiles_s4(const int32_t* __restrict k, int32_t* __restrict q,
+                                             const int64_t R, const int64_t C) {
+  // Bytes of the tensors this statement touches.
+  const int64_t sb_bytes = 4 * (R * C) + 4 * (C * R);
+  if (sb_bytes >= SB_STREAM_MIN_BYTES) {
+    #pragma omp parallel
+    {
+      #pragma omp for schedule(static) nowait collapse(2)
+      for (int64_t sb_t0 = 0; sb_t0 < C; sb_t0 += 5) {
+        for (int64_t sb_t1 = 0; sb_t1 < R; sb_t1 += 16) {
+          const int64_t sb_te0 = C - sb_t0 < 5 ? C : sb_t0 + 5;
+          const int64_t sb_te1 = R - sb_t1 < 16 ? R : sb_t1 + 16;
+          // k[i, j] in blocks of 16 i by 8 j, each transposed in registers.
+          int64_t sb_b = sb_t0;
+          for (; sb_b + 8 <= sb_te0; sb_b += 8) {
+            int64_t sb_e = sb_t1;
+            for (; sb_e + 16 <= sb_te1; sb_e += 16) {
+              int32_t sb_tb[8][16] __attribute__((aligned(64)));
+              {
+                const int64_t j = sb_b;
+                const int64_t i = sb_e;
+                sb_transpose_8x16_b32(&k[i * C + j], C, sb_tb);
+              }
+              for (int64_t sb_p = 0; sb_p < 8; ++sb_p) {
+                const int64_t j = sb_b + sb_p;
+                int32_t sb_line[16] __attribute__((aligned(64)));
+                #pragma omp simd simdlen(16)
+                for (int64_t sb_q = 0; sb_q < 16; ++sb_q) {
+                  const int64_t i = sb_e + sb_q;
+                  sb_line[sb_q] = sb_add_i32(sb_tb[sb_p][sb_q], (int32_t)i);
+                }
+                sb_store_lines(&q[j * R + sb_e], sb_line, sizeof(sb_line));
+              }
+            }
+            for (int64_t j = sb_b; j < sb_b + 8; ++j) {
+              #pragma omp simd
+              for (int64_t i = sb_e; i < sb_te1; ++i) {
+                q[j * R + i] = sb_add_i32(k[i * C + j], (int32_t)i);
+              }
+            }
+          }
+          for (int64_t j = sb_b; j < sb_te0; ++j) {
+            {
+              const int64_t sb_h = sb_t1 + sb_head_elems(&q[j * R + sb_t1], (int64_t)sizeof(int32_t), sb_te1 - sb_t1);
+              #pragma omp simd
+              for (int64_t i = sb_t1; i < sb_h; ++i) {
+                q[j * R + i] = sb_add_i32(k[i * C + j], (int32_t)i);
+              }
+              int64_t sb_j = sb_h;
+              for (; sb_j + (int64_t)(64 / sizeof(int32_t)) <= sb_te1; sb_j += (int64_t)(64 / sizeof(int32_t))) {
+                int32_t sb_line[64 / sizeof(int32_t)] __attribute__((aligned(64)));
+                #pragma omp simd simdlen(16)
+                for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(int32_t)); ++sb_q) {
+                  const int64_t i = sb_j + sb_q;
+                  sb_line[sb_q] = sb_add_i32(k[i * C + j], (int32_t)i);
+                }
+                sb_store_line(&q[j * R + sb_j], sb_line, 64);
+              }
+              #pragma omp simd
+              for (int64_t i = sb_j; i < sb_te1; ++i) {
+                q[j * R + i] = sb_add_i32(k[i * C + j], (int32_t)i);
+              }
+            }
+          }
+        }
+      }
+      sb_stream_fence();
+    }
+  } else {
+    #pragma omp parallel for schedule(static) collapse(2)
+    for (int64_t sb_t0 = 0; sb_t0 < C; sb_t0 += 5) {
+      for (int64_t sb_t1 = 0; sb_t1 < R; sb_t1 += 16) {
+        const int64_t sb_te0 = C - sb_t0 < 5 ? C : sb_t0 + 5;
+        const int64_t sb_te1 = R - sb_t1 < 16 ? R : sb_t1 + 16;
+        // k[i, j] in blocks of 16 i by 8 j, each transposed in registers.
+        int64_t sb_b = sb_t0;
+        for (; sb_b + 8 <= sb_te0; sb_b += 8) {
+          int64_t sb_e = sb_t1;
+          for (; sb_e + 16 <= sb_te1; sb_e += 16) {
+            int32_t sb_tb[8][16] __attribute__((aligned(64)));
+            {
+              const int64_t j = sb_b;
+              const int64_t i = sb_e;
+              sb_transpose_8x16_b32(&k[i * C + j], C, sb_tb);
+            }
+            for (int64_t sb_p = 0; sb_p < 8; ++sb_p) {
+              const int64_t j = sb_b + sb_p;
+              #pragma omp simd simdlen(16)
+              for (int64_t sb_q = 0; sb_q < 16; ++sb_q) {
+                const int64_t i = sb_e + sb_q;
+                q[j * R + i] = sb_add_i32(sb_tb[sb_p][sb_q], (int32_t)i);
+              }
+            }
+          }
+          for (int64_t j = sb_b; j < sb_b + 8; ++j) {
+            #pragma omp simd
+            for (int64_t i = sb_e; i < sb_te1; ++i) {
+              q[j * R + i] = sb_add_i32(k[i * C + j], (int32_t)i);
+            }
+          }
+        }
+        for (int64_t j = sb_b; j < sb_te0; ++j) {
+          #pragma omp simd
+          for (int64_t i = sb_t1; i < sb_te1; ++i) {
+            q[j * R + i] = sb_add_i32(k[i * C + j], (int32_t)i);
+          }
+        }
+      }
+    }
+  }
+}
+
 // -----------------------------------------------------------------------------
 // Launchers: one function per variant, running its statements in order
 // -----------------------------------------------------------------------------
@@ -503,6 +1136,10 @@ static int sb_variant_loops(const sb_args* sb_a) {
   double* y = (double*)sb_a->tensors[4];
   float* w = (float*)sb_a->tensors[5];
   int32_t* m = (int32_t*)sb_a->tensors[6];
+  const float* o = (const float*)sb_a->tensors[7];
+  const int32_t* k = (const int32_t*)sb_a->tensors[8];
+  double* p = (double*)sb_a->tensors[9];
+  int32_t* q = (int32_t*)sb_a->tensors[10];
   const int64_t R = sb_a->sizes[0];
   const int64_t C = sb_a->sizes[1];
   const int64_t D = sb_a->sizes[2];
@@ -513,6 +1150,10 @@ static int sb_variant_loops(const sb_args* sb_a) {
   sb_loops_s1(v, w, R, C, D);
   // m[i, j] = n[j + 1, i - 1] * 3
   sb_loops_s2(n, m, R, C);
+  // p[j, i] = f64(o[i + 1, j + 2]) * 0.5 + f64(o[i + 1, j + 2])
+  sb_loops_s3(o, p, R, C);
+  // q[j, i] = k[i, j] + i32(i)
+  sb_loops_s4(k, q, R, C);
   return 0;
 }
 
@@ -525,6 +1166,10 @@ static int sb_variant_omp_simd(const sb_args* sb_a) {
   double* y = (double*)sb_a->tensors[4];
   float* w = (float*)sb_a->tensors[5];
   int32_t* m = (int32_t*)sb_a->tensors[6];
+  const float* o = (const float*)sb_a->tensors[7];
+  const int32_t* k = (const int32_t*)sb_a->tensors[8];
+  double* p = (double*)sb_a->tensors[9];
+  int32_t* q = (int32_t*)sb_a->tensors[10];
   const int64_t R = sb_a->sizes[0];
   const int64_t C = sb_a->sizes[1];
   const int64_t D = sb_a->sizes[2];
@@ -535,6 +1180,10 @@ static int sb_variant_omp_simd(const sb_args* sb_a) {
   sb_omp_simd_s1(v, w, R, C, D);
   // m[i, j] = n[j + 1, i - 1] * 3
   sb_omp_simd_s2(n, m, R, C);
+  // p[j, i] = f64(o[i + 1, j + 2]) * 0.5 + f64(o[i + 1, j + 2])
+  sb_omp_simd_s3(o, p, R, C);
+  // q[j, i] = k[i, j] + i32(i)
+  sb_omp_simd_s4(k, q, R, C);
   return 0;
 }
 
@@ -547,6 +1196,10 @@ static int sb_variant_odd_tiles(const sb_args* sb_a) {
   double* y = (double*)sb_a->tensors[4];
   float* w = (float*)sb_a->tensors[5];
   int32_t* m = (int32_t*)sb_a->tensors[6];
+  const float* o = (const float*)sb_a->tensors[7];
+  const int32_t* k = (const int32_t*)sb_a->tensors[8];
+  double* p = (double*)sb_a->tensors[9];
+  int32_t* q = (int32_t*)sb_a->tensors[10];
   const int64_t R = sb_a->sizes[0];
   const int64_t C = sb_a->sizes[1];
   const int64_t D = sb_a->sizes[2];
@@ -557,6 +1210,10 @@ static int sb_variant_odd_tiles(const sb_args* sb_a) {
   sb_odd_tiles_s1(v, w, R, C, D);
   // m[i, j] = n[j + 1, i - 1] * 3
   sb_odd_tiles_s2(n, m, R, C);
+  // p[j, i] = f64(o[i + 1, j + 2]) * 0.5 + f64(o[i + 1, j + 2])
+  sb_odd_tiles_s3(o, p, R, C);
+  // q[j, i] = k[i, j] + i32(i)
+  sb_odd_tiles_s4(k, q, R, C);
   return 0;
 }
 
@@ -574,7 +1231,7 @@ static const sb_module sb_module_info = {
     SPECBENCH_ABI_VERSION,
     "tiles",  // spec
     "cpu",    // backend
-    7,        // tensors
+    11,       // tensors
     3,        // sizes
     3,        // variants
     sb_variants,

@@ -2,13 +2,17 @@
 // Do not edit: regenerate with `specbench gen specs/tiles.yaml`.
 //
 // Tensors (ABI order):
-//   0  x  f64[R, C]     in
-//   1  b  f64[C]        in
-//   2  v  f32[D, C, R]  in
-//   3  n  i32[C, R]     in, boundary clamp
-//   4  y  f64[C, R]     out
-//   5  w  f32[R, C, D]  out
-//   6  m  i32[R, C]     out
+//   0  x  f64[R, C]          in
+//   1  b  f64[C]             in
+//   2  v  f32[D, C, R]       in
+//   3  n  i32[C, R]          in, boundary clamp
+//   4  y  f64[C, R]          out
+//   5  w  f32[R, C, D]       out
+//   6  m  i32[R, C]          out
+//   7  o  f32[R + 1, C + 2]  in
+//   8  k  i32[R, C]          in
+//   9  p  f64[C, R]          out
+//   10  q  i32[C, R]          out
 // Sizes (ABI order): R, C, D
 // Variants:
 //   openmp  strategy openmp: tile = 512 (default), tile_inner = 16 (default)
@@ -21,83 +25,141 @@
 // sb-variant: openmp
 // sb-pipeline: --convert-linalg-to-parallel-loops --canonicalize --test-math-polynomial-approximation --convert-math-to-llvm --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
 module {
-  func.func @tiles_openmp(%x: memref<?x?xf64> {llvm.noalias}, %b: memref<?xf64> {llvm.noalias}, %v: memref<?x?x?xf32> {llvm.noalias}, %n: memref<?x?xi32> {llvm.noalias}, %y: memref<?x?xf64> {llvm.noalias}, %w: memref<?x?x?xf32> {llvm.noalias}, %m: memref<?x?xi32> {llvm.noalias}, %R: index, %C: index, %D: index) attributes {llvm.emit_c_interface} {
+  func.func @tiles_openmp(%x: memref<?x?xf64> {llvm.noalias}, %b: memref<?xf64> {llvm.noalias}, %v: memref<?x?x?xf32> {llvm.noalias}, %n: memref<?x?xi32> {llvm.noalias}, %y: memref<?x?xf64> {llvm.noalias}, %w: memref<?x?x?xf32> {llvm.noalias}, %m: memref<?x?xi32> {llvm.noalias}, %o: memref<?x?xf32> {llvm.noalias}, %k: memref<?x?xi32> {llvm.noalias}, %p: memref<?x?xf64> {llvm.noalias}, %q: memref<?x?xi32> {llvm.noalias}, %R: index, %C: index, %D: index) attributes {llvm.emit_c_interface} {
+    %0 = arith.constant 1 : index
+    %1 = arith.addi %R, %0 : index
+    %2 = arith.constant 2 : index
+    %3 = arith.addi %C, %2 : index
     // y[j, i] = x[i, j] * 2.0 + b[j]
     // In tiles of 512 x 16 elements of output dimensions 0 and 1.
-    %0 = arith.constant 0 : index
-    %1 = arith.constant 1 : index
-    %2 = arith.constant 512 : index
-    %3 = arith.constant 16 : index
-    scf.parallel (%4, %5) = (%0, %0) to (%C, %R) step (%2, %3) {
-      %6 = arith.addi %4, %2 : index
-      %7 = arith.minsi %6, %C : index
-      %8 = arith.addi %5, %3 : index
-      %9 = arith.minsi %8, %R : index
-      scf.for %10 = %4 to %7 step %1 {
-        scf.for %11 = %5 to %9 step %1 {
-          %12 = memref.load %x[%11, %10] : memref<?x?xf64>
-          %13 = arith.constant 2.0 : f64
-          %14 = arith.mulf %12, %13 : f64
-          %15 = memref.load %b[%10] : memref<?xf64>
-          %16 = arith.addf %14, %15 : f64
-          memref.store %16, %y[%10, %11] : memref<?x?xf64>
+    %4 = arith.constant 0 : index
+    %5 = arith.constant 1 : index
+    %6 = arith.constant 512 : index
+    %7 = arith.constant 16 : index
+    scf.parallel (%8, %9) = (%4, %4) to (%C, %R) step (%6, %7) {
+      %10 = arith.addi %8, %6 : index
+      %11 = arith.minsi %10, %C : index
+      %12 = arith.addi %9, %7 : index
+      %13 = arith.minsi %12, %R : index
+      scf.for %14 = %8 to %11 step %5 {
+        scf.for %15 = %9 to %13 step %5 {
+          %16 = memref.load %x[%15, %14] : memref<?x?xf64>
+          %17 = arith.constant 2.0 : f64
+          %18 = arith.mulf %16, %17 : f64
+          %19 = memref.load %b[%14] : memref<?xf64>
+          %20 = arith.addf %18, %19 : f64
+          memref.store %20, %y[%14, %15] : memref<?x?xf64>
         }
       }
       scf.reduce
     }
     // w[a, e, c] = v[c, e, a] - v[c, 0, a]
     // In tiles of 512 x 16 elements of output dimensions 0 and 2.
-    %17 = arith.constant 0 : index
-    %18 = arith.constant 1 : index
-    %19 = arith.constant 512 : index
-    %20 = arith.constant 16 : index
-    scf.parallel (%21, %22, %23) = (%17, %17, %17) to (%C, %R, %D) step (%18, %19, %20) {
-      %24 = arith.addi %22, %19 : index
-      %25 = arith.minsi %24, %R : index
-      %26 = arith.addi %23, %20 : index
-      %27 = arith.minsi %26, %D : index
-      scf.for %28 = %22 to %25 step %18 {
-        scf.for %29 = %23 to %27 step %18 {
-          %30 = memref.load %v[%29, %21, %28] : memref<?x?x?xf32>
-          %31 = arith.constant 0 : index
-          %32 = memref.load %v[%29, %31, %28] : memref<?x?x?xf32>
-          %33 = arith.subf %30, %32 : f32
-          memref.store %33, %w[%28, %21, %29] : memref<?x?x?xf32>
+    %21 = arith.constant 0 : index
+    %22 = arith.constant 1 : index
+    %23 = arith.constant 512 : index
+    %24 = arith.constant 16 : index
+    scf.parallel (%25, %26, %27) = (%21, %21, %21) to (%C, %R, %D) step (%22, %23, %24) {
+      %28 = arith.addi %26, %23 : index
+      %29 = arith.minsi %28, %R : index
+      %30 = arith.addi %27, %24 : index
+      %31 = arith.minsi %30, %D : index
+      scf.for %32 = %26 to %29 step %22 {
+        scf.for %33 = %27 to %31 step %22 {
+          %34 = memref.load %v[%33, %25, %32] : memref<?x?x?xf32>
+          %35 = arith.constant 0 : index
+          %36 = memref.load %v[%33, %35, %32] : memref<?x?x?xf32>
+          %37 = arith.subf %34, %36 : f32
+          memref.store %37, %w[%32, %25, %33] : memref<?x?x?xf32>
         }
       }
       scf.reduce
     }
     // m[i, j] = n[j + 1, i - 1] * 3
     // In tiles of 512 x 16 elements of output dimensions 0 and 1.
-    %34 = arith.constant 0 : index
-    %35 = arith.constant 1 : index
-    %36 = arith.constant 512 : index
-    %37 = arith.constant 16 : index
-    scf.parallel (%38, %39) = (%34, %34) to (%R, %C) step (%36, %37) {
-      %40 = arith.addi %38, %36 : index
-      %41 = arith.minsi %40, %R : index
-      %42 = arith.addi %39, %37 : index
-      %43 = arith.minsi %42, %C : index
-      scf.for %44 = %38 to %41 step %35 {
-        scf.for %45 = %39 to %43 step %35 {
-          %46 = arith.constant 1 : index
-          %47 = arith.addi %45, %46 : index
-          %48 = arith.constant 1 : index
-          %49 = arith.subi %C, %48 : index
-          %50 = arith.minsi %47, %49 : index
-          %51 = arith.constant 0 : index
-          %52 = arith.maxsi %50, %51 : index
-          %53 = arith.constant 1 : index
-          %54 = arith.subi %44, %53 : index
-          %55 = arith.constant 1 : index
-          %56 = arith.subi %R, %55 : index
-          %57 = arith.minsi %54, %56 : index
-          %58 = arith.constant 0 : index
-          %59 = arith.maxsi %57, %58 : index
-          %60 = memref.load %n[%52, %59] : memref<?x?xi32>
-          %61 = arith.constant 3 : i32
-          %62 = arith.muli %60, %61 : i32
-          memref.store %62, %m[%44, %45] : memref<?x?xi32>
+    %38 = arith.constant 0 : index
+    %39 = arith.constant 1 : index
+    %40 = arith.constant 512 : index
+    %41 = arith.constant 16 : index
+    scf.parallel (%42, %43) = (%38, %38) to (%R, %C) step (%40, %41) {
+      %44 = arith.addi %42, %40 : index
+      %45 = arith.minsi %44, %R : index
+      %46 = arith.addi %43, %41 : index
+      %47 = arith.minsi %46, %C : index
+      scf.for %48 = %42 to %45 step %39 {
+        scf.for %49 = %43 to %47 step %39 {
+          %50 = arith.constant 1 : index
+          %51 = arith.addi %49, %50 : index
+          %52 = arith.constant 1 : index
+          %53 = arith.subi %C, %52 : index
+          %54 = arith.minsi %51, %53 : index
+          %55 = arith.constant 0 : index
+          %56 = arith.maxsi %54, %55 : index
+          %57 = arith.constant 1 : index
+          %58 = arith.subi %48, %57 : index
+          %59 = arith.constant 1 : index
+          %60 = arith.subi %R, %59 : index
+          %61 = arith.minsi %58, %60 : index
+          %62 = arith.constant 0 : index
+          %63 = arith.maxsi %61, %62 : index
+          %64 = memref.load %n[%56, %63] : memref<?x?xi32>
+          %65 = arith.constant 3 : i32
+          %66 = arith.muli %64, %65 : i32
+          memref.store %66, %m[%48, %49] : memref<?x?xi32>
+        }
+      }
+      scf.reduce
+    }
+    // p[j, i] = f64(o[i + 1, j + 2]) * 0.5 + f64(o[i + 1, j + 2])
+    // In tiles of 512 x 16 elements of output dimensions 0 and 1.
+    %67 = arith.constant 0 : index
+    %68 = arith.constant 1 : index
+    %69 = arith.constant 512 : index
+    %70 = arith.constant 16 : index
+    scf.parallel (%71, %72) = (%67, %67) to (%C, %R) step (%69, %70) {
+      %73 = arith.addi %71, %69 : index
+      %74 = arith.minsi %73, %C : index
+      %75 = arith.addi %72, %70 : index
+      %76 = arith.minsi %75, %R : index
+      scf.for %77 = %71 to %74 step %68 {
+        scf.for %78 = %72 to %76 step %68 {
+          %79 = arith.constant 1 : index
+          %80 = arith.addi %78, %79 : index
+          %81 = arith.constant 2 : index
+          %82 = arith.addi %77, %81 : index
+          %83 = memref.load %o[%80, %82] : memref<?x?xf32>
+          %84 = arith.extf %83 : f32 to f64
+          %85 = arith.constant 0.5 : f64
+          %86 = arith.mulf %84, %85 : f64
+          %87 = arith.constant 1 : index
+          %88 = arith.addi %78, %87 : index
+          %89 = arith.constant 2 : index
+          %90 = arith.addi %77, %89 : index
+          %91 = memref.load %o[%88, %90] : memref<?x?xf32>
+          %92 = arith.extf %91 : f32 to f64
+          %93 = arith.addf %86, %92 : f64
+          memref.store %93, %p[%77, %78] : memref<?x?xf64>
+        }
+      }
+      scf.reduce
+    }
+    // q[j, i] = k[i, j] + i32(i)
+    // In tiles of 512 x 16 elements of output dimensions 0 and 1.
+    %94 = arith.constant 0 : index
+    %95 = arith.constant 1 : index
+    %96 = arith.constant 512 : index
+    %97 = arith.constant 16 : index
+    scf.parallel (%98, %99) = (%94, %94) to (%C, %R) step (%96, %97) {
+      %100 = arith.addi %98, %96 : index
+      %101 = arith.minsi %100, %C : index
+      %102 = arith.addi %99, %97 : index
+      %103 = arith.minsi %102, %R : index
+      scf.for %104 = %98 to %101 step %95 {
+        scf.for %105 = %99 to %103 step %95 {
+          %106 = memref.load %k[%105, %104] : memref<?x?xi32>
+          %107 = arith.index_cast %105 : index to i32
+          %108 = arith.addi %106, %107 : i32
+          memref.store %108, %q[%104, %105] : memref<?x?xi32>
         }
       }
       scf.reduce
@@ -116,7 +178,8 @@ module {
 //| typedef struct { void* allocated; void* aligned; int64_t offset; int64_t sizes[3]; int64_t strides[3]; } sb_memref3;
 //|
 //| void _mlir_ciface_tiles_openmp(sb_memref2*, sb_memref1*, sb_memref3*, sb_memref2*, sb_memref2*,
-//|                                sb_memref3*, sb_memref2*, int64_t, int64_t, int64_t);
+//|                                sb_memref3*, sb_memref2*, sb_memref2*, sb_memref2*, sb_memref2*,
+//|                                sb_memref2*, int64_t, int64_t, int64_t);
 //| static int sb_variant_openmp(const sb_args* sb_a) {
 //|   const int64_t* sb_s = sb_a->sizes;
 //|   (void)sb_s;
@@ -178,8 +241,40 @@ module {
 //|   sb_m6.strides[1] = 1;
 //|   sb_m6.sizes[0] = sb_s[0];
 //|   sb_m6.strides[0] = sb_m6.strides[1] * sb_m6.sizes[1];
-//|   _mlir_ciface_tiles_openmp(&sb_m0, &sb_m1, &sb_m2, &sb_m3, &sb_m4, &sb_m5, &sb_m6, sb_s[0], sb_s[1],
-//|                            sb_s[2]);
+//|   sb_memref2 sb_m7;
+//|   sb_m7.allocated = sb_a->tensors[7];
+//|   sb_m7.aligned = sb_a->tensors[7];
+//|   sb_m7.offset = 0;
+//|   sb_m7.sizes[1] = (sb_s[1] + 2LL);
+//|   sb_m7.strides[1] = 1;
+//|   sb_m7.sizes[0] = (sb_s[0] + 1LL);
+//|   sb_m7.strides[0] = sb_m7.strides[1] * sb_m7.sizes[1];
+//|   sb_memref2 sb_m8;
+//|   sb_m8.allocated = sb_a->tensors[8];
+//|   sb_m8.aligned = sb_a->tensors[8];
+//|   sb_m8.offset = 0;
+//|   sb_m8.sizes[1] = sb_s[1];
+//|   sb_m8.strides[1] = 1;
+//|   sb_m8.sizes[0] = sb_s[0];
+//|   sb_m8.strides[0] = sb_m8.strides[1] * sb_m8.sizes[1];
+//|   sb_memref2 sb_m9;
+//|   sb_m9.allocated = sb_a->tensors[9];
+//|   sb_m9.aligned = sb_a->tensors[9];
+//|   sb_m9.offset = 0;
+//|   sb_m9.sizes[1] = sb_s[0];
+//|   sb_m9.strides[1] = 1;
+//|   sb_m9.sizes[0] = sb_s[1];
+//|   sb_m9.strides[0] = sb_m9.strides[1] * sb_m9.sizes[1];
+//|   sb_memref2 sb_m10;
+//|   sb_m10.allocated = sb_a->tensors[10];
+//|   sb_m10.aligned = sb_a->tensors[10];
+//|   sb_m10.offset = 0;
+//|   sb_m10.sizes[1] = sb_s[0];
+//|   sb_m10.strides[1] = 1;
+//|   sb_m10.sizes[0] = sb_s[1];
+//|   sb_m10.strides[0] = sb_m10.strides[1] * sb_m10.sizes[1];
+//|   _mlir_ciface_tiles_openmp(&sb_m0, &sb_m1, &sb_m2, &sb_m3, &sb_m4, &sb_m5, &sb_m6, &sb_m7, &sb_m8,
+//|                            &sb_m9, &sb_m10, sb_s[0], sb_s[1], sb_s[2]);
 //|   return 0;
 //| }
 //|
@@ -188,6 +283,6 @@ module {
 //| };
 //|
 //| const sb_module* specbench_module(void) {
-//|   static const sb_module m = {SPECBENCH_ABI_VERSION, "tiles", "mlir", 7, 3, 1, sb_variants};
+//|   static const sb_module m = {SPECBENCH_ABI_VERSION, "tiles", "mlir", 11, 3, 1, sb_variants};
 //|   return &m;
 //| }

@@ -2,13 +2,17 @@
 # Do not edit: regenerate with `specbench gen specs/tiles.yaml`.
 #
 # Tensors (ABI order):
-#   0  x  f64[R, C]     in
-#   1  b  f64[C]        in
-#   2  v  f32[D, C, R]  in
-#   3  n  i32[C, R]     in, boundary clamp
-#   4  y  f64[C, R]     out
-#   5  w  f32[R, C, D]  out
-#   6  m  i32[R, C]     out
+#   0  x  f64[R, C]          in
+#   1  b  f64[C]             in
+#   2  v  f32[D, C, R]       in
+#   3  n  i32[C, R]          in, boundary clamp
+#   4  y  f64[C, R]          out
+#   5  w  f32[R, C, D]       out
+#   6  m  i32[R, C]          out
+#   7  o  f32[R + 1, C + 2]  in
+#   8  k  i32[R, C]          in
+#   9  p  f64[C, R]          out
+#   10  q  i32[C, R]          out
 # Sizes (ABI order): R, C, D
 # Variants:
 #   vectorize_parallel  strategy vectorize_parallel: tile = 512 (default), tile_inner = 16 (default)
@@ -140,6 +144,48 @@ def sb_vectorize_parallel_s2(n: Pointer[Int32, ImmUntrackedOrigin],
         parallelize(sb_chunk, sb_chunks)
 
 
+# p[j, i] = f64(o[i + 1, j + 2]) * 0.5 + f64(o[i + 1, j + 2])
+def sb_vectorize_parallel_s3(o: Pointer[Float32, ImmUntrackedOrigin],
+                             p: Pointer[Float64, MutUntrackedOrigin], R: Int, C: Int):
+    var sb_n = C
+    var sb_chunks = 1 if C * R < sb_serial_iterations else min(sb_n, parallelism_level())
+
+    def sb_chunk(sb_c: Int) {imm}:
+        var sb_lo = sb_c * sb_n // sb_chunks
+        var sb_hi = (sb_c + 1) * sb_n // sb_chunks
+        for sb_t0 in range(sb_lo, sb_hi, 512):
+            for sb_t1 in range(0, R, 16):
+                for j in range(sb_t0, min(sb_t0 + 512, sb_hi)):
+                    for i in range(sb_t1, min(sb_t1 + 16, R)):
+                        p[unsafe_offset=j * R + i] = Float64(o[unsafe_offset=(i + 1) * (C + 2) + (j + 2)]) * Float64(0.5) + Float64(o[unsafe_offset=(i + 1) * (C + 2) + (j + 2)])
+
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
+
+
+# q[j, i] = k[i, j] + i32(i)
+def sb_vectorize_parallel_s4(k: Pointer[Int32, ImmUntrackedOrigin],
+                             q: Pointer[Int32, MutUntrackedOrigin], R: Int, C: Int):
+    var sb_n = C
+    var sb_chunks = 1 if C * R < sb_serial_iterations else min(sb_n, parallelism_level())
+
+    def sb_chunk(sb_c: Int) {imm}:
+        var sb_lo = sb_c * sb_n // sb_chunks
+        var sb_hi = (sb_c + 1) * sb_n // sb_chunks
+        for sb_t0 in range(sb_lo, sb_hi, 512):
+            for sb_t1 in range(0, R, 16):
+                for j in range(sb_t0, min(sb_t0 + 512, sb_hi)):
+                    for i in range(sb_t1, min(sb_t1 + 16, R)):
+                        q[unsafe_offset=j * R + i] = k[unsafe_offset=i * C + j] + Int32(i)
+
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
+
+
 # -----------------------------------------------------------------------------
 # Launchers: one function per variant, running its statements in order
 # -----------------------------------------------------------------------------
@@ -154,6 +200,10 @@ def sb_variant_vectorize_parallel(sb_a: Pointer[SbArgs, ImmUntrackedOrigin]) abi
     var y = sb_a[].tensors[unsafe_offset=4].unsafe_bitcast[Float64]()
     var w = sb_a[].tensors[unsafe_offset=5].unsafe_bitcast[Float32]()
     var m = sb_a[].tensors[unsafe_offset=6].unsafe_bitcast[Int32]()
+    var o = sb_a[].tensors[unsafe_offset=7].unsafe_bitcast[Float32]()
+    var k = sb_a[].tensors[unsafe_offset=8].unsafe_bitcast[Int32]()
+    var p = sb_a[].tensors[unsafe_offset=9].unsafe_bitcast[Float64]()
+    var q = sb_a[].tensors[unsafe_offset=10].unsafe_bitcast[Int32]()
     var R = Int(sb_a[].sizes[unsafe_offset=0])
     var C = Int(sb_a[].sizes[unsafe_offset=1])
     var D = Int(sb_a[].sizes[unsafe_offset=2])
@@ -164,6 +214,10 @@ def sb_variant_vectorize_parallel(sb_a: Pointer[SbArgs, ImmUntrackedOrigin]) abi
     sb_vectorize_parallel_s1(v, w, R, C, D)
     # m[i, j] = n[j + 1, i - 1] * 3
     sb_vectorize_parallel_s2(n, m, R, C)
+    # p[j, i] = f64(o[i + 1, j + 2]) * 0.5 + f64(o[i + 1, j + 2])
+    sb_vectorize_parallel_s3(o, p, R, C)
+    # q[j, i] = k[i, j] + i32(i)
+    sb_vectorize_parallel_s4(k, q, R, C)
     return 0
 
 
@@ -183,7 +237,7 @@ def specbench_module() abi("C") -> Pointer[SbModule, ImmUntrackedOrigin]:
             abi_version=1,
             spec="tiles".as_c_string_span(),
             backend="mojo".as_c_string_span(),
-            num_tensors=7,
+            num_tensors=11,
             num_sizes=3,
             num_variants=1,
             variants=variants,

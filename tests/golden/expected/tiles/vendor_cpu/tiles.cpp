@@ -2,13 +2,17 @@
 // Do not edit: regenerate with `specbench gen specs/tiles.yaml`.
 //
 // Tensors (ABI order):
-//   0  x  f64[R, C]     in
-//   1  b  f64[C]        in
-//   2  v  f32[D, C, R]  in
-//   3  n  i32[C, R]     in, boundary clamp
-//   4  y  f64[C, R]     out
-//   5  w  f32[R, C, D]  out
-//   6  m  i32[R, C]     out
+//   0  x  f64[R, C]          in
+//   1  b  f64[C]             in
+//   2  v  f32[D, C, R]       in
+//   3  n  i32[C, R]          in, boundary clamp
+//   4  y  f64[C, R]          out
+//   5  w  f32[R, C, D]       out
+//   6  m  i32[R, C]          out
+//   7  o  f32[R + 1, C + 2]  in
+//   8  k  i32[R, C]          in
+//   9  p  f64[C, R]          out
+//   10  q  i32[C, R]          out
 // Sizes (ABI order): R, C, D
 // Variants: none
 
@@ -36,7 +40,7 @@ static const sb_module sb_module_info = {
     SPECBENCH_ABI_VERSION,
     "tiles",       // spec
     "vendor_cpu",  // backend
-    7,             // tensors
+    11,            // tensors
     3,             // sizes
     0,             // variants
     sb_variants,
