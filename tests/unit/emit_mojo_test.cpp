@@ -319,6 +319,39 @@ TEST(EmitMojo, ReadsTwoElementsApartLoadTwoVectorsAndDeinterleave) {
   EXPECT_FALSE(has(f3, "sb_load_step2")) << f3;
 }
 
+TEST(EmitMojo, TransposedReadsMoveInBlocksTransposedInRegisters) {
+  // The tile_transposes pass's blocks (lower/tile_transposes.h): each block of x through the
+  // helper into the chunk's buffer, every read of the same element from it.
+  Result<Spec> r = load("tb", kRC,
+                        "  x: {type: i32, shape: [R, C], role: in}\n"
+                        "  y: {type: i32, shape: [C, R], role: out}\n",
+                        "  y[j, i] = x[i, j] * x[i, j] + 1\n");
+  ASSERT_TRUE(r.ok()) << format_error(r.error());
+  const std::string file = emit(r.value());
+  const std::string k = vp_kernels(file);
+  EXPECT_TRUE(has(file, "from std.memory import Layout, alloc, stack_allocation\n")) << file;
+  EXPECT_TRUE(has(file, "def sb_transpose_8x16[dt: DType](")) << file;
+  EXPECT_TRUE(has(k, "var sb_tb = stack_allocation[128, Int32, alignment=64]()")) << k;
+  EXPECT_TRUE(has(k, "sb_transpose_8x16[DType.int32](x.unsafe_offset(i * C + j), C, sb_tb)")) << k;
+  EXPECT_TRUE(has(k,
+                  "y[unsafe_offset=j * R + i] = sb_tb[unsafe_offset=sb_p * 16 + sb_q] * "
+                  "sb_tb[unsafe_offset=sb_p * 16 + sb_q] + Int32(1)"))
+      << k;
+  // The ends of a block's rows and the rows after the last block read x itself.
+  EXPECT_TRUE(has(k, "for i in range(sb_e, sb_te1):")) << k;
+  EXPECT_TRUE(has(k, "for j in range(sb_b, sb_te0):")) << k;
+  // f64 elements keep the plain tiles.
+  Result<Spec> d = load("td", kRC,
+                        "  x: {type: f64, shape: [R, C], role: in}\n"
+                        "  y: {type: f64, shape: [C, R], role: out}\n",
+                        "  y[j, i] = x[i, j]\n");
+  ASSERT_TRUE(d.ok()) << format_error(d.error());
+  const std::string f = emit(d.value());
+  EXPECT_TRUE(has(vp_kernels(f), "for sb_t1 in range(0, R, 16):")) << f;
+  EXPECT_FALSE(has(f, "sb_transpose_8x16")) << f;
+  EXPECT_FALSE(has(f, "stack_allocation")) << f;
+}
+
 TEST(EmitMojo, TheIndexAsAValueIsAnIotaVector) {
   // The first index of a row's maximum (argmax's second pass): the index as a value vectorises
   // as consecutive integers, and the NaN test and the select as SIMD masks.

@@ -69,7 +69,7 @@ bool cpu_transposes_in_blocks(const Spec& spec, const Statement& st, bool omp);
 
 // The #include lines (after <math.h> and <stdint.h>) and the definitions (SB_STREAM_MIN_BYTES,
 // SB_STREAM_BLOCK, sb_head_elems, sb_store_line, sb_stream_fence) that the streaming form needs;
-// with `blocks`, also those of the transposed blocks (sb_transpose_8x16_b32, sb_store_lines).
+// with `blocks`, also that of the transposed blocks (sb_transpose_8x16_b32).
 std::string cpu_stream_includes();
 std::string cpu_stream_support(bool blocks = false);
 

@@ -228,6 +228,8 @@ enum class MHelper {
   F64ToInt,
   ExpF32,  // sb_exp_f32: f32 exp that overflows and underflows where f32 does
   ExpF64,  // sb_exp_f64: an accurate f64 exp (Mojo's std exp is not, for f64)
+  // sb_transpose_8x16: a transposed block of a read across rows (lower/tile_transposes.h)
+  Transpose8x16,
 };
 
 // The integer helpers of each integer type: C division and remainder; and the truncating casts
@@ -403,6 +405,50 @@ std::string helper_text(MHelper h) {
              "        for l in range(w):\n"
              "            v[l] = p[unsafe_offset=at + 2 * l]\n"
              "        return v\n";
+    case MHelper::Transpose8x16: {
+      static_assert(kBlockInner == 16 && kBlockOuter == 8, "sb_transpose_8x16's block");
+      // Each half of 8 rows as the cpu backend's sb_transpose_8x16_b32 moves it: pairs of rows
+      // interleaved, pairs of pairs, then 128-bit halves (one shuffle each on AVX2).
+      std::string t =
+          "# Transposes 16 rows of 8 four-byte elements (row p at src + p * stride) into "
+          "dst[8][16]:\n"
+          "# dst[q * 16 + p] = src[p * stride + q], each half of 8 rows in vector registers.\n"
+          "@always_inline\n"
+          "def sb_transpose_8x16[dt: DType](\n"
+          "    src: Pointer[Scalar[dt], _], stride: Int, dst: Pointer[Scalar[dt], "
+          "MutUntrackedOrigin]\n"
+          "):\n"
+          "    comptime for h in range(2):\n"
+          "        var s = src.unsafe_offset(h * 8 * stride)\n";
+      for (int p = 0; p < 8; ++p)
+        t += "        var r" + std::to_string(p) + " = s.unsafe_load[width=8](" +
+             (p == 0   ? std::string("0")
+              : p == 1 ? "stride"
+                       : std::to_string(p) + " * stride") +
+             ")\n";
+      const char *lo = "0, 8, 1, 9, 4, 12, 5, 13", *hi = "2, 10, 3, 11, 6, 14, 7, 15";
+      for (int p = 0; p < 8; p += 2) {
+        const std::string a = std::to_string(p), b = std::to_string(p + 1);
+        t += "        var t" + a + " = r" + a + ".shuffle[" + lo + "](r" + b + ")\n";
+        t += "        var t" + b + " = r" + a + ".shuffle[" + hi + "](r" + b + ")\n";
+      }
+      const char *lo2 = "0, 1, 8, 9, 4, 5, 12, 13", *hi2 = "2, 3, 10, 11, 6, 7, 14, 15";
+      for (int p = 0; p < 8; p += 4) {
+        auto n = [&](int k) { return std::to_string(p + k); };
+        t += "        var u" + n(0) + " = t" + n(0) + ".shuffle[" + lo2 + "](t" + n(2) + ")\n";
+        t += "        var u" + n(1) + " = t" + n(0) + ".shuffle[" + hi2 + "](t" + n(2) + ")\n";
+        t += "        var u" + n(2) + " = t" + n(1) + ".shuffle[" + lo2 + "](t" + n(3) + ")\n";
+        t += "        var u" + n(3) + " = t" + n(1) + ".shuffle[" + hi2 + "](t" + n(3) + ")\n";
+      }
+      t += "        var d = dst.unsafe_offset(h * 8)\n";
+      for (int q = 0; q < 8; ++q) {
+        const std::string u = std::to_string(q % 4), v = std::to_string(q % 4 + 4);
+        t += "        d.unsafe_store(" + std::to_string(q * 16) + ", u" + u + ".shuffle[" +
+             (q < 4 ? "0, 1, 2, 3, 8, 9, 10, 11" : "4, 5, 6, 7, 12, 13, 14, 15") + "](u" + v +
+             "))" + "\n";
+      }
+      return t;
+    }
     case MHelper::DivI32:
     case MHelper::DivI64:
     case MHelper::DivInt: {
@@ -614,6 +660,15 @@ class MojoLowering {
     return flat_index(t, subs);
   }
   std::string out_flat_at(const std::string& last) { return flat_at(st_.out, last); }
+  // The flat index of the element read `r` reads, its subscripts printed as scalars.
+  std::string flat_of_read(const Expr& r, PyWriter& w) {
+    std::vector<Piece> subs;
+    for (const ExprPtr& a : r.args) {
+      const Piece p = print(*a, w, Mode{});
+      subs.push_back({p.text, p.prec, false});
+    }
+    return flat_index(r.ref, subs);
+  }
   // The flat index of t[row, col] (texts) of a tensor of rank 2.
   std::string flat_2d(int t, const std::string& row, const std::string& col) {
     return flat_index(t, {{row, row.find(' ') == std::string::npos ? kMPrimary : kMAdd, false},
@@ -1802,12 +1857,74 @@ void close_chunks(PyWriter& w) {
   print_parallel_call("sb_chunk", "sb_chunks", w);
 }
 
+// The tile of emit_tiled_chunks whose read moves in blocks (lower/tile_transposes.h), as the cpu
+// backend's emit_transposed_blocks prints it: for each kBlockOuter rows of `dim` from the tile's
+// first (sb_b), each kBlockInner elements of the innermost index from the tile's first (sb_e),
+// the read's block transposed in registers into sb_tb (sb_transpose_8x16, the chunk's buffer),
+// then each row's piece computed from it (the read, and any read of the same element, printed as
+// an element of sb_tb); the piece of each row left at the tile's end, then the rows after the
+// last whole block, read the tensor itself. `td`, `ti`: the tile's extents; `hd`, `hi`: the ends
+// of the two dimensions' ranges.
+void emit_transposed_blocks(MojoLowering& L, int dim, const TileChoice& c, const std::string& td,
+                            const std::string& ti, const std::string& hd, const std::string& hi,
+                            PyWriter& w) {
+  const Statement& st = L.stmt();
+  const int inner = static_cast<int>(st.rank()) - 1;
+  const Expr& read = *reads_of(*st.rhs).at(c.read);
+  const std::string& vd = L.var_name(dim);
+  const std::string& vi = L.var_name(inner);
+  const std::string D = std::to_string(dim), I = std::to_string(inner);
+  const std::string outer = std::to_string(kBlockOuter), in = std::to_string(kBlockInner);
+  L.needs().helpers.insert(MHelper::Transpose8x16);
+  w.line("var sb_te" + D + " = min(sb_t" + D + " + " + td + ", " + hd + ")");
+  w.line("var sb_te" + I + " = min(sb_t" + I + " + " + ti + ", " + hi + ")");
+  w.line("# " + to_string(read, L.spec(), &st) + " in blocks of " + in + " " + vi + " by " + outer +
+         " " + vd + ", each transposed in registers.");
+  w.line("var sb_b = sb_t" + D);
+  w.open("while sb_b + " + outer + " <= sb_te" + D + ":");
+  w.line("var sb_e = sb_t" + I);
+  w.open("while sb_e + " + in + " <= sb_te" + I + ":");
+  w.line("var " + vd + " = sb_b");
+  w.line("var " + vi + " = sb_e");
+  // Elements between rows of the block: the read's extents after its subscript block_axis.
+  std::string stride;
+  for (size_t a = static_cast<size_t>(c.block_axis) + 1; a < read.args.size(); ++a)
+    stride += (stride.empty() ? "" : " * ") + L.extent(read.ref, a, kMMul + 1);
+  w.line("sb_transpose_8x16[" + std::string(mojo_dtype(L.spec().tensors[read.ref].type)) + "](" +
+         L.tensor_name(read.ref) + ".unsafe_offset(" + L.flat_of_read(read, w) + "), " + stride +
+         ", sb_tb)");
+  for (const Expr* r : reads_of(*st.rhs))
+    if (same_expr(*r, read)) L.set_override(r, "sb_tb[unsafe_offset=sb_p * " + in + " + sb_q]");
+  w.open("for sb_p in range(" + outer + "):");
+  w.line("var " + vd + " = sb_b + sb_p");
+  w.open("for sb_q in range(" + in + "):");
+  w.line("var " + vi + " = sb_e + sb_q");
+  L.assign(w);
+  w.dedent();
+  w.dedent();
+  L.clear_overrides();
+  w.line("sb_e += " + in);
+  w.dedent();
+  w.open("for " + vd + " in range(sb_b, sb_b + " + outer + "):");
+  w.open("for " + vi + " in range(sb_e, sb_te" + I + "):");
+  L.assign(w);
+  w.dedent();
+  w.dedent();
+  w.line("sb_b += " + outer);
+  w.dedent();
+  w.open("for " + vd + " in range(sb_b, sb_te" + D + "):");
+  w.open("for " + vi + " in range(sb_t" + I + ", sb_te" + I + "):");
+  L.assign(w);
+  w.dedent();
+  w.dedent();
+}
+
 // An elementwise statement of L that reads across rows (lower/tile_transposes.h: y[j, i] =
 // x[i, j]) and is not vectorised: the chunks of output dimension 0, and in each, tiles of
 // `tiles.outer` elements of output dimension `dim` by `tiles.inner` of the innermost, their other
 // dimensions as plain loops outside them, so that the lines of the read's tensor that a tile
 // touches stay in the first-level cache while it uses them. The order of the cpu omp_simd form's
-// tiles.
+// tiles; a tile whose read moves in blocks as emit_transposed_blocks prints it.
 void emit_tiled_chunks(MojoLowering& L, int dim, const Tiles& tiles, PyWriter& w) {
   const Statement& st = L.stmt();
   const int rank = static_cast<int>(st.rank());
@@ -1815,6 +1932,11 @@ void emit_tiled_chunks(MojoLowering& L, int dim, const Tiles& tiles, PyWriter& w
   SB_ASSERT(dim >= 0 && dim < inner, "a tiled dimension that is not an outer output dimension");
   auto t = [&](int d) { return std::to_string(d == dim ? tiles.outer : tiles.inner); };
   open_chunks(L.extent(st.out, 0, 0), L.iterations(), L.needs(), w);
+  if (const int r = tile_choice(L.spec(), st).read; tile_choice(L.spec(), st).block_axis >= 0) {
+    const Tensor& x = L.spec().tensors[reads_of(*st.rhs).at(r)->ref];
+    w.line("var sb_tb = stack_allocation[" + std::to_string(kBlockInner * kBlockOuter) + ", " +
+           mojo_type(x.type) + ", alignment=64]()");
+  }
   int opened = 0;
   // The tile loops' ranges: dimension 0's within the chunk.
   auto lo = [&](int d) { return d == 0 ? std::string("sb_lo") : std::string("0"); };
@@ -1828,13 +1950,18 @@ void emit_tiled_chunks(MojoLowering& L, int dim, const Tiles& tiles, PyWriter& w
       w.open("for " + L.var_name(d) + " in range(" + lo(d) + ", " + hi(d) + "):");
     ++opened;
   }
-  for (int d : {dim, inner}) {
-    const std::string b = "sb_t" + std::to_string(d);
-    w.open("for " + L.var_name(d) + " in range(" + b + ", min(" + b + " + " + t(d) + ", " + hi(d) +
-           ")):");
-    ++opened;
+  const TileChoice& c = tile_choice(L.spec(), st);
+  if (c.block_axis < 0) {
+    for (int d : {dim, inner}) {
+      const std::string b = "sb_t" + std::to_string(d);
+      w.open("for " + L.var_name(d) + " in range(" + b + ", min(" + b + " + " + t(d) + ", " +
+             hi(d) + ")):");
+      ++opened;
+    }
+    L.assign(w);
+  } else {
+    emit_transposed_blocks(L, dim, c, t(dim), t(inner), hi(dim), hi(inner), w);
   }
-  L.assign(w);
   for (int d = 0; d < opened; ++d) w.dedent();
   close_chunks(w);
 }
@@ -2329,7 +2456,8 @@ GeneratedFile MojoEmitter::print(const Spec& spec) const {
     imports += "from std.math import " + names + "\n";
   }
   imports += std::string("from std.memory import Layout, alloc") +
-             (needs.bitcast ? ", bitcast" : "") + (needs.dealloc ? ", dealloc" : "") + "\n";
+             (needs.bitcast ? ", bitcast" : "") + (needs.dealloc ? ", dealloc" : "") +
+             (needs.helpers.count(MHelper::Transpose8x16) ? ", stack_allocation" : "") + "\n";
   if (needs.parallel) imports += "from std.runtime import initialize_runtime, parallelism_level\n";
   if (!needs.widths.empty()) imports += "from std.sys import simd_width_of\n";
   if (needs.stream || needs.chunks) imports += "from std.sys.defines import get_defined_int\n";

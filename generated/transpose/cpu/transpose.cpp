@@ -110,16 +110,6 @@ static inline void sb_transpose_8x16_b32(const void* src, int64_t stride, void* 
 #endif
 }
 
-// Writes `bytes` bytes from `src` (64-byte aligned) to `dst`: whole lines with non-temporal
-// stores where `dst` is 64-byte aligned, plain stores otherwise.
-static inline void sb_store_lines(void* dst, const void* src, int64_t bytes) {
-  if (((uintptr_t)dst & 63) != 0 || bytes % 64 != 0) {
-    memcpy(dst, src, (size_t)bytes);
-    return;
-  }
-  for (int64_t o = 0; o < bytes; o += 64) sb_store_line((char*)dst + o, (const char*)src + o, 64);
-}
-
 // -----------------------------------------------------------------------------
 // Kernels: one function per variant and statement
 // -----------------------------------------------------------------------------
@@ -164,13 +154,11 @@ SB_STREAM_KERNEL static void sb_omp_simd_s0(const float* __restrict x, float* __
               }
               for (int64_t sb_p = 0; sb_p < 8; ++sb_p) {
                 const int64_t j = sb_b + sb_p;
-                float sb_line[16] __attribute__((aligned(64)));
                 #pragma omp simd simdlen(16)
                 for (int64_t sb_q = 0; sb_q < 16; ++sb_q) {
                   const int64_t i = sb_e + sb_q;
-                  sb_line[sb_q] = sb_tb[sb_p][sb_q];
+                  y[j * R + i] = sb_tb[sb_p][sb_q];
                 }
-                sb_store_lines(&y[j * R + sb_e], sb_line, sizeof(sb_line));
               }
             }
             for (int64_t j = sb_b; j < sb_b + 8; ++j) {

@@ -26,7 +26,7 @@ from std.algorithm.functional import vectorize
 from std.atomic import fence
 from std.ffi import CStringSpan
 from std.math import exp, expm1, inf, log1p, tanh
-from std.memory import Layout, alloc
+from std.memory import Layout, alloc, stack_allocation
 from std.runtime import initialize_runtime, parallelism_level
 from std.sys import simd_width_of
 from std.sys.defines import get_defined_int
@@ -117,6 +117,49 @@ def sb_exp_f32[w: SIMDLength](x: SIMD[DType.float32, w]) -> SIMD[DType.float32, 
         var h = exp(x * 0.5)
         r = far.select(h * h, r)
     return r
+
+
+# Transposes 16 rows of 8 four-byte elements (row p at src + p * stride) into dst[8][16]:
+# dst[q * 16 + p] = src[p * stride + q], each half of 8 rows in vector registers.
+@always_inline
+def sb_transpose_8x16[dt: DType](
+    src: Pointer[Scalar[dt], _], stride: Int, dst: Pointer[Scalar[dt], MutUntrackedOrigin]
+):
+    comptime for h in range(2):
+        var s = src.unsafe_offset(h * 8 * stride)
+        var r0 = s.unsafe_load[width=8](0)
+        var r1 = s.unsafe_load[width=8](stride)
+        var r2 = s.unsafe_load[width=8](2 * stride)
+        var r3 = s.unsafe_load[width=8](3 * stride)
+        var r4 = s.unsafe_load[width=8](4 * stride)
+        var r5 = s.unsafe_load[width=8](5 * stride)
+        var r6 = s.unsafe_load[width=8](6 * stride)
+        var r7 = s.unsafe_load[width=8](7 * stride)
+        var t0 = r0.shuffle[0, 8, 1, 9, 4, 12, 5, 13](r1)
+        var t1 = r0.shuffle[2, 10, 3, 11, 6, 14, 7, 15](r1)
+        var t2 = r2.shuffle[0, 8, 1, 9, 4, 12, 5, 13](r3)
+        var t3 = r2.shuffle[2, 10, 3, 11, 6, 14, 7, 15](r3)
+        var t4 = r4.shuffle[0, 8, 1, 9, 4, 12, 5, 13](r5)
+        var t5 = r4.shuffle[2, 10, 3, 11, 6, 14, 7, 15](r5)
+        var t6 = r6.shuffle[0, 8, 1, 9, 4, 12, 5, 13](r7)
+        var t7 = r6.shuffle[2, 10, 3, 11, 6, 14, 7, 15](r7)
+        var u0 = t0.shuffle[0, 1, 8, 9, 4, 5, 12, 13](t2)
+        var u1 = t0.shuffle[2, 3, 10, 11, 6, 7, 14, 15](t2)
+        var u2 = t1.shuffle[0, 1, 8, 9, 4, 5, 12, 13](t3)
+        var u3 = t1.shuffle[2, 3, 10, 11, 6, 7, 14, 15](t3)
+        var u4 = t4.shuffle[0, 1, 8, 9, 4, 5, 12, 13](t6)
+        var u5 = t4.shuffle[2, 3, 10, 11, 6, 7, 14, 15](t6)
+        var u6 = t5.shuffle[0, 1, 8, 9, 4, 5, 12, 13](t7)
+        var u7 = t5.shuffle[2, 3, 10, 11, 6, 7, 14, 15](t7)
+        var d = dst.unsafe_offset(h * 8)
+        d.unsafe_store(0, u0.shuffle[0, 1, 2, 3, 8, 9, 10, 11](u4))
+        d.unsafe_store(16, u1.shuffle[0, 1, 2, 3, 8, 9, 10, 11](u5))
+        d.unsafe_store(32, u2.shuffle[0, 1, 2, 3, 8, 9, 10, 11](u6))
+        d.unsafe_store(48, u3.shuffle[0, 1, 2, 3, 8, 9, 10, 11](u7))
+        d.unsafe_store(64, u0.shuffle[4, 5, 6, 7, 12, 13, 14, 15](u4))
+        d.unsafe_store(80, u1.shuffle[4, 5, 6, 7, 12, 13, 14, 15](u5))
+        d.unsafe_store(96, u2.shuffle[4, 5, 6, 7, 12, 13, 14, 15](u6))
+        d.unsafe_store(112, u3.shuffle[4, 5, 6, 7, 12, 13, 14, 15](u7))
 
 
 # -----------------------------------------------------------------------------
@@ -611,10 +654,31 @@ def sb_vectorize_parallel_s6(m: Pointer[Float32, ImmUntrackedOrigin],
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
         var sb_hi = (sb_c + 1) * sb_n // sb_chunks
+        var sb_tb = stack_allocation[128, Float32, alignment=64]()
         for sb_t0 in range(sb_lo, sb_hi, 512):
             for sb_t1 in range(0, H, 16):
-                for j in range(sb_t0, min(sb_t0 + 512, sb_hi)):
-                    for i in range(sb_t1, min(sb_t1 + 16, H)):
+                var sb_te0 = min(sb_t0 + 512, sb_hi)
+                var sb_te1 = min(sb_t1 + 16, H)
+                # m[i, j] in blocks of 16 i by 8 j, each transposed in registers.
+                var sb_b = sb_t0
+                while sb_b + 8 <= sb_te0:
+                    var sb_e = sb_t1
+                    while sb_e + 16 <= sb_te1:
+                        var j = sb_b
+                        var i = sb_e
+                        sb_transpose_8x16[DType.float32](m.unsafe_offset(i * W + j), W, sb_tb)
+                        for sb_p in range(8):
+                            var j = sb_b + sb_p
+                            for sb_q in range(16):
+                                var i = sb_e + sb_q
+                                t[unsafe_offset=j * H + i] = sb_tb[unsafe_offset=sb_p * 16 + sb_q] if sb_tb[unsafe_offset=sb_p * 16 + sb_q] > Float32(0.0) else expm1(sb_tb[unsafe_offset=sb_p * 16 + sb_q])
+                        sb_e += 16
+                    for j in range(sb_b, sb_b + 8):
+                        for i in range(sb_e, sb_te1):
+                            t[unsafe_offset=j * H + i] = m[unsafe_offset=i * W + j] if m[unsafe_offset=i * W + j] > Float32(0.0) else expm1(m[unsafe_offset=i * W + j])
+                    sb_b += 8
+                for j in range(sb_b, sb_te0):
+                    for i in range(sb_t1, sb_te1):
                         t[unsafe_offset=j * H + i] = m[unsafe_offset=i * W + j] if m[unsafe_offset=i * W + j] > Float32(0.0) else expm1(m[unsafe_offset=i * W + j])
 
     if sb_chunks == 1:

@@ -135,16 +135,6 @@ static inline void sb_transpose_8x16_b32(const void* src, int64_t stride, void* 
 #endif
 }
 
-// Writes `bytes` bytes from `src` (64-byte aligned) to `dst`: whole lines with non-temporal
-// stores where `dst` is 64-byte aligned, plain stores otherwise.
-static inline void sb_store_lines(void* dst, const void* src, int64_t bytes) {
-  if (((uintptr_t)dst & 63) != 0 || bytes % 64 != 0) {
-    memcpy(dst, src, (size_t)bytes);
-    return;
-  }
-  for (int64_t o = 0; o < bytes; o += 64) sb_store_line((char*)dst + o, (const char*)src + o, 64);
-}
-
 // -----------------------------------------------------------------------------
 // Kernels: one function per variant and statement
 // -----------------------------------------------------------------------------
@@ -290,13 +280,11 @@ SB_STREAM_KERNEL static void sb_omp_simd_s1(const float* __restrict v, float* __
                 }
                 for (int64_t sb_p = 0; sb_p < 8; ++sb_p) {
                   const int64_t a = sb_b + sb_p;
-                  float sb_line[16] __attribute__((aligned(64)));
                   #pragma omp simd simdlen(16)
                   for (int64_t sb_q = 0; sb_q < 16; ++sb_q) {
                     const int64_t c = sb_e + sb_q;
-                    sb_line[sb_q] = sb_tb[sb_p][sb_q] - v[(c * C + 0) * R + a];
+                    w[(a * C + e) * D + c] = sb_tb[sb_p][sb_q] - v[(c * C + 0) * R + a];
                   }
-                  sb_store_lines(&w[(a * C + e) * D + sb_e], sb_line, sizeof(sb_line));
                 }
               }
               for (int64_t a = sb_b; a < sb_b + 8; ++a) {
@@ -463,13 +451,11 @@ SB_STREAM_KERNEL static void sb_omp_simd_s3(const float* __restrict o, double* _
               }
               for (int64_t sb_p = 0; sb_p < 8; ++sb_p) {
                 const int64_t j = sb_b + sb_p;
-                double sb_line[16] __attribute__((aligned(64)));
                 #pragma omp simd simdlen(16)
                 for (int64_t sb_q = 0; sb_q < 16; ++sb_q) {
                   const int64_t i = sb_e + sb_q;
-                  sb_line[sb_q] = (double)sb_tb[sb_p][sb_q] * 0.5 + (double)sb_tb[sb_p][sb_q];
+                  p[j * R + i] = (double)sb_tb[sb_p][sb_q] * 0.5 + (double)sb_tb[sb_p][sb_q];
                 }
-                sb_store_lines(&p[j * R + sb_e], sb_line, sizeof(sb_line));
               }
             }
             for (int64_t j = sb_b; j < sb_b + 8; ++j) {
@@ -576,13 +562,11 @@ SB_STREAM_KERNEL static void sb_omp_simd_s4(const int32_t* __restrict k, int32_t
               }
               for (int64_t sb_p = 0; sb_p < 8; ++sb_p) {
                 const int64_t j = sb_b + sb_p;
-                int32_t sb_line[16] __attribute__((aligned(64)));
                 #pragma omp simd simdlen(16)
                 for (int64_t sb_q = 0; sb_q < 16; ++sb_q) {
                   const int64_t i = sb_e + sb_q;
-                  sb_line[sb_q] = sb_add_i32(sb_tb[sb_p][sb_q], (int32_t)i);
+                  q[j * R + i] = sb_add_i32(sb_tb[sb_p][sb_q], (int32_t)i);
                 }
-                sb_store_lines(&q[j * R + sb_e], sb_line, sizeof(sb_line));
               }
             }
             for (int64_t j = sb_b; j < sb_b + 8; ++j) {
@@ -750,13 +734,11 @@ SB_STREAM_KERNEL static void sb_odd_tiles_s1(const float* __restrict v, float* _
                 }
                 for (int64_t sb_p = 0; sb_p < 8; ++sb_p) {
                   const int64_t a = sb_b + sb_p;
-                  float sb_line[16] __attribute__((aligned(64)));
                   #pragma omp simd simdlen(16)
                   for (int64_t sb_q = 0; sb_q < 16; ++sb_q) {
                     const int64_t c = sb_e + sb_q;
-                    sb_line[sb_q] = sb_tb[sb_p][sb_q] - v[(c * C + 0) * R + a];
+                    w[(a * C + e) * D + c] = sb_tb[sb_p][sb_q] - v[(c * C + 0) * R + a];
                   }
-                  sb_store_lines(&w[(a * C + e) * D + sb_e], sb_line, sizeof(sb_line));
                 }
               }
               for (int64_t a = sb_b; a < sb_b + 8; ++a) {
@@ -923,13 +905,11 @@ SB_STREAM_KERNEL static void sb_odd_tiles_s3(const float* __restrict o, double* 
               }
               for (int64_t sb_p = 0; sb_p < 8; ++sb_p) {
                 const int64_t j = sb_b + sb_p;
-                double sb_line[16] __attribute__((aligned(64)));
                 #pragma omp simd simdlen(16)
                 for (int64_t sb_q = 0; sb_q < 16; ++sb_q) {
                   const int64_t i = sb_e + sb_q;
-                  sb_line[sb_q] = (double)sb_tb[sb_p][sb_q] * 0.5 + (double)sb_tb[sb_p][sb_q];
+                  p[j * R + i] = (double)sb_tb[sb_p][sb_q] * 0.5 + (double)sb_tb[sb_p][sb_q];
                 }
-                sb_store_lines(&p[j * R + sb_e], sb_line, sizeof(sb_line));
               }
             }
             for (int64_t j = sb_b; j < sb_b + 8; ++j) {
@@ -1036,13 +1016,11 @@ SB_STREAM_KERNEL static void sb_odd_tiles_s4(const int32_t* __restrict k, int32_
               }
               for (int64_t sb_p = 0; sb_p < 8; ++sb_p) {
                 const int64_t j = sb_b + sb_p;
-                int32_t sb_line[16] __attribute__((aligned(64)));
                 #pragma omp simd simdlen(16)
                 for (int64_t sb_q = 0; sb_q < 16; ++sb_q) {
                   const int64_t i = sb_e + sb_q;
-                  sb_line[sb_q] = sb_add_i32(sb_tb[sb_p][sb_q], (int32_t)i);
+                  q[j * R + i] = sb_add_i32(sb_tb[sb_p][sb_q], (int32_t)i);
                 }
-                sb_store_lines(&q[j * R + sb_e], sb_line, sizeof(sb_line));
               }
             }
             for (int64_t j = sb_b; j < sb_b + 8; ++j) {
