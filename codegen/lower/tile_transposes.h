@@ -38,10 +38,10 @@ namespace sb {
 // blocks of kBlockInner elements along i by kBlockOuter along d. The printer loads kBlockOuter
 // contiguous elements from each of kBlockInner rows of the read, transposes them in registers and
 // computes kBlockOuter output pieces of kBlockInner elements (one 64-byte line of f32) from the
-// block, instead of gathering each piece's elements one at a time across rows (the cpu and mojo
-// printers; mlir still gathers). On transpose 2048x4096 f32 on the development VM (2-core Zen 3,
-// AVX2), side by side: cpu omp_simd 6.4-6.6 ms gathering, about 3 ms in blocks; mojo
-// vectorize_parallel 10.2 ms gathering, 3.4 ms in blocks (results/vm/transpose-blocks-ab-20261206).
+// block, instead of gathering each piece's elements one at a time across rows (the cpu, mojo and
+// mlir printers). On transpose 2048x4096 f32 on the development VM (2-core Zen 3, AVX2), side by
+// side, medians: cpu omp_simd 6.6 ms gathering, 3.0 ms in blocks; mojo vectorize_parallel 10.2
+// and 3.4 ms; mlir openmp 7.5 and 3.9 ms (results/vm/transpose-blocks-ab-20261206).
 constexpr int64_t kBlockInner = 16;
 constexpr int64_t kBlockOuter = 8;
 

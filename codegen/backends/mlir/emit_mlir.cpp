@@ -713,7 +713,9 @@ class Body {
   // Under `parallel`, an elementwise statement the tile_transposes pass chose (its read across
   // rows, lower/tile_transposes.h): one scf.parallel loop over its other output indices and the
   // tiles of the pass's dimension and the innermost (tiles_.outer by tiles_.inner elements), each
-  // tile two scf.for loops storing its elements, so that the lines of the read serve a whole tile.
+  // tile two scf.for loops storing its elements, so that the lines of the read serve a whole tile;
+  // where the pass moves the read in blocks, the tile's whole blocks first
+  // (emit_transposed_blocks).
   void emit_tiles(const Statement& st, const std::string& out_mem, const std::string& out_ty) {
     const int rank = static_cast<int>(st.rank());
     const int inner = rank - 1;
@@ -747,20 +749,137 @@ class Body {
                 DType::Index);
     };
     const std::string te_d = tile_end(tb_d, step_d, dim), te_i = tile_end(tb_i, step_i, inner);
-    loop_var_[dim] = fresh();
-    w_.open("scf.for " + loop_var_[dim] + " = " + tb_d + " to " + te_d + " step " + one + " {");
-    loop_var_[inner] = fresh();
-    w_.open("scf.for " + loop_var_[inner] + " = " + tb_i + " to " + te_i + " step " + one + " {");
-    const Tensor& out = spec_.tensors[st.out];
-    const std::string v = cast(val(*st.rhs), value_type(*st.rhs), out.type);
-    std::string idx;
-    for (int d = 0; d < rank; ++d) idx += (d ? ", " : "") + loop_var_.at(d);
-    w_.line("memref.store " + v + ", " + out_mem + "[" + idx + "] : " + out_ty);
-    w_.close("}");
-    w_.close("}");
+    // The elements [from_d, to_d) x [from_i, to_i) of the tile, one at a time.
+    auto elements = [&](const std::string& from_d, const std::string& to_d,
+                        const std::string& from_i, const std::string& to_i) {
+      loop_var_[dim] = fresh();
+      w_.open("scf.for " + loop_var_[dim] + " = " + from_d + " to " + to_d + " step " + one + " {");
+      loop_var_[inner] = fresh();
+      w_.open("scf.for " + loop_var_[inner] + " = " + from_i + " to " + to_i + " step " + one +
+              " {");
+      store_element(st, out_mem, out_ty);
+      w_.close("}");
+      w_.close("}");
+    };
+    if (const TileChoice& c = tile_choice(spec_, st); c.block_axis >= 0) {
+      const auto [end_d, end_i] =
+          emit_transposed_blocks(st, c, tb_d, te_d, tb_i, te_i, out_mem, out_ty);
+      elements(end_d, te_d, tb_i, te_i);
+    } else {
+      elements(tb_d, te_d, tb_i, te_i);
+    }
     w_.line("scf.reduce");
     w_.close("}");
     for (int d = 0; d < rank; ++d) loop_var_.erase(d);
+  }
+
+  // The statement's element at the current loop variables, stored into `out_mem`.
+  void store_element(const Statement& st, const std::string& out_mem, const std::string& out_ty) {
+    const Tensor& out = spec_.tensors[st.out];
+    const std::string v = cast(val(*st.rhs), value_type(*st.rhs), out.type);
+    std::string idx;
+    for (size_t d = 0; d < st.rank(); ++d)
+      idx += (d ? ", " : "") + loop_var_.at(static_cast<int>(d));
+    w_.line("memref.store " + v + ", " + out_mem + "[" + idx + "] : " + out_ty);
+  }
+
+  // The blocks of a tile [tb_d, te_d) x [tb_i, te_i) whose read moves in them
+  // (lower/tile_transposes.h), as the cpu and mojo printers' emit_transposed_blocks: for each
+  // kBlockOuter rows of the tiled dimension and kBlockInner elements of the innermost index, the
+  // read's kBlockInner rows of kBlockOuter elements as vector.loads, transposed by vector.shuffles
+  // (pairs of rows interleaved, pairs of pairs, then halves) into a kBlockOuter x kBlockInner
+  // buffer, then each element computed from the buffer (the read, and any read of the same
+  // element, as its memref.load); the ends of each block's rows read the tensor itself. Returns
+  // the ends of the whole blocks along the two dimensions; the rows after the last block are the
+  // caller's.
+  std::pair<std::string, std::string> emit_transposed_blocks(
+      const Statement& st, const TileChoice& c, const std::string& tb_d, const std::string& te_d,
+      const std::string& tb_i, const std::string& te_i, const std::string& out_mem,
+      const std::string& out_ty) {
+    static_assert(kBlockInner == 16 && kBlockOuter == 8, "the shuffles' block");
+    const int inner = static_cast<int>(st.rank()) - 1;
+    const int dim = c.dim;
+    const Expr& rd = *reads_of(*st.rhs).at(c.read);
+    const DType et = spec_.tensors[rd.ref].type;
+    const std::string vty = "vector<8x" + std::string(mlir_type(et)) + ">";
+    const std::string bty = "memref<8x16x" + std::string(mlir_type(et)) + ">";
+    w_.line("// " + to_string(rd, spec_, &st) + " in blocks of 16 x 8 elements, each transposed " +
+            "in registers.");
+    const std::string zero = zero_index(), one = constant("1", DType::Index);
+    const std::string c8 = constant("8", DType::Index), c16 = constant("16", DType::Index);
+    auto whole = [&](const std::string& b, const std::string& e, const std::string& n) {
+      const std::string k =
+          op("arith.divui", {op("arith.subi", {e, b}, DType::Index), n}, DType::Index);
+      return op("arith.addi", {b, op("arith.muli", {k, n}, DType::Index)}, DType::Index);
+    };
+    const std::string end_d = whole(tb_d, te_d, c8), end_i = whole(tb_i, te_i, c16);
+    const std::string buf = fresh();
+    w_.line(buf + " = memref.alloca() {alignment = 64 : i64} : " + bty);
+    const std::string b = fresh(), e = fresh();
+    w_.open("scf.for " + b + " = " + tb_d + " to " + end_d + " step " + c8 + " {");
+    w_.open("scf.for " + e + " = " + tb_i + " to " + end_i + " step " + c16 + " {");
+    loop_var_[dim] = b;
+    for (int h = 0; h < 2; ++h) {
+      std::vector<std::string> r(8), t(8), u(8);
+      for (int p = 0; p < 8; ++p) {
+        const int row = 8 * h + p;
+        loop_var_[inner] =
+            row == 0
+                ? e
+                : op("arith.addi", {e, constant(std::to_string(row), DType::Index)}, DType::Index);
+        r[p] = vector_load(rd, 8);
+      }
+      auto shuffle = [&](const std::string& a, const std::string& x, const char* mask) {
+        const std::string v = fresh();
+        w_.line(v + " = vector.shuffle " + a + ", " + x + " [" + mask + "] : " + vty + ", " + vty);
+        return v;
+      };
+      for (int p = 0; p < 8; p += 2) {
+        t[p] = shuffle(r[p], r[p + 1], "0, 8, 1, 9, 4, 12, 5, 13");
+        t[p + 1] = shuffle(r[p], r[p + 1], "2, 10, 3, 11, 6, 14, 7, 15");
+      }
+      for (int p = 0; p < 8; p += 4) {
+        u[p] = shuffle(t[p], t[p + 2], "0, 1, 8, 9, 4, 5, 12, 13");
+        u[p + 1] = shuffle(t[p], t[p + 2], "2, 3, 10, 11, 6, 7, 14, 15");
+        u[p + 2] = shuffle(t[p + 1], t[p + 3], "0, 1, 8, 9, 4, 5, 12, 13");
+        u[p + 3] = shuffle(t[p + 1], t[p + 3], "2, 3, 10, 11, 6, 7, 14, 15");
+      }
+      const std::string col = h == 0 ? zero : c8;
+      for (int q = 0; q < 8; ++q) {
+        const std::string o =
+            shuffle(u[q % 4], u[q % 4 + 4],
+                    q < 4 ? "0, 1, 2, 3, 8, 9, 10, 11" : "4, 5, 6, 7, 12, 13, 14, 15");
+        w_.line("vector.store " + o + ", " + buf + "[" + constant(std::to_string(q), DType::Index) +
+                ", " + col + "] : " + bty + ", " + vty);
+      }
+    }
+    const std::string p = fresh(), q = fresh();
+    w_.open("scf.for " + p + " = " + zero + " to " + c8 + " step " + one + " {");
+    w_.open("scf.for " + q + " = " + zero + " to " + c16 + " step " + one + " {");
+    loop_var_[dim] = op("arith.addi", {b, p}, DType::Index);
+    loop_var_[inner] = op("arith.addi", {e, q}, DType::Index);
+    const std::string x = fresh();
+    w_.line(x + " = memref.load " + buf + "[" + p + ", " + q + "] : " + bty);
+    std::vector<const Expr*> same;
+    for (const Expr* r : reads_of(*st.rhs))
+      if (same_expr(*r, rd)) same.push_back(r);
+    for (const Expr* r : same) read_arg_[r] = x;
+    store_element(st, out_mem, out_ty);
+    for (const Expr* r : same) read_arg_.erase(r);
+    w_.close("}");
+    w_.close("}");
+    w_.close("}");
+    // The ends of the block's rows.
+    loop_var_[dim] = fresh();
+    const std::string b8 = op("arith.addi", {b, c8}, DType::Index);
+    w_.open("scf.for " + loop_var_[dim] + " = " + b + " to " + b8 + " step " + one + " {");
+    loop_var_[inner] = fresh();
+    w_.open("scf.for " + loop_var_[inner] + " = " + end_i + " to " + te_i + " step " + one + " {");
+    store_element(st, out_mem, out_ty);
+    w_.close("}");
+    w_.close("}");
+    w_.close("}");
+    return {end_d, end_i};
   }
 
   // The statement as generics writing `out_mem` (the output, or its current row) over the

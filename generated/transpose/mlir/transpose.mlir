@@ -68,10 +68,169 @@ module {
       %7 = arith.minsi %6, %C : index
       %8 = arith.addi %5, %3 : index
       %9 = arith.minsi %8, %R : index
-      scf.for %10 = %4 to %7 step %1 {
-        scf.for %11 = %5 to %9 step %1 {
-          %12 = memref.load %x[%11, %10] : memref<?x?xf32>
-          memref.store %12, %y[%10, %11] : memref<?x?xf32>
+      // x[i, j] in blocks of 16 x 8 elements, each transposed in registers.
+      %10 = arith.constant 0 : index
+      %11 = arith.constant 1 : index
+      %12 = arith.constant 8 : index
+      %13 = arith.constant 16 : index
+      %14 = arith.subi %7, %4 : index
+      %15 = arith.divui %14, %12 : index
+      %16 = arith.muli %15, %12 : index
+      %17 = arith.addi %4, %16 : index
+      %18 = arith.subi %9, %5 : index
+      %19 = arith.divui %18, %13 : index
+      %20 = arith.muli %19, %13 : index
+      %21 = arith.addi %5, %20 : index
+      %22 = memref.alloca() {alignment = 64 : i64} : memref<8x16xf32>
+      scf.for %23 = %4 to %17 step %12 {
+        scf.for %24 = %5 to %21 step %13 {
+          %25 = vector.load %x[%24, %23] : memref<?x?xf32>, vector<8xf32>
+          %26 = arith.constant 1 : index
+          %27 = arith.addi %24, %26 : index
+          %28 = vector.load %x[%27, %23] : memref<?x?xf32>, vector<8xf32>
+          %29 = arith.constant 2 : index
+          %30 = arith.addi %24, %29 : index
+          %31 = vector.load %x[%30, %23] : memref<?x?xf32>, vector<8xf32>
+          %32 = arith.constant 3 : index
+          %33 = arith.addi %24, %32 : index
+          %34 = vector.load %x[%33, %23] : memref<?x?xf32>, vector<8xf32>
+          %35 = arith.constant 4 : index
+          %36 = arith.addi %24, %35 : index
+          %37 = vector.load %x[%36, %23] : memref<?x?xf32>, vector<8xf32>
+          %38 = arith.constant 5 : index
+          %39 = arith.addi %24, %38 : index
+          %40 = vector.load %x[%39, %23] : memref<?x?xf32>, vector<8xf32>
+          %41 = arith.constant 6 : index
+          %42 = arith.addi %24, %41 : index
+          %43 = vector.load %x[%42, %23] : memref<?x?xf32>, vector<8xf32>
+          %44 = arith.constant 7 : index
+          %45 = arith.addi %24, %44 : index
+          %46 = vector.load %x[%45, %23] : memref<?x?xf32>, vector<8xf32>
+          %47 = vector.shuffle %25, %28 [0, 8, 1, 9, 4, 12, 5, 13] : vector<8xf32>, vector<8xf32>
+          %48 = vector.shuffle %25, %28 [2, 10, 3, 11, 6, 14, 7, 15] : vector<8xf32>, vector<8xf32>
+          %49 = vector.shuffle %31, %34 [0, 8, 1, 9, 4, 12, 5, 13] : vector<8xf32>, vector<8xf32>
+          %50 = vector.shuffle %31, %34 [2, 10, 3, 11, 6, 14, 7, 15] : vector<8xf32>, vector<8xf32>
+          %51 = vector.shuffle %37, %40 [0, 8, 1, 9, 4, 12, 5, 13] : vector<8xf32>, vector<8xf32>
+          %52 = vector.shuffle %37, %40 [2, 10, 3, 11, 6, 14, 7, 15] : vector<8xf32>, vector<8xf32>
+          %53 = vector.shuffle %43, %46 [0, 8, 1, 9, 4, 12, 5, 13] : vector<8xf32>, vector<8xf32>
+          %54 = vector.shuffle %43, %46 [2, 10, 3, 11, 6, 14, 7, 15] : vector<8xf32>, vector<8xf32>
+          %55 = vector.shuffle %47, %49 [0, 1, 8, 9, 4, 5, 12, 13] : vector<8xf32>, vector<8xf32>
+          %56 = vector.shuffle %47, %49 [2, 3, 10, 11, 6, 7, 14, 15] : vector<8xf32>, vector<8xf32>
+          %57 = vector.shuffle %48, %50 [0, 1, 8, 9, 4, 5, 12, 13] : vector<8xf32>, vector<8xf32>
+          %58 = vector.shuffle %48, %50 [2, 3, 10, 11, 6, 7, 14, 15] : vector<8xf32>, vector<8xf32>
+          %59 = vector.shuffle %51, %53 [0, 1, 8, 9, 4, 5, 12, 13] : vector<8xf32>, vector<8xf32>
+          %60 = vector.shuffle %51, %53 [2, 3, 10, 11, 6, 7, 14, 15] : vector<8xf32>, vector<8xf32>
+          %61 = vector.shuffle %52, %54 [0, 1, 8, 9, 4, 5, 12, 13] : vector<8xf32>, vector<8xf32>
+          %62 = vector.shuffle %52, %54 [2, 3, 10, 11, 6, 7, 14, 15] : vector<8xf32>, vector<8xf32>
+          %63 = vector.shuffle %55, %59 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
+          %64 = arith.constant 0 : index
+          vector.store %63, %22[%64, %10] : memref<8x16xf32>, vector<8xf32>
+          %65 = vector.shuffle %56, %60 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
+          %66 = arith.constant 1 : index
+          vector.store %65, %22[%66, %10] : memref<8x16xf32>, vector<8xf32>
+          %67 = vector.shuffle %57, %61 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
+          %68 = arith.constant 2 : index
+          vector.store %67, %22[%68, %10] : memref<8x16xf32>, vector<8xf32>
+          %69 = vector.shuffle %58, %62 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
+          %70 = arith.constant 3 : index
+          vector.store %69, %22[%70, %10] : memref<8x16xf32>, vector<8xf32>
+          %71 = vector.shuffle %55, %59 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
+          %72 = arith.constant 4 : index
+          vector.store %71, %22[%72, %10] : memref<8x16xf32>, vector<8xf32>
+          %73 = vector.shuffle %56, %60 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
+          %74 = arith.constant 5 : index
+          vector.store %73, %22[%74, %10] : memref<8x16xf32>, vector<8xf32>
+          %75 = vector.shuffle %57, %61 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
+          %76 = arith.constant 6 : index
+          vector.store %75, %22[%76, %10] : memref<8x16xf32>, vector<8xf32>
+          %77 = vector.shuffle %58, %62 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
+          %78 = arith.constant 7 : index
+          vector.store %77, %22[%78, %10] : memref<8x16xf32>, vector<8xf32>
+          %79 = arith.constant 8 : index
+          %80 = arith.addi %24, %79 : index
+          %81 = vector.load %x[%80, %23] : memref<?x?xf32>, vector<8xf32>
+          %82 = arith.constant 9 : index
+          %83 = arith.addi %24, %82 : index
+          %84 = vector.load %x[%83, %23] : memref<?x?xf32>, vector<8xf32>
+          %85 = arith.constant 10 : index
+          %86 = arith.addi %24, %85 : index
+          %87 = vector.load %x[%86, %23] : memref<?x?xf32>, vector<8xf32>
+          %88 = arith.constant 11 : index
+          %89 = arith.addi %24, %88 : index
+          %90 = vector.load %x[%89, %23] : memref<?x?xf32>, vector<8xf32>
+          %91 = arith.constant 12 : index
+          %92 = arith.addi %24, %91 : index
+          %93 = vector.load %x[%92, %23] : memref<?x?xf32>, vector<8xf32>
+          %94 = arith.constant 13 : index
+          %95 = arith.addi %24, %94 : index
+          %96 = vector.load %x[%95, %23] : memref<?x?xf32>, vector<8xf32>
+          %97 = arith.constant 14 : index
+          %98 = arith.addi %24, %97 : index
+          %99 = vector.load %x[%98, %23] : memref<?x?xf32>, vector<8xf32>
+          %100 = arith.constant 15 : index
+          %101 = arith.addi %24, %100 : index
+          %102 = vector.load %x[%101, %23] : memref<?x?xf32>, vector<8xf32>
+          %103 = vector.shuffle %81, %84 [0, 8, 1, 9, 4, 12, 5, 13] : vector<8xf32>, vector<8xf32>
+          %104 = vector.shuffle %81, %84 [2, 10, 3, 11, 6, 14, 7, 15] : vector<8xf32>, vector<8xf32>
+          %105 = vector.shuffle %87, %90 [0, 8, 1, 9, 4, 12, 5, 13] : vector<8xf32>, vector<8xf32>
+          %106 = vector.shuffle %87, %90 [2, 10, 3, 11, 6, 14, 7, 15] : vector<8xf32>, vector<8xf32>
+          %107 = vector.shuffle %93, %96 [0, 8, 1, 9, 4, 12, 5, 13] : vector<8xf32>, vector<8xf32>
+          %108 = vector.shuffle %93, %96 [2, 10, 3, 11, 6, 14, 7, 15] : vector<8xf32>, vector<8xf32>
+          %109 = vector.shuffle %99, %102 [0, 8, 1, 9, 4, 12, 5, 13] : vector<8xf32>, vector<8xf32>
+          %110 = vector.shuffle %99, %102 [2, 10, 3, 11, 6, 14, 7, 15] : vector<8xf32>, vector<8xf32>
+          %111 = vector.shuffle %103, %105 [0, 1, 8, 9, 4, 5, 12, 13] : vector<8xf32>, vector<8xf32>
+          %112 = vector.shuffle %103, %105 [2, 3, 10, 11, 6, 7, 14, 15] : vector<8xf32>, vector<8xf32>
+          %113 = vector.shuffle %104, %106 [0, 1, 8, 9, 4, 5, 12, 13] : vector<8xf32>, vector<8xf32>
+          %114 = vector.shuffle %104, %106 [2, 3, 10, 11, 6, 7, 14, 15] : vector<8xf32>, vector<8xf32>
+          %115 = vector.shuffle %107, %109 [0, 1, 8, 9, 4, 5, 12, 13] : vector<8xf32>, vector<8xf32>
+          %116 = vector.shuffle %107, %109 [2, 3, 10, 11, 6, 7, 14, 15] : vector<8xf32>, vector<8xf32>
+          %117 = vector.shuffle %108, %110 [0, 1, 8, 9, 4, 5, 12, 13] : vector<8xf32>, vector<8xf32>
+          %118 = vector.shuffle %108, %110 [2, 3, 10, 11, 6, 7, 14, 15] : vector<8xf32>, vector<8xf32>
+          %119 = vector.shuffle %111, %115 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
+          %120 = arith.constant 0 : index
+          vector.store %119, %22[%120, %12] : memref<8x16xf32>, vector<8xf32>
+          %121 = vector.shuffle %112, %116 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
+          %122 = arith.constant 1 : index
+          vector.store %121, %22[%122, %12] : memref<8x16xf32>, vector<8xf32>
+          %123 = vector.shuffle %113, %117 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
+          %124 = arith.constant 2 : index
+          vector.store %123, %22[%124, %12] : memref<8x16xf32>, vector<8xf32>
+          %125 = vector.shuffle %114, %118 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
+          %126 = arith.constant 3 : index
+          vector.store %125, %22[%126, %12] : memref<8x16xf32>, vector<8xf32>
+          %127 = vector.shuffle %111, %115 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
+          %128 = arith.constant 4 : index
+          vector.store %127, %22[%128, %12] : memref<8x16xf32>, vector<8xf32>
+          %129 = vector.shuffle %112, %116 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
+          %130 = arith.constant 5 : index
+          vector.store %129, %22[%130, %12] : memref<8x16xf32>, vector<8xf32>
+          %131 = vector.shuffle %113, %117 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
+          %132 = arith.constant 6 : index
+          vector.store %131, %22[%132, %12] : memref<8x16xf32>, vector<8xf32>
+          %133 = vector.shuffle %114, %118 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
+          %134 = arith.constant 7 : index
+          vector.store %133, %22[%134, %12] : memref<8x16xf32>, vector<8xf32>
+          scf.for %135 = %10 to %12 step %11 {
+            scf.for %136 = %10 to %13 step %11 {
+              %137 = arith.addi %23, %135 : index
+              %138 = arith.addi %24, %136 : index
+              %139 = memref.load %22[%135, %136] : memref<8x16xf32>
+              memref.store %139, %y[%137, %138] : memref<?x?xf32>
+            }
+          }
+        }
+        %141 = arith.addi %23, %12 : index
+        scf.for %140 = %23 to %141 step %11 {
+          scf.for %142 = %21 to %9 step %11 {
+            %143 = memref.load %x[%142, %140] : memref<?x?xf32>
+            memref.store %143, %y[%140, %142] : memref<?x?xf32>
+          }
+        }
+      }
+      scf.for %144 = %17 to %7 step %1 {
+        scf.for %145 = %5 to %9 step %1 {
+          %146 = memref.load %x[%145, %144] : memref<?x?xf32>
+          memref.store %146, %y[%144, %145] : memref<?x?xf32>
         }
       }
       scf.reduce

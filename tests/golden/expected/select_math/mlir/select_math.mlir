@@ -2280,220 +2280,444 @@ module attributes {transform.with_named_sequence} {
       %1419 = arith.minsi %1418, %W : index
       %1420 = arith.addi %1417, %1415 : index
       %1421 = arith.minsi %1420, %H : index
-      scf.for %1422 = %1416 to %1419 step %1413 {
-        scf.for %1423 = %1417 to %1421 step %1413 {
-          %1424 = memref.load %m[%1423, %1422] : memref<?x?xf32>
-          %1425 = arith.constant 0.0 : f32
-          %1426 = arith.cmpf ogt, %1424, %1425 : f32
-          %1427 = memref.load %m[%1423, %1422] : memref<?x?xf32>
-          %1428 = memref.load %m[%1423, %1422] : memref<?x?xf32>
-          %1429 = math.exp %1428 : f32
-          %1430 = arith.constant 1.0 : f32
-          %1431 = arith.cmpf oeq, %1429, %1430 : f32
-          %1432 = memref.load %m[%1423, %1422] : memref<?x?xf32>
-          %1433 = memref.load %m[%1423, %1422] : memref<?x?xf32>
-          %1434 = math.exp %1433 : f32
-          %1435 = arith.constant 1.0 : f32
-          %1436 = arith.subf %1434, %1435 : f32
-          %1437 = arith.constant 1.0 : f32
-          %1438 = arith.negf %1437 : f32
-          %1439 = arith.cmpf oeq, %1436, %1438 : f32
-          %1440 = arith.constant 1.0 : f32
-          %1441 = arith.negf %1440 : f32
-          %1442 = memref.load %m[%1423, %1422] : memref<?x?xf32>
-          %1443 = math.exp %1442 : f32
-          %1444 = arith.constant 0x7F800000 : f32
-          %1445 = arith.cmpf oeq, %1443, %1444 : f32
-          %1446 = memref.load %m[%1423, %1422] : memref<?x?xf32>
-          %1447 = math.exp %1446 : f32
-          %1448 = memref.load %m[%1423, %1422] : memref<?x?xf32>
-          %1449 = math.exp %1448 : f32
-          %1450 = arith.constant 1.0 : f32
-          %1451 = arith.subf %1449, %1450 : f32
-          %1452 = memref.load %m[%1423, %1422] : memref<?x?xf32>
-          %1453 = memref.load %m[%1423, %1422] : memref<?x?xf32>
-          %1454 = math.exp %1453 : f32
-          %1455 = math.log %1454 : f32
-          %1456 = arith.divf %1452, %1455 : f32
-          %1457 = arith.mulf %1451, %1456 : f32
-          %1458 = arith.select %1445, %1447, %1457 : f32
-          %1459 = arith.select %1439, %1441, %1458 : f32
-          %1460 = arith.select %1431, %1432, %1459 : f32
-          %1461 = arith.select %1426, %1427, %1460 : f32
-          memref.store %1461, %t[%1422, %1423] : memref<?x?xf32>
+      // m[i, j] in blocks of 16 x 8 elements, each transposed in registers.
+      %1422 = arith.constant 0 : index
+      %1423 = arith.constant 1 : index
+      %1424 = arith.constant 8 : index
+      %1425 = arith.constant 16 : index
+      %1426 = arith.subi %1419, %1416 : index
+      %1427 = arith.divui %1426, %1424 : index
+      %1428 = arith.muli %1427, %1424 : index
+      %1429 = arith.addi %1416, %1428 : index
+      %1430 = arith.subi %1421, %1417 : index
+      %1431 = arith.divui %1430, %1425 : index
+      %1432 = arith.muli %1431, %1425 : index
+      %1433 = arith.addi %1417, %1432 : index
+      %1434 = memref.alloca() {alignment = 64 : i64} : memref<8x16xf32>
+      scf.for %1435 = %1416 to %1429 step %1424 {
+        scf.for %1436 = %1417 to %1433 step %1425 {
+          %1437 = vector.load %m[%1436, %1435] : memref<?x?xf32>, vector<8xf32>
+          %1438 = arith.constant 1 : index
+          %1439 = arith.addi %1436, %1438 : index
+          %1440 = vector.load %m[%1439, %1435] : memref<?x?xf32>, vector<8xf32>
+          %1441 = arith.constant 2 : index
+          %1442 = arith.addi %1436, %1441 : index
+          %1443 = vector.load %m[%1442, %1435] : memref<?x?xf32>, vector<8xf32>
+          %1444 = arith.constant 3 : index
+          %1445 = arith.addi %1436, %1444 : index
+          %1446 = vector.load %m[%1445, %1435] : memref<?x?xf32>, vector<8xf32>
+          %1447 = arith.constant 4 : index
+          %1448 = arith.addi %1436, %1447 : index
+          %1449 = vector.load %m[%1448, %1435] : memref<?x?xf32>, vector<8xf32>
+          %1450 = arith.constant 5 : index
+          %1451 = arith.addi %1436, %1450 : index
+          %1452 = vector.load %m[%1451, %1435] : memref<?x?xf32>, vector<8xf32>
+          %1453 = arith.constant 6 : index
+          %1454 = arith.addi %1436, %1453 : index
+          %1455 = vector.load %m[%1454, %1435] : memref<?x?xf32>, vector<8xf32>
+          %1456 = arith.constant 7 : index
+          %1457 = arith.addi %1436, %1456 : index
+          %1458 = vector.load %m[%1457, %1435] : memref<?x?xf32>, vector<8xf32>
+          %1459 = vector.shuffle %1437, %1440 [0, 8, 1, 9, 4, 12, 5, 13] : vector<8xf32>, vector<8xf32>
+          %1460 = vector.shuffle %1437, %1440 [2, 10, 3, 11, 6, 14, 7, 15] : vector<8xf32>, vector<8xf32>
+          %1461 = vector.shuffle %1443, %1446 [0, 8, 1, 9, 4, 12, 5, 13] : vector<8xf32>, vector<8xf32>
+          %1462 = vector.shuffle %1443, %1446 [2, 10, 3, 11, 6, 14, 7, 15] : vector<8xf32>, vector<8xf32>
+          %1463 = vector.shuffle %1449, %1452 [0, 8, 1, 9, 4, 12, 5, 13] : vector<8xf32>, vector<8xf32>
+          %1464 = vector.shuffle %1449, %1452 [2, 10, 3, 11, 6, 14, 7, 15] : vector<8xf32>, vector<8xf32>
+          %1465 = vector.shuffle %1455, %1458 [0, 8, 1, 9, 4, 12, 5, 13] : vector<8xf32>, vector<8xf32>
+          %1466 = vector.shuffle %1455, %1458 [2, 10, 3, 11, 6, 14, 7, 15] : vector<8xf32>, vector<8xf32>
+          %1467 = vector.shuffle %1459, %1461 [0, 1, 8, 9, 4, 5, 12, 13] : vector<8xf32>, vector<8xf32>
+          %1468 = vector.shuffle %1459, %1461 [2, 3, 10, 11, 6, 7, 14, 15] : vector<8xf32>, vector<8xf32>
+          %1469 = vector.shuffle %1460, %1462 [0, 1, 8, 9, 4, 5, 12, 13] : vector<8xf32>, vector<8xf32>
+          %1470 = vector.shuffle %1460, %1462 [2, 3, 10, 11, 6, 7, 14, 15] : vector<8xf32>, vector<8xf32>
+          %1471 = vector.shuffle %1463, %1465 [0, 1, 8, 9, 4, 5, 12, 13] : vector<8xf32>, vector<8xf32>
+          %1472 = vector.shuffle %1463, %1465 [2, 3, 10, 11, 6, 7, 14, 15] : vector<8xf32>, vector<8xf32>
+          %1473 = vector.shuffle %1464, %1466 [0, 1, 8, 9, 4, 5, 12, 13] : vector<8xf32>, vector<8xf32>
+          %1474 = vector.shuffle %1464, %1466 [2, 3, 10, 11, 6, 7, 14, 15] : vector<8xf32>, vector<8xf32>
+          %1475 = vector.shuffle %1467, %1471 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
+          %1476 = arith.constant 0 : index
+          vector.store %1475, %1434[%1476, %1422] : memref<8x16xf32>, vector<8xf32>
+          %1477 = vector.shuffle %1468, %1472 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
+          %1478 = arith.constant 1 : index
+          vector.store %1477, %1434[%1478, %1422] : memref<8x16xf32>, vector<8xf32>
+          %1479 = vector.shuffle %1469, %1473 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
+          %1480 = arith.constant 2 : index
+          vector.store %1479, %1434[%1480, %1422] : memref<8x16xf32>, vector<8xf32>
+          %1481 = vector.shuffle %1470, %1474 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
+          %1482 = arith.constant 3 : index
+          vector.store %1481, %1434[%1482, %1422] : memref<8x16xf32>, vector<8xf32>
+          %1483 = vector.shuffle %1467, %1471 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
+          %1484 = arith.constant 4 : index
+          vector.store %1483, %1434[%1484, %1422] : memref<8x16xf32>, vector<8xf32>
+          %1485 = vector.shuffle %1468, %1472 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
+          %1486 = arith.constant 5 : index
+          vector.store %1485, %1434[%1486, %1422] : memref<8x16xf32>, vector<8xf32>
+          %1487 = vector.shuffle %1469, %1473 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
+          %1488 = arith.constant 6 : index
+          vector.store %1487, %1434[%1488, %1422] : memref<8x16xf32>, vector<8xf32>
+          %1489 = vector.shuffle %1470, %1474 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
+          %1490 = arith.constant 7 : index
+          vector.store %1489, %1434[%1490, %1422] : memref<8x16xf32>, vector<8xf32>
+          %1491 = arith.constant 8 : index
+          %1492 = arith.addi %1436, %1491 : index
+          %1493 = vector.load %m[%1492, %1435] : memref<?x?xf32>, vector<8xf32>
+          %1494 = arith.constant 9 : index
+          %1495 = arith.addi %1436, %1494 : index
+          %1496 = vector.load %m[%1495, %1435] : memref<?x?xf32>, vector<8xf32>
+          %1497 = arith.constant 10 : index
+          %1498 = arith.addi %1436, %1497 : index
+          %1499 = vector.load %m[%1498, %1435] : memref<?x?xf32>, vector<8xf32>
+          %1500 = arith.constant 11 : index
+          %1501 = arith.addi %1436, %1500 : index
+          %1502 = vector.load %m[%1501, %1435] : memref<?x?xf32>, vector<8xf32>
+          %1503 = arith.constant 12 : index
+          %1504 = arith.addi %1436, %1503 : index
+          %1505 = vector.load %m[%1504, %1435] : memref<?x?xf32>, vector<8xf32>
+          %1506 = arith.constant 13 : index
+          %1507 = arith.addi %1436, %1506 : index
+          %1508 = vector.load %m[%1507, %1435] : memref<?x?xf32>, vector<8xf32>
+          %1509 = arith.constant 14 : index
+          %1510 = arith.addi %1436, %1509 : index
+          %1511 = vector.load %m[%1510, %1435] : memref<?x?xf32>, vector<8xf32>
+          %1512 = arith.constant 15 : index
+          %1513 = arith.addi %1436, %1512 : index
+          %1514 = vector.load %m[%1513, %1435] : memref<?x?xf32>, vector<8xf32>
+          %1515 = vector.shuffle %1493, %1496 [0, 8, 1, 9, 4, 12, 5, 13] : vector<8xf32>, vector<8xf32>
+          %1516 = vector.shuffle %1493, %1496 [2, 10, 3, 11, 6, 14, 7, 15] : vector<8xf32>, vector<8xf32>
+          %1517 = vector.shuffle %1499, %1502 [0, 8, 1, 9, 4, 12, 5, 13] : vector<8xf32>, vector<8xf32>
+          %1518 = vector.shuffle %1499, %1502 [2, 10, 3, 11, 6, 14, 7, 15] : vector<8xf32>, vector<8xf32>
+          %1519 = vector.shuffle %1505, %1508 [0, 8, 1, 9, 4, 12, 5, 13] : vector<8xf32>, vector<8xf32>
+          %1520 = vector.shuffle %1505, %1508 [2, 10, 3, 11, 6, 14, 7, 15] : vector<8xf32>, vector<8xf32>
+          %1521 = vector.shuffle %1511, %1514 [0, 8, 1, 9, 4, 12, 5, 13] : vector<8xf32>, vector<8xf32>
+          %1522 = vector.shuffle %1511, %1514 [2, 10, 3, 11, 6, 14, 7, 15] : vector<8xf32>, vector<8xf32>
+          %1523 = vector.shuffle %1515, %1517 [0, 1, 8, 9, 4, 5, 12, 13] : vector<8xf32>, vector<8xf32>
+          %1524 = vector.shuffle %1515, %1517 [2, 3, 10, 11, 6, 7, 14, 15] : vector<8xf32>, vector<8xf32>
+          %1525 = vector.shuffle %1516, %1518 [0, 1, 8, 9, 4, 5, 12, 13] : vector<8xf32>, vector<8xf32>
+          %1526 = vector.shuffle %1516, %1518 [2, 3, 10, 11, 6, 7, 14, 15] : vector<8xf32>, vector<8xf32>
+          %1527 = vector.shuffle %1519, %1521 [0, 1, 8, 9, 4, 5, 12, 13] : vector<8xf32>, vector<8xf32>
+          %1528 = vector.shuffle %1519, %1521 [2, 3, 10, 11, 6, 7, 14, 15] : vector<8xf32>, vector<8xf32>
+          %1529 = vector.shuffle %1520, %1522 [0, 1, 8, 9, 4, 5, 12, 13] : vector<8xf32>, vector<8xf32>
+          %1530 = vector.shuffle %1520, %1522 [2, 3, 10, 11, 6, 7, 14, 15] : vector<8xf32>, vector<8xf32>
+          %1531 = vector.shuffle %1523, %1527 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
+          %1532 = arith.constant 0 : index
+          vector.store %1531, %1434[%1532, %1424] : memref<8x16xf32>, vector<8xf32>
+          %1533 = vector.shuffle %1524, %1528 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
+          %1534 = arith.constant 1 : index
+          vector.store %1533, %1434[%1534, %1424] : memref<8x16xf32>, vector<8xf32>
+          %1535 = vector.shuffle %1525, %1529 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
+          %1536 = arith.constant 2 : index
+          vector.store %1535, %1434[%1536, %1424] : memref<8x16xf32>, vector<8xf32>
+          %1537 = vector.shuffle %1526, %1530 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
+          %1538 = arith.constant 3 : index
+          vector.store %1537, %1434[%1538, %1424] : memref<8x16xf32>, vector<8xf32>
+          %1539 = vector.shuffle %1523, %1527 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
+          %1540 = arith.constant 4 : index
+          vector.store %1539, %1434[%1540, %1424] : memref<8x16xf32>, vector<8xf32>
+          %1541 = vector.shuffle %1524, %1528 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
+          %1542 = arith.constant 5 : index
+          vector.store %1541, %1434[%1542, %1424] : memref<8x16xf32>, vector<8xf32>
+          %1543 = vector.shuffle %1525, %1529 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
+          %1544 = arith.constant 6 : index
+          vector.store %1543, %1434[%1544, %1424] : memref<8x16xf32>, vector<8xf32>
+          %1545 = vector.shuffle %1526, %1530 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
+          %1546 = arith.constant 7 : index
+          vector.store %1545, %1434[%1546, %1424] : memref<8x16xf32>, vector<8xf32>
+          scf.for %1547 = %1422 to %1424 step %1423 {
+            scf.for %1548 = %1422 to %1425 step %1423 {
+              %1549 = arith.addi %1435, %1547 : index
+              %1550 = arith.addi %1436, %1548 : index
+              %1551 = memref.load %1434[%1547, %1548] : memref<8x16xf32>
+              %1552 = arith.constant 0.0 : f32
+              %1553 = arith.cmpf ogt, %1551, %1552 : f32
+              %1554 = math.exp %1551 : f32
+              %1555 = arith.constant 1.0 : f32
+              %1556 = arith.cmpf oeq, %1554, %1555 : f32
+              %1557 = math.exp %1551 : f32
+              %1558 = arith.constant 1.0 : f32
+              %1559 = arith.subf %1557, %1558 : f32
+              %1560 = arith.constant 1.0 : f32
+              %1561 = arith.negf %1560 : f32
+              %1562 = arith.cmpf oeq, %1559, %1561 : f32
+              %1563 = arith.constant 1.0 : f32
+              %1564 = arith.negf %1563 : f32
+              %1565 = math.exp %1551 : f32
+              %1566 = arith.constant 0x7F800000 : f32
+              %1567 = arith.cmpf oeq, %1565, %1566 : f32
+              %1568 = math.exp %1551 : f32
+              %1569 = math.exp %1551 : f32
+              %1570 = arith.constant 1.0 : f32
+              %1571 = arith.subf %1569, %1570 : f32
+              %1572 = math.exp %1551 : f32
+              %1573 = math.log %1572 : f32
+              %1574 = arith.divf %1551, %1573 : f32
+              %1575 = arith.mulf %1571, %1574 : f32
+              %1576 = arith.select %1567, %1568, %1575 : f32
+              %1577 = arith.select %1562, %1564, %1576 : f32
+              %1578 = arith.select %1556, %1551, %1577 : f32
+              %1579 = arith.select %1553, %1551, %1578 : f32
+              memref.store %1579, %t[%1549, %1550] : memref<?x?xf32>
+            }
+          }
+        }
+        %1581 = arith.addi %1435, %1424 : index
+        scf.for %1580 = %1435 to %1581 step %1423 {
+          scf.for %1582 = %1433 to %1421 step %1423 {
+            %1583 = memref.load %m[%1582, %1580] : memref<?x?xf32>
+            %1584 = arith.constant 0.0 : f32
+            %1585 = arith.cmpf ogt, %1583, %1584 : f32
+            %1586 = memref.load %m[%1582, %1580] : memref<?x?xf32>
+            %1587 = memref.load %m[%1582, %1580] : memref<?x?xf32>
+            %1588 = math.exp %1587 : f32
+            %1589 = arith.constant 1.0 : f32
+            %1590 = arith.cmpf oeq, %1588, %1589 : f32
+            %1591 = memref.load %m[%1582, %1580] : memref<?x?xf32>
+            %1592 = memref.load %m[%1582, %1580] : memref<?x?xf32>
+            %1593 = math.exp %1592 : f32
+            %1594 = arith.constant 1.0 : f32
+            %1595 = arith.subf %1593, %1594 : f32
+            %1596 = arith.constant 1.0 : f32
+            %1597 = arith.negf %1596 : f32
+            %1598 = arith.cmpf oeq, %1595, %1597 : f32
+            %1599 = arith.constant 1.0 : f32
+            %1600 = arith.negf %1599 : f32
+            %1601 = memref.load %m[%1582, %1580] : memref<?x?xf32>
+            %1602 = math.exp %1601 : f32
+            %1603 = arith.constant 0x7F800000 : f32
+            %1604 = arith.cmpf oeq, %1602, %1603 : f32
+            %1605 = memref.load %m[%1582, %1580] : memref<?x?xf32>
+            %1606 = math.exp %1605 : f32
+            %1607 = memref.load %m[%1582, %1580] : memref<?x?xf32>
+            %1608 = math.exp %1607 : f32
+            %1609 = arith.constant 1.0 : f32
+            %1610 = arith.subf %1608, %1609 : f32
+            %1611 = memref.load %m[%1582, %1580] : memref<?x?xf32>
+            %1612 = memref.load %m[%1582, %1580] : memref<?x?xf32>
+            %1613 = math.exp %1612 : f32
+            %1614 = math.log %1613 : f32
+            %1615 = arith.divf %1611, %1614 : f32
+            %1616 = arith.mulf %1610, %1615 : f32
+            %1617 = arith.select %1604, %1606, %1616 : f32
+            %1618 = arith.select %1598, %1600, %1617 : f32
+            %1619 = arith.select %1590, %1591, %1618 : f32
+            %1620 = arith.select %1585, %1586, %1619 : f32
+            memref.store %1620, %t[%1580, %1582] : memref<?x?xf32>
+          }
+        }
+      }
+      scf.for %1621 = %1429 to %1419 step %1413 {
+        scf.for %1622 = %1417 to %1421 step %1413 {
+          %1623 = memref.load %m[%1622, %1621] : memref<?x?xf32>
+          %1624 = arith.constant 0.0 : f32
+          %1625 = arith.cmpf ogt, %1623, %1624 : f32
+          %1626 = memref.load %m[%1622, %1621] : memref<?x?xf32>
+          %1627 = memref.load %m[%1622, %1621] : memref<?x?xf32>
+          %1628 = math.exp %1627 : f32
+          %1629 = arith.constant 1.0 : f32
+          %1630 = arith.cmpf oeq, %1628, %1629 : f32
+          %1631 = memref.load %m[%1622, %1621] : memref<?x?xf32>
+          %1632 = memref.load %m[%1622, %1621] : memref<?x?xf32>
+          %1633 = math.exp %1632 : f32
+          %1634 = arith.constant 1.0 : f32
+          %1635 = arith.subf %1633, %1634 : f32
+          %1636 = arith.constant 1.0 : f32
+          %1637 = arith.negf %1636 : f32
+          %1638 = arith.cmpf oeq, %1635, %1637 : f32
+          %1639 = arith.constant 1.0 : f32
+          %1640 = arith.negf %1639 : f32
+          %1641 = memref.load %m[%1622, %1621] : memref<?x?xf32>
+          %1642 = math.exp %1641 : f32
+          %1643 = arith.constant 0x7F800000 : f32
+          %1644 = arith.cmpf oeq, %1642, %1643 : f32
+          %1645 = memref.load %m[%1622, %1621] : memref<?x?xf32>
+          %1646 = math.exp %1645 : f32
+          %1647 = memref.load %m[%1622, %1621] : memref<?x?xf32>
+          %1648 = math.exp %1647 : f32
+          %1649 = arith.constant 1.0 : f32
+          %1650 = arith.subf %1648, %1649 : f32
+          %1651 = memref.load %m[%1622, %1621] : memref<?x?xf32>
+          %1652 = memref.load %m[%1622, %1621] : memref<?x?xf32>
+          %1653 = math.exp %1652 : f32
+          %1654 = math.log %1653 : f32
+          %1655 = arith.divf %1651, %1654 : f32
+          %1656 = arith.mulf %1650, %1655 : f32
+          %1657 = arith.select %1644, %1646, %1656 : f32
+          %1658 = arith.select %1638, %1640, %1657 : f32
+          %1659 = arith.select %1630, %1631, %1658 : f32
+          %1660 = arith.select %1625, %1626, %1659 : f32
+          memref.store %1660, %t[%1621, %1622] : memref<?x?xf32>
         }
       }
       scf.reduce
     }
     // Statements 8 to 9 fused: row by row, in parallel blocks of rows.
-    %1462 = arith.constant 4 : index
-    %1463 = arith.muli %1462, %H : index
-    %1464 = arith.muli %1463, %W : index
-    %1465 = arith.constant 4 : index
-    %1466 = arith.muli %1465, %H : index
-    %1467 = arith.addi %1464, %1466 : index
-    %1468 = arith.constant 4 : index
-    %1469 = arith.muli %1468, %H : index
-    %1470 = arith.muli %1469, %W : index
-    %1471 = arith.addi %1467, %1470 : index
-    %1472 = arith.constant 50331648 : index
-    %1473 = arith.cmpi sge, %1471, %1472 : index
-    %1474 = arith.constant 0 : index
-    %1475 = arith.constant 1 : index
-    %1476 = arith.constant 63 : index
-    %1477 = arith.addi %H, %1476 : index
-    %1478 = arith.constant 64 : index
-    %1479 = arith.divui %1477, %1478 : index
-    %1480 = arith.constant 1 : index
-    %1481 = arith.maxsi %1479, %1480 : index
-    scf.parallel (%1482) = (%1474) to (%H) step (%1481) {
-      %1483 = arith.addi %1482, %1481 : index
-      %1484 = arith.minsi %1483, %H : index
-      %1485 = memref.alloca() : memref<16xf32>
-      scf.for %1486 = %1482 to %1484 step %1475 {
-        %1487 = arith.addi %1486, %1475 : index
-        %1488 = arith.subi %H, %1475 : index
-        %1489 = arith.minsi %1487, %1488 : index
-        %1490 = memref.subview %m[%1486, 0] [1, %W] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
-        %1491 = memref.subview %mx[%1486] [1] [1] : memref<?xf32> to memref<f32, strided<[], offset: ?>>
-        %1492 = memref.subview %p[%1486, 0] [1, %W] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
+    %1661 = arith.constant 4 : index
+    %1662 = arith.muli %1661, %H : index
+    %1663 = arith.muli %1662, %W : index
+    %1664 = arith.constant 4 : index
+    %1665 = arith.muli %1664, %H : index
+    %1666 = arith.addi %1663, %1665 : index
+    %1667 = arith.constant 4 : index
+    %1668 = arith.muli %1667, %H : index
+    %1669 = arith.muli %1668, %W : index
+    %1670 = arith.addi %1666, %1669 : index
+    %1671 = arith.constant 50331648 : index
+    %1672 = arith.cmpi sge, %1670, %1671 : index
+    %1673 = arith.constant 0 : index
+    %1674 = arith.constant 1 : index
+    %1675 = arith.constant 63 : index
+    %1676 = arith.addi %H, %1675 : index
+    %1677 = arith.constant 64 : index
+    %1678 = arith.divui %1676, %1677 : index
+    %1679 = arith.constant 1 : index
+    %1680 = arith.maxsi %1678, %1679 : index
+    scf.parallel (%1681) = (%1673) to (%H) step (%1680) {
+      %1682 = arith.addi %1681, %1680 : index
+      %1683 = arith.minsi %1682, %H : index
+      %1684 = memref.alloca() : memref<16xf32>
+      scf.for %1685 = %1681 to %1683 step %1674 {
+        %1686 = arith.addi %1685, %1674 : index
+        %1687 = arith.subi %H, %1674 : index
+        %1688 = arith.minsi %1686, %1687 : index
+        %1689 = memref.subview %m[%1685, 0] [1, %W] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
+        %1690 = memref.subview %mx[%1685] [1] [1] : memref<?xf32> to memref<f32, strided<[], offset: ?>>
+        %1691 = memref.subview %p[%1685, 0] [1, %W] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
         // mx[i] = max(j in 0..W: m[i, j])
-        %1493 = arith.constant 0xFF800000 : f32
-        linalg.fill ins(%1493 : f32) outs(%1491 : memref<f32, strided<[], offset: ?>>)
-        %1494 = arith.constant 0 : index
-        %1495 = arith.subi %W, %1494 : index
-        %1496 = arith.constant 0 : index
-        %1497 = arith.maxsi %1495, %1496 : index
-        %1498 = arith.constant 0 : index
-        %1499 = memref.reinterpret_cast %1491 to offset: [0], sizes: [%1497], strides: [%1498] : memref<f32, strided<[], offset: ?>> to memref<?xf32, strided<[?]>>
+        %1692 = arith.constant 0xFF800000 : f32
+        linalg.fill ins(%1692 : f32) outs(%1690 : memref<f32, strided<[], offset: ?>>)
+        %1693 = arith.constant 0 : index
+        %1694 = arith.subi %W, %1693 : index
+        %1695 = arith.constant 0 : index
+        %1696 = arith.maxsi %1694, %1695 : index
+        %1697 = arith.constant 0 : index
+        %1698 = memref.reinterpret_cast %1690 to offset: [0], sizes: [%1696], strides: [%1697] : memref<f32, strided<[], offset: ?>> to memref<?xf32, strided<[?]>>
         linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
-            ins(%1499, %1490 : memref<?xf32, strided<[?]>>, memref<?xf32, strided<[1], offset: ?>>)
-            outs(%1491 : memref<f32, strided<[], offset: ?>>) {
-          ^bb0(%1500: f32, %1501: f32, %1502: f32):
-          %1503 = arith.maximumf %1502, %1501 : f32
-          linalg.yield %1503 : f32
+            ins(%1698, %1689 : memref<?xf32, strided<[?]>>, memref<?xf32, strided<[1], offset: ?>>)
+            outs(%1690 : memref<f32, strided<[], offset: ?>>) {
+          ^bb0(%1699: f32, %1700: f32, %1701: f32):
+          %1702 = arith.maximumf %1701, %1700 : f32
+          linalg.yield %1702 : f32
         }
         // p[i, j] = select(m[i, j] > mx[i] - 1.0, exp(m[i, j] - mx[i]), 0.0)
-        scf.if %1473 {
+        scf.if %1672 {
           // Non-temporal stores: plain head and tail, whole 64-byte lines in between.
-          %1504 = arith.constant 4 : index
-          %1505, %1506, %1507, %1508 = memref.extract_strided_metadata %1492 : memref<?xf32, strided<[1], offset: ?>> -> memref<f32>, index, index, index
-          %1509 = memref.extract_aligned_pointer_as_index %1492 : memref<?xf32, strided<[1], offset: ?>> -> index
-          %1510 = arith.muli %1506, %1504 : index
-          %1511 = arith.addi %1509, %1510 : index
-          %1512 = arith.constant 64 : index
-          %1513 = arith.remui %1511, %1512 : index
-          %1514 = arith.subi %1512, %1513 : index
-          %1515 = arith.remui %1514, %1512 : index
-          %1516 = arith.divui %1515, %1504 : index
-          %1517 = arith.minsi %1516, %W : index
-          %1518 = arith.constant 16 : index
-          %1519 = arith.subi %W, %1517 : index
-          %1520 = arith.divui %1519, %1518 : index
-          %1521 = arith.muli %1520, %1518 : index
-          %1522 = arith.addi %1517, %1521 : index
-          %1523 = arith.constant 0 : index
-          %1524 = arith.constant 1 : index
-          %1525 = memref.subview %1492[%1523] [%1517] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
-          %1526 = arith.constant 0 : index
-          %1527 = memref.reinterpret_cast %1525 to offset: [0], sizes: [%1517], strides: [%1526] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+          %1703 = arith.constant 4 : index
+          %1704, %1705, %1706, %1707 = memref.extract_strided_metadata %1691 : memref<?xf32, strided<[1], offset: ?>> -> memref<f32>, index, index, index
+          %1708 = memref.extract_aligned_pointer_as_index %1691 : memref<?xf32, strided<[1], offset: ?>> -> index
+          %1709 = arith.muli %1705, %1703 : index
+          %1710 = arith.addi %1708, %1709 : index
+          %1711 = arith.constant 64 : index
+          %1712 = arith.remui %1710, %1711 : index
+          %1713 = arith.subi %1711, %1712 : index
+          %1714 = arith.remui %1713, %1711 : index
+          %1715 = arith.divui %1714, %1703 : index
+          %1716 = arith.minsi %1715, %W : index
+          %1717 = arith.constant 16 : index
+          %1718 = arith.subi %W, %1716 : index
+          %1719 = arith.divui %1718, %1717 : index
+          %1720 = arith.muli %1719, %1717 : index
+          %1721 = arith.addi %1716, %1720 : index
+          %1722 = arith.constant 0 : index
+          %1723 = arith.constant 1 : index
+          %1724 = memref.subview %1691[%1722] [%1716] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
+          %1725 = arith.constant 0 : index
+          %1726 = memref.reinterpret_cast %1724 to offset: [0], sizes: [%1716], strides: [%1725] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
           linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-              ins(%1527, %1491 : memref<?xf32, strided<[?]>>, memref<f32, strided<[], offset: ?>>)
-              outs(%1525 : memref<?xf32, strided<[1], offset: ?>>) {
-            ^bb0(%1528: f32, %1529: f32, %1530: f32):
-            %1531 = linalg.index 0 : index
-            %1532 = arith.addi %1531, %1523 : index
-            %1533 = memref.load %1490[%1532] : memref<?xf32, strided<[1], offset: ?>>
-            %1534 = arith.constant 1.0 : f32
-            %1535 = arith.subf %1529, %1534 : f32
-            %1536 = arith.cmpf ogt, %1533, %1535 : f32
-            %1537 = memref.load %1490[%1532] : memref<?xf32, strided<[1], offset: ?>>
-            %1538 = arith.subf %1537, %1529 : f32
-            %1539 = math.exp %1538 : f32
-            %1540 = arith.constant 0.0 : f32
-            %1541 = arith.select %1536, %1539, %1540 : f32
-            linalg.yield %1541 : f32
+              ins(%1726, %1690 : memref<?xf32, strided<[?]>>, memref<f32, strided<[], offset: ?>>)
+              outs(%1724 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%1727: f32, %1728: f32, %1729: f32):
+            %1730 = linalg.index 0 : index
+            %1731 = arith.addi %1730, %1722 : index
+            %1732 = memref.load %1689[%1731] : memref<?xf32, strided<[1], offset: ?>>
+            %1733 = arith.constant 1.0 : f32
+            %1734 = arith.subf %1728, %1733 : f32
+            %1735 = arith.cmpf ogt, %1732, %1734 : f32
+            %1736 = memref.load %1689[%1731] : memref<?xf32, strided<[1], offset: ?>>
+            %1737 = arith.subf %1736, %1728 : f32
+            %1738 = math.exp %1737 : f32
+            %1739 = arith.constant 0.0 : f32
+            %1740 = arith.select %1735, %1738, %1739 : f32
+            linalg.yield %1740 : f32
           }
-          scf.for %1542 = %1523 to %1520 step %1524 {
-            %1543 = arith.muli %1542, %1518 : index
-            %1544 = arith.addi %1517, %1543 : index
-            memref.prefetch %m[%1489, %1544], read, locality<3>, data : memref<?x?xf32>
-            %1545 = arith.constant 1024 : index
-            %1546 = arith.constant 1 : index
-            %1547 = arith.subi %W, %1546 : index
-            %1548 = arith.addi %1544, %1545 : index
-            %1549 = arith.minsi %1548, %1547 : index
-            memref.prefetch %1490[%1549], read, locality<3>, data : memref<?xf32, strided<[1], offset: ?>>
-            %1550 = arith.constant 0 : index
-            %1551 = memref.reinterpret_cast %1485 to offset: [0], sizes: [%1518], strides: [%1550] : memref<16xf32> to memref<?xf32, strided<[?]>>
+          scf.for %1741 = %1722 to %1719 step %1723 {
+            %1742 = arith.muli %1741, %1717 : index
+            %1743 = arith.addi %1716, %1742 : index
+            memref.prefetch %m[%1688, %1743], read, locality<3>, data : memref<?x?xf32>
+            %1744 = arith.constant 1024 : index
+            %1745 = arith.constant 1 : index
+            %1746 = arith.subi %W, %1745 : index
+            %1747 = arith.addi %1743, %1744 : index
+            %1748 = arith.minsi %1747, %1746 : index
+            memref.prefetch %1689[%1748], read, locality<3>, data : memref<?xf32, strided<[1], offset: ?>>
+            %1749 = arith.constant 0 : index
+            %1750 = memref.reinterpret_cast %1684 to offset: [0], sizes: [%1717], strides: [%1749] : memref<16xf32> to memref<?xf32, strided<[?]>>
             linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-                ins(%1551, %1491 : memref<?xf32, strided<[?]>>, memref<f32, strided<[], offset: ?>>)
-                outs(%1485 : memref<16xf32>) {
-              ^bb0(%1552: f32, %1553: f32, %1554: f32):
-              %1555 = linalg.index 0 : index
-              %1556 = arith.addi %1555, %1544 : index
-              %1557 = memref.load %1490[%1556] : memref<?xf32, strided<[1], offset: ?>>
-              %1558 = arith.constant 1.0 : f32
-              %1559 = arith.subf %1553, %1558 : f32
-              %1560 = arith.cmpf ogt, %1557, %1559 : f32
-              %1561 = memref.load %1490[%1556] : memref<?xf32, strided<[1], offset: ?>>
-              %1562 = arith.subf %1561, %1553 : f32
-              %1563 = math.exp %1562 : f32
-              %1564 = arith.constant 0.0 : f32
-              %1565 = arith.select %1560, %1563, %1564 : f32
-              linalg.yield %1565 : f32
+                ins(%1750, %1690 : memref<?xf32, strided<[?]>>, memref<f32, strided<[], offset: ?>>)
+                outs(%1684 : memref<16xf32>) {
+              ^bb0(%1751: f32, %1752: f32, %1753: f32):
+              %1754 = linalg.index 0 : index
+              %1755 = arith.addi %1754, %1743 : index
+              %1756 = memref.load %1689[%1755] : memref<?xf32, strided<[1], offset: ?>>
+              %1757 = arith.constant 1.0 : f32
+              %1758 = arith.subf %1752, %1757 : f32
+              %1759 = arith.cmpf ogt, %1756, %1758 : f32
+              %1760 = memref.load %1689[%1755] : memref<?xf32, strided<[1], offset: ?>>
+              %1761 = arith.subf %1760, %1752 : f32
+              %1762 = math.exp %1761 : f32
+              %1763 = arith.constant 0.0 : f32
+              %1764 = arith.select %1759, %1762, %1763 : f32
+              linalg.yield %1764 : f32
             }
-            %1566 = arith.constant 8 : index
-            %1567 = vector.load %1485[%1523] : memref<16xf32>, vector<8xf32>
-            %1568 = vector.load %1485[%1566] : memref<16xf32>, vector<8xf32>
-            %1569 = arith.muli %1544, %1504 : index
-            %1570 = arith.addi %1511, %1569 : index
-            %1571 = arith.index_cast %1570 : index to i64
-            %1572 = llvm.inttoptr %1571 : i64 to !llvm.ptr
-            llvm.store %1567, %1572 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
-            %1573 = llvm.getelementptr %1572[32] : (!llvm.ptr) -> !llvm.ptr, i8
-            llvm.store %1568, %1573 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+            %1765 = arith.constant 8 : index
+            %1766 = vector.load %1684[%1722] : memref<16xf32>, vector<8xf32>
+            %1767 = vector.load %1684[%1765] : memref<16xf32>, vector<8xf32>
+            %1768 = arith.muli %1743, %1703 : index
+            %1769 = arith.addi %1710, %1768 : index
+            %1770 = arith.index_cast %1769 : index to i64
+            %1771 = llvm.inttoptr %1770 : i64 to !llvm.ptr
+            llvm.store %1766, %1771 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+            %1772 = llvm.getelementptr %1771[32] : (!llvm.ptr) -> !llvm.ptr, i8
+            llvm.store %1767, %1772 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
           }
-          %1574 = arith.subi %W, %1522 : index
-          %1575 = memref.subview %1492[%1522] [%1574] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
-          %1576 = arith.constant 0 : index
-          %1577 = memref.reinterpret_cast %1575 to offset: [0], sizes: [%1574], strides: [%1576] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+          %1773 = arith.subi %W, %1721 : index
+          %1774 = memref.subview %1691[%1721] [%1773] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
+          %1775 = arith.constant 0 : index
+          %1776 = memref.reinterpret_cast %1774 to offset: [0], sizes: [%1773], strides: [%1775] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
           linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-              ins(%1577, %1491 : memref<?xf32, strided<[?]>>, memref<f32, strided<[], offset: ?>>)
-              outs(%1575 : memref<?xf32, strided<[1], offset: ?>>) {
-            ^bb0(%1578: f32, %1579: f32, %1580: f32):
-            %1581 = linalg.index 0 : index
-            %1582 = arith.addi %1581, %1522 : index
-            %1583 = memref.load %1490[%1582] : memref<?xf32, strided<[1], offset: ?>>
-            %1584 = arith.constant 1.0 : f32
-            %1585 = arith.subf %1579, %1584 : f32
-            %1586 = arith.cmpf ogt, %1583, %1585 : f32
-            %1587 = memref.load %1490[%1582] : memref<?xf32, strided<[1], offset: ?>>
-            %1588 = arith.subf %1587, %1579 : f32
-            %1589 = math.exp %1588 : f32
-            %1590 = arith.constant 0.0 : f32
-            %1591 = arith.select %1586, %1589, %1590 : f32
-            linalg.yield %1591 : f32
+              ins(%1776, %1690 : memref<?xf32, strided<[?]>>, memref<f32, strided<[], offset: ?>>)
+              outs(%1774 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%1777: f32, %1778: f32, %1779: f32):
+            %1780 = linalg.index 0 : index
+            %1781 = arith.addi %1780, %1721 : index
+            %1782 = memref.load %1689[%1781] : memref<?xf32, strided<[1], offset: ?>>
+            %1783 = arith.constant 1.0 : f32
+            %1784 = arith.subf %1778, %1783 : f32
+            %1785 = arith.cmpf ogt, %1782, %1784 : f32
+            %1786 = memref.load %1689[%1781] : memref<?xf32, strided<[1], offset: ?>>
+            %1787 = arith.subf %1786, %1778 : f32
+            %1788 = math.exp %1787 : f32
+            %1789 = arith.constant 0.0 : f32
+            %1790 = arith.select %1785, %1788, %1789 : f32
+            linalg.yield %1790 : f32
           }
         } else {
-          %1592 = arith.constant 0 : index
-          %1593 = memref.reinterpret_cast %1492 to offset: [0], sizes: [%W], strides: [%1592] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+          %1791 = arith.constant 0 : index
+          %1792 = memref.reinterpret_cast %1691 to offset: [0], sizes: [%W], strides: [%1791] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
           linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-              ins(%1593, %1490, %1491 : memref<?xf32, strided<[?]>>, memref<?xf32, strided<[1], offset: ?>>, memref<f32, strided<[], offset: ?>>)
-              outs(%1492 : memref<?xf32, strided<[1], offset: ?>>) {
-            ^bb0(%1594: f32, %1595: f32, %1596: f32, %1597: f32):
-            %1598 = arith.constant 1.0 : f32
-            %1599 = arith.subf %1596, %1598 : f32
-            %1600 = arith.cmpf ogt, %1595, %1599 : f32
-            %1601 = arith.subf %1595, %1596 : f32
-            %1602 = math.exp %1601 : f32
-            %1603 = arith.constant 0.0 : f32
-            %1604 = arith.select %1600, %1602, %1603 : f32
-            linalg.yield %1604 : f32
+              ins(%1792, %1689, %1690 : memref<?xf32, strided<[?]>>, memref<?xf32, strided<[1], offset: ?>>, memref<f32, strided<[], offset: ?>>)
+              outs(%1691 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%1793: f32, %1794: f32, %1795: f32, %1796: f32):
+            %1797 = arith.constant 1.0 : f32
+            %1798 = arith.subf %1795, %1797 : f32
+            %1799 = arith.cmpf ogt, %1794, %1798 : f32
+            %1800 = arith.subf %1794, %1795 : f32
+            %1801 = math.exp %1800 : f32
+            %1802 = arith.constant 0.0 : f32
+            %1803 = arith.select %1799, %1801, %1802 : f32
+            linalg.yield %1803 : f32
           }
         }
       }
-      scf.if %1473 {
+      scf.if %1672 {
         llvm.fence seq_cst
       }
       scf.reduce

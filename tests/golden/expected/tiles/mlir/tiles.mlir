@@ -64,102 +64,672 @@ module {
       %29 = arith.minsi %28, %R : index
       %30 = arith.addi %27, %24 : index
       %31 = arith.minsi %30, %D : index
-      scf.for %32 = %26 to %29 step %22 {
-        scf.for %33 = %27 to %31 step %22 {
-          %34 = memref.load %v[%33, %25, %32] : memref<?x?x?xf32>
-          %35 = arith.constant 0 : index
-          %36 = memref.load %v[%33, %35, %32] : memref<?x?x?xf32>
-          %37 = arith.subf %34, %36 : f32
-          memref.store %37, %w[%32, %25, %33] : memref<?x?x?xf32>
+      // v[c, e, a] in blocks of 16 x 8 elements, each transposed in registers.
+      %32 = arith.constant 0 : index
+      %33 = arith.constant 1 : index
+      %34 = arith.constant 8 : index
+      %35 = arith.constant 16 : index
+      %36 = arith.subi %29, %26 : index
+      %37 = arith.divui %36, %34 : index
+      %38 = arith.muli %37, %34 : index
+      %39 = arith.addi %26, %38 : index
+      %40 = arith.subi %31, %27 : index
+      %41 = arith.divui %40, %35 : index
+      %42 = arith.muli %41, %35 : index
+      %43 = arith.addi %27, %42 : index
+      %44 = memref.alloca() {alignment = 64 : i64} : memref<8x16xf32>
+      scf.for %45 = %26 to %39 step %34 {
+        scf.for %46 = %27 to %43 step %35 {
+          %47 = vector.load %v[%46, %25, %45] : memref<?x?x?xf32>, vector<8xf32>
+          %48 = arith.constant 1 : index
+          %49 = arith.addi %46, %48 : index
+          %50 = vector.load %v[%49, %25, %45] : memref<?x?x?xf32>, vector<8xf32>
+          %51 = arith.constant 2 : index
+          %52 = arith.addi %46, %51 : index
+          %53 = vector.load %v[%52, %25, %45] : memref<?x?x?xf32>, vector<8xf32>
+          %54 = arith.constant 3 : index
+          %55 = arith.addi %46, %54 : index
+          %56 = vector.load %v[%55, %25, %45] : memref<?x?x?xf32>, vector<8xf32>
+          %57 = arith.constant 4 : index
+          %58 = arith.addi %46, %57 : index
+          %59 = vector.load %v[%58, %25, %45] : memref<?x?x?xf32>, vector<8xf32>
+          %60 = arith.constant 5 : index
+          %61 = arith.addi %46, %60 : index
+          %62 = vector.load %v[%61, %25, %45] : memref<?x?x?xf32>, vector<8xf32>
+          %63 = arith.constant 6 : index
+          %64 = arith.addi %46, %63 : index
+          %65 = vector.load %v[%64, %25, %45] : memref<?x?x?xf32>, vector<8xf32>
+          %66 = arith.constant 7 : index
+          %67 = arith.addi %46, %66 : index
+          %68 = vector.load %v[%67, %25, %45] : memref<?x?x?xf32>, vector<8xf32>
+          %69 = vector.shuffle %47, %50 [0, 8, 1, 9, 4, 12, 5, 13] : vector<8xf32>, vector<8xf32>
+          %70 = vector.shuffle %47, %50 [2, 10, 3, 11, 6, 14, 7, 15] : vector<8xf32>, vector<8xf32>
+          %71 = vector.shuffle %53, %56 [0, 8, 1, 9, 4, 12, 5, 13] : vector<8xf32>, vector<8xf32>
+          %72 = vector.shuffle %53, %56 [2, 10, 3, 11, 6, 14, 7, 15] : vector<8xf32>, vector<8xf32>
+          %73 = vector.shuffle %59, %62 [0, 8, 1, 9, 4, 12, 5, 13] : vector<8xf32>, vector<8xf32>
+          %74 = vector.shuffle %59, %62 [2, 10, 3, 11, 6, 14, 7, 15] : vector<8xf32>, vector<8xf32>
+          %75 = vector.shuffle %65, %68 [0, 8, 1, 9, 4, 12, 5, 13] : vector<8xf32>, vector<8xf32>
+          %76 = vector.shuffle %65, %68 [2, 10, 3, 11, 6, 14, 7, 15] : vector<8xf32>, vector<8xf32>
+          %77 = vector.shuffle %69, %71 [0, 1, 8, 9, 4, 5, 12, 13] : vector<8xf32>, vector<8xf32>
+          %78 = vector.shuffle %69, %71 [2, 3, 10, 11, 6, 7, 14, 15] : vector<8xf32>, vector<8xf32>
+          %79 = vector.shuffle %70, %72 [0, 1, 8, 9, 4, 5, 12, 13] : vector<8xf32>, vector<8xf32>
+          %80 = vector.shuffle %70, %72 [2, 3, 10, 11, 6, 7, 14, 15] : vector<8xf32>, vector<8xf32>
+          %81 = vector.shuffle %73, %75 [0, 1, 8, 9, 4, 5, 12, 13] : vector<8xf32>, vector<8xf32>
+          %82 = vector.shuffle %73, %75 [2, 3, 10, 11, 6, 7, 14, 15] : vector<8xf32>, vector<8xf32>
+          %83 = vector.shuffle %74, %76 [0, 1, 8, 9, 4, 5, 12, 13] : vector<8xf32>, vector<8xf32>
+          %84 = vector.shuffle %74, %76 [2, 3, 10, 11, 6, 7, 14, 15] : vector<8xf32>, vector<8xf32>
+          %85 = vector.shuffle %77, %81 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
+          %86 = arith.constant 0 : index
+          vector.store %85, %44[%86, %32] : memref<8x16xf32>, vector<8xf32>
+          %87 = vector.shuffle %78, %82 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
+          %88 = arith.constant 1 : index
+          vector.store %87, %44[%88, %32] : memref<8x16xf32>, vector<8xf32>
+          %89 = vector.shuffle %79, %83 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
+          %90 = arith.constant 2 : index
+          vector.store %89, %44[%90, %32] : memref<8x16xf32>, vector<8xf32>
+          %91 = vector.shuffle %80, %84 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
+          %92 = arith.constant 3 : index
+          vector.store %91, %44[%92, %32] : memref<8x16xf32>, vector<8xf32>
+          %93 = vector.shuffle %77, %81 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
+          %94 = arith.constant 4 : index
+          vector.store %93, %44[%94, %32] : memref<8x16xf32>, vector<8xf32>
+          %95 = vector.shuffle %78, %82 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
+          %96 = arith.constant 5 : index
+          vector.store %95, %44[%96, %32] : memref<8x16xf32>, vector<8xf32>
+          %97 = vector.shuffle %79, %83 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
+          %98 = arith.constant 6 : index
+          vector.store %97, %44[%98, %32] : memref<8x16xf32>, vector<8xf32>
+          %99 = vector.shuffle %80, %84 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
+          %100 = arith.constant 7 : index
+          vector.store %99, %44[%100, %32] : memref<8x16xf32>, vector<8xf32>
+          %101 = arith.constant 8 : index
+          %102 = arith.addi %46, %101 : index
+          %103 = vector.load %v[%102, %25, %45] : memref<?x?x?xf32>, vector<8xf32>
+          %104 = arith.constant 9 : index
+          %105 = arith.addi %46, %104 : index
+          %106 = vector.load %v[%105, %25, %45] : memref<?x?x?xf32>, vector<8xf32>
+          %107 = arith.constant 10 : index
+          %108 = arith.addi %46, %107 : index
+          %109 = vector.load %v[%108, %25, %45] : memref<?x?x?xf32>, vector<8xf32>
+          %110 = arith.constant 11 : index
+          %111 = arith.addi %46, %110 : index
+          %112 = vector.load %v[%111, %25, %45] : memref<?x?x?xf32>, vector<8xf32>
+          %113 = arith.constant 12 : index
+          %114 = arith.addi %46, %113 : index
+          %115 = vector.load %v[%114, %25, %45] : memref<?x?x?xf32>, vector<8xf32>
+          %116 = arith.constant 13 : index
+          %117 = arith.addi %46, %116 : index
+          %118 = vector.load %v[%117, %25, %45] : memref<?x?x?xf32>, vector<8xf32>
+          %119 = arith.constant 14 : index
+          %120 = arith.addi %46, %119 : index
+          %121 = vector.load %v[%120, %25, %45] : memref<?x?x?xf32>, vector<8xf32>
+          %122 = arith.constant 15 : index
+          %123 = arith.addi %46, %122 : index
+          %124 = vector.load %v[%123, %25, %45] : memref<?x?x?xf32>, vector<8xf32>
+          %125 = vector.shuffle %103, %106 [0, 8, 1, 9, 4, 12, 5, 13] : vector<8xf32>, vector<8xf32>
+          %126 = vector.shuffle %103, %106 [2, 10, 3, 11, 6, 14, 7, 15] : vector<8xf32>, vector<8xf32>
+          %127 = vector.shuffle %109, %112 [0, 8, 1, 9, 4, 12, 5, 13] : vector<8xf32>, vector<8xf32>
+          %128 = vector.shuffle %109, %112 [2, 10, 3, 11, 6, 14, 7, 15] : vector<8xf32>, vector<8xf32>
+          %129 = vector.shuffle %115, %118 [0, 8, 1, 9, 4, 12, 5, 13] : vector<8xf32>, vector<8xf32>
+          %130 = vector.shuffle %115, %118 [2, 10, 3, 11, 6, 14, 7, 15] : vector<8xf32>, vector<8xf32>
+          %131 = vector.shuffle %121, %124 [0, 8, 1, 9, 4, 12, 5, 13] : vector<8xf32>, vector<8xf32>
+          %132 = vector.shuffle %121, %124 [2, 10, 3, 11, 6, 14, 7, 15] : vector<8xf32>, vector<8xf32>
+          %133 = vector.shuffle %125, %127 [0, 1, 8, 9, 4, 5, 12, 13] : vector<8xf32>, vector<8xf32>
+          %134 = vector.shuffle %125, %127 [2, 3, 10, 11, 6, 7, 14, 15] : vector<8xf32>, vector<8xf32>
+          %135 = vector.shuffle %126, %128 [0, 1, 8, 9, 4, 5, 12, 13] : vector<8xf32>, vector<8xf32>
+          %136 = vector.shuffle %126, %128 [2, 3, 10, 11, 6, 7, 14, 15] : vector<8xf32>, vector<8xf32>
+          %137 = vector.shuffle %129, %131 [0, 1, 8, 9, 4, 5, 12, 13] : vector<8xf32>, vector<8xf32>
+          %138 = vector.shuffle %129, %131 [2, 3, 10, 11, 6, 7, 14, 15] : vector<8xf32>, vector<8xf32>
+          %139 = vector.shuffle %130, %132 [0, 1, 8, 9, 4, 5, 12, 13] : vector<8xf32>, vector<8xf32>
+          %140 = vector.shuffle %130, %132 [2, 3, 10, 11, 6, 7, 14, 15] : vector<8xf32>, vector<8xf32>
+          %141 = vector.shuffle %133, %137 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
+          %142 = arith.constant 0 : index
+          vector.store %141, %44[%142, %34] : memref<8x16xf32>, vector<8xf32>
+          %143 = vector.shuffle %134, %138 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
+          %144 = arith.constant 1 : index
+          vector.store %143, %44[%144, %34] : memref<8x16xf32>, vector<8xf32>
+          %145 = vector.shuffle %135, %139 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
+          %146 = arith.constant 2 : index
+          vector.store %145, %44[%146, %34] : memref<8x16xf32>, vector<8xf32>
+          %147 = vector.shuffle %136, %140 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
+          %148 = arith.constant 3 : index
+          vector.store %147, %44[%148, %34] : memref<8x16xf32>, vector<8xf32>
+          %149 = vector.shuffle %133, %137 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
+          %150 = arith.constant 4 : index
+          vector.store %149, %44[%150, %34] : memref<8x16xf32>, vector<8xf32>
+          %151 = vector.shuffle %134, %138 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
+          %152 = arith.constant 5 : index
+          vector.store %151, %44[%152, %34] : memref<8x16xf32>, vector<8xf32>
+          %153 = vector.shuffle %135, %139 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
+          %154 = arith.constant 6 : index
+          vector.store %153, %44[%154, %34] : memref<8x16xf32>, vector<8xf32>
+          %155 = vector.shuffle %136, %140 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
+          %156 = arith.constant 7 : index
+          vector.store %155, %44[%156, %34] : memref<8x16xf32>, vector<8xf32>
+          scf.for %157 = %32 to %34 step %33 {
+            scf.for %158 = %32 to %35 step %33 {
+              %159 = arith.addi %45, %157 : index
+              %160 = arith.addi %46, %158 : index
+              %161 = memref.load %44[%157, %158] : memref<8x16xf32>
+              %162 = arith.constant 0 : index
+              %163 = memref.load %v[%160, %162, %159] : memref<?x?x?xf32>
+              %164 = arith.subf %161, %163 : f32
+              memref.store %164, %w[%159, %25, %160] : memref<?x?x?xf32>
+            }
+          }
+        }
+        %166 = arith.addi %45, %34 : index
+        scf.for %165 = %45 to %166 step %33 {
+          scf.for %167 = %43 to %31 step %33 {
+            %168 = memref.load %v[%167, %25, %165] : memref<?x?x?xf32>
+            %169 = arith.constant 0 : index
+            %170 = memref.load %v[%167, %169, %165] : memref<?x?x?xf32>
+            %171 = arith.subf %168, %170 : f32
+            memref.store %171, %w[%165, %25, %167] : memref<?x?x?xf32>
+          }
+        }
+      }
+      scf.for %172 = %39 to %29 step %22 {
+        scf.for %173 = %27 to %31 step %22 {
+          %174 = memref.load %v[%173, %25, %172] : memref<?x?x?xf32>
+          %175 = arith.constant 0 : index
+          %176 = memref.load %v[%173, %175, %172] : memref<?x?x?xf32>
+          %177 = arith.subf %174, %176 : f32
+          memref.store %177, %w[%172, %25, %173] : memref<?x?x?xf32>
         }
       }
       scf.reduce
     }
     // m[i, j] = n[j + 1, i - 1] * 3
     // In tiles of 512 x 16 elements of output dimensions 0 and 1.
-    %38 = arith.constant 0 : index
-    %39 = arith.constant 1 : index
-    %40 = arith.constant 512 : index
-    %41 = arith.constant 16 : index
-    scf.parallel (%42, %43) = (%38, %38) to (%R, %C) step (%40, %41) {
-      %44 = arith.addi %42, %40 : index
-      %45 = arith.minsi %44, %R : index
-      %46 = arith.addi %43, %41 : index
-      %47 = arith.minsi %46, %C : index
-      scf.for %48 = %42 to %45 step %39 {
-        scf.for %49 = %43 to %47 step %39 {
-          %50 = arith.constant 1 : index
-          %51 = arith.addi %49, %50 : index
-          %52 = arith.constant 1 : index
-          %53 = arith.subi %C, %52 : index
-          %54 = arith.minsi %51, %53 : index
-          %55 = arith.constant 0 : index
-          %56 = arith.maxsi %54, %55 : index
-          %57 = arith.constant 1 : index
-          %58 = arith.subi %48, %57 : index
-          %59 = arith.constant 1 : index
-          %60 = arith.subi %R, %59 : index
-          %61 = arith.minsi %58, %60 : index
-          %62 = arith.constant 0 : index
-          %63 = arith.maxsi %61, %62 : index
-          %64 = memref.load %n[%56, %63] : memref<?x?xi32>
-          %65 = arith.constant 3 : i32
-          %66 = arith.muli %64, %65 : i32
-          memref.store %66, %m[%48, %49] : memref<?x?xi32>
+    %178 = arith.constant 0 : index
+    %179 = arith.constant 1 : index
+    %180 = arith.constant 512 : index
+    %181 = arith.constant 16 : index
+    scf.parallel (%182, %183) = (%178, %178) to (%R, %C) step (%180, %181) {
+      %184 = arith.addi %182, %180 : index
+      %185 = arith.minsi %184, %R : index
+      %186 = arith.addi %183, %181 : index
+      %187 = arith.minsi %186, %C : index
+      scf.for %188 = %182 to %185 step %179 {
+        scf.for %189 = %183 to %187 step %179 {
+          %190 = arith.constant 1 : index
+          %191 = arith.addi %189, %190 : index
+          %192 = arith.constant 1 : index
+          %193 = arith.subi %C, %192 : index
+          %194 = arith.minsi %191, %193 : index
+          %195 = arith.constant 0 : index
+          %196 = arith.maxsi %194, %195 : index
+          %197 = arith.constant 1 : index
+          %198 = arith.subi %188, %197 : index
+          %199 = arith.constant 1 : index
+          %200 = arith.subi %R, %199 : index
+          %201 = arith.minsi %198, %200 : index
+          %202 = arith.constant 0 : index
+          %203 = arith.maxsi %201, %202 : index
+          %204 = memref.load %n[%196, %203] : memref<?x?xi32>
+          %205 = arith.constant 3 : i32
+          %206 = arith.muli %204, %205 : i32
+          memref.store %206, %m[%188, %189] : memref<?x?xi32>
         }
       }
       scf.reduce
     }
     // p[j, i] = f64(o[i + 1, j + 2]) * 0.5 + f64(o[i + 1, j + 2])
     // In tiles of 512 x 16 elements of output dimensions 0 and 1.
-    %67 = arith.constant 0 : index
-    %68 = arith.constant 1 : index
-    %69 = arith.constant 512 : index
-    %70 = arith.constant 16 : index
-    scf.parallel (%71, %72) = (%67, %67) to (%C, %R) step (%69, %70) {
-      %73 = arith.addi %71, %69 : index
-      %74 = arith.minsi %73, %C : index
-      %75 = arith.addi %72, %70 : index
-      %76 = arith.minsi %75, %R : index
-      scf.for %77 = %71 to %74 step %68 {
-        scf.for %78 = %72 to %76 step %68 {
-          %79 = arith.constant 1 : index
-          %80 = arith.addi %78, %79 : index
-          %81 = arith.constant 2 : index
-          %82 = arith.addi %77, %81 : index
-          %83 = memref.load %o[%80, %82] : memref<?x?xf32>
-          %84 = arith.extf %83 : f32 to f64
-          %85 = arith.constant 0.5 : f64
-          %86 = arith.mulf %84, %85 : f64
-          %87 = arith.constant 1 : index
-          %88 = arith.addi %78, %87 : index
-          %89 = arith.constant 2 : index
-          %90 = arith.addi %77, %89 : index
-          %91 = memref.load %o[%88, %90] : memref<?x?xf32>
-          %92 = arith.extf %91 : f32 to f64
-          %93 = arith.addf %86, %92 : f64
-          memref.store %93, %p[%77, %78] : memref<?x?xf64>
+    %207 = arith.constant 0 : index
+    %208 = arith.constant 1 : index
+    %209 = arith.constant 512 : index
+    %210 = arith.constant 16 : index
+    scf.parallel (%211, %212) = (%207, %207) to (%C, %R) step (%209, %210) {
+      %213 = arith.addi %211, %209 : index
+      %214 = arith.minsi %213, %C : index
+      %215 = arith.addi %212, %210 : index
+      %216 = arith.minsi %215, %R : index
+      // o[i + 1, j + 2] in blocks of 16 x 8 elements, each transposed in registers.
+      %217 = arith.constant 0 : index
+      %218 = arith.constant 1 : index
+      %219 = arith.constant 8 : index
+      %220 = arith.constant 16 : index
+      %221 = arith.subi %214, %211 : index
+      %222 = arith.divui %221, %219 : index
+      %223 = arith.muli %222, %219 : index
+      %224 = arith.addi %211, %223 : index
+      %225 = arith.subi %216, %212 : index
+      %226 = arith.divui %225, %220 : index
+      %227 = arith.muli %226, %220 : index
+      %228 = arith.addi %212, %227 : index
+      %229 = memref.alloca() {alignment = 64 : i64} : memref<8x16xf32>
+      scf.for %230 = %211 to %224 step %219 {
+        scf.for %231 = %212 to %228 step %220 {
+          %232 = arith.constant 1 : index
+          %233 = arith.addi %231, %232 : index
+          %234 = arith.constant 2 : index
+          %235 = arith.addi %230, %234 : index
+          %236 = vector.load %o[%233, %235] : memref<?x?xf32>, vector<8xf32>
+          %237 = arith.constant 1 : index
+          %238 = arith.addi %231, %237 : index
+          %239 = arith.constant 1 : index
+          %240 = arith.addi %238, %239 : index
+          %241 = arith.constant 2 : index
+          %242 = arith.addi %230, %241 : index
+          %243 = vector.load %o[%240, %242] : memref<?x?xf32>, vector<8xf32>
+          %244 = arith.constant 2 : index
+          %245 = arith.addi %231, %244 : index
+          %246 = arith.constant 1 : index
+          %247 = arith.addi %245, %246 : index
+          %248 = arith.constant 2 : index
+          %249 = arith.addi %230, %248 : index
+          %250 = vector.load %o[%247, %249] : memref<?x?xf32>, vector<8xf32>
+          %251 = arith.constant 3 : index
+          %252 = arith.addi %231, %251 : index
+          %253 = arith.constant 1 : index
+          %254 = arith.addi %252, %253 : index
+          %255 = arith.constant 2 : index
+          %256 = arith.addi %230, %255 : index
+          %257 = vector.load %o[%254, %256] : memref<?x?xf32>, vector<8xf32>
+          %258 = arith.constant 4 : index
+          %259 = arith.addi %231, %258 : index
+          %260 = arith.constant 1 : index
+          %261 = arith.addi %259, %260 : index
+          %262 = arith.constant 2 : index
+          %263 = arith.addi %230, %262 : index
+          %264 = vector.load %o[%261, %263] : memref<?x?xf32>, vector<8xf32>
+          %265 = arith.constant 5 : index
+          %266 = arith.addi %231, %265 : index
+          %267 = arith.constant 1 : index
+          %268 = arith.addi %266, %267 : index
+          %269 = arith.constant 2 : index
+          %270 = arith.addi %230, %269 : index
+          %271 = vector.load %o[%268, %270] : memref<?x?xf32>, vector<8xf32>
+          %272 = arith.constant 6 : index
+          %273 = arith.addi %231, %272 : index
+          %274 = arith.constant 1 : index
+          %275 = arith.addi %273, %274 : index
+          %276 = arith.constant 2 : index
+          %277 = arith.addi %230, %276 : index
+          %278 = vector.load %o[%275, %277] : memref<?x?xf32>, vector<8xf32>
+          %279 = arith.constant 7 : index
+          %280 = arith.addi %231, %279 : index
+          %281 = arith.constant 1 : index
+          %282 = arith.addi %280, %281 : index
+          %283 = arith.constant 2 : index
+          %284 = arith.addi %230, %283 : index
+          %285 = vector.load %o[%282, %284] : memref<?x?xf32>, vector<8xf32>
+          %286 = vector.shuffle %236, %243 [0, 8, 1, 9, 4, 12, 5, 13] : vector<8xf32>, vector<8xf32>
+          %287 = vector.shuffle %236, %243 [2, 10, 3, 11, 6, 14, 7, 15] : vector<8xf32>, vector<8xf32>
+          %288 = vector.shuffle %250, %257 [0, 8, 1, 9, 4, 12, 5, 13] : vector<8xf32>, vector<8xf32>
+          %289 = vector.shuffle %250, %257 [2, 10, 3, 11, 6, 14, 7, 15] : vector<8xf32>, vector<8xf32>
+          %290 = vector.shuffle %264, %271 [0, 8, 1, 9, 4, 12, 5, 13] : vector<8xf32>, vector<8xf32>
+          %291 = vector.shuffle %264, %271 [2, 10, 3, 11, 6, 14, 7, 15] : vector<8xf32>, vector<8xf32>
+          %292 = vector.shuffle %278, %285 [0, 8, 1, 9, 4, 12, 5, 13] : vector<8xf32>, vector<8xf32>
+          %293 = vector.shuffle %278, %285 [2, 10, 3, 11, 6, 14, 7, 15] : vector<8xf32>, vector<8xf32>
+          %294 = vector.shuffle %286, %288 [0, 1, 8, 9, 4, 5, 12, 13] : vector<8xf32>, vector<8xf32>
+          %295 = vector.shuffle %286, %288 [2, 3, 10, 11, 6, 7, 14, 15] : vector<8xf32>, vector<8xf32>
+          %296 = vector.shuffle %287, %289 [0, 1, 8, 9, 4, 5, 12, 13] : vector<8xf32>, vector<8xf32>
+          %297 = vector.shuffle %287, %289 [2, 3, 10, 11, 6, 7, 14, 15] : vector<8xf32>, vector<8xf32>
+          %298 = vector.shuffle %290, %292 [0, 1, 8, 9, 4, 5, 12, 13] : vector<8xf32>, vector<8xf32>
+          %299 = vector.shuffle %290, %292 [2, 3, 10, 11, 6, 7, 14, 15] : vector<8xf32>, vector<8xf32>
+          %300 = vector.shuffle %291, %293 [0, 1, 8, 9, 4, 5, 12, 13] : vector<8xf32>, vector<8xf32>
+          %301 = vector.shuffle %291, %293 [2, 3, 10, 11, 6, 7, 14, 15] : vector<8xf32>, vector<8xf32>
+          %302 = vector.shuffle %294, %298 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
+          %303 = arith.constant 0 : index
+          vector.store %302, %229[%303, %217] : memref<8x16xf32>, vector<8xf32>
+          %304 = vector.shuffle %295, %299 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
+          %305 = arith.constant 1 : index
+          vector.store %304, %229[%305, %217] : memref<8x16xf32>, vector<8xf32>
+          %306 = vector.shuffle %296, %300 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
+          %307 = arith.constant 2 : index
+          vector.store %306, %229[%307, %217] : memref<8x16xf32>, vector<8xf32>
+          %308 = vector.shuffle %297, %301 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
+          %309 = arith.constant 3 : index
+          vector.store %308, %229[%309, %217] : memref<8x16xf32>, vector<8xf32>
+          %310 = vector.shuffle %294, %298 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
+          %311 = arith.constant 4 : index
+          vector.store %310, %229[%311, %217] : memref<8x16xf32>, vector<8xf32>
+          %312 = vector.shuffle %295, %299 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
+          %313 = arith.constant 5 : index
+          vector.store %312, %229[%313, %217] : memref<8x16xf32>, vector<8xf32>
+          %314 = vector.shuffle %296, %300 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
+          %315 = arith.constant 6 : index
+          vector.store %314, %229[%315, %217] : memref<8x16xf32>, vector<8xf32>
+          %316 = vector.shuffle %297, %301 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
+          %317 = arith.constant 7 : index
+          vector.store %316, %229[%317, %217] : memref<8x16xf32>, vector<8xf32>
+          %318 = arith.constant 8 : index
+          %319 = arith.addi %231, %318 : index
+          %320 = arith.constant 1 : index
+          %321 = arith.addi %319, %320 : index
+          %322 = arith.constant 2 : index
+          %323 = arith.addi %230, %322 : index
+          %324 = vector.load %o[%321, %323] : memref<?x?xf32>, vector<8xf32>
+          %325 = arith.constant 9 : index
+          %326 = arith.addi %231, %325 : index
+          %327 = arith.constant 1 : index
+          %328 = arith.addi %326, %327 : index
+          %329 = arith.constant 2 : index
+          %330 = arith.addi %230, %329 : index
+          %331 = vector.load %o[%328, %330] : memref<?x?xf32>, vector<8xf32>
+          %332 = arith.constant 10 : index
+          %333 = arith.addi %231, %332 : index
+          %334 = arith.constant 1 : index
+          %335 = arith.addi %333, %334 : index
+          %336 = arith.constant 2 : index
+          %337 = arith.addi %230, %336 : index
+          %338 = vector.load %o[%335, %337] : memref<?x?xf32>, vector<8xf32>
+          %339 = arith.constant 11 : index
+          %340 = arith.addi %231, %339 : index
+          %341 = arith.constant 1 : index
+          %342 = arith.addi %340, %341 : index
+          %343 = arith.constant 2 : index
+          %344 = arith.addi %230, %343 : index
+          %345 = vector.load %o[%342, %344] : memref<?x?xf32>, vector<8xf32>
+          %346 = arith.constant 12 : index
+          %347 = arith.addi %231, %346 : index
+          %348 = arith.constant 1 : index
+          %349 = arith.addi %347, %348 : index
+          %350 = arith.constant 2 : index
+          %351 = arith.addi %230, %350 : index
+          %352 = vector.load %o[%349, %351] : memref<?x?xf32>, vector<8xf32>
+          %353 = arith.constant 13 : index
+          %354 = arith.addi %231, %353 : index
+          %355 = arith.constant 1 : index
+          %356 = arith.addi %354, %355 : index
+          %357 = arith.constant 2 : index
+          %358 = arith.addi %230, %357 : index
+          %359 = vector.load %o[%356, %358] : memref<?x?xf32>, vector<8xf32>
+          %360 = arith.constant 14 : index
+          %361 = arith.addi %231, %360 : index
+          %362 = arith.constant 1 : index
+          %363 = arith.addi %361, %362 : index
+          %364 = arith.constant 2 : index
+          %365 = arith.addi %230, %364 : index
+          %366 = vector.load %o[%363, %365] : memref<?x?xf32>, vector<8xf32>
+          %367 = arith.constant 15 : index
+          %368 = arith.addi %231, %367 : index
+          %369 = arith.constant 1 : index
+          %370 = arith.addi %368, %369 : index
+          %371 = arith.constant 2 : index
+          %372 = arith.addi %230, %371 : index
+          %373 = vector.load %o[%370, %372] : memref<?x?xf32>, vector<8xf32>
+          %374 = vector.shuffle %324, %331 [0, 8, 1, 9, 4, 12, 5, 13] : vector<8xf32>, vector<8xf32>
+          %375 = vector.shuffle %324, %331 [2, 10, 3, 11, 6, 14, 7, 15] : vector<8xf32>, vector<8xf32>
+          %376 = vector.shuffle %338, %345 [0, 8, 1, 9, 4, 12, 5, 13] : vector<8xf32>, vector<8xf32>
+          %377 = vector.shuffle %338, %345 [2, 10, 3, 11, 6, 14, 7, 15] : vector<8xf32>, vector<8xf32>
+          %378 = vector.shuffle %352, %359 [0, 8, 1, 9, 4, 12, 5, 13] : vector<8xf32>, vector<8xf32>
+          %379 = vector.shuffle %352, %359 [2, 10, 3, 11, 6, 14, 7, 15] : vector<8xf32>, vector<8xf32>
+          %380 = vector.shuffle %366, %373 [0, 8, 1, 9, 4, 12, 5, 13] : vector<8xf32>, vector<8xf32>
+          %381 = vector.shuffle %366, %373 [2, 10, 3, 11, 6, 14, 7, 15] : vector<8xf32>, vector<8xf32>
+          %382 = vector.shuffle %374, %376 [0, 1, 8, 9, 4, 5, 12, 13] : vector<8xf32>, vector<8xf32>
+          %383 = vector.shuffle %374, %376 [2, 3, 10, 11, 6, 7, 14, 15] : vector<8xf32>, vector<8xf32>
+          %384 = vector.shuffle %375, %377 [0, 1, 8, 9, 4, 5, 12, 13] : vector<8xf32>, vector<8xf32>
+          %385 = vector.shuffle %375, %377 [2, 3, 10, 11, 6, 7, 14, 15] : vector<8xf32>, vector<8xf32>
+          %386 = vector.shuffle %378, %380 [0, 1, 8, 9, 4, 5, 12, 13] : vector<8xf32>, vector<8xf32>
+          %387 = vector.shuffle %378, %380 [2, 3, 10, 11, 6, 7, 14, 15] : vector<8xf32>, vector<8xf32>
+          %388 = vector.shuffle %379, %381 [0, 1, 8, 9, 4, 5, 12, 13] : vector<8xf32>, vector<8xf32>
+          %389 = vector.shuffle %379, %381 [2, 3, 10, 11, 6, 7, 14, 15] : vector<8xf32>, vector<8xf32>
+          %390 = vector.shuffle %382, %386 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
+          %391 = arith.constant 0 : index
+          vector.store %390, %229[%391, %219] : memref<8x16xf32>, vector<8xf32>
+          %392 = vector.shuffle %383, %387 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
+          %393 = arith.constant 1 : index
+          vector.store %392, %229[%393, %219] : memref<8x16xf32>, vector<8xf32>
+          %394 = vector.shuffle %384, %388 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
+          %395 = arith.constant 2 : index
+          vector.store %394, %229[%395, %219] : memref<8x16xf32>, vector<8xf32>
+          %396 = vector.shuffle %385, %389 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
+          %397 = arith.constant 3 : index
+          vector.store %396, %229[%397, %219] : memref<8x16xf32>, vector<8xf32>
+          %398 = vector.shuffle %382, %386 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
+          %399 = arith.constant 4 : index
+          vector.store %398, %229[%399, %219] : memref<8x16xf32>, vector<8xf32>
+          %400 = vector.shuffle %383, %387 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
+          %401 = arith.constant 5 : index
+          vector.store %400, %229[%401, %219] : memref<8x16xf32>, vector<8xf32>
+          %402 = vector.shuffle %384, %388 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
+          %403 = arith.constant 6 : index
+          vector.store %402, %229[%403, %219] : memref<8x16xf32>, vector<8xf32>
+          %404 = vector.shuffle %385, %389 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
+          %405 = arith.constant 7 : index
+          vector.store %404, %229[%405, %219] : memref<8x16xf32>, vector<8xf32>
+          scf.for %406 = %217 to %219 step %218 {
+            scf.for %407 = %217 to %220 step %218 {
+              %408 = arith.addi %230, %406 : index
+              %409 = arith.addi %231, %407 : index
+              %410 = memref.load %229[%406, %407] : memref<8x16xf32>
+              %411 = arith.extf %410 : f32 to f64
+              %412 = arith.constant 0.5 : f64
+              %413 = arith.mulf %411, %412 : f64
+              %414 = arith.extf %410 : f32 to f64
+              %415 = arith.addf %413, %414 : f64
+              memref.store %415, %p[%408, %409] : memref<?x?xf64>
+            }
+          }
+        }
+        %417 = arith.addi %230, %219 : index
+        scf.for %416 = %230 to %417 step %218 {
+          scf.for %418 = %228 to %216 step %218 {
+            %419 = arith.constant 1 : index
+            %420 = arith.addi %418, %419 : index
+            %421 = arith.constant 2 : index
+            %422 = arith.addi %416, %421 : index
+            %423 = memref.load %o[%420, %422] : memref<?x?xf32>
+            %424 = arith.extf %423 : f32 to f64
+            %425 = arith.constant 0.5 : f64
+            %426 = arith.mulf %424, %425 : f64
+            %427 = arith.constant 1 : index
+            %428 = arith.addi %418, %427 : index
+            %429 = arith.constant 2 : index
+            %430 = arith.addi %416, %429 : index
+            %431 = memref.load %o[%428, %430] : memref<?x?xf32>
+            %432 = arith.extf %431 : f32 to f64
+            %433 = arith.addf %426, %432 : f64
+            memref.store %433, %p[%416, %418] : memref<?x?xf64>
+          }
+        }
+      }
+      scf.for %434 = %224 to %214 step %208 {
+        scf.for %435 = %212 to %216 step %208 {
+          %436 = arith.constant 1 : index
+          %437 = arith.addi %435, %436 : index
+          %438 = arith.constant 2 : index
+          %439 = arith.addi %434, %438 : index
+          %440 = memref.load %o[%437, %439] : memref<?x?xf32>
+          %441 = arith.extf %440 : f32 to f64
+          %442 = arith.constant 0.5 : f64
+          %443 = arith.mulf %441, %442 : f64
+          %444 = arith.constant 1 : index
+          %445 = arith.addi %435, %444 : index
+          %446 = arith.constant 2 : index
+          %447 = arith.addi %434, %446 : index
+          %448 = memref.load %o[%445, %447] : memref<?x?xf32>
+          %449 = arith.extf %448 : f32 to f64
+          %450 = arith.addf %443, %449 : f64
+          memref.store %450, %p[%434, %435] : memref<?x?xf64>
         }
       }
       scf.reduce
     }
     // q[j, i] = k[i, j] + i32(i)
     // In tiles of 512 x 16 elements of output dimensions 0 and 1.
-    %94 = arith.constant 0 : index
-    %95 = arith.constant 1 : index
-    %96 = arith.constant 512 : index
-    %97 = arith.constant 16 : index
-    scf.parallel (%98, %99) = (%94, %94) to (%C, %R) step (%96, %97) {
-      %100 = arith.addi %98, %96 : index
-      %101 = arith.minsi %100, %C : index
-      %102 = arith.addi %99, %97 : index
-      %103 = arith.minsi %102, %R : index
-      scf.for %104 = %98 to %101 step %95 {
-        scf.for %105 = %99 to %103 step %95 {
-          %106 = memref.load %k[%105, %104] : memref<?x?xi32>
-          %107 = arith.index_cast %105 : index to i32
-          %108 = arith.addi %106, %107 : i32
-          memref.store %108, %q[%104, %105] : memref<?x?xi32>
+    %451 = arith.constant 0 : index
+    %452 = arith.constant 1 : index
+    %453 = arith.constant 512 : index
+    %454 = arith.constant 16 : index
+    scf.parallel (%455, %456) = (%451, %451) to (%C, %R) step (%453, %454) {
+      %457 = arith.addi %455, %453 : index
+      %458 = arith.minsi %457, %C : index
+      %459 = arith.addi %456, %454 : index
+      %460 = arith.minsi %459, %R : index
+      // k[i, j] in blocks of 16 x 8 elements, each transposed in registers.
+      %461 = arith.constant 0 : index
+      %462 = arith.constant 1 : index
+      %463 = arith.constant 8 : index
+      %464 = arith.constant 16 : index
+      %465 = arith.subi %458, %455 : index
+      %466 = arith.divui %465, %463 : index
+      %467 = arith.muli %466, %463 : index
+      %468 = arith.addi %455, %467 : index
+      %469 = arith.subi %460, %456 : index
+      %470 = arith.divui %469, %464 : index
+      %471 = arith.muli %470, %464 : index
+      %472 = arith.addi %456, %471 : index
+      %473 = memref.alloca() {alignment = 64 : i64} : memref<8x16xi32>
+      scf.for %474 = %455 to %468 step %463 {
+        scf.for %475 = %456 to %472 step %464 {
+          %476 = vector.load %k[%475, %474] : memref<?x?xi32>, vector<8xi32>
+          %477 = arith.constant 1 : index
+          %478 = arith.addi %475, %477 : index
+          %479 = vector.load %k[%478, %474] : memref<?x?xi32>, vector<8xi32>
+          %480 = arith.constant 2 : index
+          %481 = arith.addi %475, %480 : index
+          %482 = vector.load %k[%481, %474] : memref<?x?xi32>, vector<8xi32>
+          %483 = arith.constant 3 : index
+          %484 = arith.addi %475, %483 : index
+          %485 = vector.load %k[%484, %474] : memref<?x?xi32>, vector<8xi32>
+          %486 = arith.constant 4 : index
+          %487 = arith.addi %475, %486 : index
+          %488 = vector.load %k[%487, %474] : memref<?x?xi32>, vector<8xi32>
+          %489 = arith.constant 5 : index
+          %490 = arith.addi %475, %489 : index
+          %491 = vector.load %k[%490, %474] : memref<?x?xi32>, vector<8xi32>
+          %492 = arith.constant 6 : index
+          %493 = arith.addi %475, %492 : index
+          %494 = vector.load %k[%493, %474] : memref<?x?xi32>, vector<8xi32>
+          %495 = arith.constant 7 : index
+          %496 = arith.addi %475, %495 : index
+          %497 = vector.load %k[%496, %474] : memref<?x?xi32>, vector<8xi32>
+          %498 = vector.shuffle %476, %479 [0, 8, 1, 9, 4, 12, 5, 13] : vector<8xi32>, vector<8xi32>
+          %499 = vector.shuffle %476, %479 [2, 10, 3, 11, 6, 14, 7, 15] : vector<8xi32>, vector<8xi32>
+          %500 = vector.shuffle %482, %485 [0, 8, 1, 9, 4, 12, 5, 13] : vector<8xi32>, vector<8xi32>
+          %501 = vector.shuffle %482, %485 [2, 10, 3, 11, 6, 14, 7, 15] : vector<8xi32>, vector<8xi32>
+          %502 = vector.shuffle %488, %491 [0, 8, 1, 9, 4, 12, 5, 13] : vector<8xi32>, vector<8xi32>
+          %503 = vector.shuffle %488, %491 [2, 10, 3, 11, 6, 14, 7, 15] : vector<8xi32>, vector<8xi32>
+          %504 = vector.shuffle %494, %497 [0, 8, 1, 9, 4, 12, 5, 13] : vector<8xi32>, vector<8xi32>
+          %505 = vector.shuffle %494, %497 [2, 10, 3, 11, 6, 14, 7, 15] : vector<8xi32>, vector<8xi32>
+          %506 = vector.shuffle %498, %500 [0, 1, 8, 9, 4, 5, 12, 13] : vector<8xi32>, vector<8xi32>
+          %507 = vector.shuffle %498, %500 [2, 3, 10, 11, 6, 7, 14, 15] : vector<8xi32>, vector<8xi32>
+          %508 = vector.shuffle %499, %501 [0, 1, 8, 9, 4, 5, 12, 13] : vector<8xi32>, vector<8xi32>
+          %509 = vector.shuffle %499, %501 [2, 3, 10, 11, 6, 7, 14, 15] : vector<8xi32>, vector<8xi32>
+          %510 = vector.shuffle %502, %504 [0, 1, 8, 9, 4, 5, 12, 13] : vector<8xi32>, vector<8xi32>
+          %511 = vector.shuffle %502, %504 [2, 3, 10, 11, 6, 7, 14, 15] : vector<8xi32>, vector<8xi32>
+          %512 = vector.shuffle %503, %505 [0, 1, 8, 9, 4, 5, 12, 13] : vector<8xi32>, vector<8xi32>
+          %513 = vector.shuffle %503, %505 [2, 3, 10, 11, 6, 7, 14, 15] : vector<8xi32>, vector<8xi32>
+          %514 = vector.shuffle %506, %510 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xi32>, vector<8xi32>
+          %515 = arith.constant 0 : index
+          vector.store %514, %473[%515, %461] : memref<8x16xi32>, vector<8xi32>
+          %516 = vector.shuffle %507, %511 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xi32>, vector<8xi32>
+          %517 = arith.constant 1 : index
+          vector.store %516, %473[%517, %461] : memref<8x16xi32>, vector<8xi32>
+          %518 = vector.shuffle %508, %512 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xi32>, vector<8xi32>
+          %519 = arith.constant 2 : index
+          vector.store %518, %473[%519, %461] : memref<8x16xi32>, vector<8xi32>
+          %520 = vector.shuffle %509, %513 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xi32>, vector<8xi32>
+          %521 = arith.constant 3 : index
+          vector.store %520, %473[%521, %461] : memref<8x16xi32>, vector<8xi32>
+          %522 = vector.shuffle %506, %510 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xi32>, vector<8xi32>
+          %523 = arith.constant 4 : index
+          vector.store %522, %473[%523, %461] : memref<8x16xi32>, vector<8xi32>
+          %524 = vector.shuffle %507, %511 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xi32>, vector<8xi32>
+          %525 = arith.constant 5 : index
+          vector.store %524, %473[%525, %461] : memref<8x16xi32>, vector<8xi32>
+          %526 = vector.shuffle %508, %512 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xi32>, vector<8xi32>
+          %527 = arith.constant 6 : index
+          vector.store %526, %473[%527, %461] : memref<8x16xi32>, vector<8xi32>
+          %528 = vector.shuffle %509, %513 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xi32>, vector<8xi32>
+          %529 = arith.constant 7 : index
+          vector.store %528, %473[%529, %461] : memref<8x16xi32>, vector<8xi32>
+          %530 = arith.constant 8 : index
+          %531 = arith.addi %475, %530 : index
+          %532 = vector.load %k[%531, %474] : memref<?x?xi32>, vector<8xi32>
+          %533 = arith.constant 9 : index
+          %534 = arith.addi %475, %533 : index
+          %535 = vector.load %k[%534, %474] : memref<?x?xi32>, vector<8xi32>
+          %536 = arith.constant 10 : index
+          %537 = arith.addi %475, %536 : index
+          %538 = vector.load %k[%537, %474] : memref<?x?xi32>, vector<8xi32>
+          %539 = arith.constant 11 : index
+          %540 = arith.addi %475, %539 : index
+          %541 = vector.load %k[%540, %474] : memref<?x?xi32>, vector<8xi32>
+          %542 = arith.constant 12 : index
+          %543 = arith.addi %475, %542 : index
+          %544 = vector.load %k[%543, %474] : memref<?x?xi32>, vector<8xi32>
+          %545 = arith.constant 13 : index
+          %546 = arith.addi %475, %545 : index
+          %547 = vector.load %k[%546, %474] : memref<?x?xi32>, vector<8xi32>
+          %548 = arith.constant 14 : index
+          %549 = arith.addi %475, %548 : index
+          %550 = vector.load %k[%549, %474] : memref<?x?xi32>, vector<8xi32>
+          %551 = arith.constant 15 : index
+          %552 = arith.addi %475, %551 : index
+          %553 = vector.load %k[%552, %474] : memref<?x?xi32>, vector<8xi32>
+          %554 = vector.shuffle %532, %535 [0, 8, 1, 9, 4, 12, 5, 13] : vector<8xi32>, vector<8xi32>
+          %555 = vector.shuffle %532, %535 [2, 10, 3, 11, 6, 14, 7, 15] : vector<8xi32>, vector<8xi32>
+          %556 = vector.shuffle %538, %541 [0, 8, 1, 9, 4, 12, 5, 13] : vector<8xi32>, vector<8xi32>
+          %557 = vector.shuffle %538, %541 [2, 10, 3, 11, 6, 14, 7, 15] : vector<8xi32>, vector<8xi32>
+          %558 = vector.shuffle %544, %547 [0, 8, 1, 9, 4, 12, 5, 13] : vector<8xi32>, vector<8xi32>
+          %559 = vector.shuffle %544, %547 [2, 10, 3, 11, 6, 14, 7, 15] : vector<8xi32>, vector<8xi32>
+          %560 = vector.shuffle %550, %553 [0, 8, 1, 9, 4, 12, 5, 13] : vector<8xi32>, vector<8xi32>
+          %561 = vector.shuffle %550, %553 [2, 10, 3, 11, 6, 14, 7, 15] : vector<8xi32>, vector<8xi32>
+          %562 = vector.shuffle %554, %556 [0, 1, 8, 9, 4, 5, 12, 13] : vector<8xi32>, vector<8xi32>
+          %563 = vector.shuffle %554, %556 [2, 3, 10, 11, 6, 7, 14, 15] : vector<8xi32>, vector<8xi32>
+          %564 = vector.shuffle %555, %557 [0, 1, 8, 9, 4, 5, 12, 13] : vector<8xi32>, vector<8xi32>
+          %565 = vector.shuffle %555, %557 [2, 3, 10, 11, 6, 7, 14, 15] : vector<8xi32>, vector<8xi32>
+          %566 = vector.shuffle %558, %560 [0, 1, 8, 9, 4, 5, 12, 13] : vector<8xi32>, vector<8xi32>
+          %567 = vector.shuffle %558, %560 [2, 3, 10, 11, 6, 7, 14, 15] : vector<8xi32>, vector<8xi32>
+          %568 = vector.shuffle %559, %561 [0, 1, 8, 9, 4, 5, 12, 13] : vector<8xi32>, vector<8xi32>
+          %569 = vector.shuffle %559, %561 [2, 3, 10, 11, 6, 7, 14, 15] : vector<8xi32>, vector<8xi32>
+          %570 = vector.shuffle %562, %566 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xi32>, vector<8xi32>
+          %571 = arith.constant 0 : index
+          vector.store %570, %473[%571, %463] : memref<8x16xi32>, vector<8xi32>
+          %572 = vector.shuffle %563, %567 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xi32>, vector<8xi32>
+          %573 = arith.constant 1 : index
+          vector.store %572, %473[%573, %463] : memref<8x16xi32>, vector<8xi32>
+          %574 = vector.shuffle %564, %568 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xi32>, vector<8xi32>
+          %575 = arith.constant 2 : index
+          vector.store %574, %473[%575, %463] : memref<8x16xi32>, vector<8xi32>
+          %576 = vector.shuffle %565, %569 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xi32>, vector<8xi32>
+          %577 = arith.constant 3 : index
+          vector.store %576, %473[%577, %463] : memref<8x16xi32>, vector<8xi32>
+          %578 = vector.shuffle %562, %566 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xi32>, vector<8xi32>
+          %579 = arith.constant 4 : index
+          vector.store %578, %473[%579, %463] : memref<8x16xi32>, vector<8xi32>
+          %580 = vector.shuffle %563, %567 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xi32>, vector<8xi32>
+          %581 = arith.constant 5 : index
+          vector.store %580, %473[%581, %463] : memref<8x16xi32>, vector<8xi32>
+          %582 = vector.shuffle %564, %568 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xi32>, vector<8xi32>
+          %583 = arith.constant 6 : index
+          vector.store %582, %473[%583, %463] : memref<8x16xi32>, vector<8xi32>
+          %584 = vector.shuffle %565, %569 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xi32>, vector<8xi32>
+          %585 = arith.constant 7 : index
+          vector.store %584, %473[%585, %463] : memref<8x16xi32>, vector<8xi32>
+          scf.for %586 = %461 to %463 step %462 {
+            scf.for %587 = %461 to %464 step %462 {
+              %588 = arith.addi %474, %586 : index
+              %589 = arith.addi %475, %587 : index
+              %590 = memref.load %473[%586, %587] : memref<8x16xi32>
+              %591 = arith.index_cast %589 : index to i32
+              %592 = arith.addi %590, %591 : i32
+              memref.store %592, %q[%588, %589] : memref<?x?xi32>
+            }
+          }
+        }
+        %594 = arith.addi %474, %463 : index
+        scf.for %593 = %474 to %594 step %462 {
+          scf.for %595 = %472 to %460 step %462 {
+            %596 = memref.load %k[%595, %593] : memref<?x?xi32>
+            %597 = arith.index_cast %595 : index to i32
+            %598 = arith.addi %596, %597 : i32
+            memref.store %598, %q[%593, %595] : memref<?x?xi32>
+          }
+        }
+      }
+      scf.for %599 = %468 to %458 step %452 {
+        scf.for %600 = %456 to %460 step %452 {
+          %601 = memref.load %k[%600, %599] : memref<?x?xi32>
+          %602 = arith.index_cast %600 : index to i32
+          %603 = arith.addi %601, %602 : i32
+          memref.store %603, %q[%599, %600] : memref<?x?xi32>
         }
       }
       scf.reduce
