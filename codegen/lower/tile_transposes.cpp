@@ -68,6 +68,34 @@ void tile_transposes(Spec& spec) {
   spec.schedule.tile_transposes_done = true;
 }
 
+const TransposeNetwork& transpose_8x8_network() {
+  static const TransposeNetwork net = [] {
+    TransposeNetwork n;
+    auto step = [&n](int a, int b, std::array<int, 8> mask) {
+      n.steps.push_back({a, b, mask});
+      return 7 + static_cast<int>(n.steps.size());
+    };
+    const std::array<int, 8> lo = {0, 8, 1, 9, 4, 12, 5, 13}, hi = {2, 10, 3, 11, 6, 14, 7, 15};
+    const std::array<int, 8> lo2 = {0, 1, 8, 9, 4, 5, 12, 13}, hi2 = {2, 3, 10, 11, 6, 7, 14, 15};
+    const std::array<int, 8> lo4 = {0, 1, 2, 3, 8, 9, 10, 11}, hi4 = {4, 5, 6, 7, 12, 13, 14, 15};
+    std::array<int, 8> t{}, u{};
+    for (int p = 0; p < 8; p += 2) {  // rows interleaved in pairs
+      t[p] = step(p, p + 1, lo);
+      t[p + 1] = step(p, p + 1, hi);
+    }
+    for (int p = 0; p < 8; p += 4) {  // pairs of pairs
+      u[p] = step(t[p], t[p + 2], lo2);
+      u[p + 1] = step(t[p], t[p + 2], hi2);
+      u[p + 2] = step(t[p + 1], t[p + 3], lo2);
+      u[p + 3] = step(t[p + 1], t[p + 3], hi2);
+    }
+    for (int q = 0; q < 8; ++q)  // 128-bit halves
+      n.rows_out[q] = step(u[q % 4], u[q % 4 + 4], q < 4 ? lo4 : hi4);
+    return n;
+  }();
+  return net;
+}
+
 const TileChoice& tile_choice(const Spec& spec, const Statement& st) {
   SB_ASSERT(spec.schedule.tile_transposes_done, "tile_transposes has not run on spec " + spec.name);
   return choice_of(spec, st, spec.schedule.tiles, spec.schedule.epilogue_tiles);

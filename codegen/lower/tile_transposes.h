@@ -15,8 +15,10 @@
 // among the output indices of its last subscript the innermost.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "ir/ir.h"
 
@@ -44,6 +46,23 @@ namespace sb {
 // and 3.4 ms; mlir openmp 7.5 and 3.9 ms (results/vm/transpose-blocks-ab-20261206).
 constexpr int64_t kBlockInner = 16;
 constexpr int64_t kBlockOuter = 8;
+
+// The shuffles that transpose 8 vectors of 8 lanes (8 rows of a block) in registers, as data for
+// the printers that spell shuffles (mojo's SIMD.shuffle, mlir's vector.shuffle; the cpu's
+// sb_transpose_8x16_b32 spells the same steps as AVX unpack, shuffle and lane-permute
+// intrinsics). Vectors are numbered 0-7 for the rows as loaded, then 8, 9, ... for the steps'
+// results in order; a step's mask takes lanes 0-7 from `a` and 8-15 from `b`. Three rounds: rows
+// interleaved in pairs, pairs of pairs, then 128-bit halves. `rows_out[q]` is the vector holding
+// row q of the transpose (lane p: row p's element q).
+struct Shuffle {
+  int a = 0, b = 0;
+  std::array<int, 8> mask{};
+};
+struct TransposeNetwork {
+  std::vector<Shuffle> steps;
+  std::array<int, 8> rows_out{};
+};
+const TransposeNetwork& transpose_8x8_network();
 
 struct Tiles {
   int64_t outer = 512;

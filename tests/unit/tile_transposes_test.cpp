@@ -2,6 +2,7 @@
 // statements a parallel strategy runs in tiles, and over which output dimensions.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <string>
 #include <utility>
 #include <vector>
@@ -96,6 +97,28 @@ TEST(TileTransposes, OtherElementSizesBoundariesAndStridesDoNotMoveInBlocks) {
     EXPECT_EQ(s.schedule.tiles[0].dim, 0) << compute;
     EXPECT_EQ(s.schedule.tiles[0].block_axis, -1) << compute;
   }
+}
+
+TEST(TileTransposes, TheShuffleNetworkTransposesEightRowsOfEight) {
+  // Run the printers' network on lane values 10 * row + column.
+  const TransposeNetwork& net = transpose_8x8_network();
+  std::vector<std::array<int, 8>> v(8);
+  for (int p = 0; p < 8; ++p)
+    for (int l = 0; l < 8; ++l) v[p][l] = 10 * p + l;
+  for (const Shuffle& sh : net.steps) {
+    ASSERT_LT(sh.a, static_cast<int>(v.size()));
+    ASSERT_LT(sh.b, static_cast<int>(v.size()));
+    std::array<int, 8> out{};
+    for (int l = 0; l < 8; ++l) {
+      const int m = sh.mask[l];
+      ASSERT_TRUE(m >= 0 && m < 16);
+      out[l] = m < 8 ? v[sh.a][m] : v[sh.b][m - 8];
+    }
+    v.push_back(out);
+  }
+  EXPECT_EQ(net.steps.size(), 24u);  // 3 rounds of 8
+  for (int q = 0; q < 8; ++q)
+    for (int p = 0; p < 8; ++p) EXPECT_EQ(v.at(net.rows_out[q])[p], 10 * p + q) << q << " " << p;
 }
 
 TEST(TileTransposes, LowerRunsItAndItDumps) {

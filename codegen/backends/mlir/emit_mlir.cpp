@@ -820,7 +820,7 @@ class Body {
     w_.open("scf.for " + e + " = " + tb_i + " to " + end_i + " step " + c16 + " {");
     loop_var_[dim] = b;
     for (int h = 0; h < 2; ++h) {
-      std::vector<std::string> r(8), t(8), u(8);
+      std::vector<std::string> r(8);
       for (int p = 0; p < 8; ++p) {
         const int row = 8 * h + p;
         loop_var_[inner] =
@@ -829,29 +829,20 @@ class Body {
                 : op("arith.addi", {e, constant(std::to_string(row), DType::Index)}, DType::Index);
         r[p] = vector_load(rd, 8);
       }
-      auto shuffle = [&](const std::string& a, const std::string& x, const char* mask) {
-        const std::string v = fresh();
-        w_.line(v + " = vector.shuffle " + a + ", " + x + " [" + mask + "] : " + vty + ", " + vty);
-        return v;
-      };
-      for (int p = 0; p < 8; p += 2) {
-        t[p] = shuffle(r[p], r[p + 1], "0, 8, 1, 9, 4, 12, 5, 13");
-        t[p + 1] = shuffle(r[p], r[p + 1], "2, 10, 3, 11, 6, 14, 7, 15");
-      }
-      for (int p = 0; p < 8; p += 4) {
-        u[p] = shuffle(t[p], t[p + 2], "0, 1, 8, 9, 4, 5, 12, 13");
-        u[p + 1] = shuffle(t[p], t[p + 2], "2, 3, 10, 11, 6, 7, 14, 15");
-        u[p + 2] = shuffle(t[p + 1], t[p + 3], "0, 1, 8, 9, 4, 5, 12, 13");
-        u[p + 3] = shuffle(t[p + 1], t[p + 3], "2, 3, 10, 11, 6, 7, 14, 15");
+      // The network's vectors, by number: the rows, then each shuffle's result.
+      const TransposeNetwork& net = transpose_8x8_network();
+      std::vector<std::string> v = r;
+      for (const Shuffle& sh : net.steps) {
+        std::string mask;
+        for (int m : sh.mask) mask += (mask.empty() ? "" : ", ") + std::to_string(m);
+        v.push_back(fresh());
+        w_.line(v.back() + " = vector.shuffle " + v[sh.a] + ", " + v[sh.b] + " [" + mask +
+                "] : " + vty + ", " + vty);
       }
       const std::string col = h == 0 ? zero : c8;
-      for (int q = 0; q < 8; ++q) {
-        const std::string o =
-            shuffle(u[q % 4], u[q % 4 + 4],
-                    q < 4 ? "0, 1, 2, 3, 8, 9, 10, 11" : "4, 5, 6, 7, 12, 13, 14, 15");
-        w_.line("vector.store " + o + ", " + buf + "[" + constant(std::to_string(q), DType::Index) +
-                ", " + col + "] : " + bty + ", " + vty);
-      }
+      for (int q = 0; q < 8; ++q)
+        w_.line("vector.store " + v[net.rows_out[q]] + ", " + buf + "[" +
+                constant(std::to_string(q), DType::Index) + ", " + col + "] : " + bty + ", " + vty);
     }
     const std::string p = fresh(), q = fresh();
     w_.open("scf.for " + p + " = " + zero + " to " + c8 + " step " + one + " {");

@@ -407,8 +407,7 @@ std::string helper_text(MHelper h) {
              "        return v\n";
     case MHelper::Transpose8x16: {
       static_assert(kBlockInner == 16 && kBlockOuter == 8, "sb_transpose_8x16's block");
-      // Each half of 8 rows as the cpu backend's sb_transpose_8x16_b32 moves it: pairs of rows
-      // interleaved, pairs of pairs, then 128-bit halves (one shuffle each on AVX2).
+      const TransposeNetwork& net = transpose_8x8_network();
       std::string t =
           "# Transposes 16 rows of 8 four-byte elements (row p at src + p * stride) into "
           "dst[8][16]:\n"
@@ -421,32 +420,22 @@ std::string helper_text(MHelper h) {
           "    comptime for h in range(2):\n"
           "        var s = src.unsafe_offset(h * 8 * stride)\n";
       for (int p = 0; p < 8; ++p)
-        t += "        var r" + std::to_string(p) + " = s.unsafe_load[width=8](" +
+        t += "        var v" + std::to_string(p) + " = s.unsafe_load[width=8](" +
              (p == 0   ? std::string("0")
               : p == 1 ? "stride"
                        : std::to_string(p) + " * stride") +
              ")\n";
-      const char *lo = "0, 8, 1, 9, 4, 12, 5, 13", *hi = "2, 10, 3, 11, 6, 14, 7, 15";
-      for (int p = 0; p < 8; p += 2) {
-        const std::string a = std::to_string(p), b = std::to_string(p + 1);
-        t += "        var t" + a + " = r" + a + ".shuffle[" + lo + "](r" + b + ")\n";
-        t += "        var t" + b + " = r" + a + ".shuffle[" + hi + "](r" + b + ")\n";
-      }
-      const char *lo2 = "0, 1, 8, 9, 4, 5, 12, 13", *hi2 = "2, 3, 10, 11, 6, 7, 14, 15";
-      for (int p = 0; p < 8; p += 4) {
-        auto n = [&](int k) { return std::to_string(p + k); };
-        t += "        var u" + n(0) + " = t" + n(0) + ".shuffle[" + lo2 + "](t" + n(2) + ")\n";
-        t += "        var u" + n(1) + " = t" + n(0) + ".shuffle[" + hi2 + "](t" + n(2) + ")\n";
-        t += "        var u" + n(2) + " = t" + n(1) + ".shuffle[" + lo2 + "](t" + n(3) + ")\n";
-        t += "        var u" + n(3) + " = t" + n(1) + ".shuffle[" + hi2 + "](t" + n(3) + ")\n";
+      for (size_t k = 0; k < net.steps.size(); ++k) {
+        const Shuffle& sh = net.steps[k];
+        std::string mask;
+        for (int m : sh.mask) mask += (mask.empty() ? "" : ", ") + std::to_string(m);
+        t += "        var v" + std::to_string(8 + k) + " = v" + std::to_string(sh.a) + ".shuffle[" +
+             mask + "](v" + std::to_string(sh.b) + ")\n";
       }
       t += "        var d = dst.unsafe_offset(h * 8)\n";
-      for (int q = 0; q < 8; ++q) {
-        const std::string u = std::to_string(q % 4), v = std::to_string(q % 4 + 4);
-        t += "        d.unsafe_store(" + std::to_string(q * 16) + ", u" + u + ".shuffle[" +
-             (q < 4 ? "0, 1, 2, 3, 8, 9, 10, 11" : "4, 5, 6, 7, 12, 13, 14, 15") + "](u" + v +
-             "))" + "\n";
-      }
+      for (int q = 0; q < 8; ++q)
+        t += "        d.unsafe_store(" + std::to_string(q * 16) + ", v" +
+             std::to_string(net.rows_out[q]) + ")\n";
       return t;
     }
     case MHelper::DivI32:

@@ -123,29 +123,29 @@ module {
           %61 = vector.shuffle %52, %54 [0, 1, 8, 9, 4, 5, 12, 13] : vector<8xf32>, vector<8xf32>
           %62 = vector.shuffle %52, %54 [2, 3, 10, 11, 6, 7, 14, 15] : vector<8xf32>, vector<8xf32>
           %63 = vector.shuffle %55, %59 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
-          %64 = arith.constant 0 : index
-          vector.store %63, %22[%64, %10] : memref<8x16xf32>, vector<8xf32>
-          %65 = vector.shuffle %56, %60 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
-          %66 = arith.constant 1 : index
-          vector.store %65, %22[%66, %10] : memref<8x16xf32>, vector<8xf32>
-          %67 = vector.shuffle %57, %61 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
-          %68 = arith.constant 2 : index
-          vector.store %67, %22[%68, %10] : memref<8x16xf32>, vector<8xf32>
-          %69 = vector.shuffle %58, %62 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
-          %70 = arith.constant 3 : index
-          vector.store %69, %22[%70, %10] : memref<8x16xf32>, vector<8xf32>
-          %71 = vector.shuffle %55, %59 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
-          %72 = arith.constant 4 : index
-          vector.store %71, %22[%72, %10] : memref<8x16xf32>, vector<8xf32>
-          %73 = vector.shuffle %56, %60 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
-          %74 = arith.constant 5 : index
-          vector.store %73, %22[%74, %10] : memref<8x16xf32>, vector<8xf32>
-          %75 = vector.shuffle %57, %61 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
-          %76 = arith.constant 6 : index
-          vector.store %75, %22[%76, %10] : memref<8x16xf32>, vector<8xf32>
-          %77 = vector.shuffle %58, %62 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
+          %64 = vector.shuffle %56, %60 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
+          %65 = vector.shuffle %57, %61 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
+          %66 = vector.shuffle %58, %62 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
+          %67 = vector.shuffle %55, %59 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
+          %68 = vector.shuffle %56, %60 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
+          %69 = vector.shuffle %57, %61 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
+          %70 = vector.shuffle %58, %62 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
+          %71 = arith.constant 0 : index
+          vector.store %63, %22[%71, %10] : memref<8x16xf32>, vector<8xf32>
+          %72 = arith.constant 1 : index
+          vector.store %64, %22[%72, %10] : memref<8x16xf32>, vector<8xf32>
+          %73 = arith.constant 2 : index
+          vector.store %65, %22[%73, %10] : memref<8x16xf32>, vector<8xf32>
+          %74 = arith.constant 3 : index
+          vector.store %66, %22[%74, %10] : memref<8x16xf32>, vector<8xf32>
+          %75 = arith.constant 4 : index
+          vector.store %67, %22[%75, %10] : memref<8x16xf32>, vector<8xf32>
+          %76 = arith.constant 5 : index
+          vector.store %68, %22[%76, %10] : memref<8x16xf32>, vector<8xf32>
+          %77 = arith.constant 6 : index
+          vector.store %69, %22[%77, %10] : memref<8x16xf32>, vector<8xf32>
           %78 = arith.constant 7 : index
-          vector.store %77, %22[%78, %10] : memref<8x16xf32>, vector<8xf32>
+          vector.store %70, %22[%78, %10] : memref<8x16xf32>, vector<8xf32>
           %79 = arith.constant 8 : index
           %80 = arith.addi %24, %79 : index
           %81 = vector.load %x[%80, %23] : memref<?x?xf32>, vector<8xf32>
@@ -187,29 +187,29 @@ module {
           %117 = vector.shuffle %108, %110 [0, 1, 8, 9, 4, 5, 12, 13] : vector<8xf32>, vector<8xf32>
           %118 = vector.shuffle %108, %110 [2, 3, 10, 11, 6, 7, 14, 15] : vector<8xf32>, vector<8xf32>
           %119 = vector.shuffle %111, %115 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
-          %120 = arith.constant 0 : index
-          vector.store %119, %22[%120, %12] : memref<8x16xf32>, vector<8xf32>
-          %121 = vector.shuffle %112, %116 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
-          %122 = arith.constant 1 : index
-          vector.store %121, %22[%122, %12] : memref<8x16xf32>, vector<8xf32>
-          %123 = vector.shuffle %113, %117 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
-          %124 = arith.constant 2 : index
-          vector.store %123, %22[%124, %12] : memref<8x16xf32>, vector<8xf32>
-          %125 = vector.shuffle %114, %118 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
-          %126 = arith.constant 3 : index
-          vector.store %125, %22[%126, %12] : memref<8x16xf32>, vector<8xf32>
-          %127 = vector.shuffle %111, %115 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
-          %128 = arith.constant 4 : index
-          vector.store %127, %22[%128, %12] : memref<8x16xf32>, vector<8xf32>
-          %129 = vector.shuffle %112, %116 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
-          %130 = arith.constant 5 : index
-          vector.store %129, %22[%130, %12] : memref<8x16xf32>, vector<8xf32>
-          %131 = vector.shuffle %113, %117 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
-          %132 = arith.constant 6 : index
-          vector.store %131, %22[%132, %12] : memref<8x16xf32>, vector<8xf32>
-          %133 = vector.shuffle %114, %118 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
+          %120 = vector.shuffle %112, %116 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
+          %121 = vector.shuffle %113, %117 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
+          %122 = vector.shuffle %114, %118 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
+          %123 = vector.shuffle %111, %115 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
+          %124 = vector.shuffle %112, %116 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
+          %125 = vector.shuffle %113, %117 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
+          %126 = vector.shuffle %114, %118 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
+          %127 = arith.constant 0 : index
+          vector.store %119, %22[%127, %12] : memref<8x16xf32>, vector<8xf32>
+          %128 = arith.constant 1 : index
+          vector.store %120, %22[%128, %12] : memref<8x16xf32>, vector<8xf32>
+          %129 = arith.constant 2 : index
+          vector.store %121, %22[%129, %12] : memref<8x16xf32>, vector<8xf32>
+          %130 = arith.constant 3 : index
+          vector.store %122, %22[%130, %12] : memref<8x16xf32>, vector<8xf32>
+          %131 = arith.constant 4 : index
+          vector.store %123, %22[%131, %12] : memref<8x16xf32>, vector<8xf32>
+          %132 = arith.constant 5 : index
+          vector.store %124, %22[%132, %12] : memref<8x16xf32>, vector<8xf32>
+          %133 = arith.constant 6 : index
+          vector.store %125, %22[%133, %12] : memref<8x16xf32>, vector<8xf32>
           %134 = arith.constant 7 : index
-          vector.store %133, %22[%134, %12] : memref<8x16xf32>, vector<8xf32>
+          vector.store %126, %22[%134, %12] : memref<8x16xf32>, vector<8xf32>
           scf.for %135 = %10 to %12 step %11 {
             scf.for %136 = %10 to %13 step %11 {
               %137 = arith.addi %23, %135 : index

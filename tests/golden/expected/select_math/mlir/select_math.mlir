@@ -2335,29 +2335,29 @@ module attributes {transform.with_named_sequence} {
           %1473 = vector.shuffle %1464, %1466 [0, 1, 8, 9, 4, 5, 12, 13] : vector<8xf32>, vector<8xf32>
           %1474 = vector.shuffle %1464, %1466 [2, 3, 10, 11, 6, 7, 14, 15] : vector<8xf32>, vector<8xf32>
           %1475 = vector.shuffle %1467, %1471 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
-          %1476 = arith.constant 0 : index
-          vector.store %1475, %1434[%1476, %1422] : memref<8x16xf32>, vector<8xf32>
-          %1477 = vector.shuffle %1468, %1472 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
-          %1478 = arith.constant 1 : index
-          vector.store %1477, %1434[%1478, %1422] : memref<8x16xf32>, vector<8xf32>
-          %1479 = vector.shuffle %1469, %1473 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
-          %1480 = arith.constant 2 : index
-          vector.store %1479, %1434[%1480, %1422] : memref<8x16xf32>, vector<8xf32>
-          %1481 = vector.shuffle %1470, %1474 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
-          %1482 = arith.constant 3 : index
-          vector.store %1481, %1434[%1482, %1422] : memref<8x16xf32>, vector<8xf32>
-          %1483 = vector.shuffle %1467, %1471 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
-          %1484 = arith.constant 4 : index
-          vector.store %1483, %1434[%1484, %1422] : memref<8x16xf32>, vector<8xf32>
-          %1485 = vector.shuffle %1468, %1472 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
-          %1486 = arith.constant 5 : index
-          vector.store %1485, %1434[%1486, %1422] : memref<8x16xf32>, vector<8xf32>
-          %1487 = vector.shuffle %1469, %1473 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
-          %1488 = arith.constant 6 : index
-          vector.store %1487, %1434[%1488, %1422] : memref<8x16xf32>, vector<8xf32>
-          %1489 = vector.shuffle %1470, %1474 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
+          %1476 = vector.shuffle %1468, %1472 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
+          %1477 = vector.shuffle %1469, %1473 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
+          %1478 = vector.shuffle %1470, %1474 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
+          %1479 = vector.shuffle %1467, %1471 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
+          %1480 = vector.shuffle %1468, %1472 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
+          %1481 = vector.shuffle %1469, %1473 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
+          %1482 = vector.shuffle %1470, %1474 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
+          %1483 = arith.constant 0 : index
+          vector.store %1475, %1434[%1483, %1422] : memref<8x16xf32>, vector<8xf32>
+          %1484 = arith.constant 1 : index
+          vector.store %1476, %1434[%1484, %1422] : memref<8x16xf32>, vector<8xf32>
+          %1485 = arith.constant 2 : index
+          vector.store %1477, %1434[%1485, %1422] : memref<8x16xf32>, vector<8xf32>
+          %1486 = arith.constant 3 : index
+          vector.store %1478, %1434[%1486, %1422] : memref<8x16xf32>, vector<8xf32>
+          %1487 = arith.constant 4 : index
+          vector.store %1479, %1434[%1487, %1422] : memref<8x16xf32>, vector<8xf32>
+          %1488 = arith.constant 5 : index
+          vector.store %1480, %1434[%1488, %1422] : memref<8x16xf32>, vector<8xf32>
+          %1489 = arith.constant 6 : index
+          vector.store %1481, %1434[%1489, %1422] : memref<8x16xf32>, vector<8xf32>
           %1490 = arith.constant 7 : index
-          vector.store %1489, %1434[%1490, %1422] : memref<8x16xf32>, vector<8xf32>
+          vector.store %1482, %1434[%1490, %1422] : memref<8x16xf32>, vector<8xf32>
           %1491 = arith.constant 8 : index
           %1492 = arith.addi %1436, %1491 : index
           %1493 = vector.load %m[%1492, %1435] : memref<?x?xf32>, vector<8xf32>
@@ -2399,29 +2399,29 @@ module attributes {transform.with_named_sequence} {
           %1529 = vector.shuffle %1520, %1522 [0, 1, 8, 9, 4, 5, 12, 13] : vector<8xf32>, vector<8xf32>
           %1530 = vector.shuffle %1520, %1522 [2, 3, 10, 11, 6, 7, 14, 15] : vector<8xf32>, vector<8xf32>
           %1531 = vector.shuffle %1523, %1527 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
-          %1532 = arith.constant 0 : index
-          vector.store %1531, %1434[%1532, %1424] : memref<8x16xf32>, vector<8xf32>
-          %1533 = vector.shuffle %1524, %1528 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
-          %1534 = arith.constant 1 : index
-          vector.store %1533, %1434[%1534, %1424] : memref<8x16xf32>, vector<8xf32>
-          %1535 = vector.shuffle %1525, %1529 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
-          %1536 = arith.constant 2 : index
-          vector.store %1535, %1434[%1536, %1424] : memref<8x16xf32>, vector<8xf32>
-          %1537 = vector.shuffle %1526, %1530 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
-          %1538 = arith.constant 3 : index
-          vector.store %1537, %1434[%1538, %1424] : memref<8x16xf32>, vector<8xf32>
-          %1539 = vector.shuffle %1523, %1527 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
-          %1540 = arith.constant 4 : index
-          vector.store %1539, %1434[%1540, %1424] : memref<8x16xf32>, vector<8xf32>
-          %1541 = vector.shuffle %1524, %1528 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
-          %1542 = arith.constant 5 : index
-          vector.store %1541, %1434[%1542, %1424] : memref<8x16xf32>, vector<8xf32>
-          %1543 = vector.shuffle %1525, %1529 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
-          %1544 = arith.constant 6 : index
-          vector.store %1543, %1434[%1544, %1424] : memref<8x16xf32>, vector<8xf32>
-          %1545 = vector.shuffle %1526, %1530 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
+          %1532 = vector.shuffle %1524, %1528 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
+          %1533 = vector.shuffle %1525, %1529 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
+          %1534 = vector.shuffle %1526, %1530 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
+          %1535 = vector.shuffle %1523, %1527 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
+          %1536 = vector.shuffle %1524, %1528 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
+          %1537 = vector.shuffle %1525, %1529 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
+          %1538 = vector.shuffle %1526, %1530 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
+          %1539 = arith.constant 0 : index
+          vector.store %1531, %1434[%1539, %1424] : memref<8x16xf32>, vector<8xf32>
+          %1540 = arith.constant 1 : index
+          vector.store %1532, %1434[%1540, %1424] : memref<8x16xf32>, vector<8xf32>
+          %1541 = arith.constant 2 : index
+          vector.store %1533, %1434[%1541, %1424] : memref<8x16xf32>, vector<8xf32>
+          %1542 = arith.constant 3 : index
+          vector.store %1534, %1434[%1542, %1424] : memref<8x16xf32>, vector<8xf32>
+          %1543 = arith.constant 4 : index
+          vector.store %1535, %1434[%1543, %1424] : memref<8x16xf32>, vector<8xf32>
+          %1544 = arith.constant 5 : index
+          vector.store %1536, %1434[%1544, %1424] : memref<8x16xf32>, vector<8xf32>
+          %1545 = arith.constant 6 : index
+          vector.store %1537, %1434[%1545, %1424] : memref<8x16xf32>, vector<8xf32>
           %1546 = arith.constant 7 : index
-          vector.store %1545, %1434[%1546, %1424] : memref<8x16xf32>, vector<8xf32>
+          vector.store %1538, %1434[%1546, %1424] : memref<8x16xf32>, vector<8xf32>
           scf.for %1547 = %1422 to %1424 step %1423 {
             scf.for %1548 = %1422 to %1425 step %1423 {
               %1549 = arith.addi %1435, %1547 : index

@@ -119,29 +119,29 @@ module {
           %83 = vector.shuffle %74, %76 [0, 1, 8, 9, 4, 5, 12, 13] : vector<8xf32>, vector<8xf32>
           %84 = vector.shuffle %74, %76 [2, 3, 10, 11, 6, 7, 14, 15] : vector<8xf32>, vector<8xf32>
           %85 = vector.shuffle %77, %81 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
-          %86 = arith.constant 0 : index
-          vector.store %85, %44[%86, %32] : memref<8x16xf32>, vector<8xf32>
-          %87 = vector.shuffle %78, %82 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
-          %88 = arith.constant 1 : index
-          vector.store %87, %44[%88, %32] : memref<8x16xf32>, vector<8xf32>
-          %89 = vector.shuffle %79, %83 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
-          %90 = arith.constant 2 : index
-          vector.store %89, %44[%90, %32] : memref<8x16xf32>, vector<8xf32>
-          %91 = vector.shuffle %80, %84 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
-          %92 = arith.constant 3 : index
-          vector.store %91, %44[%92, %32] : memref<8x16xf32>, vector<8xf32>
-          %93 = vector.shuffle %77, %81 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
-          %94 = arith.constant 4 : index
-          vector.store %93, %44[%94, %32] : memref<8x16xf32>, vector<8xf32>
-          %95 = vector.shuffle %78, %82 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
-          %96 = arith.constant 5 : index
-          vector.store %95, %44[%96, %32] : memref<8x16xf32>, vector<8xf32>
-          %97 = vector.shuffle %79, %83 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
-          %98 = arith.constant 6 : index
-          vector.store %97, %44[%98, %32] : memref<8x16xf32>, vector<8xf32>
-          %99 = vector.shuffle %80, %84 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
+          %86 = vector.shuffle %78, %82 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
+          %87 = vector.shuffle %79, %83 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
+          %88 = vector.shuffle %80, %84 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
+          %89 = vector.shuffle %77, %81 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
+          %90 = vector.shuffle %78, %82 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
+          %91 = vector.shuffle %79, %83 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
+          %92 = vector.shuffle %80, %84 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
+          %93 = arith.constant 0 : index
+          vector.store %85, %44[%93, %32] : memref<8x16xf32>, vector<8xf32>
+          %94 = arith.constant 1 : index
+          vector.store %86, %44[%94, %32] : memref<8x16xf32>, vector<8xf32>
+          %95 = arith.constant 2 : index
+          vector.store %87, %44[%95, %32] : memref<8x16xf32>, vector<8xf32>
+          %96 = arith.constant 3 : index
+          vector.store %88, %44[%96, %32] : memref<8x16xf32>, vector<8xf32>
+          %97 = arith.constant 4 : index
+          vector.store %89, %44[%97, %32] : memref<8x16xf32>, vector<8xf32>
+          %98 = arith.constant 5 : index
+          vector.store %90, %44[%98, %32] : memref<8x16xf32>, vector<8xf32>
+          %99 = arith.constant 6 : index
+          vector.store %91, %44[%99, %32] : memref<8x16xf32>, vector<8xf32>
           %100 = arith.constant 7 : index
-          vector.store %99, %44[%100, %32] : memref<8x16xf32>, vector<8xf32>
+          vector.store %92, %44[%100, %32] : memref<8x16xf32>, vector<8xf32>
           %101 = arith.constant 8 : index
           %102 = arith.addi %46, %101 : index
           %103 = vector.load %v[%102, %25, %45] : memref<?x?x?xf32>, vector<8xf32>
@@ -183,29 +183,29 @@ module {
           %139 = vector.shuffle %130, %132 [0, 1, 8, 9, 4, 5, 12, 13] : vector<8xf32>, vector<8xf32>
           %140 = vector.shuffle %130, %132 [2, 3, 10, 11, 6, 7, 14, 15] : vector<8xf32>, vector<8xf32>
           %141 = vector.shuffle %133, %137 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
-          %142 = arith.constant 0 : index
-          vector.store %141, %44[%142, %34] : memref<8x16xf32>, vector<8xf32>
-          %143 = vector.shuffle %134, %138 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
-          %144 = arith.constant 1 : index
-          vector.store %143, %44[%144, %34] : memref<8x16xf32>, vector<8xf32>
-          %145 = vector.shuffle %135, %139 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
-          %146 = arith.constant 2 : index
-          vector.store %145, %44[%146, %34] : memref<8x16xf32>, vector<8xf32>
-          %147 = vector.shuffle %136, %140 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
-          %148 = arith.constant 3 : index
-          vector.store %147, %44[%148, %34] : memref<8x16xf32>, vector<8xf32>
-          %149 = vector.shuffle %133, %137 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
-          %150 = arith.constant 4 : index
-          vector.store %149, %44[%150, %34] : memref<8x16xf32>, vector<8xf32>
-          %151 = vector.shuffle %134, %138 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
-          %152 = arith.constant 5 : index
-          vector.store %151, %44[%152, %34] : memref<8x16xf32>, vector<8xf32>
-          %153 = vector.shuffle %135, %139 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
-          %154 = arith.constant 6 : index
-          vector.store %153, %44[%154, %34] : memref<8x16xf32>, vector<8xf32>
-          %155 = vector.shuffle %136, %140 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
+          %142 = vector.shuffle %134, %138 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
+          %143 = vector.shuffle %135, %139 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
+          %144 = vector.shuffle %136, %140 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
+          %145 = vector.shuffle %133, %137 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
+          %146 = vector.shuffle %134, %138 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
+          %147 = vector.shuffle %135, %139 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
+          %148 = vector.shuffle %136, %140 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
+          %149 = arith.constant 0 : index
+          vector.store %141, %44[%149, %34] : memref<8x16xf32>, vector<8xf32>
+          %150 = arith.constant 1 : index
+          vector.store %142, %44[%150, %34] : memref<8x16xf32>, vector<8xf32>
+          %151 = arith.constant 2 : index
+          vector.store %143, %44[%151, %34] : memref<8x16xf32>, vector<8xf32>
+          %152 = arith.constant 3 : index
+          vector.store %144, %44[%152, %34] : memref<8x16xf32>, vector<8xf32>
+          %153 = arith.constant 4 : index
+          vector.store %145, %44[%153, %34] : memref<8x16xf32>, vector<8xf32>
+          %154 = arith.constant 5 : index
+          vector.store %146, %44[%154, %34] : memref<8x16xf32>, vector<8xf32>
+          %155 = arith.constant 6 : index
+          vector.store %147, %44[%155, %34] : memref<8x16xf32>, vector<8xf32>
           %156 = arith.constant 7 : index
-          vector.store %155, %44[%156, %34] : memref<8x16xf32>, vector<8xf32>
+          vector.store %148, %44[%156, %34] : memref<8x16xf32>, vector<8xf32>
           scf.for %157 = %32 to %34 step %33 {
             scf.for %158 = %32 to %35 step %33 {
               %159 = arith.addi %45, %157 : index
@@ -373,29 +373,29 @@ module {
           %300 = vector.shuffle %291, %293 [0, 1, 8, 9, 4, 5, 12, 13] : vector<8xf32>, vector<8xf32>
           %301 = vector.shuffle %291, %293 [2, 3, 10, 11, 6, 7, 14, 15] : vector<8xf32>, vector<8xf32>
           %302 = vector.shuffle %294, %298 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
-          %303 = arith.constant 0 : index
-          vector.store %302, %229[%303, %217] : memref<8x16xf32>, vector<8xf32>
-          %304 = vector.shuffle %295, %299 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
-          %305 = arith.constant 1 : index
-          vector.store %304, %229[%305, %217] : memref<8x16xf32>, vector<8xf32>
-          %306 = vector.shuffle %296, %300 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
-          %307 = arith.constant 2 : index
-          vector.store %306, %229[%307, %217] : memref<8x16xf32>, vector<8xf32>
-          %308 = vector.shuffle %297, %301 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
-          %309 = arith.constant 3 : index
-          vector.store %308, %229[%309, %217] : memref<8x16xf32>, vector<8xf32>
-          %310 = vector.shuffle %294, %298 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
-          %311 = arith.constant 4 : index
-          vector.store %310, %229[%311, %217] : memref<8x16xf32>, vector<8xf32>
-          %312 = vector.shuffle %295, %299 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
-          %313 = arith.constant 5 : index
-          vector.store %312, %229[%313, %217] : memref<8x16xf32>, vector<8xf32>
-          %314 = vector.shuffle %296, %300 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
-          %315 = arith.constant 6 : index
-          vector.store %314, %229[%315, %217] : memref<8x16xf32>, vector<8xf32>
-          %316 = vector.shuffle %297, %301 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
+          %303 = vector.shuffle %295, %299 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
+          %304 = vector.shuffle %296, %300 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
+          %305 = vector.shuffle %297, %301 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
+          %306 = vector.shuffle %294, %298 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
+          %307 = vector.shuffle %295, %299 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
+          %308 = vector.shuffle %296, %300 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
+          %309 = vector.shuffle %297, %301 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
+          %310 = arith.constant 0 : index
+          vector.store %302, %229[%310, %217] : memref<8x16xf32>, vector<8xf32>
+          %311 = arith.constant 1 : index
+          vector.store %303, %229[%311, %217] : memref<8x16xf32>, vector<8xf32>
+          %312 = arith.constant 2 : index
+          vector.store %304, %229[%312, %217] : memref<8x16xf32>, vector<8xf32>
+          %313 = arith.constant 3 : index
+          vector.store %305, %229[%313, %217] : memref<8x16xf32>, vector<8xf32>
+          %314 = arith.constant 4 : index
+          vector.store %306, %229[%314, %217] : memref<8x16xf32>, vector<8xf32>
+          %315 = arith.constant 5 : index
+          vector.store %307, %229[%315, %217] : memref<8x16xf32>, vector<8xf32>
+          %316 = arith.constant 6 : index
+          vector.store %308, %229[%316, %217] : memref<8x16xf32>, vector<8xf32>
           %317 = arith.constant 7 : index
-          vector.store %316, %229[%317, %217] : memref<8x16xf32>, vector<8xf32>
+          vector.store %309, %229[%317, %217] : memref<8x16xf32>, vector<8xf32>
           %318 = arith.constant 8 : index
           %319 = arith.addi %231, %318 : index
           %320 = arith.constant 1 : index
@@ -469,29 +469,29 @@ module {
           %388 = vector.shuffle %379, %381 [0, 1, 8, 9, 4, 5, 12, 13] : vector<8xf32>, vector<8xf32>
           %389 = vector.shuffle %379, %381 [2, 3, 10, 11, 6, 7, 14, 15] : vector<8xf32>, vector<8xf32>
           %390 = vector.shuffle %382, %386 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
-          %391 = arith.constant 0 : index
-          vector.store %390, %229[%391, %219] : memref<8x16xf32>, vector<8xf32>
-          %392 = vector.shuffle %383, %387 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
-          %393 = arith.constant 1 : index
-          vector.store %392, %229[%393, %219] : memref<8x16xf32>, vector<8xf32>
-          %394 = vector.shuffle %384, %388 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
-          %395 = arith.constant 2 : index
-          vector.store %394, %229[%395, %219] : memref<8x16xf32>, vector<8xf32>
-          %396 = vector.shuffle %385, %389 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
-          %397 = arith.constant 3 : index
-          vector.store %396, %229[%397, %219] : memref<8x16xf32>, vector<8xf32>
-          %398 = vector.shuffle %382, %386 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
-          %399 = arith.constant 4 : index
-          vector.store %398, %229[%399, %219] : memref<8x16xf32>, vector<8xf32>
-          %400 = vector.shuffle %383, %387 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
-          %401 = arith.constant 5 : index
-          vector.store %400, %229[%401, %219] : memref<8x16xf32>, vector<8xf32>
-          %402 = vector.shuffle %384, %388 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
-          %403 = arith.constant 6 : index
-          vector.store %402, %229[%403, %219] : memref<8x16xf32>, vector<8xf32>
-          %404 = vector.shuffle %385, %389 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
+          %391 = vector.shuffle %383, %387 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
+          %392 = vector.shuffle %384, %388 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
+          %393 = vector.shuffle %385, %389 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
+          %394 = vector.shuffle %382, %386 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
+          %395 = vector.shuffle %383, %387 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
+          %396 = vector.shuffle %384, %388 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
+          %397 = vector.shuffle %385, %389 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
+          %398 = arith.constant 0 : index
+          vector.store %390, %229[%398, %219] : memref<8x16xf32>, vector<8xf32>
+          %399 = arith.constant 1 : index
+          vector.store %391, %229[%399, %219] : memref<8x16xf32>, vector<8xf32>
+          %400 = arith.constant 2 : index
+          vector.store %392, %229[%400, %219] : memref<8x16xf32>, vector<8xf32>
+          %401 = arith.constant 3 : index
+          vector.store %393, %229[%401, %219] : memref<8x16xf32>, vector<8xf32>
+          %402 = arith.constant 4 : index
+          vector.store %394, %229[%402, %219] : memref<8x16xf32>, vector<8xf32>
+          %403 = arith.constant 5 : index
+          vector.store %395, %229[%403, %219] : memref<8x16xf32>, vector<8xf32>
+          %404 = arith.constant 6 : index
+          vector.store %396, %229[%404, %219] : memref<8x16xf32>, vector<8xf32>
           %405 = arith.constant 7 : index
-          vector.store %404, %229[%405, %219] : memref<8x16xf32>, vector<8xf32>
+          vector.store %397, %229[%405, %219] : memref<8x16xf32>, vector<8xf32>
           scf.for %406 = %217 to %219 step %218 {
             scf.for %407 = %217 to %220 step %218 {
               %408 = arith.addi %230, %406 : index
@@ -616,29 +616,29 @@ module {
           %512 = vector.shuffle %503, %505 [0, 1, 8, 9, 4, 5, 12, 13] : vector<8xi32>, vector<8xi32>
           %513 = vector.shuffle %503, %505 [2, 3, 10, 11, 6, 7, 14, 15] : vector<8xi32>, vector<8xi32>
           %514 = vector.shuffle %506, %510 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xi32>, vector<8xi32>
-          %515 = arith.constant 0 : index
-          vector.store %514, %473[%515, %461] : memref<8x16xi32>, vector<8xi32>
-          %516 = vector.shuffle %507, %511 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xi32>, vector<8xi32>
-          %517 = arith.constant 1 : index
-          vector.store %516, %473[%517, %461] : memref<8x16xi32>, vector<8xi32>
-          %518 = vector.shuffle %508, %512 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xi32>, vector<8xi32>
-          %519 = arith.constant 2 : index
-          vector.store %518, %473[%519, %461] : memref<8x16xi32>, vector<8xi32>
-          %520 = vector.shuffle %509, %513 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xi32>, vector<8xi32>
-          %521 = arith.constant 3 : index
-          vector.store %520, %473[%521, %461] : memref<8x16xi32>, vector<8xi32>
-          %522 = vector.shuffle %506, %510 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xi32>, vector<8xi32>
-          %523 = arith.constant 4 : index
-          vector.store %522, %473[%523, %461] : memref<8x16xi32>, vector<8xi32>
-          %524 = vector.shuffle %507, %511 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xi32>, vector<8xi32>
-          %525 = arith.constant 5 : index
-          vector.store %524, %473[%525, %461] : memref<8x16xi32>, vector<8xi32>
-          %526 = vector.shuffle %508, %512 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xi32>, vector<8xi32>
-          %527 = arith.constant 6 : index
-          vector.store %526, %473[%527, %461] : memref<8x16xi32>, vector<8xi32>
-          %528 = vector.shuffle %509, %513 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xi32>, vector<8xi32>
+          %515 = vector.shuffle %507, %511 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xi32>, vector<8xi32>
+          %516 = vector.shuffle %508, %512 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xi32>, vector<8xi32>
+          %517 = vector.shuffle %509, %513 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xi32>, vector<8xi32>
+          %518 = vector.shuffle %506, %510 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xi32>, vector<8xi32>
+          %519 = vector.shuffle %507, %511 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xi32>, vector<8xi32>
+          %520 = vector.shuffle %508, %512 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xi32>, vector<8xi32>
+          %521 = vector.shuffle %509, %513 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xi32>, vector<8xi32>
+          %522 = arith.constant 0 : index
+          vector.store %514, %473[%522, %461] : memref<8x16xi32>, vector<8xi32>
+          %523 = arith.constant 1 : index
+          vector.store %515, %473[%523, %461] : memref<8x16xi32>, vector<8xi32>
+          %524 = arith.constant 2 : index
+          vector.store %516, %473[%524, %461] : memref<8x16xi32>, vector<8xi32>
+          %525 = arith.constant 3 : index
+          vector.store %517, %473[%525, %461] : memref<8x16xi32>, vector<8xi32>
+          %526 = arith.constant 4 : index
+          vector.store %518, %473[%526, %461] : memref<8x16xi32>, vector<8xi32>
+          %527 = arith.constant 5 : index
+          vector.store %519, %473[%527, %461] : memref<8x16xi32>, vector<8xi32>
+          %528 = arith.constant 6 : index
+          vector.store %520, %473[%528, %461] : memref<8x16xi32>, vector<8xi32>
           %529 = arith.constant 7 : index
-          vector.store %528, %473[%529, %461] : memref<8x16xi32>, vector<8xi32>
+          vector.store %521, %473[%529, %461] : memref<8x16xi32>, vector<8xi32>
           %530 = arith.constant 8 : index
           %531 = arith.addi %475, %530 : index
           %532 = vector.load %k[%531, %474] : memref<?x?xi32>, vector<8xi32>
@@ -680,29 +680,29 @@ module {
           %568 = vector.shuffle %559, %561 [0, 1, 8, 9, 4, 5, 12, 13] : vector<8xi32>, vector<8xi32>
           %569 = vector.shuffle %559, %561 [2, 3, 10, 11, 6, 7, 14, 15] : vector<8xi32>, vector<8xi32>
           %570 = vector.shuffle %562, %566 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xi32>, vector<8xi32>
-          %571 = arith.constant 0 : index
-          vector.store %570, %473[%571, %463] : memref<8x16xi32>, vector<8xi32>
-          %572 = vector.shuffle %563, %567 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xi32>, vector<8xi32>
-          %573 = arith.constant 1 : index
-          vector.store %572, %473[%573, %463] : memref<8x16xi32>, vector<8xi32>
-          %574 = vector.shuffle %564, %568 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xi32>, vector<8xi32>
-          %575 = arith.constant 2 : index
-          vector.store %574, %473[%575, %463] : memref<8x16xi32>, vector<8xi32>
-          %576 = vector.shuffle %565, %569 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xi32>, vector<8xi32>
-          %577 = arith.constant 3 : index
-          vector.store %576, %473[%577, %463] : memref<8x16xi32>, vector<8xi32>
-          %578 = vector.shuffle %562, %566 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xi32>, vector<8xi32>
-          %579 = arith.constant 4 : index
-          vector.store %578, %473[%579, %463] : memref<8x16xi32>, vector<8xi32>
-          %580 = vector.shuffle %563, %567 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xi32>, vector<8xi32>
-          %581 = arith.constant 5 : index
-          vector.store %580, %473[%581, %463] : memref<8x16xi32>, vector<8xi32>
-          %582 = vector.shuffle %564, %568 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xi32>, vector<8xi32>
-          %583 = arith.constant 6 : index
-          vector.store %582, %473[%583, %463] : memref<8x16xi32>, vector<8xi32>
-          %584 = vector.shuffle %565, %569 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xi32>, vector<8xi32>
+          %571 = vector.shuffle %563, %567 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xi32>, vector<8xi32>
+          %572 = vector.shuffle %564, %568 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xi32>, vector<8xi32>
+          %573 = vector.shuffle %565, %569 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xi32>, vector<8xi32>
+          %574 = vector.shuffle %562, %566 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xi32>, vector<8xi32>
+          %575 = vector.shuffle %563, %567 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xi32>, vector<8xi32>
+          %576 = vector.shuffle %564, %568 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xi32>, vector<8xi32>
+          %577 = vector.shuffle %565, %569 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xi32>, vector<8xi32>
+          %578 = arith.constant 0 : index
+          vector.store %570, %473[%578, %463] : memref<8x16xi32>, vector<8xi32>
+          %579 = arith.constant 1 : index
+          vector.store %571, %473[%579, %463] : memref<8x16xi32>, vector<8xi32>
+          %580 = arith.constant 2 : index
+          vector.store %572, %473[%580, %463] : memref<8x16xi32>, vector<8xi32>
+          %581 = arith.constant 3 : index
+          vector.store %573, %473[%581, %463] : memref<8x16xi32>, vector<8xi32>
+          %582 = arith.constant 4 : index
+          vector.store %574, %473[%582, %463] : memref<8x16xi32>, vector<8xi32>
+          %583 = arith.constant 5 : index
+          vector.store %575, %473[%583, %463] : memref<8x16xi32>, vector<8xi32>
+          %584 = arith.constant 6 : index
+          vector.store %576, %473[%584, %463] : memref<8x16xi32>, vector<8xi32>
           %585 = arith.constant 7 : index
-          vector.store %584, %473[%585, %463] : memref<8x16xi32>, vector<8xi32>
+          vector.store %577, %473[%585, %463] : memref<8x16xi32>, vector<8xi32>
           scf.for %586 = %461 to %463 step %462 {
             scf.for %587 = %461 to %464 step %462 {
               %588 = arith.addi %474, %586 : index
