@@ -101,6 +101,17 @@ const TileChoice& tile_choice(const Spec& spec, const Statement& st) {
   return choice_of(spec, st, spec.schedule.tiles, spec.schedule.epilogue_tiles);
 }
 
+std::vector<const Expr*> block_reads(const Spec& spec, const Statement& st) {
+  const TileChoice& c = tile_choice(spec, st);
+  SB_ASSERT(c.block_axis >= 0, "block_reads of a statement whose read does not move in blocks");
+  const std::vector<const Expr*> reads = reads_of(*st.rhs);
+  const Expr* first = reads.at(c.read);
+  std::vector<const Expr*> out{first};
+  for (const Expr* r : reads)
+    if (r != first && same_expr(*r, *first)) out.push_back(r);
+  return out;
+}
+
 std::string dump_tile_transposes(const Spec& spec) {
   const Schedule& sched = spec.schedule;
   SB_ASSERT(sched.tile_transposes_done, "tile_transposes has not run on spec " + spec.name);

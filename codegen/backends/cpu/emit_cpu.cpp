@@ -924,10 +924,7 @@ void emit_transposed_blocks(StmtLowering& L, int dim, int axis, const Expr& read
   w.line("sb_transpose_8x16_b32(&" + L.tensor_name(read.ref) + "[" + L.flat_index(read.ref, subs) +
          "], " + stride + ", sb_tb);");
   w.close();
-  // Every read of the same element takes it from the block.
-  std::vector<const Expr*> same;
-  for (const Expr* r : reads_of(*st.rhs))
-    if (same_expr(*r, read)) same.push_back(r);
+  const std::vector<const Expr*> same = block_reads(L.spec(), st);
   for (const Expr* r : same) L.set_override(r, "sb_tb[sb_p][sb_q]");
   w.open("for (int64_t sb_p = 0; sb_p < " + outer + "; ++sb_p) {");
   w.line("const int64_t " + vd + " = sb_b + sb_p;");

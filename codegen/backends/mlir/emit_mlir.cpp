@@ -851,9 +851,7 @@ class Body {
     loop_var_[inner] = op("arith.addi", {e, q}, DType::Index);
     const std::string x = fresh();
     w_.line(x + " = memref.load " + buf + "[" + p + ", " + q + "] : " + bty);
-    std::vector<const Expr*> same;
-    for (const Expr* r : reads_of(*st.rhs))
-      if (same_expr(*r, rd)) same.push_back(r);
+    const std::vector<const Expr*> same = block_reads(spec_, st);
     for (const Expr* r : same) read_arg_[r] = x;
     store_element(st, out_mem, out_ty);
     for (const Expr* r : same) read_arg_.erase(r);

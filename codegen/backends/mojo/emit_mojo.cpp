@@ -1882,8 +1882,8 @@ void emit_transposed_blocks(MojoLowering& L, int dim, const TileChoice& c, const
   w.line("sb_transpose_8x16[" + std::string(mojo_dtype(L.spec().tensors[read.ref].type)) + "](" +
          L.tensor_name(read.ref) + ".unsafe_offset(" + L.flat_of_read(read, w) + "), " + stride +
          ", sb_tb)");
-  for (const Expr* r : reads_of(*st.rhs))
-    if (same_expr(*r, read)) L.set_override(r, "sb_tb[unsafe_offset=sb_p * " + in + " + sb_q]");
+  for (const Expr* r : block_reads(L.spec(), st))
+    L.set_override(r, "sb_tb[unsafe_offset=sb_p * " + in + " + sb_q]");
   w.open("for sb_p in range(" + outer + "):");
   w.line("var " + vd + " = sb_b + sb_p");
   w.open("for sb_q in range(" + in + "):");
