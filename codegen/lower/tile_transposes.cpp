@@ -12,7 +12,7 @@ namespace sb {
 namespace {
 
 // The read's subscript that uses the innermost output index `inner`, when the read can move in
-// blocks (see kBlockRows in tile_transposes.h), else -1.
+// blocks (kBlockInner and kBlockOuter in tile_transposes.h), else -1.
 int block_axis(const Spec& spec, const Expr& r, int dim, int inner) {
   const Tensor& t = spec.tensors[r.ref];
   if (dtype_bytes(t.type) != 4 || t.boundary != Boundary::None) return -1;

@@ -34,6 +34,11 @@ namespace sb {
 // 13.2 (loops 44.9). An inner piece of 16 f32 is one 64-byte line, so each non-temporal store is
 // a whole line; half a line costs a read of it. A strategy's `tile` and `tile_inner` parameters
 // set them.
+struct Tiles {
+  int64_t outer = 512;
+  int64_t inner = 16;
+};
+
 // Blocks. Within a tile, a read that moves along the tiled dimension d in its last subscript and
 // along the innermost index i in one earlier one, each as `index + offset` (x[i, j] for
 // y[j, i]), no other subscript using either, of 4-byte elements without a boundary rule, moves in
@@ -63,11 +68,6 @@ struct TransposeNetwork {
   std::array<int, 8> rows_out{};
 };
 const TransposeNetwork& transpose_8x8_network();
-
-struct Tiles {
-  int64_t outer = 512;
-  int64_t inner = 16;
-};
 
 // Fills spec.schedule.tiles and epilogue_tiles (one TileChoice per statement each) of a
 // typechecked spec.
