@@ -101,11 +101,17 @@ const TileChoice& tile_choice(const Spec& spec, const Statement& st) {
   return choice_of(spec, st, spec.schedule.tiles, spec.schedule.epilogue_tiles);
 }
 
-std::vector<const Expr*> block_reads(const Spec& spec, const Statement& st) {
+const Expr& tiled_read(const Spec& spec, const Statement& st) {
   const TileChoice& c = tile_choice(spec, st);
-  SB_ASSERT(c.block_axis >= 0, "block_reads of a statement whose read does not move in blocks");
+  SB_ASSERT(c.dim >= 0, "tiled_read of a statement the pass does not tile");
+  return *reads_of(*st.rhs).at(c.read);
+}
+
+std::vector<const Expr*> block_reads(const Spec& spec, const Statement& st) {
+  SB_ASSERT(tile_choice(spec, st).block_axis >= 0,
+            "block_reads of a statement whose read does not move in blocks");
   const std::vector<const Expr*> reads = reads_of(*st.rhs);
-  const Expr* first = reads.at(c.read);
+  const Expr* first = &tiled_read(spec, st);
   std::vector<const Expr*> out{first};
   for (const Expr* r : reads)
     if (r != first && same_expr(*r, *first)) out.push_back(r);
@@ -125,7 +131,7 @@ std::string dump_tile_transposes(const Spec& spec) {
       continue;
     }
     out += "tiles " + st.vars[c.dim].name + " and " + st.vars[st.rank() - 1].name + " (read " +
-           to_string(*reads_of(*st.rhs).at(c.read), spec, &st) + ")" +
+           to_string(tiled_read(spec, st), spec, &st) + ")" +
            (c.block_axis < 0 ? "" : "; the read in blocks") + "\n";
   }
   return out;

@@ -80,6 +80,9 @@ std::string dump_tile_transposes(const Spec& spec);
 // The pass's choice for `st` (one of spec.stmts, or the epilogue of one: stmt_slot).
 const TileChoice& tile_choice(const Spec& spec, const Statement& st);
 
+// The read the pass tiles `st` for (TileChoice::read; the choice's dim must be >= 0).
+const Expr& tiled_read(const Spec& spec, const Statement& st);
+
 // The reads of `st` that a printer takes from a block where the pass moves its read in blocks
 // (TileChoice::block_axis >= 0): the pass's read first, then every other read of the same element.
 std::vector<const Expr*> block_reads(const Spec& spec, const Statement& st);

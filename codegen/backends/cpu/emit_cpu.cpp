@@ -991,7 +991,7 @@ void emit_tiled_nest(StmtLowering& L, int dim, const Tiles& tiles, bool stream, 
   const std::string& vd = L.var_name(dim);
   const std::string d_s = std::to_string(dim), i_s = std::to_string(inner);
   const TileChoice& c = tile_choice(L.spec(), st);
-  if (blocks) emit_transposed_blocks(L, dim, c.block_axis, *reads_of(*st.rhs).at(c.read), w);
+  if (blocks) emit_transposed_blocks(L, dim, c.block_axis, tiled_read(L.spec(), st), w);
   w.open("for (int64_t " + vd + " = " + (blocks ? "sb_b" : "sb_t" + d_s) + "; " + vd + " < sb_te" +
          d_s + "; ++" + vd + ") {");
   if (stream) {

@@ -799,7 +799,7 @@ class Body {
     static_assert(kBlockInner == 16 && kBlockOuter == 8, "the shuffles' block");
     const int inner = static_cast<int>(st.rank()) - 1;
     const int dim = c.dim;
-    const Expr& rd = *reads_of(*st.rhs).at(c.read);
+    const Expr& rd = tiled_read(spec_, st);
     const DType et = spec_.tensors[rd.ref].type;
     const std::string vty = "vector<8x" + std::string(mlir_type(et)) + ">";
     const std::string bty = "memref<8x16x" + std::string(mlir_type(et)) + ">";

@@ -1859,7 +1859,7 @@ void emit_transposed_blocks(MojoLowering& L, int dim, const TileChoice& c, const
                             PyWriter& w) {
   const Statement& st = L.stmt();
   const int inner = static_cast<int>(st.rank()) - 1;
-  const Expr& read = *reads_of(*st.rhs).at(c.read);
+  const Expr& read = tiled_read(L.spec(), st);
   const std::string& vd = L.var_name(dim);
   const std::string& vi = L.var_name(inner);
   const std::string D = std::to_string(dim), I = std::to_string(inner);
