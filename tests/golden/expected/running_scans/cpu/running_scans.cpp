@@ -10,6 +10,8 @@
 //   5  t  f32[C]     out
 //   6  s  f32[R]     temp
 //   7  u  f32[R, C]  out
+//   8  g  f32[C]     out
+//   9  n  i32[C]     out
 // Sizes (ABI order): R, C
 // Variants:
 //   loops     strategy loops
@@ -37,9 +39,15 @@ static inline int32_t sb_mul_i32(int32_t a, int32_t b) {
   return (int32_t)((uint32_t)a * (uint32_t)b);
 }
 
+// Integer min, max and abs.
+static inline int32_t sb_min_i32(int32_t a, int32_t b) { return a < b ? a : b; }
+
 // Floating-point min and max; NaN propagates.
 static inline float sb_min_f32(float a, float b) {
   const float m = a < b ? a : b; return a != a ? a : m;
+}
+static inline float sb_max_f32(float a, float b) {
+  const float m = a > b ? a : b; return a != a ? a : m;
 }
 
 // Running scans a vector at a time: sb_scan_<op>_<type>(v, carry) replaces v[q] by
@@ -71,6 +79,71 @@ static inline float sb_scan_sum_f32(float* v, float carry) {
   x = (sb_vec{} + carry) + x;
   __builtin_memcpy(v, &x, sizeof x);
   return carry + total;
+}
+static inline float sb_scan_max_f32(float* v, float carry) {
+#if defined(__AVX512F__)
+  typedef float sb_vec __attribute__((vector_size(64)));
+  const sb_vec id = sb_vec{} + -INFINITY;
+  sb_vec x;
+  __builtin_memcpy(&x, v, sizeof x);
+  {
+    const sb_vec s = __builtin_shufflevector(x, id, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14);
+    x = (s > x | s != s) ? s : x;
+  }
+  {
+    const sb_vec s = __builtin_shufflevector(x, id, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13);
+    x = (s > x | s != s) ? s : x;
+  }
+  {
+    const sb_vec s = __builtin_shufflevector(x, id, 16, 16, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11);
+    x = (s > x | s != s) ? s : x;
+  }
+  {
+    const sb_vec s = __builtin_shufflevector(x, id, 16, 16, 16, 16, 16, 16, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7);
+    x = (s > x | s != s) ? s : x;
+  }
+  const float total = x[15];
+  x = ((sb_vec{} + carry) > x | (sb_vec{} + carry) != (sb_vec{} + carry)) ? (sb_vec{} + carry) : x;
+  __builtin_memcpy(v, &x, sizeof x);
+  return sb_max_f32(carry, total);
+#else
+  typedef float sb_half __attribute__((vector_size(32)));
+  const sb_half id = sb_half{} + -INFINITY;
+  sb_half a, b;
+  __builtin_memcpy(&a, v, sizeof a);
+  __builtin_memcpy(&b, v + 8, sizeof b);
+  {
+    const sb_half s = __builtin_shufflevector(a, id, 8, 0, 1, 2, 3, 4, 5, 6);
+    a = (s > a | s != s) ? s : a;
+  }
+  {
+    const sb_half s = __builtin_shufflevector(b, id, 8, 0, 1, 2, 3, 4, 5, 6);
+    b = (s > b | s != s) ? s : b;
+  }
+  {
+    const sb_half s = __builtin_shufflevector(a, id, 8, 8, 0, 1, 2, 3, 4, 5);
+    a = (s > a | s != s) ? s : a;
+  }
+  {
+    const sb_half s = __builtin_shufflevector(b, id, 8, 8, 0, 1, 2, 3, 4, 5);
+    b = (s > b | s != s) ? s : b;
+  }
+  {
+    const sb_half s = __builtin_shufflevector(a, id, 8, 8, 8, 8, 0, 1, 2, 3);
+    a = (s > a | s != s) ? s : a;
+  }
+  {
+    const sb_half s = __builtin_shufflevector(b, id, 8, 8, 8, 8, 0, 1, 2, 3);
+    b = (s > b | s != s) ? s : b;
+  }
+  const float mid = sb_max_f32(carry, a[7]);
+  const float total = sb_max_f32(mid, b[7]);
+  a = ((sb_half{} + carry) > a | (sb_half{} + carry) != (sb_half{} + carry)) ? (sb_half{} + carry) : a;
+  b = ((sb_half{} + mid) > b | (sb_half{} + mid) != (sb_half{} + mid)) ? (sb_half{} + mid) : b;
+  __builtin_memcpy(v, &a, sizeof a);
+  __builtin_memcpy(v + 8, &b, sizeof b);
+  return total;
+#endif
 }
 static inline float sb_scan_min_f32(float* v, float carry) {
 #if defined(__AVX512F__)
@@ -337,6 +410,57 @@ static void sb_loops_s5(const float* __restrict x, const float* __restrict s, fl
     for (int64_t c = 0; c < C; ++c) {
       u[r * C + c] = x[r * C + c] * s[r];
     }
+  }
+}
+
+// g[c] = max(k in 0..(c + 1): x[R - 1, k])
+static void sb_loops_s6(const float* __restrict x, float* __restrict g, const int64_t R,
+                        const int64_t C) {
+  // Running: each output's range extends the previous one's by its new terms.
+  float sb_run = -INFINITY;
+  int64_t k = 0;
+  int64_t c = 0;
+  for (; c < C; ++c) {
+    if (k == c + 1 - 1) break;
+    for (; k < c + 1; ++k) {
+      const int64_t sb_ld0_x_i0 = R - 1;
+      const float sb_ld0_x =
+          (sb_ld0_x_i0 >= 0 && sb_ld0_x_i0 < R && k >= 0 && k < C) ? x[sb_ld0_x_i0 * C + k] : 0.0f;
+      sb_run = sb_max_f32(sb_run, sb_ld0_x);
+    }
+    g[c] = sb_run;
+  }
+  for (; c < C; ++c) {
+    {
+      const int64_t k = c + 1 - 1;
+      const int64_t sb_ld1_x_i0 = R - 1;
+      const float sb_ld1_x =
+          (sb_ld1_x_i0 >= 0 && sb_ld1_x_i0 < R && k >= 0 && k < C) ? x[sb_ld1_x_i0 * C + k] : 0.0f;
+      sb_run = sb_max_f32(sb_run, sb_ld1_x);
+    }
+    g[c] = sb_run;
+  }
+}
+
+// n[c] = min(k in 0..(c + 1): v[k] + i32(k))
+static void sb_loops_s7(const int32_t* __restrict v, int32_t* __restrict n, const int64_t C) {
+  // Running: each output's range extends the previous one's by its new terms.
+  int32_t sb_run = INT32_MAX;
+  int64_t k = 0;
+  int64_t c = 0;
+  for (; c < C; ++c) {
+    if (k == c + 1 - 1) break;
+    for (; k < c + 1; ++k) {
+      sb_run = sb_min_i32(sb_run, sb_add_i32(v[k], (int32_t)k));
+    }
+    n[c] = sb_run;
+  }
+  for (; c < C; ++c) {
+    {
+      const int64_t k = c + 1 - 1;
+      sb_run = sb_min_i32(sb_run, sb_add_i32(v[k], (int32_t)k));
+    }
+    n[c] = sb_run;
   }
 }
 
@@ -960,6 +1084,354 @@ SB_STREAM_KERNEL static int sb_omp_simd_s4_5(const float* __restrict x, float* _
   return 0;
 }
 
+// g[c] = max(k in 0..(c + 1): x[R - 1, k])
+SB_STREAM_KERNEL static void sb_omp_simd_s6(const float* __restrict x, float* __restrict g,
+                                            const int64_t R, const int64_t C) {
+  if (C >= 65536) {
+    const int64_t sb_n = C;
+    const int64_t sb_lo = 0;
+    // Stream the outputs when the tensors this touches outgrow the caches.
+    if (4 * (R * C) + 4 * C >= SB_STREAM_MIN_BYTES) {
+      // Two parallel passes over 512 blocks of the outputs: each block's new terms folded apart,
+      // the folds combined in order into each block's offset, then each block's outputs walked
+      // from its offset.
+      const int64_t sb_nb = 512;
+      const int64_t sb_len = (sb_n + sb_nb - 1) / sb_nb;
+      float sb_part[512];
+      int64_t sb_from[512];
+      #pragma omp parallel for schedule(static)
+      for (int64_t sb_b = 0; sb_b < sb_nb; ++sb_b) {
+        const int64_t sb_i0 = sb_b * sb_len < sb_n ? sb_b * sb_len : sb_n;
+        const int64_t sb_i1 = sb_i0 + sb_len < sb_n ? sb_i0 + sb_len : sb_n;
+        int64_t sb_k0 = sb_lo;
+        if (sb_i0 > 0) {
+          const int64_t c = sb_i0 - 1;
+          sb_k0 = sb_k0 > c + 1 ? sb_k0 : c + 1;
+        }
+        int64_t sb_k1 = sb_lo;
+        if (sb_i1 > 0) {
+          const int64_t c = sb_i1 - 1;
+          sb_k1 = sb_k1 > c + 1 ? sb_k1 : c + 1;
+        }
+        float sb_fold = -INFINITY;
+        for (int64_t k = sb_k0; k < sb_k1; ++k) {
+          const int64_t sb_ld0_x_i0 = R - 1;
+          const float sb_ld0_x =
+              (sb_ld0_x_i0 >= 0 && sb_ld0_x_i0 < R && k >= 0 && k < C) ? x[sb_ld0_x_i0 * C + k] : 0.0f;
+          sb_fold = sb_max_f32(sb_fold, sb_ld0_x);
+        }
+        sb_part[sb_b] = sb_fold;
+        sb_from[sb_b] = sb_k0;
+      }
+      float sb_off = -INFINITY;
+      for (int64_t sb_b = 0; sb_b < sb_nb; ++sb_b) {
+        const float sb_fold = sb_part[sb_b];
+        sb_part[sb_b] = sb_off;
+        sb_off = sb_max_f32(sb_off, sb_fold);
+      }
+      #pragma omp parallel for schedule(static)
+      for (int64_t sb_b = 0; sb_b < sb_nb; ++sb_b) {
+        const int64_t sb_i0 = sb_b * sb_len < sb_n ? sb_b * sb_len : sb_n;
+        const int64_t sb_i1 = sb_i0 + sb_len < sb_n ? sb_i0 + sb_len : sb_n;
+        const int64_t sb_k0 = sb_from[sb_b];
+        float sb_run = sb_part[sb_b];
+        int64_t k = sb_k0;
+        int64_t c = sb_i0;
+        for (; c < sb_i1; ++c) {
+          if (k == c + 1 - 1) break;
+          for (; k < c + 1; ++k) {
+            const int64_t sb_ld1_x_i0 = R - 1;
+            const float sb_ld1_x =
+                (sb_ld1_x_i0 >= 0 && sb_ld1_x_i0 < R && k >= 0 && k < C) ? x[sb_ld1_x_i0 * C + k] : 0.0f;
+            sb_run = sb_max_f32(sb_run, sb_ld1_x);
+          }
+          g[c] = sb_run;
+        }
+        // 256 outputs at a time, one term each: the terms computed by vector loops, scanned 16
+        // at a time in vector registers (sb_scan_max_f32), the outputs stored by vector loops.
+        for (; c + 256 <= sb_i1; c += 256) {
+          const int64_t sb_i = c;
+          float sb_v[256] __attribute__((aligned(64)));
+          #pragma omp simd
+          for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
+            const int64_t c = sb_i + sb_q;
+            const int64_t k = c + 1 - 1;
+            const int64_t sb_ld2_x_i0 = R - 1;
+            const float sb_ld2_x =
+                (sb_ld2_x_i0 >= 0 && sb_ld2_x_i0 < R && k >= 0 && k < C) ? x[sb_ld2_x_i0 * C + k] : 0.0f;
+            sb_v[sb_q] = sb_ld2_x;
+          }
+          for (int64_t sb_q = 0; sb_q < 256; sb_q += 16) sb_run = sb_scan_max_f32(sb_v + sb_q, sb_run);
+          if (((uintptr_t)&g[sb_i] & 63) == 0) {
+            for (int64_t sb_l = 0; sb_l < 256; sb_l += 16) {
+              float sb_line[16] __attribute__((aligned(64)));
+              #pragma omp simd simdlen(16)
+              for (int64_t sb_q = sb_l; sb_q < sb_l + 16; ++sb_q) {
+                const int64_t c = sb_i + sb_q;
+                sb_line[sb_q - sb_l] = sb_v[sb_q];
+              }
+              sb_store_line(&g[sb_i + sb_l], sb_line, 64);
+            }
+            continue;
+          }
+          #pragma omp simd
+          for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
+            const int64_t c = sb_i + sb_q;
+            g[c] = sb_v[sb_q];
+          }
+        }
+        for (; c < sb_i1; ++c) {
+          {
+            const int64_t k = c + 1 - 1;
+            const int64_t sb_ld3_x_i0 = R - 1;
+            const float sb_ld3_x =
+                (sb_ld3_x_i0 >= 0 && sb_ld3_x_i0 < R && k >= 0 && k < C) ? x[sb_ld3_x_i0 * C + k] : 0.0f;
+            sb_run = sb_max_f32(sb_run, sb_ld3_x);
+          }
+          g[c] = sb_run;
+        }
+        sb_stream_fence();
+      }
+    } else {
+      // Two parallel passes over 512 blocks of the outputs: each block's new terms folded apart,
+      // the folds combined in order into each block's offset, then each block's outputs walked
+      // from its offset.
+      const int64_t sb_nb = 512;
+      const int64_t sb_len = (sb_n + sb_nb - 1) / sb_nb;
+      float sb_part[512];
+      int64_t sb_from[512];
+      #pragma omp parallel for schedule(static)
+      for (int64_t sb_b = 0; sb_b < sb_nb; ++sb_b) {
+        const int64_t sb_i0 = sb_b * sb_len < sb_n ? sb_b * sb_len : sb_n;
+        const int64_t sb_i1 = sb_i0 + sb_len < sb_n ? sb_i0 + sb_len : sb_n;
+        int64_t sb_k0 = sb_lo;
+        if (sb_i0 > 0) {
+          const int64_t c = sb_i0 - 1;
+          sb_k0 = sb_k0 > c + 1 ? sb_k0 : c + 1;
+        }
+        int64_t sb_k1 = sb_lo;
+        if (sb_i1 > 0) {
+          const int64_t c = sb_i1 - 1;
+          sb_k1 = sb_k1 > c + 1 ? sb_k1 : c + 1;
+        }
+        float sb_fold = -INFINITY;
+        for (int64_t k = sb_k0; k < sb_k1; ++k) {
+          const int64_t sb_ld4_x_i0 = R - 1;
+          const float sb_ld4_x =
+              (sb_ld4_x_i0 >= 0 && sb_ld4_x_i0 < R && k >= 0 && k < C) ? x[sb_ld4_x_i0 * C + k] : 0.0f;
+          sb_fold = sb_max_f32(sb_fold, sb_ld4_x);
+        }
+        sb_part[sb_b] = sb_fold;
+        sb_from[sb_b] = sb_k0;
+      }
+      float sb_off = -INFINITY;
+      for (int64_t sb_b = 0; sb_b < sb_nb; ++sb_b) {
+        const float sb_fold = sb_part[sb_b];
+        sb_part[sb_b] = sb_off;
+        sb_off = sb_max_f32(sb_off, sb_fold);
+      }
+      #pragma omp parallel for schedule(static)
+      for (int64_t sb_b = 0; sb_b < sb_nb; ++sb_b) {
+        const int64_t sb_i0 = sb_b * sb_len < sb_n ? sb_b * sb_len : sb_n;
+        const int64_t sb_i1 = sb_i0 + sb_len < sb_n ? sb_i0 + sb_len : sb_n;
+        const int64_t sb_k0 = sb_from[sb_b];
+        float sb_run = sb_part[sb_b];
+        int64_t k = sb_k0;
+        int64_t c = sb_i0;
+        for (; c < sb_i1; ++c) {
+          if (k == c + 1 - 1) break;
+          for (; k < c + 1; ++k) {
+            const int64_t sb_ld5_x_i0 = R - 1;
+            const float sb_ld5_x =
+                (sb_ld5_x_i0 >= 0 && sb_ld5_x_i0 < R && k >= 0 && k < C) ? x[sb_ld5_x_i0 * C + k] : 0.0f;
+            sb_run = sb_max_f32(sb_run, sb_ld5_x);
+          }
+          g[c] = sb_run;
+        }
+        // 256 outputs at a time, one term each: the terms computed by vector loops, scanned 16
+        // at a time in vector registers (sb_scan_max_f32), the outputs stored by vector loops.
+        for (; c + 256 <= sb_i1; c += 256) {
+          const int64_t sb_i = c;
+          float sb_v[256] __attribute__((aligned(64)));
+          #pragma omp simd
+          for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
+            const int64_t c = sb_i + sb_q;
+            const int64_t k = c + 1 - 1;
+            const int64_t sb_ld6_x_i0 = R - 1;
+            const float sb_ld6_x =
+                (sb_ld6_x_i0 >= 0 && sb_ld6_x_i0 < R && k >= 0 && k < C) ? x[sb_ld6_x_i0 * C + k] : 0.0f;
+            sb_v[sb_q] = sb_ld6_x;
+          }
+          for (int64_t sb_q = 0; sb_q < 256; sb_q += 16) sb_run = sb_scan_max_f32(sb_v + sb_q, sb_run);
+          #pragma omp simd
+          for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
+            const int64_t c = sb_i + sb_q;
+            g[c] = sb_v[sb_q];
+          }
+        }
+        for (; c < sb_i1; ++c) {
+          {
+            const int64_t k = c + 1 - 1;
+            const int64_t sb_ld7_x_i0 = R - 1;
+            const float sb_ld7_x =
+                (sb_ld7_x_i0 >= 0 && sb_ld7_x_i0 < R && k >= 0 && k < C) ? x[sb_ld7_x_i0 * C + k] : 0.0f;
+            sb_run = sb_max_f32(sb_run, sb_ld7_x);
+          }
+          g[c] = sb_run;
+        }
+      }
+    }
+  } else {
+    // Running: each output's range extends the previous one's by its new terms.
+    float sb_run = -INFINITY;
+    int64_t k = 0;
+    int64_t c = 0;
+    for (; c < C; ++c) {
+      if (k == c + 1 - 1) break;
+      for (; k < c + 1; ++k) {
+        const int64_t sb_ld8_x_i0 = R - 1;
+        const float sb_ld8_x =
+            (sb_ld8_x_i0 >= 0 && sb_ld8_x_i0 < R && k >= 0 && k < C) ? x[sb_ld8_x_i0 * C + k] : 0.0f;
+        sb_run = sb_max_f32(sb_run, sb_ld8_x);
+      }
+      g[c] = sb_run;
+    }
+    // 256 outputs at a time, one term each: the terms computed by vector loops, scanned 16
+    // at a time in vector registers (sb_scan_max_f32), the outputs stored by vector loops.
+    for (; c + 256 <= C; c += 256) {
+      const int64_t sb_i = c;
+      float sb_v[256] __attribute__((aligned(64)));
+      #pragma omp simd
+      for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
+        const int64_t c = sb_i + sb_q;
+        const int64_t k = c + 1 - 1;
+        const int64_t sb_ld9_x_i0 = R - 1;
+        const float sb_ld9_x =
+            (sb_ld9_x_i0 >= 0 && sb_ld9_x_i0 < R && k >= 0 && k < C) ? x[sb_ld9_x_i0 * C + k] : 0.0f;
+        sb_v[sb_q] = sb_ld9_x;
+      }
+      for (int64_t sb_q = 0; sb_q < 256; sb_q += 16) sb_run = sb_scan_max_f32(sb_v + sb_q, sb_run);
+      #pragma omp simd
+      for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
+        const int64_t c = sb_i + sb_q;
+        g[c] = sb_v[sb_q];
+      }
+    }
+    for (; c < C; ++c) {
+      {
+        const int64_t k = c + 1 - 1;
+        const int64_t sb_ld10_x_i0 = R - 1;
+        const float sb_ld10_x =
+            (sb_ld10_x_i0 >= 0 && sb_ld10_x_i0 < R && k >= 0 && k < C) ? x[sb_ld10_x_i0 * C + k] : 0.0f;
+        sb_run = sb_max_f32(sb_run, sb_ld10_x);
+      }
+      g[c] = sb_run;
+    }
+  }
+}
+
+// n[c] = min(k in 0..(c + 1): v[k] + i32(k))
+static void sb_omp_simd_s7(const int32_t* __restrict v, int32_t* __restrict n, const int64_t C) {
+  if (C >= 65536) {
+    const int64_t sb_n = C;
+    const int64_t sb_lo = 0;
+    // Two parallel passes over 512 blocks of the outputs: each block's new terms folded apart,
+    // the folds combined in order into each block's offset, then each block's outputs walked
+    // from its offset.
+    const int64_t sb_nb = 512;
+    const int64_t sb_len = (sb_n + sb_nb - 1) / sb_nb;
+    int32_t sb_part[512];
+    int64_t sb_from[512];
+    #pragma omp parallel for schedule(static)
+    for (int64_t sb_b = 0; sb_b < sb_nb; ++sb_b) {
+      const int64_t sb_i0 = sb_b * sb_len < sb_n ? sb_b * sb_len : sb_n;
+      const int64_t sb_i1 = sb_i0 + sb_len < sb_n ? sb_i0 + sb_len : sb_n;
+      int64_t sb_k0 = sb_lo;
+      if (sb_i0 > 0) {
+        const int64_t c = sb_i0 - 1;
+        sb_k0 = sb_k0 > c + 1 ? sb_k0 : c + 1;
+      }
+      int64_t sb_k1 = sb_lo;
+      if (sb_i1 > 0) {
+        const int64_t c = sb_i1 - 1;
+        sb_k1 = sb_k1 > c + 1 ? sb_k1 : c + 1;
+      }
+      int32_t sb_fold = INT32_MAX;
+      for (int64_t k = sb_k0; k < sb_k1; ++k) {
+        sb_fold = sb_min_i32(sb_fold, sb_add_i32(v[k], (int32_t)k));
+      }
+      sb_part[sb_b] = sb_fold;
+      sb_from[sb_b] = sb_k0;
+    }
+    int32_t sb_off = INT32_MAX;
+    for (int64_t sb_b = 0; sb_b < sb_nb; ++sb_b) {
+      const int32_t sb_fold = sb_part[sb_b];
+      sb_part[sb_b] = sb_off;
+      sb_off = sb_min_i32(sb_off, sb_fold);
+    }
+    #pragma omp parallel for schedule(static)
+    for (int64_t sb_b = 0; sb_b < sb_nb; ++sb_b) {
+      const int64_t sb_i0 = sb_b * sb_len < sb_n ? sb_b * sb_len : sb_n;
+      const int64_t sb_i1 = sb_i0 + sb_len < sb_n ? sb_i0 + sb_len : sb_n;
+      const int64_t sb_k0 = sb_from[sb_b];
+      int32_t sb_run = sb_part[sb_b];
+      int64_t k = sb_k0;
+      int64_t c = sb_i0;
+      // Terms computed 64 at a time as vectors, then folded in order.
+      int32_t sb_terms[64] __attribute__((aligned(64)));
+      int64_t sb_kb = k, sb_nb = 0;
+      int64_t sb_kend;
+      {
+        const int64_t c = sb_i1 - 1;
+        sb_kend = c + 1;
+      }
+      for (; c < sb_i1; ++c) {
+        for (; k < c + 1; ++k) {
+          if (k == sb_kb + sb_nb) {
+            sb_kb = k;
+            sb_nb = sb_kend - k < 64 ? sb_kend - k : 64;
+            #pragma omp simd
+            for (int64_t sb_q = 0; sb_q < sb_nb; ++sb_q) {
+              const int64_t k = sb_kb + sb_q;
+              sb_terms[sb_q] = sb_add_i32(v[k], (int32_t)k);
+            }
+          }
+          sb_run = sb_min_i32(sb_run, sb_terms[k - sb_kb]);
+        }
+        n[c] = sb_run;
+      }
+    }
+  } else {
+    // Running: each output's range extends the previous one's by its new terms.
+    int32_t sb_run = INT32_MAX;
+    int64_t k = 0;
+    int64_t c = 0;
+    // Terms computed 64 at a time as vectors, then folded in order.
+    int32_t sb_terms[64] __attribute__((aligned(64)));
+    int64_t sb_kb = k, sb_nb = 0;
+    int64_t sb_kend;
+    {
+      const int64_t c = C - 1;
+      sb_kend = c + 1;
+    }
+    for (; c < C; ++c) {
+      for (; k < c + 1; ++k) {
+        if (k == sb_kb + sb_nb) {
+          sb_kb = k;
+          sb_nb = sb_kend - k < 64 ? sb_kend - k : 64;
+          #pragma omp simd
+          for (int64_t sb_q = 0; sb_q < sb_nb; ++sb_q) {
+            const int64_t k = sb_kb + sb_q;
+            sb_terms[sb_q] = sb_add_i32(v[k], (int32_t)k);
+          }
+        }
+        sb_run = sb_min_i32(sb_run, sb_terms[k - sb_kb]);
+      }
+      n[c] = sb_run;
+    }
+  }
+}
+
 // -----------------------------------------------------------------------------
 // Launchers: one function per variant, running its statements in order
 // -----------------------------------------------------------------------------
@@ -974,6 +1446,8 @@ static int sb_variant_loops(const sb_args* sb_a) {
   float* t = (float*)sb_a->tensors[5];
   float* s = (float*)sb_a->tensors[6];
   float* u = (float*)sb_a->tensors[7];
+  float* g = (float*)sb_a->tensors[8];
+  int32_t* n = (int32_t*)sb_a->tensors[9];
   const int64_t R = sb_a->sizes[0];
   const int64_t C = sb_a->sizes[1];
 
@@ -989,6 +1463,10 @@ static int sb_variant_loops(const sb_args* sb_a) {
   sb_loops_s4(x, s, R, C);
   // u[r, c] = x[r, c] * s[r]
   sb_loops_s5(x, s, u, R, C);
+  // g[c] = max(k in 0..(c + 1): x[R - 1, k])
+  sb_loops_s6(x, g, R, C);
+  // n[c] = min(k in 0..(c + 1): v[k] + i32(k))
+  sb_loops_s7(v, n, C);
   return 0;
 }
 
@@ -1002,6 +1480,8 @@ static int sb_variant_omp_simd(const sb_args* sb_a) {
   float* t = (float*)sb_a->tensors[5];
   float* s = (float*)sb_a->tensors[6];
   float* u = (float*)sb_a->tensors[7];
+  float* g = (float*)sb_a->tensors[8];
+  int32_t* n = (int32_t*)sb_a->tensors[9];
   const int64_t R = sb_a->sizes[0];
   const int64_t C = sb_a->sizes[1];
   (void)s;  // not used by any statement
@@ -1017,6 +1497,10 @@ static int sb_variant_omp_simd(const sb_args* sb_a) {
   // s[r] = sum(k in 0..(r + 1): x[k, 0])
   // u[r, c] = x[r, c] * s[r]
   if (sb_omp_simd_s4_5(x, u, R, C) != 0) return 1;
+  // g[c] = max(k in 0..(c + 1): x[R - 1, k])
+  sb_omp_simd_s6(x, g, R, C);
+  // n[c] = min(k in 0..(c + 1): v[k] + i32(k))
+  sb_omp_simd_s7(v, n, C);
   return 0;
 }
 
@@ -1033,7 +1517,7 @@ static const sb_module sb_module_info = {
     SPECBENCH_ABI_VERSION,
     "running_scans",  // spec
     "cpu",            // backend
-    8,                // tensors
+    10,               // tensors
     2,                // sizes
     2,                // variants
     sb_variants,

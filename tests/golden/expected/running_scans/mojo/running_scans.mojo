@@ -10,6 +10,8 @@
 #   5  t  f32[C]     out
 #   6  s  f32[R]     temp
 #   7  u  f32[R, C]  out
+#   8  g  f32[C]     out
+#   9  n  i32[C]     out
 # Sizes (ABI order): R, C
 # Variants:
 #   vectorize_parallel  strategy vectorize_parallel: tile = 512 (default), tile_inner = 16 (default)
@@ -20,7 +22,7 @@
 from std.algorithm.functional import vectorize
 from std.atomic import fence
 from std.ffi import CStringSpan
-from std.math import inf
+from std.math import inf, iota
 from std.memory import Layout, alloc, dealloc
 from std.runtime import initialize_runtime, parallelism_level
 from std.sys import simd_width_of
@@ -100,6 +102,19 @@ def sb_scan_sum_f32(x0: SIMD[DType.float32, 16], carry: Float32) -> SIMD[DType.f
     x = x.shuffle[16, 16, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11](id) + x
     x = x.shuffle[16, 16, 16, 16, 16, 16, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7](id) + x
     return SIMD[DType.float32, 16](carry) + x
+
+
+# Running max of 16 lanes in log2(lanes) steps, each with a copy shifted by 1, 2, 4, ... lanes
+# (the identity shifted in); the carry joins once (lower/running_scans.h).
+@always_inline
+def sb_scan_max_f32(x0: SIMD[DType.float32, 16], carry: Float32) -> SIMD[DType.float32, 16]:
+    var x = x0
+    var id = SIMD[DType.float32, 16](-inf[DType.float32]())
+    x = sb_max(x.shuffle[16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14](id), x)
+    x = sb_max(x.shuffle[16, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13](id), x)
+    x = sb_max(x.shuffle[16, 16, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11](id), x)
+    x = sb_max(x.shuffle[16, 16, 16, 16, 16, 16, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7](id), x)
+    return sb_max(SIMD[DType.float32, 16](carry), x)
 
 
 # Running min of 16 lanes in log2(lanes) steps, each with a copy shifted by 1, 2, 4, ... lanes
@@ -610,6 +625,303 @@ def sb_vectorize_parallel_s4_5(x: Pointer[Float32, ImmUntrackedOrigin],
         parallelize(sb_chunk, sb_chunks)
 
 
+# g[c] = max(k in 0..(c + 1): x[R - 1, k])
+def sb_vectorize_parallel_s6(x: Pointer[Float32, ImmUntrackedOrigin],
+                             g: Pointer[Float32, MutUntrackedOrigin], R: Int, C: Int):
+    # Stream the outputs when the tensors this touches outgrow the caches.
+    var sb_stream = 4 * R * C + 4 * C >= sb_stream_min_bytes
+    if C >= 65536:
+        var sb_n = C
+        var sb_lo = 0
+        # Two parallel passes over 512 blocks of the outputs: each block's new terms folded apart,
+        # the folds combined in order into each block's offset, then each block's outputs walked
+        # from its offset.
+        var sb_nb = 512
+        var sb_len = (sb_n + sb_nb - 1) // sb_nb
+        var sb_buf_sb_part = alloc(Layout[Float32](count=512))
+        var sb_part = sb_buf_sb_part.unsafe_ptr().unsafe_origin_cast[MutUntrackedOrigin]()
+        var sb_buf_sb_from = alloc(Layout[Int](count=512))
+        var sb_from = sb_buf_sb_from.unsafe_ptr().unsafe_origin_cast[MutUntrackedOrigin]()
+
+        def sb_par_sb_b(sb_b: Int) {imm}:
+            var sb_i0 = min(sb_b * sb_len, sb_n)
+            var sb_i1 = min(sb_i0 + sb_len, sb_n)
+            var sb_k0 = sb_lo
+            if sb_i0 > 0:
+                var c = sb_i0 - 1
+                sb_k0 = max(sb_k0, c + 1)
+            var sb_k1 = sb_lo
+            if sb_i1 > 0:
+                var c = sb_i1 - 1
+                sb_k1 = max(sb_k1, c + 1)
+            var sb_fold = -inf[DType.float32]()
+            var sb_acc0p = SIMD[DType.float32, 64](-inf[DType.float32]())
+            var sb_endp0 = sb_k0 + max(sb_k1 - sb_k0, 0) // 64 * 64
+            for k in range(sb_k0, sb_endp0, 64):
+                var sb_ld0_x_i0 = R - 1
+                var sb_ld0_x_i1 = k
+                var sb_ld0_x = SIMD[DType.float32, 64](Float32(0.0))
+                if sb_ld0_x_i0 >= 0 and sb_ld0_x_i0 < R and sb_ld0_x_i1 >= 0 and sb_ld0_x_i1 + 64 <= C:
+                    sb_ld0_x = x.unsafe_load[width=64](sb_ld0_x_i0 * C + sb_ld0_x_i1)
+                else:
+                    for sb_l in range(64):
+                        if sb_ld0_x_i0 >= 0 and sb_ld0_x_i0 < R and sb_ld0_x_i1 + sb_l >= 0 and sb_ld0_x_i1 + sb_l < C:
+                            sb_ld0_x[sb_l] = x[unsafe_offset=sb_ld0_x_i0 * C + (sb_ld0_x_i1 + sb_l)]
+                sb_acc0p = sb_max(sb_acc0p, sb_ld0_x)
+            var sb_acc0v = SIMD[DType.float32, sb_w_f32](-inf[DType.float32]())
+            var sb_end0 = sb_endp0 + max(sb_k1 - sb_endp0, 0) // sb_w_f32 * sb_w_f32
+            for k in range(sb_endp0, sb_end0, sb_w_f32):
+                var sb_ld1_x_i0 = R - 1
+                var sb_ld1_x_i1 = k
+                var sb_ld1_x = SIMD[DType.float32, sb_w_f32](Float32(0.0))
+                if sb_ld1_x_i0 >= 0 and sb_ld1_x_i0 < R and sb_ld1_x_i1 >= 0 and sb_ld1_x_i1 + sb_w_f32 <= C:
+                    sb_ld1_x = x.unsafe_load[width=sb_w_f32](sb_ld1_x_i0 * C + sb_ld1_x_i1)
+                else:
+                    for sb_l in range(sb_w_f32):
+                        if sb_ld1_x_i0 >= 0 and sb_ld1_x_i0 < R and sb_ld1_x_i1 + sb_l >= 0 and sb_ld1_x_i1 + sb_l < C:
+                            sb_ld1_x[sb_l] = x[unsafe_offset=sb_ld1_x_i0 * C + (sb_ld1_x_i1 + sb_l)]
+                sb_acc0v = sb_max(sb_acc0v, sb_ld1_x)
+            var sb_acc0 = -inf[DType.float32]()
+            for sb_l in range(64):
+                sb_acc0 = sb_max(sb_acc0, sb_acc0p[sb_l])
+            for sb_l in range(sb_w_f32):
+                sb_acc0 = sb_max(sb_acc0, sb_acc0v[sb_l])
+            for k in range(sb_end0, sb_k1):
+                var sb_ld2_x_i0 = R - 1
+                var sb_ld2_x = (
+                    x[unsafe_offset=sb_ld2_x_i0 * C + k]
+                    if sb_ld2_x_i0 >= 0 and sb_ld2_x_i0 < R and k >= 0 and k < C
+                    else Float32(0.0)
+                )
+                sb_acc0 = sb_max(sb_acc0, sb_ld2_x)
+            sb_fold = sb_max(sb_fold, sb_acc0)
+            sb_part[unsafe_offset=sb_b] = sb_fold
+            sb_from[unsafe_offset=sb_b] = sb_k0
+
+        if sb_nb == 1:
+            sb_par_sb_b(0)
+        else:
+            parallelize(sb_par_sb_b, sb_nb)
+        var sb_off = -inf[DType.float32]()
+        for sb_b in range(sb_nb):
+            var sb_fold = sb_part[unsafe_offset=sb_b]
+            sb_part[unsafe_offset=sb_b] = sb_off
+            sb_off = sb_max(sb_off, sb_fold)
+
+        def sb_par_sb_b_2(sb_b: Int) {imm}:
+            var sb_i0 = min(sb_b * sb_len, sb_n)
+            var sb_i1 = min(sb_i0 + sb_len, sb_n)
+            var sb_k0 = sb_from[unsafe_offset=sb_b]
+            var sb_run = sb_part[unsafe_offset=sb_b]
+            var k = sb_k0
+            var c = sb_i0
+            while c < sb_i1:
+                if k == c + 1 - 1:
+                    break
+                while k < c + 1:
+                    var sb_ld3_x_i0 = R - 1
+                    var sb_ld3_x = (
+                        x[unsafe_offset=sb_ld3_x_i0 * C + k]
+                        if sb_ld3_x_i0 >= 0 and sb_ld3_x_i0 < R and k >= 0 and k < C
+                        else Float32(0.0)
+                    )
+                    sb_run = sb_max(sb_run, sb_ld3_x)
+                    k += 1
+                g[unsafe_offset=c] = sb_run
+                c += 1
+            # 16 outputs at a time, one term each: the terms as one SIMD vector, scanned in vector
+            # registers (sb_scan_max_f32), the outputs stored as one.
+            while c + 16 <= sb_i1:
+                k = c + 1 - 1
+                var sb_ld4_x_i0 = R - 1
+                var sb_ld4_x_i1 = k
+                var sb_ld4_x = SIMD[DType.float32, 16](Float32(0.0))
+                if sb_ld4_x_i0 >= 0 and sb_ld4_x_i0 < R and sb_ld4_x_i1 >= 0 and sb_ld4_x_i1 + 16 <= C:
+                    sb_ld4_x = x.unsafe_load[width=16](sb_ld4_x_i0 * C + sb_ld4_x_i1)
+                else:
+                    for sb_l in range(16):
+                        if sb_ld4_x_i0 >= 0 and sb_ld4_x_i0 < R and sb_ld4_x_i1 + sb_l >= 0 and sb_ld4_x_i1 + sb_l < C:
+                            sb_ld4_x[sb_l] = x[unsafe_offset=sb_ld4_x_i0 * C + (sb_ld4_x_i1 + sb_l)]
+                var sb_scan = sb_scan_max_f32(sb_ld4_x, sb_run)
+                sb_run = sb_scan[15]
+                if sb_stream and Int(g.unsafe_offset(c)) % 64 == 0:
+                    g.unsafe_store[width=16, alignment=64, non_temporal=True](c, sb_scan)
+                else:
+                    g.unsafe_store[width=16](c, sb_scan)
+                c += 16
+            while c < sb_i1:
+                k = c + 1 - 1
+                var sb_ld5_x_i0 = R - 1
+                var sb_ld5_x = (
+                    x[unsafe_offset=sb_ld5_x_i0 * C + k]
+                    if sb_ld5_x_i0 >= 0 and sb_ld5_x_i0 < R and k >= 0 and k < C
+                    else Float32(0.0)
+                )
+                sb_run = sb_max(sb_run, sb_ld5_x)
+                g[unsafe_offset=c] = sb_run
+                c += 1
+            if sb_stream:
+                fence()
+
+        if sb_nb == 1:
+            sb_par_sb_b_2(0)
+        else:
+            parallelize(sb_par_sb_b_2, sb_nb)
+        dealloc(sb_buf_sb_from^)
+        dealloc(sb_buf_sb_part^)
+    else:
+        # Running: each output's range extends the previous one's by its new terms.
+        var sb_run = -inf[DType.float32]()
+        var k = 0
+        var c = 0
+        while c < C:
+            if k == c + 1 - 1:
+                break
+            while k < c + 1:
+                var sb_ld6_x_i0 = R - 1
+                var sb_ld6_x = (
+                    x[unsafe_offset=sb_ld6_x_i0 * C + k]
+                    if sb_ld6_x_i0 >= 0 and sb_ld6_x_i0 < R and k >= 0 and k < C
+                    else Float32(0.0)
+                )
+                sb_run = sb_max(sb_run, sb_ld6_x)
+                k += 1
+            g[unsafe_offset=c] = sb_run
+            c += 1
+        # 16 outputs at a time, one term each: the terms as one SIMD vector, scanned in vector
+        # registers (sb_scan_max_f32), the outputs stored as one.
+        while c + 16 <= C:
+            k = c + 1 - 1
+            var sb_ld7_x_i0 = R - 1
+            var sb_ld7_x_i1 = k
+            var sb_ld7_x = SIMD[DType.float32, 16](Float32(0.0))
+            if sb_ld7_x_i0 >= 0 and sb_ld7_x_i0 < R and sb_ld7_x_i1 >= 0 and sb_ld7_x_i1 + 16 <= C:
+                sb_ld7_x = x.unsafe_load[width=16](sb_ld7_x_i0 * C + sb_ld7_x_i1)
+            else:
+                for sb_l in range(16):
+                    if sb_ld7_x_i0 >= 0 and sb_ld7_x_i0 < R and sb_ld7_x_i1 + sb_l >= 0 and sb_ld7_x_i1 + sb_l < C:
+                        sb_ld7_x[sb_l] = x[unsafe_offset=sb_ld7_x_i0 * C + (sb_ld7_x_i1 + sb_l)]
+            var sb_scan = sb_scan_max_f32(sb_ld7_x, sb_run)
+            sb_run = sb_scan[15]
+            g.unsafe_store[width=16](c, sb_scan)
+            c += 16
+        while c < C:
+            k = c + 1 - 1
+            var sb_ld8_x_i0 = R - 1
+            var sb_ld8_x = (
+                x[unsafe_offset=sb_ld8_x_i0 * C + k]
+                if sb_ld8_x_i0 >= 0 and sb_ld8_x_i0 < R and k >= 0 and k < C
+                else Float32(0.0)
+            )
+            sb_run = sb_max(sb_run, sb_ld8_x)
+            g[unsafe_offset=c] = sb_run
+            c += 1
+
+
+# n[c] = min(k in 0..(c + 1): v[k] + i32(k))
+def sb_vectorize_parallel_s7(v: Pointer[Int32, ImmUntrackedOrigin],
+                             n: Pointer[Int32, MutUntrackedOrigin], C: Int):
+    if C >= 65536:
+        var sb_n = C
+        var sb_lo = 0
+        # Two parallel passes over 512 blocks of the outputs: each block's new terms folded apart,
+        # the folds combined in order into each block's offset, then each block's outputs walked
+        # from its offset.
+        var sb_nb = 512
+        var sb_len = (sb_n + sb_nb - 1) // sb_nb
+        var sb_buf_sb_part = alloc(Layout[Int32](count=512))
+        var sb_part = sb_buf_sb_part.unsafe_ptr().unsafe_origin_cast[MutUntrackedOrigin]()
+        var sb_buf_sb_from = alloc(Layout[Int](count=512))
+        var sb_from = sb_buf_sb_from.unsafe_ptr().unsafe_origin_cast[MutUntrackedOrigin]()
+
+        def sb_par_sb_b(sb_b: Int) {imm}:
+            var sb_i0 = min(sb_b * sb_len, sb_n)
+            var sb_i1 = min(sb_i0 + sb_len, sb_n)
+            var sb_k0 = sb_lo
+            if sb_i0 > 0:
+                var c = sb_i0 - 1
+                sb_k0 = max(sb_k0, c + 1)
+            var sb_k1 = sb_lo
+            if sb_i1 > 0:
+                var c = sb_i1 - 1
+                sb_k1 = max(sb_k1, c + 1)
+            var sb_fold = Int32.MAX
+            var sb_acc0p = SIMD[DType.int32, 64](Int32.MAX)
+            var sb_endp0 = sb_k0 + max(sb_k1 - sb_k0, 0) // 64 * 64
+            for k in range(sb_k0, sb_endp0, 64):
+                sb_acc0p = sb_min(sb_acc0p, v.unsafe_load[width=64](k) + iota[DType.int, 64](k).cast[DType.int32]())
+            var sb_acc0v = SIMD[DType.int32, sb_w_i32](Int32.MAX)
+            var sb_end0 = sb_endp0 + max(sb_k1 - sb_endp0, 0) // sb_w_i32 * sb_w_i32
+            for k in range(sb_endp0, sb_end0, sb_w_i32):
+                sb_acc0v = sb_min(sb_acc0v, v.unsafe_load[width=sb_w_i32](k) + iota[DType.int, sb_w_i32](k).cast[DType.int32]())
+            var sb_acc0 = Int32.MAX
+            for sb_l in range(64):
+                sb_acc0 = sb_min(sb_acc0, sb_acc0p[sb_l])
+            for sb_l in range(sb_w_i32):
+                sb_acc0 = sb_min(sb_acc0, sb_acc0v[sb_l])
+            for k in range(sb_end0, sb_k1):
+                sb_acc0 = sb_min(sb_acc0, v[unsafe_offset=k] + Int32(k))
+            sb_fold = sb_min(sb_fold, sb_acc0)
+            sb_part[unsafe_offset=sb_b] = sb_fold
+            sb_from[unsafe_offset=sb_b] = sb_k0
+
+        if sb_nb == 1:
+            sb_par_sb_b(0)
+        else:
+            parallelize(sb_par_sb_b, sb_nb)
+        var sb_off = Int32.MAX
+        for sb_b in range(sb_nb):
+            var sb_fold = sb_part[unsafe_offset=sb_b]
+            sb_part[unsafe_offset=sb_b] = sb_off
+            sb_off = sb_min(sb_off, sb_fold)
+
+        def sb_par_sb_b_2(sb_b: Int) {imm}:
+            var sb_i0 = min(sb_b * sb_len, sb_n)
+            var sb_i1 = min(sb_i0 + sb_len, sb_n)
+            var sb_k0 = sb_from[unsafe_offset=sb_b]
+            var sb_run = sb_part[unsafe_offset=sb_b]
+            var k = sb_k0
+            var c = sb_i0
+            while c < sb_i1:
+                if k == c + 1 - 1:
+                    break
+                while k < c + 1:
+                    sb_run = sb_min(sb_run, v[unsafe_offset=k] + Int32(k))
+                    k += 1
+                n[unsafe_offset=c] = sb_run
+                c += 1
+            while c < sb_i1:
+                k = c + 1 - 1
+                sb_run = sb_min(sb_run, v[unsafe_offset=k] + Int32(k))
+                n[unsafe_offset=c] = sb_run
+                c += 1
+
+        if sb_nb == 1:
+            sb_par_sb_b_2(0)
+        else:
+            parallelize(sb_par_sb_b_2, sb_nb)
+        dealloc(sb_buf_sb_from^)
+        dealloc(sb_buf_sb_part^)
+    else:
+        # Running: each output's range extends the previous one's by its new terms.
+        var sb_run = Int32.MAX
+        var k = 0
+        var c = 0
+        while c < C:
+            if k == c + 1 - 1:
+                break
+            while k < c + 1:
+                sb_run = sb_min(sb_run, v[unsafe_offset=k] + Int32(k))
+                k += 1
+            n[unsafe_offset=c] = sb_run
+            c += 1
+        while c < C:
+            k = c + 1 - 1
+            sb_run = sb_min(sb_run, v[unsafe_offset=k] + Int32(k))
+            n[unsafe_offset=c] = sb_run
+            c += 1
+
+
 # -----------------------------------------------------------------------------
 # Launchers: one function per variant, running its statements in order
 # -----------------------------------------------------------------------------
@@ -624,6 +936,8 @@ def sb_variant_vectorize_parallel(sb_a: Pointer[SbArgs, ImmUntrackedOrigin]) abi
     var m = sb_a[].tensors[unsafe_offset=4].unsafe_bitcast[Float32]()
     var t = sb_a[].tensors[unsafe_offset=5].unsafe_bitcast[Float32]()
     var u = sb_a[].tensors[unsafe_offset=7].unsafe_bitcast[Float32]()
+    var g = sb_a[].tensors[unsafe_offset=8].unsafe_bitcast[Float32]()
+    var n = sb_a[].tensors[unsafe_offset=9].unsafe_bitcast[Int32]()
     var R = Int(sb_a[].sizes[unsafe_offset=0])
     var C = Int(sb_a[].sizes[unsafe_offset=1])
 
@@ -638,6 +952,10 @@ def sb_variant_vectorize_parallel(sb_a: Pointer[SbArgs, ImmUntrackedOrigin]) abi
     # s[r] = sum(k in 0..(r + 1): x[k, 0])
     # u[r, c] = x[r, c] * s[r]
     sb_vectorize_parallel_s4_5(x, u, R, C)
+    # g[c] = max(k in 0..(c + 1): x[R - 1, k])
+    sb_vectorize_parallel_s6(x, g, R, C)
+    # n[c] = min(k in 0..(c + 1): v[k] + i32(k))
+    sb_vectorize_parallel_s7(v, n, C)
     return 0
 
 
@@ -657,7 +975,7 @@ def specbench_module() abi("C") -> Pointer[SbModule, ImmUntrackedOrigin]:
             abi_version=1,
             spec="running_scans".as_c_string_span(),
             backend="mojo".as_c_string_span(),
-            num_tensors=8,
+            num_tensors=10,
             num_sizes=2,
             num_variants=1,
             variants=variants,

@@ -10,6 +10,8 @@
 //   5  t  f32[C]     out
 //   6  s  f32[R]     temp
 //   7  u  f32[R, C]  out
+//   8  g  f32[C]     out
+//   9  n  i32[C]     out
 // Sizes (ABI order): R, C
 // Variants: none
 
@@ -37,7 +39,7 @@ static const sb_module sb_module_info = {
     SPECBENCH_ABI_VERSION,
     "running_scans",  // spec
     "vendor_cpu",     // backend
-    8,                // tensors
+    10,               // tensors
     2,                // sizes
     0,                // variants
     sb_variants,
