@@ -37,6 +37,32 @@ std::vector<std::vector<int>> vector_scan_steps(int lanes) {
   return steps;
 }
 
+namespace {
+
+// The type an expression's value is printed in (f16 and bf16 values compute as f32).
+DType printed_type(const Expr& e) {
+  return scalar(e.type).printed_as;
+}
+
+}  // namespace
+
+const Expr* contiguous_scan_term(const Spec& spec, const Expr& red) {
+  const Expr& term = *red.args[0];
+  if (term.kind != ExprKind::Read || term.args.empty() || printed_type(term) != printed_type(red) ||
+      spec.tensors[term.ref].boundary != Boundary::None)
+    return nullptr;
+  for (size_t d = 0; d < term.args.size(); ++d) {
+    const std::optional<Affine> a = decompose(*term.args[d]);
+    if (!a || a->overflow) return nullptr;
+    if (a->var(red.ref) != (d + 1 == term.args.size() ? 1 : 0)) return nullptr;
+  }
+  return &term;
+}
+
+bool scan_is_output(const Spec& spec, const Statement& st, const Expr& red) {
+  return st.rhs.get() == &red && spec.tensors[st.out].type == printed_type(red);
+}
+
 std::string vector_scan_name(ReduceOp op, DType t) {
   return std::string("sb_scan_") + reduce_name(op) + "_" + scalar(t).suffix;
 }

@@ -58,6 +58,13 @@ int vector_scan_lanes(DType t);
 // vector of `lanes` lanes (a part of one, where a printer scans it in parts).
 std::vector<std::vector<int>> vector_scan_steps(DType t);
 std::vector<std::vector<int>> vector_scan_steps(int lanes);
+// Where a vector of terms or of outputs is plain memory, a printer may load or store it as one:
+// contiguous_scan_term is the term of running scan `red` when it is one read of `red`'s value
+// type, without a boundary rule, contiguous along the reduction's variable (its last subscript
+// k + c, no other subscript using k), else nullptr; scan_is_output says whether `st`'s
+// right-hand side is `red` itself and its output of `red`'s value type.
+const Expr* contiguous_scan_term(const Spec& spec, const Expr& red);
+bool scan_is_output(const Spec& spec, const Statement& st, const Expr& red);
 // The name of the helper that scans one vector of reduction `op` over type `t` in every printer
 // that has one (cpu, mojo): sb_scan_<op>_<type>, e.g. sb_scan_max_f32.
 std::string vector_scan_name(ReduceOp op, DType t);

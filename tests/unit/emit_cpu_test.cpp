@@ -280,6 +280,38 @@ TEST(EmitCpuOmpSimd, LongScansStreamTheirVectorBlocks) {
   EXPECT_FALSE(has(c, "SB_STREAM_KERNEL static void sb_loops_s0(")) << c;
 }
 
+// The vector walk reads a term that is plain memory in place and writes an output that is the
+// scan itself in place; a computed term goes through the block's array, as do the outputs of a
+// scan inside an expression and the streamed lines.
+TEST(EmitCpuOmpSimd, VectorScansReadAndWritePlainMemoryInPlace) {
+  const Spec s = load(
+      "  x: {type: f32, shape: [N], role: in}\n  y: {type: f32, shape: [N], role: out}\n"
+      "  z: {type: f32, shape: [N], role: out}\n  u: {type: f32, shape: [N], role: out}\n",
+      "  y[i] = sum(j in 0..i + 1: x[j])\n"
+      "  z[i] = max(j in 0..i + 1: x[j] * x[j])\n"
+      "  u[i] = 1 + min(j in 0..i + 1: x[j])\n",
+      "  cpu:\n    - {name: omp, strategy: omp_simd}\n");
+  const std::string c = emit("cpu", s);
+  auto kernel = [&](int k) {
+    const size_t at = c.find("static void sb_omp_s" + std::to_string(k) + "(");
+    EXPECT_NE(at, std::string::npos) << c;
+    return c.substr(at, c.find("\n}\n", at) - at);
+  };
+  const std::string y = kernel(0), z = kernel(1), u = kernel(2);
+  // Below the split, the walk of y: both in place, no array.
+  const std::string y_walk = y.substr(y.rfind("} else {"));
+  EXPECT_TRUE(has(y_walk, "sb_src = &x[j];")) << y;
+  EXPECT_TRUE(has(y_walk, "sb_run = sb_scan_sum_f32(sb_src + sb_q, &y[sb_i] + sb_q, sb_run);"))
+      << y;
+  EXPECT_FALSE(has(y_walk, "sb_v[")) << y;
+  // Streamed lines still take the array.
+  EXPECT_TRUE(has(y, "sb_run = sb_scan_sum_f32(sb_src + sb_q, sb_v + sb_q, sb_run);")) << y;
+  EXPECT_TRUE(has(z, "sb_v[sb_q] = x[j] * x[j];")) << z;
+  EXPECT_TRUE(has(z, "sb_scan_max_f32(sb_v + sb_q, &z[sb_i] + sb_q, sb_run);")) << z;
+  EXPECT_TRUE(has(u, "sb_scan_min_f32(sb_src + sb_q, sb_v + sb_q, sb_run);")) << u;
+  EXPECT_TRUE(has(u, "u[i] = 1.0f + sb_v[sb_q];")) << u;
+}
+
 // A stencil's rows set apart one cache line of outputs at each end: 8 f64, 16 f32.
 TEST(EmitCpuOmpSimd, StencilEdgesAreOneLineOfOutputs) {
   for (const auto& [type, edge] : {std::pair<std::string, std::string>{"f64", "8"}, {"f32", "16"}}) {

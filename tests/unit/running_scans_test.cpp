@@ -93,5 +93,31 @@ TEST(RunningScans, TheVectorStepsShiftByPowersOfTwoWithTheIdentityShiftedIn) {
   EXPECT_EQ(vector_scan_steps(DType::F32).size(), 4u);
 }
 
+// A vector of terms is one load where the term is one plain read of the scan's type along k; a
+// vector of outputs is one store where the scan is the whole right-hand side.
+TEST(RunningScans, ContiguousTermsAndWholeOutputsAreNamed) {
+  struct Case {
+    std::vector<std::string> tensors;
+    const char* compute;
+    bool contiguous, whole;
+  };
+  for (const Case& c : std::vector<Case>{
+           {{"x", "v"}, "  v[c] = sum(k in 0..c + 1: x[k])\n", true, true},
+           {{"a", "y"}, "  y[r, c] = 2 * max(k in 0..c: a[r, k + 1])\n", true, false},
+           {{"t", "y"}, "  y[r, c] = min(k in 0..c + 1: t[k, r])\n", false, true},
+           {{"a", "y"}, "  y[r, c] = sum(k in 0..c + 1: a[r, k] * 2)\n", false, true},
+           {{"b", "y"}, "  y[r, c] = sum(k in 0..c + 1: b[k, k])\n", false, true},
+       }) {
+    const Spec spec = planned(c.tensors, c.compute);
+    const Expr& red = *reduces_of(*spec.stmts[0].rhs).front();
+    const Expr* term = contiguous_scan_term(spec, red);
+    EXPECT_EQ(term != nullptr, c.contiguous) << c.compute;
+    if (term) {
+      EXPECT_EQ(term, red.args[0].get()) << c.compute;
+    }
+    EXPECT_EQ(scan_is_output(spec, spec.stmts[0], red), c.whole) << c.compute;
+  }
+}
+
 }  // namespace
 }  // namespace sb

@@ -137,13 +137,15 @@ class HelperSet {
   std::string use_omp_reduction(DType t, bool max);
   // A scan of vector_scan_lanes(t) values in vector registers, for reduction `op` over type `t`
   // (vector_scan_fits, lower/running_scans.h), and the min or max helper it carries with;
-  // returns its name,
-  // sb_scan_<op>_<type>. Called as `carry = sb_scan_sum_f32(v, carry);` on an array `v` of that
-  // many terms, it replaces v[q] by carry op v[0] op ... op v[q] and returns the new carry
-  // (carry op v[0] op ... op v[last]). The lanes combine in log2(lanes) steps, each adding a
-  // copy of the vector shifted by 1, 2, 4, ... lanes (the identity shifted in), so a sum or
-  // product groups its terms as a tree within a vector, not left to right.
+  // returns its name, sb_scan_<op>_<type>. Called as `carry = sb_scan_sum_f32(src, dst, carry);`
+  // on arrays of that many elements (dst may be src), it writes carry op src[0] op ... op src[q]
+  // to dst[q] and returns the new carry (carry op src[0] op ... op src[last]). The lanes combine
+  // in log2(lanes) steps, each adding a copy of the vector shifted by 1, 2, 4, ... lanes (the
+  // identity shifted in), so a sum or product groups its terms as a tree within a vector, not
+  // left to right. On AVX without AVX-512 it is written in intrinsics: a file that uses one must
+  // include <immintrin.h> there (has_vector_scans).
   std::string use_vector_scan(ReduceOp op, DType t);
+  bool has_vector_scans() const { return !scans_.empty(); }
   bool empty() const { return used_.empty() && omp_.empty() && scans_.empty(); }
   // Definitions of the used helpers, each prefixed by `qualifiers` (e.g. "static inline" or
   // "static inline __host__ __device__"), in a fixed order, then the OpenMP reductions, then the

@@ -67,6 +67,10 @@ bool emit_cpu_statement(StmtLowering& L, bool omp, CodeWriter& w, const Tiles& t
 // cpu_stream_support.
 bool cpu_transposes_in_blocks(const Spec& spec, const Statement& st, bool omp);
 
+// The #include of <immintrin.h>, where the target has it: for the vector scans
+// (HelperSet::use_vector_scan), and part of cpu_stream_includes.
+std::string cpu_intrinsics_include();
+
 // The #include lines (after <math.h> and <stdint.h>) and the definitions (SB_STREAM_MIN_BYTES,
 // SB_STREAM_BLOCK, sb_head_elems, sb_store_line, sb_stream_fence) that the streaming form needs;
 // with `blocks`, also that of the transposed blocks (sb_transpose_8x16_b32).

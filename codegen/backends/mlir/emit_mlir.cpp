@@ -582,20 +582,9 @@ class Body {
   // (vector_scan_fits) that is the whole right-hand side, of the output's type, whose term is one
   // read without a boundary rule, contiguous along the reduction's variable. Else nullptr.
   const Expr* vector_scan_term(const Statement& st, const Expr& red) const {
-    const DType t = value_type(red);
-    if (!reassoc_ || !vector_scan_fits(red.rop, t) || st.rhs.get() != &red ||
-        spec_.tensors[st.out].type != t)
+    if (!reassoc_ || !vector_scan_fits(red.rop, value_type(red)) || !scan_is_output(spec_, st, red))
       return nullptr;
-    const Expr& term = *red.args[0];
-    if (term.kind != ExprKind::Read || term.args.empty() || value_type(term) != t ||
-        spec_.tensors[term.ref].boundary != Boundary::None)
-      return nullptr;
-    for (size_t d = 0; d < term.args.size(); ++d) {
-      const std::optional<Affine> a = decompose(*term.args[d]);
-      if (!a || a->overflow) return nullptr;
-      if (a->var(red.ref) != (d + 1 == term.args.size() ? 1 : 0)) return nullptr;
-    }
-    return &term;
+    return contiguous_scan_term(spec_, red);
   }
 
   // One vector of `lanes` elements of read `e`'s tensor from its subscripts at the current loop

@@ -255,7 +255,11 @@ GeneratedFile VendorCpuEmitter::print(const Spec& spec) const {
   std::string out = file_header(spec, *this);
   out += "\n#include <cblas.h>\n#include <math.h>\n#include <stdint.h>\n";
   if (gathers || widens) out += "#include <stdlib.h>\n";
-  if (streaming) out += cpu_stream_includes();
+  if (streaming) {
+    out += cpu_stream_includes();
+  } else if (helpers.has_vector_scans()) {
+    out += cpu_intrinsics_include();
+  }
   out += "\n#include \"specbench_abi.h\"\n\n";
   // The f16 and bf16 operands' element types, which the widening reads (check_storage allows
   // them nowhere else); a spec without variants here passes no tensor.

@@ -8,14 +8,15 @@
 //   3  mn    f32[R, C]  out
 //   4  emn   f32[R, C]  out
 //   5  dmx   f64[R, C]  out
-//   6  dsum  f64[R, C]  out
-//   7  pr    f32[R, C]  out
-//   8  vmx   f32[R, C]  out
-//   9  vmn   f32[R, C]  out
-//   10  dvs   f64[R, C]  out
-//   11  q     f32[C]     temp
-//   12  vq    f32[R, C]  out
-//   13  wq    f32[R, C]  out
+//   6  dmn   f64[R, C]  out
+//   7  dsum  f64[R, C]  out
+//   8  pr    f32[R, C]  out
+//   9  vmx   f32[R, C]  out
+//   10  vmn   f32[R, C]  out
+//   11  dvs   f64[R, C]  out
+//   12  q     f32[C]     temp
+//   13  vq    f32[R, C]  out
+//   14  wq    f32[R, C]  out
 // Sizes (ABI order): R, C
 // Variants:
 //   loops     strategy loops
@@ -41,19 +42,48 @@ static inline float sb_min_f32(float a, float b) {
 static inline float sb_max_f32(float a, float b) {
   const float m = a > b ? a : b; return a != a ? a : m;
 }
+static inline double sb_min_f64(double a, double b) {
+  const double m = a < b ? a : b; return a != a ? a : m;
+}
 static inline double sb_max_f64(double a, double b) {
   const double m = a > b ? a : b; return a != a ? a : m;
 }
 
-// Running scans a vector at a time: sb_scan_<op>_<type>(v, carry) replaces v[q] by
-// carry op v[0] op ... op v[q] and returns the new carry. The lanes combine in
-// log2(lanes) steps, each with a copy shifted by 1, 2, 4, ... lanes (the identity
-// shifted in); the carry joins once per vector.
-static inline double sb_scan_sum_f64(double* v, double carry) {
+// Running scans a vector at a time: sb_scan_<op>_<type>(src, dst, carry) writes
+// carry op src[0] op ... op src[q] to dst[q] (dst may be src) and returns the new
+// carry. The lanes combine in log2(lanes) steps, each with a copy shifted by 1, 2,
+// 4, ... lanes (the identity shifted in); the carry joins once per vector.
+static inline double sb_scan_sum_f64(const double* src, double* dst, double carry) {
+#if defined(__AVX__) && !defined(__AVX512F__)
+  const __m256d id = _mm256_set1_pd(0.0);
+  __m256d a = _mm256_loadu_pd(src), b = _mm256_loadu_pd(src + 4);
+  {
+    const __m256d s = _mm256_blend_pd(_mm256_permute_pd(a, 0x0), id, 0x5);
+    a = _mm256_add_pd(s, a);
+  }
+  {
+    const __m256d s = _mm256_blend_pd(_mm256_permute_pd(b, 0x0), id, 0x5);
+    b = _mm256_add_pd(s, b);
+  }
+  {
+    const __m256d s = _mm256_blend_pd(_mm256_permute_pd(_mm256_permute2f128_pd(a, a, 0x00), 0xF), id, 0x3);
+    a = _mm256_add_pd(s, a);
+  }
+  {
+    const __m256d s = _mm256_blend_pd(_mm256_permute_pd(_mm256_permute2f128_pd(b, b, 0x00), 0xF), id, 0x3);
+    b = _mm256_add_pd(s, b);
+  }
+  const double mid = carry + a[3];
+  const double total = mid + b[3];
+  const __m256d ca = _mm256_set1_pd(carry), cb = _mm256_set1_pd(mid);
+  _mm256_storeu_pd(dst, _mm256_add_pd(ca, a));
+  _mm256_storeu_pd(dst + 4, _mm256_add_pd(cb, b));
+  return total;
+#else
   typedef double sb_vec __attribute__((vector_size(64)));
   const sb_vec id = sb_vec{} + 0.0;
   sb_vec x;
-  __builtin_memcpy(&x, v, sizeof x);
+  __builtin_memcpy(&x, src, sizeof x);
   {
     const sb_vec s = __builtin_shufflevector(x, id, 8, 0, 1, 2, 3, 4, 5, 6);
     x = s + x;
@@ -68,15 +98,49 @@ static inline double sb_scan_sum_f64(double* v, double carry) {
   }
   const double total = x[7];
   x = (sb_vec{} + carry) + x;
-  __builtin_memcpy(v, &x, sizeof x);
+  __builtin_memcpy(dst, &x, sizeof x);
   return carry + total;
+#endif
 }
-static inline float sb_scan_max_f32(float* v, float carry) {
-#if defined(__AVX512F__)
+static inline float sb_scan_max_f32(const float* src, float* dst, float carry) {
+#if defined(__AVX__) && !defined(__AVX512F__)
+  const __m256 id = _mm256_set1_ps(-INFINITY);
+  __m256 a = _mm256_loadu_ps(src), b = _mm256_loadu_ps(src + 8);
+  {
+    const __m256 s = _mm256_blend_ps(_mm256_permute_ps(a, 0x90), id, 0x11);
+    a = _mm256_blendv_ps(a, s, _mm256_or_ps(_mm256_cmp_ps(s, a, _CMP_GT_OQ), _mm256_cmp_ps(s, s, _CMP_UNORD_Q)));
+  }
+  {
+    const __m256 s = _mm256_blend_ps(_mm256_permute_ps(b, 0x90), id, 0x11);
+    b = _mm256_blendv_ps(b, s, _mm256_or_ps(_mm256_cmp_ps(s, b, _CMP_GT_OQ), _mm256_cmp_ps(s, s, _CMP_UNORD_Q)));
+  }
+  {
+    const __m256 s = _mm256_blend_ps(_mm256_permute_ps(a, 0x40), id, 0x33);
+    a = _mm256_blendv_ps(a, s, _mm256_or_ps(_mm256_cmp_ps(s, a, _CMP_GT_OQ), _mm256_cmp_ps(s, s, _CMP_UNORD_Q)));
+  }
+  {
+    const __m256 s = _mm256_blend_ps(_mm256_permute_ps(b, 0x40), id, 0x33);
+    b = _mm256_blendv_ps(b, s, _mm256_or_ps(_mm256_cmp_ps(s, b, _CMP_GT_OQ), _mm256_cmp_ps(s, s, _CMP_UNORD_Q)));
+  }
+  {
+    const __m256 s = _mm256_blend_ps(_mm256_permute_ps(_mm256_permute2f128_ps(a, a, 0x00), 0xFF), id, 0x0F);
+    a = _mm256_blendv_ps(a, s, _mm256_or_ps(_mm256_cmp_ps(s, a, _CMP_GT_OQ), _mm256_cmp_ps(s, s, _CMP_UNORD_Q)));
+  }
+  {
+    const __m256 s = _mm256_blend_ps(_mm256_permute_ps(_mm256_permute2f128_ps(b, b, 0x00), 0xFF), id, 0x0F);
+    b = _mm256_blendv_ps(b, s, _mm256_or_ps(_mm256_cmp_ps(s, b, _CMP_GT_OQ), _mm256_cmp_ps(s, s, _CMP_UNORD_Q)));
+  }
+  const float mid = sb_max_f32(carry, a[7]);
+  const float total = sb_max_f32(mid, b[7]);
+  const __m256 ca = _mm256_set1_ps(carry), cb = _mm256_set1_ps(mid);
+  _mm256_storeu_ps(dst, _mm256_blendv_ps(a, ca, _mm256_or_ps(_mm256_cmp_ps(ca, a, _CMP_GT_OQ), _mm256_cmp_ps(ca, ca, _CMP_UNORD_Q))));
+  _mm256_storeu_ps(dst + 8, _mm256_blendv_ps(b, cb, _mm256_or_ps(_mm256_cmp_ps(cb, b, _CMP_GT_OQ), _mm256_cmp_ps(cb, cb, _CMP_UNORD_Q))));
+  return total;
+#else
   typedef float sb_vec __attribute__((vector_size(64)));
   const sb_vec id = sb_vec{} + -INFINITY;
   sb_vec x;
-  __builtin_memcpy(&x, v, sizeof x);
+  __builtin_memcpy(&x, src, sizeof x);
   {
     const sb_vec s = __builtin_shufflevector(x, id, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14);
     x = (s > x | s != s) ? s : x;
@@ -95,53 +159,41 @@ static inline float sb_scan_max_f32(float* v, float carry) {
   }
   const float total = x[15];
   x = ((sb_vec{} + carry) > x | (sb_vec{} + carry) != (sb_vec{} + carry)) ? (sb_vec{} + carry) : x;
-  __builtin_memcpy(v, &x, sizeof x);
+  __builtin_memcpy(dst, &x, sizeof x);
   return sb_max_f32(carry, total);
-#else
-  typedef float sb_half __attribute__((vector_size(32)));
-  const sb_half id = sb_half{} + -INFINITY;
-  sb_half a, b;
-  __builtin_memcpy(&a, v, sizeof a);
-  __builtin_memcpy(&b, v + 8, sizeof b);
-  {
-    const sb_half s = __builtin_shufflevector(a, id, 8, 0, 1, 2, 3, 4, 5, 6);
-    a = (s > a | s != s) ? s : a;
-  }
-  {
-    const sb_half s = __builtin_shufflevector(b, id, 8, 0, 1, 2, 3, 4, 5, 6);
-    b = (s > b | s != s) ? s : b;
-  }
-  {
-    const sb_half s = __builtin_shufflevector(a, id, 8, 8, 0, 1, 2, 3, 4, 5);
-    a = (s > a | s != s) ? s : a;
-  }
-  {
-    const sb_half s = __builtin_shufflevector(b, id, 8, 8, 0, 1, 2, 3, 4, 5);
-    b = (s > b | s != s) ? s : b;
-  }
-  {
-    const sb_half s = __builtin_shufflevector(a, id, 8, 8, 8, 8, 0, 1, 2, 3);
-    a = (s > a | s != s) ? s : a;
-  }
-  {
-    const sb_half s = __builtin_shufflevector(b, id, 8, 8, 8, 8, 0, 1, 2, 3);
-    b = (s > b | s != s) ? s : b;
-  }
-  const float mid = sb_max_f32(carry, a[7]);
-  const float total = sb_max_f32(mid, b[7]);
-  a = ((sb_half{} + carry) > a | (sb_half{} + carry) != (sb_half{} + carry)) ? (sb_half{} + carry) : a;
-  b = ((sb_half{} + mid) > b | (sb_half{} + mid) != (sb_half{} + mid)) ? (sb_half{} + mid) : b;
-  __builtin_memcpy(v, &a, sizeof a);
-  __builtin_memcpy(v + 8, &b, sizeof b);
-  return total;
 #endif
 }
-static inline double sb_scan_max_f64(double* v, double carry) {
-#if defined(__AVX512F__)
+static inline double sb_scan_max_f64(const double* src, double* dst, double carry) {
+#if defined(__AVX__) && !defined(__AVX512F__)
+  const __m256d id = _mm256_set1_pd(-INFINITY);
+  __m256d a = _mm256_loadu_pd(src), b = _mm256_loadu_pd(src + 4);
+  {
+    const __m256d s = _mm256_blend_pd(_mm256_permute_pd(a, 0x0), id, 0x5);
+    a = _mm256_blendv_pd(a, s, _mm256_or_pd(_mm256_cmp_pd(s, a, _CMP_GT_OQ), _mm256_cmp_pd(s, s, _CMP_UNORD_Q)));
+  }
+  {
+    const __m256d s = _mm256_blend_pd(_mm256_permute_pd(b, 0x0), id, 0x5);
+    b = _mm256_blendv_pd(b, s, _mm256_or_pd(_mm256_cmp_pd(s, b, _CMP_GT_OQ), _mm256_cmp_pd(s, s, _CMP_UNORD_Q)));
+  }
+  {
+    const __m256d s = _mm256_blend_pd(_mm256_permute_pd(_mm256_permute2f128_pd(a, a, 0x00), 0xF), id, 0x3);
+    a = _mm256_blendv_pd(a, s, _mm256_or_pd(_mm256_cmp_pd(s, a, _CMP_GT_OQ), _mm256_cmp_pd(s, s, _CMP_UNORD_Q)));
+  }
+  {
+    const __m256d s = _mm256_blend_pd(_mm256_permute_pd(_mm256_permute2f128_pd(b, b, 0x00), 0xF), id, 0x3);
+    b = _mm256_blendv_pd(b, s, _mm256_or_pd(_mm256_cmp_pd(s, b, _CMP_GT_OQ), _mm256_cmp_pd(s, s, _CMP_UNORD_Q)));
+  }
+  const double mid = sb_max_f64(carry, a[3]);
+  const double total = sb_max_f64(mid, b[3]);
+  const __m256d ca = _mm256_set1_pd(carry), cb = _mm256_set1_pd(mid);
+  _mm256_storeu_pd(dst, _mm256_blendv_pd(a, ca, _mm256_or_pd(_mm256_cmp_pd(ca, a, _CMP_GT_OQ), _mm256_cmp_pd(ca, ca, _CMP_UNORD_Q))));
+  _mm256_storeu_pd(dst + 4, _mm256_blendv_pd(b, cb, _mm256_or_pd(_mm256_cmp_pd(cb, b, _CMP_GT_OQ), _mm256_cmp_pd(cb, cb, _CMP_UNORD_Q))));
+  return total;
+#else
   typedef double sb_vec __attribute__((vector_size(64)));
   const sb_vec id = sb_vec{} + -INFINITY;
   sb_vec x;
-  __builtin_memcpy(&x, v, sizeof x);
+  __builtin_memcpy(&x, src, sizeof x);
   {
     const sb_vec s = __builtin_shufflevector(x, id, 8, 0, 1, 2, 3, 4, 5, 6);
     x = (s > x | s != s) ? s : x;
@@ -156,45 +208,49 @@ static inline double sb_scan_max_f64(double* v, double carry) {
   }
   const double total = x[7];
   x = ((sb_vec{} + carry) > x | (sb_vec{} + carry) != (sb_vec{} + carry)) ? (sb_vec{} + carry) : x;
-  __builtin_memcpy(v, &x, sizeof x);
+  __builtin_memcpy(dst, &x, sizeof x);
   return sb_max_f64(carry, total);
-#else
-  typedef double sb_half __attribute__((vector_size(32)));
-  const sb_half id = sb_half{} + -INFINITY;
-  sb_half a, b;
-  __builtin_memcpy(&a, v, sizeof a);
-  __builtin_memcpy(&b, v + 4, sizeof b);
-  {
-    const sb_half s = __builtin_shufflevector(a, id, 4, 0, 1, 2);
-    a = (s > a | s != s) ? s : a;
-  }
-  {
-    const sb_half s = __builtin_shufflevector(b, id, 4, 0, 1, 2);
-    b = (s > b | s != s) ? s : b;
-  }
-  {
-    const sb_half s = __builtin_shufflevector(a, id, 4, 4, 0, 1);
-    a = (s > a | s != s) ? s : a;
-  }
-  {
-    const sb_half s = __builtin_shufflevector(b, id, 4, 4, 0, 1);
-    b = (s > b | s != s) ? s : b;
-  }
-  const double mid = sb_max_f64(carry, a[3]);
-  const double total = sb_max_f64(mid, b[3]);
-  a = ((sb_half{} + carry) > a | (sb_half{} + carry) != (sb_half{} + carry)) ? (sb_half{} + carry) : a;
-  b = ((sb_half{} + mid) > b | (sb_half{} + mid) != (sb_half{} + mid)) ? (sb_half{} + mid) : b;
-  __builtin_memcpy(v, &a, sizeof a);
-  __builtin_memcpy(v + 4, &b, sizeof b);
-  return total;
 #endif
 }
-static inline float sb_scan_min_f32(float* v, float carry) {
-#if defined(__AVX512F__)
+static inline float sb_scan_min_f32(const float* src, float* dst, float carry) {
+#if defined(__AVX__) && !defined(__AVX512F__)
+  const __m256 id = _mm256_set1_ps(INFINITY);
+  __m256 a = _mm256_loadu_ps(src), b = _mm256_loadu_ps(src + 8);
+  {
+    const __m256 s = _mm256_blend_ps(_mm256_permute_ps(a, 0x90), id, 0x11);
+    a = _mm256_blendv_ps(a, s, _mm256_or_ps(_mm256_cmp_ps(s, a, _CMP_LT_OQ), _mm256_cmp_ps(s, s, _CMP_UNORD_Q)));
+  }
+  {
+    const __m256 s = _mm256_blend_ps(_mm256_permute_ps(b, 0x90), id, 0x11);
+    b = _mm256_blendv_ps(b, s, _mm256_or_ps(_mm256_cmp_ps(s, b, _CMP_LT_OQ), _mm256_cmp_ps(s, s, _CMP_UNORD_Q)));
+  }
+  {
+    const __m256 s = _mm256_blend_ps(_mm256_permute_ps(a, 0x40), id, 0x33);
+    a = _mm256_blendv_ps(a, s, _mm256_or_ps(_mm256_cmp_ps(s, a, _CMP_LT_OQ), _mm256_cmp_ps(s, s, _CMP_UNORD_Q)));
+  }
+  {
+    const __m256 s = _mm256_blend_ps(_mm256_permute_ps(b, 0x40), id, 0x33);
+    b = _mm256_blendv_ps(b, s, _mm256_or_ps(_mm256_cmp_ps(s, b, _CMP_LT_OQ), _mm256_cmp_ps(s, s, _CMP_UNORD_Q)));
+  }
+  {
+    const __m256 s = _mm256_blend_ps(_mm256_permute_ps(_mm256_permute2f128_ps(a, a, 0x00), 0xFF), id, 0x0F);
+    a = _mm256_blendv_ps(a, s, _mm256_or_ps(_mm256_cmp_ps(s, a, _CMP_LT_OQ), _mm256_cmp_ps(s, s, _CMP_UNORD_Q)));
+  }
+  {
+    const __m256 s = _mm256_blend_ps(_mm256_permute_ps(_mm256_permute2f128_ps(b, b, 0x00), 0xFF), id, 0x0F);
+    b = _mm256_blendv_ps(b, s, _mm256_or_ps(_mm256_cmp_ps(s, b, _CMP_LT_OQ), _mm256_cmp_ps(s, s, _CMP_UNORD_Q)));
+  }
+  const float mid = sb_min_f32(carry, a[7]);
+  const float total = sb_min_f32(mid, b[7]);
+  const __m256 ca = _mm256_set1_ps(carry), cb = _mm256_set1_ps(mid);
+  _mm256_storeu_ps(dst, _mm256_blendv_ps(a, ca, _mm256_or_ps(_mm256_cmp_ps(ca, a, _CMP_LT_OQ), _mm256_cmp_ps(ca, ca, _CMP_UNORD_Q))));
+  _mm256_storeu_ps(dst + 8, _mm256_blendv_ps(b, cb, _mm256_or_ps(_mm256_cmp_ps(cb, b, _CMP_LT_OQ), _mm256_cmp_ps(cb, cb, _CMP_UNORD_Q))));
+  return total;
+#else
   typedef float sb_vec __attribute__((vector_size(64)));
   const sb_vec id = sb_vec{} + INFINITY;
   sb_vec x;
-  __builtin_memcpy(&x, v, sizeof x);
+  __builtin_memcpy(&x, src, sizeof x);
   {
     const sb_vec s = __builtin_shufflevector(x, id, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14);
     x = (s < x | s != s) ? s : x;
@@ -213,52 +269,98 @@ static inline float sb_scan_min_f32(float* v, float carry) {
   }
   const float total = x[15];
   x = ((sb_vec{} + carry) < x | (sb_vec{} + carry) != (sb_vec{} + carry)) ? (sb_vec{} + carry) : x;
-  __builtin_memcpy(v, &x, sizeof x);
+  __builtin_memcpy(dst, &x, sizeof x);
   return sb_min_f32(carry, total);
-#else
-  typedef float sb_half __attribute__((vector_size(32)));
-  const sb_half id = sb_half{} + INFINITY;
-  sb_half a, b;
-  __builtin_memcpy(&a, v, sizeof a);
-  __builtin_memcpy(&b, v + 8, sizeof b);
-  {
-    const sb_half s = __builtin_shufflevector(a, id, 8, 0, 1, 2, 3, 4, 5, 6);
-    a = (s < a | s != s) ? s : a;
-  }
-  {
-    const sb_half s = __builtin_shufflevector(b, id, 8, 0, 1, 2, 3, 4, 5, 6);
-    b = (s < b | s != s) ? s : b;
-  }
-  {
-    const sb_half s = __builtin_shufflevector(a, id, 8, 8, 0, 1, 2, 3, 4, 5);
-    a = (s < a | s != s) ? s : a;
-  }
-  {
-    const sb_half s = __builtin_shufflevector(b, id, 8, 8, 0, 1, 2, 3, 4, 5);
-    b = (s < b | s != s) ? s : b;
-  }
-  {
-    const sb_half s = __builtin_shufflevector(a, id, 8, 8, 8, 8, 0, 1, 2, 3);
-    a = (s < a | s != s) ? s : a;
-  }
-  {
-    const sb_half s = __builtin_shufflevector(b, id, 8, 8, 8, 8, 0, 1, 2, 3);
-    b = (s < b | s != s) ? s : b;
-  }
-  const float mid = sb_min_f32(carry, a[7]);
-  const float total = sb_min_f32(mid, b[7]);
-  a = ((sb_half{} + carry) < a | (sb_half{} + carry) != (sb_half{} + carry)) ? (sb_half{} + carry) : a;
-  b = ((sb_half{} + mid) < b | (sb_half{} + mid) != (sb_half{} + mid)) ? (sb_half{} + mid) : b;
-  __builtin_memcpy(v, &a, sizeof a);
-  __builtin_memcpy(v + 8, &b, sizeof b);
-  return total;
 #endif
 }
-static inline float sb_scan_prod_f32(float* v, float carry) {
+static inline double sb_scan_min_f64(const double* src, double* dst, double carry) {
+#if defined(__AVX__) && !defined(__AVX512F__)
+  const __m256d id = _mm256_set1_pd(INFINITY);
+  __m256d a = _mm256_loadu_pd(src), b = _mm256_loadu_pd(src + 4);
+  {
+    const __m256d s = _mm256_blend_pd(_mm256_permute_pd(a, 0x0), id, 0x5);
+    a = _mm256_blendv_pd(a, s, _mm256_or_pd(_mm256_cmp_pd(s, a, _CMP_LT_OQ), _mm256_cmp_pd(s, s, _CMP_UNORD_Q)));
+  }
+  {
+    const __m256d s = _mm256_blend_pd(_mm256_permute_pd(b, 0x0), id, 0x5);
+    b = _mm256_blendv_pd(b, s, _mm256_or_pd(_mm256_cmp_pd(s, b, _CMP_LT_OQ), _mm256_cmp_pd(s, s, _CMP_UNORD_Q)));
+  }
+  {
+    const __m256d s = _mm256_blend_pd(_mm256_permute_pd(_mm256_permute2f128_pd(a, a, 0x00), 0xF), id, 0x3);
+    a = _mm256_blendv_pd(a, s, _mm256_or_pd(_mm256_cmp_pd(s, a, _CMP_LT_OQ), _mm256_cmp_pd(s, s, _CMP_UNORD_Q)));
+  }
+  {
+    const __m256d s = _mm256_blend_pd(_mm256_permute_pd(_mm256_permute2f128_pd(b, b, 0x00), 0xF), id, 0x3);
+    b = _mm256_blendv_pd(b, s, _mm256_or_pd(_mm256_cmp_pd(s, b, _CMP_LT_OQ), _mm256_cmp_pd(s, s, _CMP_UNORD_Q)));
+  }
+  const double mid = sb_min_f64(carry, a[3]);
+  const double total = sb_min_f64(mid, b[3]);
+  const __m256d ca = _mm256_set1_pd(carry), cb = _mm256_set1_pd(mid);
+  _mm256_storeu_pd(dst, _mm256_blendv_pd(a, ca, _mm256_or_pd(_mm256_cmp_pd(ca, a, _CMP_LT_OQ), _mm256_cmp_pd(ca, ca, _CMP_UNORD_Q))));
+  _mm256_storeu_pd(dst + 4, _mm256_blendv_pd(b, cb, _mm256_or_pd(_mm256_cmp_pd(cb, b, _CMP_LT_OQ), _mm256_cmp_pd(cb, cb, _CMP_UNORD_Q))));
+  return total;
+#else
+  typedef double sb_vec __attribute__((vector_size(64)));
+  const sb_vec id = sb_vec{} + INFINITY;
+  sb_vec x;
+  __builtin_memcpy(&x, src, sizeof x);
+  {
+    const sb_vec s = __builtin_shufflevector(x, id, 8, 0, 1, 2, 3, 4, 5, 6);
+    x = (s < x | s != s) ? s : x;
+  }
+  {
+    const sb_vec s = __builtin_shufflevector(x, id, 8, 8, 0, 1, 2, 3, 4, 5);
+    x = (s < x | s != s) ? s : x;
+  }
+  {
+    const sb_vec s = __builtin_shufflevector(x, id, 8, 8, 8, 8, 0, 1, 2, 3);
+    x = (s < x | s != s) ? s : x;
+  }
+  const double total = x[7];
+  x = ((sb_vec{} + carry) < x | (sb_vec{} + carry) != (sb_vec{} + carry)) ? (sb_vec{} + carry) : x;
+  __builtin_memcpy(dst, &x, sizeof x);
+  return sb_min_f64(carry, total);
+#endif
+}
+static inline float sb_scan_prod_f32(const float* src, float* dst, float carry) {
+#if defined(__AVX__) && !defined(__AVX512F__)
+  const __m256 id = _mm256_set1_ps(1.0f);
+  __m256 a = _mm256_loadu_ps(src), b = _mm256_loadu_ps(src + 8);
+  {
+    const __m256 s = _mm256_blend_ps(_mm256_permute_ps(a, 0x90), id, 0x11);
+    a = _mm256_mul_ps(s, a);
+  }
+  {
+    const __m256 s = _mm256_blend_ps(_mm256_permute_ps(b, 0x90), id, 0x11);
+    b = _mm256_mul_ps(s, b);
+  }
+  {
+    const __m256 s = _mm256_blend_ps(_mm256_permute_ps(a, 0x40), id, 0x33);
+    a = _mm256_mul_ps(s, a);
+  }
+  {
+    const __m256 s = _mm256_blend_ps(_mm256_permute_ps(b, 0x40), id, 0x33);
+    b = _mm256_mul_ps(s, b);
+  }
+  {
+    const __m256 s = _mm256_blend_ps(_mm256_permute_ps(_mm256_permute2f128_ps(a, a, 0x00), 0xFF), id, 0x0F);
+    a = _mm256_mul_ps(s, a);
+  }
+  {
+    const __m256 s = _mm256_blend_ps(_mm256_permute_ps(_mm256_permute2f128_ps(b, b, 0x00), 0xFF), id, 0x0F);
+    b = _mm256_mul_ps(s, b);
+  }
+  const float mid = carry * a[7];
+  const float total = mid * b[7];
+  const __m256 ca = _mm256_set1_ps(carry), cb = _mm256_set1_ps(mid);
+  _mm256_storeu_ps(dst, _mm256_mul_ps(ca, a));
+  _mm256_storeu_ps(dst + 8, _mm256_mul_ps(cb, b));
+  return total;
+#else
   typedef float sb_vec __attribute__((vector_size(64)));
   const sb_vec id = sb_vec{} + 1.0f;
   sb_vec x;
-  __builtin_memcpy(&x, v, sizeof x);
+  __builtin_memcpy(&x, src, sizeof x);
   {
     const sb_vec s = __builtin_shufflevector(x, id, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14);
     x = s * x;
@@ -277,8 +379,9 @@ static inline float sb_scan_prod_f32(float* v, float carry) {
   }
   const float total = x[15];
   x = (sb_vec{} + carry) * x;
-  __builtin_memcpy(v, &x, sizeof x);
+  __builtin_memcpy(dst, &x, sizeof x);
   return carry * total;
+#endif
 }
 
 // -----------------------------------------------------------------------------
@@ -461,8 +564,33 @@ static void sb_loops_s3(const double* __restrict d, double* __restrict dmx, cons
   }
 }
 
+// dmn[r, c] = min(k in 0..(c + 1): select(k == (2 * r + 5) % C, log(d[r, k] - 2.0), d[r, k]))
+static void sb_loops_s4(const double* __restrict d, double* __restrict dmn, const int64_t R,
+                        const int64_t C) {
+  for (int64_t r = 0; r < R; ++r) {
+    // Running: each output's range extends the previous one's by its new terms.
+    double sb_run = INFINITY;
+    int64_t k = 0;
+    int64_t c = 0;
+    for (; c < C; ++c) {
+      if (k == c + 1 - 1) break;
+      for (; k < c + 1; ++k) {
+        sb_run = sb_min_f64(sb_run, k == (2 * r + 5) % C ? log(d[r * C + k] - 2.0) : d[r * C + k]);
+      }
+      dmn[r * C + c] = sb_run;
+    }
+    for (; c < C; ++c) {
+      {
+        const int64_t k = c + 1 - 1;
+        sb_run = sb_min_f64(sb_run, k == (2 * r + 5) % C ? log(d[r * C + k] - 2.0) : d[r * C + k]);
+      }
+      dmn[r * C + c] = sb_run;
+    }
+  }
+}
+
 // dsum[r, c] = sum(k in 0..(c + 1): select(k == (3 * r + 1) % C, log(d[r, k] - 2.0), d[r, k]))
-static void sb_loops_s4(const double* __restrict d, double* __restrict dsum, const int64_t R,
+static void sb_loops_s5(const double* __restrict d, double* __restrict dsum, const int64_t R,
                         const int64_t C) {
   for (int64_t r = 0; r < R; ++r) {
     // Running: each output's range extends the previous one's by its new terms.
@@ -487,7 +615,7 @@ static void sb_loops_s4(const double* __restrict d, double* __restrict dsum, con
 }
 
 // pr[r, c] = prod(k in 0..(c + 1): select(k == 11 * r % C, log(x[r, k] - 2.0), 1.0 + x[r, k] / 8.0))
-static void sb_loops_s5(const float* __restrict x, float* __restrict pr, const int64_t R,
+static void sb_loops_s6(const float* __restrict x, float* __restrict pr, const int64_t R,
                         const int64_t C) {
   for (int64_t r = 0; r < R; ++r) {
     // Running: each output's range extends the previous one's by its new terms.
@@ -512,7 +640,7 @@ static void sb_loops_s5(const float* __restrict x, float* __restrict pr, const i
 }
 
 // vmx[r, c] = max(k in 0..(c + 1): sqrt(x[r, k] + 0.99))
-static void sb_loops_s6(const float* __restrict x, float* __restrict vmx, const int64_t R,
+static void sb_loops_s7(const float* __restrict x, float* __restrict vmx, const int64_t R,
                         const int64_t C) {
   for (int64_t r = 0; r < R; ++r) {
     // Running: each output's range extends the previous one's by its new terms.
@@ -537,7 +665,7 @@ static void sb_loops_s6(const float* __restrict x, float* __restrict vmx, const 
 }
 
 // vmn[r, c] = min(k in 0..(c + 1): sqrt(x[r, k] + 0.99))
-static void sb_loops_s7(const float* __restrict x, float* __restrict vmn, const int64_t R,
+static void sb_loops_s8(const float* __restrict x, float* __restrict vmn, const int64_t R,
                         const int64_t C) {
   for (int64_t r = 0; r < R; ++r) {
     // Running: each output's range extends the previous one's by its new terms.
@@ -562,7 +690,7 @@ static void sb_loops_s7(const float* __restrict x, float* __restrict vmn, const 
 }
 
 // dvs[r, c] = sum(k in 0..(c + 1): sqrt(d[r, k] + 0.99))
-static void sb_loops_s8(const double* __restrict d, double* __restrict dvs, const int64_t R,
+static void sb_loops_s9(const double* __restrict d, double* __restrict dvs, const int64_t R,
                         const int64_t C) {
   for (int64_t r = 0; r < R; ++r) {
     // Running: each output's range extends the previous one's by its new terms.
@@ -587,14 +715,14 @@ static void sb_loops_s8(const double* __restrict d, double* __restrict dvs, cons
 }
 
 // q[c] = sqrt(x[0, c] + 0.9)
-static void sb_loops_s9(const float* __restrict x, float* __restrict q, const int64_t C) {
+static void sb_loops_s10(const float* __restrict x, float* __restrict q, const int64_t C) {
   for (int64_t c = 0; c < C; ++c) {
     q[c] = sqrtf(x[c] + 0.9f);
   }
 }
 
 // vq[r, c] = max(k in 0..(c + 1): q[k])
-static void sb_loops_s10(const float* __restrict q, float* __restrict vq, const int64_t R,
+static void sb_loops_s11(const float* __restrict q, float* __restrict vq, const int64_t R,
                          const int64_t C) {
   for (int64_t r = 0; r < R; ++r) {
     // Running: each output's range extends the previous one's by its new terms.
@@ -619,7 +747,7 @@ static void sb_loops_s10(const float* __restrict q, float* __restrict vq, const 
 }
 
 // wq[r, c] = min(k in 0..(c + 1): q[k])
-static void sb_loops_s11(const float* __restrict q, float* __restrict wq, const int64_t R,
+static void sb_loops_s12(const float* __restrict q, float* __restrict wq, const int64_t R,
                          const int64_t C) {
   for (int64_t r = 0; r < R; ++r) {
     // Running: each output's range extends the previous one's by its new terms.
@@ -674,7 +802,8 @@ SB_STREAM_KERNEL static void sb_omp_simd_s0(const float* __restrict x, float* __
           const int64_t k = c + 1 - 1;
           sb_v[sb_q] = k == 7 * r % C ? sb_vec_logf(x[r * C + k] - 2.0f) : x[r * C + k];
         }
-        for (int64_t sb_q = 0; sb_q < 256; sb_q += 16) sb_run = sb_scan_max_f32(sb_v + sb_q, sb_run);
+        for (int64_t sb_q = 0; sb_q < 256; sb_q += 16)
+          sb_run = sb_scan_max_f32(sb_v + sb_q, sb_v + sb_q, sb_run);
         if (((uintptr_t)&mx[r * C + sb_i] & 63) == 0) {
           for (int64_t sb_l = 0; sb_l < 256; sb_l += 16) {
             float sb_line[16] __attribute__((aligned(64)));
@@ -717,7 +846,7 @@ SB_STREAM_KERNEL static void sb_omp_simd_s0(const float* __restrict x, float* __
         mx[r * C + c] = sb_run;
       }
       // 256 outputs at a time, one term each: the terms computed by vector loops, scanned 16
-      // at a time in vector registers (sb_scan_max_f32), the outputs stored by vector loops.
+      // at a time in vector registers (sb_scan_max_f32), the outputs written in place.
       for (; c + 256 <= C; c += 256) {
         const int64_t sb_i = c;
         float sb_v[256] __attribute__((aligned(64)));
@@ -727,12 +856,8 @@ SB_STREAM_KERNEL static void sb_omp_simd_s0(const float* __restrict x, float* __
           const int64_t k = c + 1 - 1;
           sb_v[sb_q] = k == 7 * r % C ? sb_vec_logf(x[r * C + k] - 2.0f) : x[r * C + k];
         }
-        for (int64_t sb_q = 0; sb_q < 256; sb_q += 16) sb_run = sb_scan_max_f32(sb_v + sb_q, sb_run);
-        #pragma omp simd
-        for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
-          const int64_t c = sb_i + sb_q;
-          mx[r * C + c] = sb_v[sb_q];
-        }
+        for (int64_t sb_q = 0; sb_q < 256; sb_q += 16)
+          sb_run = sb_scan_max_f32(sb_v + sb_q, &mx[r * C + sb_i] + sb_q, sb_run);
       }
       for (; c < C; ++c) {
         {
@@ -774,7 +899,8 @@ SB_STREAM_KERNEL static void sb_omp_simd_s1(const float* __restrict x, float* __
           const int64_t k = c + 1 - 1;
           sb_v[sb_q] = k == (5 * r + 3) % C ? sb_vec_logf(x[r * C + k] - 2.0f) : x[r * C + k];
         }
-        for (int64_t sb_q = 0; sb_q < 256; sb_q += 16) sb_run = sb_scan_min_f32(sb_v + sb_q, sb_run);
+        for (int64_t sb_q = 0; sb_q < 256; sb_q += 16)
+          sb_run = sb_scan_min_f32(sb_v + sb_q, sb_v + sb_q, sb_run);
         if (((uintptr_t)&mn[r * C + sb_i] & 63) == 0) {
           for (int64_t sb_l = 0; sb_l < 256; sb_l += 16) {
             float sb_line[16] __attribute__((aligned(64)));
@@ -817,7 +943,7 @@ SB_STREAM_KERNEL static void sb_omp_simd_s1(const float* __restrict x, float* __
         mn[r * C + c] = sb_run;
       }
       // 256 outputs at a time, one term each: the terms computed by vector loops, scanned 16
-      // at a time in vector registers (sb_scan_min_f32), the outputs stored by vector loops.
+      // at a time in vector registers (sb_scan_min_f32), the outputs written in place.
       for (; c + 256 <= C; c += 256) {
         const int64_t sb_i = c;
         float sb_v[256] __attribute__((aligned(64)));
@@ -827,12 +953,8 @@ SB_STREAM_KERNEL static void sb_omp_simd_s1(const float* __restrict x, float* __
           const int64_t k = c + 1 - 1;
           sb_v[sb_q] = k == (5 * r + 3) % C ? sb_vec_logf(x[r * C + k] - 2.0f) : x[r * C + k];
         }
-        for (int64_t sb_q = 0; sb_q < 256; sb_q += 16) sb_run = sb_scan_min_f32(sb_v + sb_q, sb_run);
-        #pragma omp simd
-        for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
-          const int64_t c = sb_i + sb_q;
-          mn[r * C + c] = sb_v[sb_q];
-        }
+        for (int64_t sb_q = 0; sb_q < 256; sb_q += 16)
+          sb_run = sb_scan_min_f32(sb_v + sb_q, &mn[r * C + sb_i] + sb_q, sb_run);
       }
       for (; c < C; ++c) {
         {
@@ -874,7 +996,8 @@ SB_STREAM_KERNEL static void sb_omp_simd_s2(const float* __restrict x, float* __
           const int64_t k = c - 1;
           sb_v[sb_q] = k == (3 * r + 2) % C ? sb_vec_logf(x[r * C + k] - 2.0f) : x[r * C + k];
         }
-        for (int64_t sb_q = 0; sb_q < 256; sb_q += 16) sb_run = sb_scan_min_f32(sb_v + sb_q, sb_run);
+        for (int64_t sb_q = 0; sb_q < 256; sb_q += 16)
+          sb_run = sb_scan_min_f32(sb_v + sb_q, sb_v + sb_q, sb_run);
         if (((uintptr_t)&emn[r * C + sb_i] & 63) == 0) {
           for (int64_t sb_l = 0; sb_l < 256; sb_l += 16) {
             float sb_line[16] __attribute__((aligned(64)));
@@ -917,7 +1040,7 @@ SB_STREAM_KERNEL static void sb_omp_simd_s2(const float* __restrict x, float* __
         emn[r * C + c] = sb_run;
       }
       // 256 outputs at a time, one term each: the terms computed by vector loops, scanned 16
-      // at a time in vector registers (sb_scan_min_f32), the outputs stored by vector loops.
+      // at a time in vector registers (sb_scan_min_f32), the outputs written in place.
       for (; c + 256 <= C; c += 256) {
         const int64_t sb_i = c;
         float sb_v[256] __attribute__((aligned(64)));
@@ -927,12 +1050,8 @@ SB_STREAM_KERNEL static void sb_omp_simd_s2(const float* __restrict x, float* __
           const int64_t k = c - 1;
           sb_v[sb_q] = k == (3 * r + 2) % C ? sb_vec_logf(x[r * C + k] - 2.0f) : x[r * C + k];
         }
-        for (int64_t sb_q = 0; sb_q < 256; sb_q += 16) sb_run = sb_scan_min_f32(sb_v + sb_q, sb_run);
-        #pragma omp simd
-        for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
-          const int64_t c = sb_i + sb_q;
-          emn[r * C + c] = sb_v[sb_q];
-        }
+        for (int64_t sb_q = 0; sb_q < 256; sb_q += 16)
+          sb_run = sb_scan_min_f32(sb_v + sb_q, &emn[r * C + sb_i] + sb_q, sb_run);
       }
       for (; c < C; ++c) {
         {
@@ -974,7 +1093,8 @@ SB_STREAM_KERNEL static void sb_omp_simd_s3(const double* __restrict d, double* 
           const int64_t k = c + 1 - 1;
           sb_v[sb_q] = k == C - 1 - r % C ? sb_vec_log(d[r * C + k] - 2.0) : d[r * C + k];
         }
-        for (int64_t sb_q = 0; sb_q < 256; sb_q += 8) sb_run = sb_scan_max_f64(sb_v + sb_q, sb_run);
+        for (int64_t sb_q = 0; sb_q < 256; sb_q += 8)
+          sb_run = sb_scan_max_f64(sb_v + sb_q, sb_v + sb_q, sb_run);
         if (((uintptr_t)&dmx[r * C + sb_i] & 63) == 0) {
           for (int64_t sb_l = 0; sb_l < 256; sb_l += 8) {
             double sb_line[8] __attribute__((aligned(64)));
@@ -1017,7 +1137,7 @@ SB_STREAM_KERNEL static void sb_omp_simd_s3(const double* __restrict d, double* 
         dmx[r * C + c] = sb_run;
       }
       // 256 outputs at a time, one term each: the terms computed by vector loops, scanned 8
-      // at a time in vector registers (sb_scan_max_f64), the outputs stored by vector loops.
+      // at a time in vector registers (sb_scan_max_f64), the outputs written in place.
       for (; c + 256 <= C; c += 256) {
         const int64_t sb_i = c;
         double sb_v[256] __attribute__((aligned(64)));
@@ -1027,12 +1147,8 @@ SB_STREAM_KERNEL static void sb_omp_simd_s3(const double* __restrict d, double* 
           const int64_t k = c + 1 - 1;
           sb_v[sb_q] = k == C - 1 - r % C ? sb_vec_log(d[r * C + k] - 2.0) : d[r * C + k];
         }
-        for (int64_t sb_q = 0; sb_q < 256; sb_q += 8) sb_run = sb_scan_max_f64(sb_v + sb_q, sb_run);
-        #pragma omp simd
-        for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
-          const int64_t c = sb_i + sb_q;
-          dmx[r * C + c] = sb_v[sb_q];
-        }
+        for (int64_t sb_q = 0; sb_q < 256; sb_q += 8)
+          sb_run = sb_scan_max_f64(sb_v + sb_q, &dmx[r * C + sb_i] + sb_q, sb_run);
       }
       for (; c < C; ++c) {
         {
@@ -1045,8 +1161,105 @@ SB_STREAM_KERNEL static void sb_omp_simd_s3(const double* __restrict d, double* 
   }
 }
 
+// dmn[r, c] = min(k in 0..(c + 1): select(k == (2 * r + 5) % C, log(d[r, k] - 2.0), d[r, k]))
+SB_STREAM_KERNEL static void sb_omp_simd_s4(const double* __restrict d, double* __restrict dmn,
+                                            const int64_t R, const int64_t C) {
+  // Stream the outputs when the tensors this touches outgrow the caches.
+  if (8 * (R * C) + 8 * (R * C) >= SB_STREAM_MIN_BYTES) {
+    #pragma omp parallel for schedule(static)
+    for (int64_t r = 0; r < R; ++r) {
+      // Running: each output's range extends the previous one's by its new terms.
+      double sb_run = INFINITY;
+      int64_t k = 0;
+      int64_t c = 0;
+      for (; c < C; ++c) {
+        if (k == c + 1 - 1) break;
+        for (; k < c + 1; ++k) {
+          sb_run = sb_min_f64(sb_run, k == (2 * r + 5) % C ? sb_vec_log(d[r * C + k] - 2.0) : d[r * C + k]);
+        }
+        dmn[r * C + c] = sb_run;
+      }
+      // 256 outputs at a time, one term each: the terms computed by vector loops, scanned 8
+      // at a time in vector registers (sb_scan_min_f64), the outputs stored by vector loops.
+      for (; c + 256 <= C; c += 256) {
+        const int64_t sb_i = c;
+        double sb_v[256] __attribute__((aligned(64)));
+        #pragma omp simd
+        for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
+          const int64_t c = sb_i + sb_q;
+          const int64_t k = c + 1 - 1;
+          sb_v[sb_q] = k == (2 * r + 5) % C ? sb_vec_log(d[r * C + k] - 2.0) : d[r * C + k];
+        }
+        for (int64_t sb_q = 0; sb_q < 256; sb_q += 8)
+          sb_run = sb_scan_min_f64(sb_v + sb_q, sb_v + sb_q, sb_run);
+        if (((uintptr_t)&dmn[r * C + sb_i] & 63) == 0) {
+          for (int64_t sb_l = 0; sb_l < 256; sb_l += 8) {
+            double sb_line[8] __attribute__((aligned(64)));
+            #pragma omp simd simdlen(8)
+            for (int64_t sb_q = sb_l; sb_q < sb_l + 8; ++sb_q) {
+              const int64_t c = sb_i + sb_q;
+              sb_line[sb_q - sb_l] = sb_v[sb_q];
+            }
+            sb_store_line(&dmn[r * C + sb_i + sb_l], sb_line, 64);
+          }
+          continue;
+        }
+        #pragma omp simd
+        for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
+          const int64_t c = sb_i + sb_q;
+          dmn[r * C + c] = sb_v[sb_q];
+        }
+      }
+      for (; c < C; ++c) {
+        {
+          const int64_t k = c + 1 - 1;
+          sb_run = sb_min_f64(sb_run, k == (2 * r + 5) % C ? sb_vec_log(d[r * C + k] - 2.0) : d[r * C + k]);
+        }
+        dmn[r * C + c] = sb_run;
+      }
+      sb_stream_fence();
+    }
+  } else {
+    #pragma omp parallel for schedule(static)
+    for (int64_t r = 0; r < R; ++r) {
+      // Running: each output's range extends the previous one's by its new terms.
+      double sb_run = INFINITY;
+      int64_t k = 0;
+      int64_t c = 0;
+      for (; c < C; ++c) {
+        if (k == c + 1 - 1) break;
+        for (; k < c + 1; ++k) {
+          sb_run = sb_min_f64(sb_run, k == (2 * r + 5) % C ? sb_vec_log(d[r * C + k] - 2.0) : d[r * C + k]);
+        }
+        dmn[r * C + c] = sb_run;
+      }
+      // 256 outputs at a time, one term each: the terms computed by vector loops, scanned 8
+      // at a time in vector registers (sb_scan_min_f64), the outputs written in place.
+      for (; c + 256 <= C; c += 256) {
+        const int64_t sb_i = c;
+        double sb_v[256] __attribute__((aligned(64)));
+        #pragma omp simd
+        for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
+          const int64_t c = sb_i + sb_q;
+          const int64_t k = c + 1 - 1;
+          sb_v[sb_q] = k == (2 * r + 5) % C ? sb_vec_log(d[r * C + k] - 2.0) : d[r * C + k];
+        }
+        for (int64_t sb_q = 0; sb_q < 256; sb_q += 8)
+          sb_run = sb_scan_min_f64(sb_v + sb_q, &dmn[r * C + sb_i] + sb_q, sb_run);
+      }
+      for (; c < C; ++c) {
+        {
+          const int64_t k = c + 1 - 1;
+          sb_run = sb_min_f64(sb_run, k == (2 * r + 5) % C ? sb_vec_log(d[r * C + k] - 2.0) : d[r * C + k]);
+        }
+        dmn[r * C + c] = sb_run;
+      }
+    }
+  }
+}
+
 // dsum[r, c] = sum(k in 0..(c + 1): select(k == (3 * r + 1) % C, log(d[r, k] - 2.0), d[r, k]))
-SB_STREAM_KERNEL static void sb_omp_simd_s4(const double* __restrict d, double* __restrict dsum,
+SB_STREAM_KERNEL static void sb_omp_simd_s5(const double* __restrict d, double* __restrict dsum,
                                             const int64_t R, const int64_t C) {
   // Stream the outputs when the tensors this touches outgrow the caches.
   if (8 * (R * C) + 8 * (R * C) >= SB_STREAM_MIN_BYTES) {
@@ -1074,7 +1287,8 @@ SB_STREAM_KERNEL static void sb_omp_simd_s4(const double* __restrict d, double* 
           const int64_t k = c + 1 - 1;
           sb_v[sb_q] = k == (3 * r + 1) % C ? sb_vec_log(d[r * C + k] - 2.0) : d[r * C + k];
         }
-        for (int64_t sb_q = 0; sb_q < 256; sb_q += 8) sb_run = sb_scan_sum_f64(sb_v + sb_q, sb_run);
+        for (int64_t sb_q = 0; sb_q < 256; sb_q += 8)
+          sb_run = sb_scan_sum_f64(sb_v + sb_q, sb_v + sb_q, sb_run);
         if (((uintptr_t)&dsum[r * C + sb_i] & 63) == 0) {
           for (int64_t sb_l = 0; sb_l < 256; sb_l += 8) {
             double sb_line[8] __attribute__((aligned(64)));
@@ -1117,7 +1331,7 @@ SB_STREAM_KERNEL static void sb_omp_simd_s4(const double* __restrict d, double* 
         dsum[r * C + c] = sb_run;
       }
       // 256 outputs at a time, one term each: the terms computed by vector loops, scanned 8
-      // at a time in vector registers (sb_scan_sum_f64), the outputs stored by vector loops.
+      // at a time in vector registers (sb_scan_sum_f64), the outputs written in place.
       for (; c + 256 <= C; c += 256) {
         const int64_t sb_i = c;
         double sb_v[256] __attribute__((aligned(64)));
@@ -1127,12 +1341,8 @@ SB_STREAM_KERNEL static void sb_omp_simd_s4(const double* __restrict d, double* 
           const int64_t k = c + 1 - 1;
           sb_v[sb_q] = k == (3 * r + 1) % C ? sb_vec_log(d[r * C + k] - 2.0) : d[r * C + k];
         }
-        for (int64_t sb_q = 0; sb_q < 256; sb_q += 8) sb_run = sb_scan_sum_f64(sb_v + sb_q, sb_run);
-        #pragma omp simd
-        for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
-          const int64_t c = sb_i + sb_q;
-          dsum[r * C + c] = sb_v[sb_q];
-        }
+        for (int64_t sb_q = 0; sb_q < 256; sb_q += 8)
+          sb_run = sb_scan_sum_f64(sb_v + sb_q, &dsum[r * C + sb_i] + sb_q, sb_run);
       }
       for (; c < C; ++c) {
         {
@@ -1146,7 +1356,7 @@ SB_STREAM_KERNEL static void sb_omp_simd_s4(const double* __restrict d, double* 
 }
 
 // pr[r, c] = prod(k in 0..(c + 1): select(k == 11 * r % C, log(x[r, k] - 2.0), 1.0 + x[r, k] / 8.0))
-SB_STREAM_KERNEL static void sb_omp_simd_s5(const float* __restrict x, float* __restrict pr,
+SB_STREAM_KERNEL static void sb_omp_simd_s6(const float* __restrict x, float* __restrict pr,
                                             const int64_t R, const int64_t C) {
   // Stream the outputs when the tensors this touches outgrow the caches.
   if (4 * (R * C) + 4 * (R * C) >= SB_STREAM_MIN_BYTES) {
@@ -1174,7 +1384,8 @@ SB_STREAM_KERNEL static void sb_omp_simd_s5(const float* __restrict x, float* __
           const int64_t k = c + 1 - 1;
           sb_v[sb_q] = k == 11 * r % C ? sb_vec_logf(x[r * C + k] - 2.0f) : 1.0f + x[r * C + k] / 8.0f;
         }
-        for (int64_t sb_q = 0; sb_q < 256; sb_q += 16) sb_run = sb_scan_prod_f32(sb_v + sb_q, sb_run);
+        for (int64_t sb_q = 0; sb_q < 256; sb_q += 16)
+          sb_run = sb_scan_prod_f32(sb_v + sb_q, sb_v + sb_q, sb_run);
         if (((uintptr_t)&pr[r * C + sb_i] & 63) == 0) {
           for (int64_t sb_l = 0; sb_l < 256; sb_l += 16) {
             float sb_line[16] __attribute__((aligned(64)));
@@ -1217,7 +1428,7 @@ SB_STREAM_KERNEL static void sb_omp_simd_s5(const float* __restrict x, float* __
         pr[r * C + c] = sb_run;
       }
       // 256 outputs at a time, one term each: the terms computed by vector loops, scanned 16
-      // at a time in vector registers (sb_scan_prod_f32), the outputs stored by vector loops.
+      // at a time in vector registers (sb_scan_prod_f32), the outputs written in place.
       for (; c + 256 <= C; c += 256) {
         const int64_t sb_i = c;
         float sb_v[256] __attribute__((aligned(64)));
@@ -1227,12 +1438,8 @@ SB_STREAM_KERNEL static void sb_omp_simd_s5(const float* __restrict x, float* __
           const int64_t k = c + 1 - 1;
           sb_v[sb_q] = k == 11 * r % C ? sb_vec_logf(x[r * C + k] - 2.0f) : 1.0f + x[r * C + k] / 8.0f;
         }
-        for (int64_t sb_q = 0; sb_q < 256; sb_q += 16) sb_run = sb_scan_prod_f32(sb_v + sb_q, sb_run);
-        #pragma omp simd
-        for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
-          const int64_t c = sb_i + sb_q;
-          pr[r * C + c] = sb_v[sb_q];
-        }
+        for (int64_t sb_q = 0; sb_q < 256; sb_q += 16)
+          sb_run = sb_scan_prod_f32(sb_v + sb_q, &pr[r * C + sb_i] + sb_q, sb_run);
       }
       for (; c < C; ++c) {
         {
@@ -1246,7 +1453,7 @@ SB_STREAM_KERNEL static void sb_omp_simd_s5(const float* __restrict x, float* __
 }
 
 // vmx[r, c] = max(k in 0..(c + 1): sqrt(x[r, k] + 0.99))
-SB_STREAM_KERNEL static void sb_omp_simd_s6(const float* __restrict x, float* __restrict vmx,
+SB_STREAM_KERNEL static void sb_omp_simd_s7(const float* __restrict x, float* __restrict vmx,
                                             const int64_t R, const int64_t C) {
   // Stream the outputs when the tensors this touches outgrow the caches.
   if (4 * (R * C) + 4 * (R * C) >= SB_STREAM_MIN_BYTES) {
@@ -1274,7 +1481,8 @@ SB_STREAM_KERNEL static void sb_omp_simd_s6(const float* __restrict x, float* __
           const int64_t k = c + 1 - 1;
           sb_v[sb_q] = sqrtf(x[r * C + k] + 0.99f);
         }
-        for (int64_t sb_q = 0; sb_q < 256; sb_q += 16) sb_run = sb_scan_max_f32(sb_v + sb_q, sb_run);
+        for (int64_t sb_q = 0; sb_q < 256; sb_q += 16)
+          sb_run = sb_scan_max_f32(sb_v + sb_q, sb_v + sb_q, sb_run);
         if (((uintptr_t)&vmx[r * C + sb_i] & 63) == 0) {
           for (int64_t sb_l = 0; sb_l < 256; sb_l += 16) {
             float sb_line[16] __attribute__((aligned(64)));
@@ -1317,7 +1525,7 @@ SB_STREAM_KERNEL static void sb_omp_simd_s6(const float* __restrict x, float* __
         vmx[r * C + c] = sb_run;
       }
       // 256 outputs at a time, one term each: the terms computed by vector loops, scanned 16
-      // at a time in vector registers (sb_scan_max_f32), the outputs stored by vector loops.
+      // at a time in vector registers (sb_scan_max_f32), the outputs written in place.
       for (; c + 256 <= C; c += 256) {
         const int64_t sb_i = c;
         float sb_v[256] __attribute__((aligned(64)));
@@ -1327,12 +1535,8 @@ SB_STREAM_KERNEL static void sb_omp_simd_s6(const float* __restrict x, float* __
           const int64_t k = c + 1 - 1;
           sb_v[sb_q] = sqrtf(x[r * C + k] + 0.99f);
         }
-        for (int64_t sb_q = 0; sb_q < 256; sb_q += 16) sb_run = sb_scan_max_f32(sb_v + sb_q, sb_run);
-        #pragma omp simd
-        for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
-          const int64_t c = sb_i + sb_q;
-          vmx[r * C + c] = sb_v[sb_q];
-        }
+        for (int64_t sb_q = 0; sb_q < 256; sb_q += 16)
+          sb_run = sb_scan_max_f32(sb_v + sb_q, &vmx[r * C + sb_i] + sb_q, sb_run);
       }
       for (; c < C; ++c) {
         {
@@ -1346,7 +1550,7 @@ SB_STREAM_KERNEL static void sb_omp_simd_s6(const float* __restrict x, float* __
 }
 
 // vmn[r, c] = min(k in 0..(c + 1): sqrt(x[r, k] + 0.99))
-SB_STREAM_KERNEL static void sb_omp_simd_s7(const float* __restrict x, float* __restrict vmn,
+SB_STREAM_KERNEL static void sb_omp_simd_s8(const float* __restrict x, float* __restrict vmn,
                                             const int64_t R, const int64_t C) {
   // Stream the outputs when the tensors this touches outgrow the caches.
   if (4 * (R * C) + 4 * (R * C) >= SB_STREAM_MIN_BYTES) {
@@ -1374,7 +1578,8 @@ SB_STREAM_KERNEL static void sb_omp_simd_s7(const float* __restrict x, float* __
           const int64_t k = c + 1 - 1;
           sb_v[sb_q] = sqrtf(x[r * C + k] + 0.99f);
         }
-        for (int64_t sb_q = 0; sb_q < 256; sb_q += 16) sb_run = sb_scan_min_f32(sb_v + sb_q, sb_run);
+        for (int64_t sb_q = 0; sb_q < 256; sb_q += 16)
+          sb_run = sb_scan_min_f32(sb_v + sb_q, sb_v + sb_q, sb_run);
         if (((uintptr_t)&vmn[r * C + sb_i] & 63) == 0) {
           for (int64_t sb_l = 0; sb_l < 256; sb_l += 16) {
             float sb_line[16] __attribute__((aligned(64)));
@@ -1417,7 +1622,7 @@ SB_STREAM_KERNEL static void sb_omp_simd_s7(const float* __restrict x, float* __
         vmn[r * C + c] = sb_run;
       }
       // 256 outputs at a time, one term each: the terms computed by vector loops, scanned 16
-      // at a time in vector registers (sb_scan_min_f32), the outputs stored by vector loops.
+      // at a time in vector registers (sb_scan_min_f32), the outputs written in place.
       for (; c + 256 <= C; c += 256) {
         const int64_t sb_i = c;
         float sb_v[256] __attribute__((aligned(64)));
@@ -1427,12 +1632,8 @@ SB_STREAM_KERNEL static void sb_omp_simd_s7(const float* __restrict x, float* __
           const int64_t k = c + 1 - 1;
           sb_v[sb_q] = sqrtf(x[r * C + k] + 0.99f);
         }
-        for (int64_t sb_q = 0; sb_q < 256; sb_q += 16) sb_run = sb_scan_min_f32(sb_v + sb_q, sb_run);
-        #pragma omp simd
-        for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
-          const int64_t c = sb_i + sb_q;
-          vmn[r * C + c] = sb_v[sb_q];
-        }
+        for (int64_t sb_q = 0; sb_q < 256; sb_q += 16)
+          sb_run = sb_scan_min_f32(sb_v + sb_q, &vmn[r * C + sb_i] + sb_q, sb_run);
       }
       for (; c < C; ++c) {
         {
@@ -1446,7 +1647,7 @@ SB_STREAM_KERNEL static void sb_omp_simd_s7(const float* __restrict x, float* __
 }
 
 // dvs[r, c] = sum(k in 0..(c + 1): sqrt(d[r, k] + 0.99))
-SB_STREAM_KERNEL static void sb_omp_simd_s8(const double* __restrict d, double* __restrict dvs,
+SB_STREAM_KERNEL static void sb_omp_simd_s9(const double* __restrict d, double* __restrict dvs,
                                             const int64_t R, const int64_t C) {
   // Stream the outputs when the tensors this touches outgrow the caches.
   if (8 * (R * C) + 8 * (R * C) >= SB_STREAM_MIN_BYTES) {
@@ -1474,7 +1675,8 @@ SB_STREAM_KERNEL static void sb_omp_simd_s8(const double* __restrict d, double* 
           const int64_t k = c + 1 - 1;
           sb_v[sb_q] = sqrt(d[r * C + k] + 0.99);
         }
-        for (int64_t sb_q = 0; sb_q < 256; sb_q += 8) sb_run = sb_scan_sum_f64(sb_v + sb_q, sb_run);
+        for (int64_t sb_q = 0; sb_q < 256; sb_q += 8)
+          sb_run = sb_scan_sum_f64(sb_v + sb_q, sb_v + sb_q, sb_run);
         if (((uintptr_t)&dvs[r * C + sb_i] & 63) == 0) {
           for (int64_t sb_l = 0; sb_l < 256; sb_l += 8) {
             double sb_line[8] __attribute__((aligned(64)));
@@ -1517,7 +1719,7 @@ SB_STREAM_KERNEL static void sb_omp_simd_s8(const double* __restrict d, double* 
         dvs[r * C + c] = sb_run;
       }
       // 256 outputs at a time, one term each: the terms computed by vector loops, scanned 8
-      // at a time in vector registers (sb_scan_sum_f64), the outputs stored by vector loops.
+      // at a time in vector registers (sb_scan_sum_f64), the outputs written in place.
       for (; c + 256 <= C; c += 256) {
         const int64_t sb_i = c;
         double sb_v[256] __attribute__((aligned(64)));
@@ -1527,12 +1729,8 @@ SB_STREAM_KERNEL static void sb_omp_simd_s8(const double* __restrict d, double* 
           const int64_t k = c + 1 - 1;
           sb_v[sb_q] = sqrt(d[r * C + k] + 0.99);
         }
-        for (int64_t sb_q = 0; sb_q < 256; sb_q += 8) sb_run = sb_scan_sum_f64(sb_v + sb_q, sb_run);
-        #pragma omp simd
-        for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
-          const int64_t c = sb_i + sb_q;
-          dvs[r * C + c] = sb_v[sb_q];
-        }
+        for (int64_t sb_q = 0; sb_q < 256; sb_q += 8)
+          sb_run = sb_scan_sum_f64(sb_v + sb_q, &dvs[r * C + sb_i] + sb_q, sb_run);
       }
       for (; c < C; ++c) {
         {
@@ -1546,8 +1744,8 @@ SB_STREAM_KERNEL static void sb_omp_simd_s8(const double* __restrict d, double* 
 }
 
 // q[c] = sqrt(x[0, c] + 0.9)
-SB_STREAM_KERNEL static void sb_omp_simd_s9(const float* __restrict x, float* __restrict q,
-                                            const int64_t R, const int64_t C) {
+SB_STREAM_KERNEL static void sb_omp_simd_s10(const float* __restrict x, float* __restrict q,
+                                             const int64_t R, const int64_t C) {
   // Bytes of the tensors this statement touches.
   const int64_t sb_bytes = 4 * (R * C) + 4 * C;
   if (sb_bytes >= SB_STREAM_MIN_BYTES) {
@@ -1589,7 +1787,7 @@ SB_STREAM_KERNEL static void sb_omp_simd_s9(const float* __restrict x, float* __
 }
 
 // vq[r, c] = max(k in 0..(c + 1): q[k])
-SB_STREAM_KERNEL static void sb_omp_simd_s10(const float* __restrict q, float* __restrict vq,
+SB_STREAM_KERNEL static void sb_omp_simd_s11(const float* __restrict q, float* __restrict vq,
                                              const int64_t R, const int64_t C) {
   // Stream the outputs when the tensors this touches outgrow the caches.
   if (4 * C + 4 * (R * C) >= SB_STREAM_MIN_BYTES) {
@@ -1606,18 +1804,18 @@ SB_STREAM_KERNEL static void sb_omp_simd_s10(const float* __restrict q, float* _
         }
         vq[r * C + c] = sb_run;
       }
-      // 256 outputs at a time, one term each: the terms computed by vector loops, scanned 16
+      // 256 outputs at a time, one term each: the terms read in place, scanned 16
       // at a time in vector registers (sb_scan_max_f32), the outputs stored by vector loops.
       for (; c + 256 <= C; c += 256) {
         const int64_t sb_i = c;
         float sb_v[256] __attribute__((aligned(64)));
-        #pragma omp simd
-        for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
-          const int64_t c = sb_i + sb_q;
+        const float* sb_src;
+        {
           const int64_t k = c + 1 - 1;
-          sb_v[sb_q] = q[k];
+          sb_src = &q[k];
         }
-        for (int64_t sb_q = 0; sb_q < 256; sb_q += 16) sb_run = sb_scan_max_f32(sb_v + sb_q, sb_run);
+        for (int64_t sb_q = 0; sb_q < 256; sb_q += 16)
+          sb_run = sb_scan_max_f32(sb_src + sb_q, sb_v + sb_q, sb_run);
         if (((uintptr_t)&vq[r * C + sb_i] & 63) == 0) {
           for (int64_t sb_l = 0; sb_l < 256; sb_l += 16) {
             float sb_line[16] __attribute__((aligned(64)));
@@ -1659,23 +1857,17 @@ SB_STREAM_KERNEL static void sb_omp_simd_s10(const float* __restrict q, float* _
         }
         vq[r * C + c] = sb_run;
       }
-      // 256 outputs at a time, one term each: the terms computed by vector loops, scanned 16
-      // at a time in vector registers (sb_scan_max_f32), the outputs stored by vector loops.
+      // 256 outputs at a time, one term each: the terms read in place, scanned 16
+      // at a time in vector registers (sb_scan_max_f32), the outputs written in place.
       for (; c + 256 <= C; c += 256) {
         const int64_t sb_i = c;
-        float sb_v[256] __attribute__((aligned(64)));
-        #pragma omp simd
-        for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
-          const int64_t c = sb_i + sb_q;
+        const float* sb_src;
+        {
           const int64_t k = c + 1 - 1;
-          sb_v[sb_q] = q[k];
+          sb_src = &q[k];
         }
-        for (int64_t sb_q = 0; sb_q < 256; sb_q += 16) sb_run = sb_scan_max_f32(sb_v + sb_q, sb_run);
-        #pragma omp simd
-        for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
-          const int64_t c = sb_i + sb_q;
-          vq[r * C + c] = sb_v[sb_q];
-        }
+        for (int64_t sb_q = 0; sb_q < 256; sb_q += 16)
+          sb_run = sb_scan_max_f32(sb_src + sb_q, &vq[r * C + sb_i] + sb_q, sb_run);
       }
       for (; c < C; ++c) {
         {
@@ -1689,7 +1881,7 @@ SB_STREAM_KERNEL static void sb_omp_simd_s10(const float* __restrict q, float* _
 }
 
 // wq[r, c] = min(k in 0..(c + 1): q[k])
-SB_STREAM_KERNEL static void sb_omp_simd_s11(const float* __restrict q, float* __restrict wq,
+SB_STREAM_KERNEL static void sb_omp_simd_s12(const float* __restrict q, float* __restrict wq,
                                              const int64_t R, const int64_t C) {
   // Stream the outputs when the tensors this touches outgrow the caches.
   if (4 * C + 4 * (R * C) >= SB_STREAM_MIN_BYTES) {
@@ -1706,18 +1898,18 @@ SB_STREAM_KERNEL static void sb_omp_simd_s11(const float* __restrict q, float* _
         }
         wq[r * C + c] = sb_run;
       }
-      // 256 outputs at a time, one term each: the terms computed by vector loops, scanned 16
+      // 256 outputs at a time, one term each: the terms read in place, scanned 16
       // at a time in vector registers (sb_scan_min_f32), the outputs stored by vector loops.
       for (; c + 256 <= C; c += 256) {
         const int64_t sb_i = c;
         float sb_v[256] __attribute__((aligned(64)));
-        #pragma omp simd
-        for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
-          const int64_t c = sb_i + sb_q;
+        const float* sb_src;
+        {
           const int64_t k = c + 1 - 1;
-          sb_v[sb_q] = q[k];
+          sb_src = &q[k];
         }
-        for (int64_t sb_q = 0; sb_q < 256; sb_q += 16) sb_run = sb_scan_min_f32(sb_v + sb_q, sb_run);
+        for (int64_t sb_q = 0; sb_q < 256; sb_q += 16)
+          sb_run = sb_scan_min_f32(sb_src + sb_q, sb_v + sb_q, sb_run);
         if (((uintptr_t)&wq[r * C + sb_i] & 63) == 0) {
           for (int64_t sb_l = 0; sb_l < 256; sb_l += 16) {
             float sb_line[16] __attribute__((aligned(64)));
@@ -1759,23 +1951,17 @@ SB_STREAM_KERNEL static void sb_omp_simd_s11(const float* __restrict q, float* _
         }
         wq[r * C + c] = sb_run;
       }
-      // 256 outputs at a time, one term each: the terms computed by vector loops, scanned 16
-      // at a time in vector registers (sb_scan_min_f32), the outputs stored by vector loops.
+      // 256 outputs at a time, one term each: the terms read in place, scanned 16
+      // at a time in vector registers (sb_scan_min_f32), the outputs written in place.
       for (; c + 256 <= C; c += 256) {
         const int64_t sb_i = c;
-        float sb_v[256] __attribute__((aligned(64)));
-        #pragma omp simd
-        for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
-          const int64_t c = sb_i + sb_q;
+        const float* sb_src;
+        {
           const int64_t k = c + 1 - 1;
-          sb_v[sb_q] = q[k];
+          sb_src = &q[k];
         }
-        for (int64_t sb_q = 0; sb_q < 256; sb_q += 16) sb_run = sb_scan_min_f32(sb_v + sb_q, sb_run);
-        #pragma omp simd
-        for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
-          const int64_t c = sb_i + sb_q;
-          wq[r * C + c] = sb_v[sb_q];
-        }
+        for (int64_t sb_q = 0; sb_q < 256; sb_q += 16)
+          sb_run = sb_scan_min_f32(sb_src + sb_q, &wq[r * C + sb_i] + sb_q, sb_run);
       }
       for (; c < C; ++c) {
         {
@@ -1800,14 +1986,15 @@ static int sb_variant_loops(const sb_args* sb_a) {
   float* mn = (float*)sb_a->tensors[3];
   float* emn = (float*)sb_a->tensors[4];
   double* dmx = (double*)sb_a->tensors[5];
-  double* dsum = (double*)sb_a->tensors[6];
-  float* pr = (float*)sb_a->tensors[7];
-  float* vmx = (float*)sb_a->tensors[8];
-  float* vmn = (float*)sb_a->tensors[9];
-  double* dvs = (double*)sb_a->tensors[10];
-  float* q = (float*)sb_a->tensors[11];
-  float* vq = (float*)sb_a->tensors[12];
-  float* wq = (float*)sb_a->tensors[13];
+  double* dmn = (double*)sb_a->tensors[6];
+  double* dsum = (double*)sb_a->tensors[7];
+  float* pr = (float*)sb_a->tensors[8];
+  float* vmx = (float*)sb_a->tensors[9];
+  float* vmn = (float*)sb_a->tensors[10];
+  double* dvs = (double*)sb_a->tensors[11];
+  float* q = (float*)sb_a->tensors[12];
+  float* vq = (float*)sb_a->tensors[13];
+  float* wq = (float*)sb_a->tensors[14];
   const int64_t R = sb_a->sizes[0];
   const int64_t C = sb_a->sizes[1];
 
@@ -1819,22 +2006,24 @@ static int sb_variant_loops(const sb_args* sb_a) {
   sb_loops_s2(x, emn, R, C);
   // dmx[r, c] = max(k in 0..(c + 1): select(k == C - 1 - r % C, log(d[r, k] - 2.0), d[r, k]))
   sb_loops_s3(d, dmx, R, C);
+  // dmn[r, c] = min(k in 0..(c + 1): select(k == (2 * r + 5) % C, log(d[r, k] - 2.0), d[r, k]))
+  sb_loops_s4(d, dmn, R, C);
   // dsum[r, c] = sum(k in 0..(c + 1): select(k == (3 * r + 1) % C, log(d[r, k] - 2.0), d[r, k]))
-  sb_loops_s4(d, dsum, R, C);
+  sb_loops_s5(d, dsum, R, C);
   // pr[r, c] = prod(k in 0..(c + 1): select(k == 11 * r % C, log(x[r, k] - 2.0), 1.0 + x[r, k] / 8.0))
-  sb_loops_s5(x, pr, R, C);
+  sb_loops_s6(x, pr, R, C);
   // vmx[r, c] = max(k in 0..(c + 1): sqrt(x[r, k] + 0.99))
-  sb_loops_s6(x, vmx, R, C);
+  sb_loops_s7(x, vmx, R, C);
   // vmn[r, c] = min(k in 0..(c + 1): sqrt(x[r, k] + 0.99))
-  sb_loops_s7(x, vmn, R, C);
+  sb_loops_s8(x, vmn, R, C);
   // dvs[r, c] = sum(k in 0..(c + 1): sqrt(d[r, k] + 0.99))
-  sb_loops_s8(d, dvs, R, C);
+  sb_loops_s9(d, dvs, R, C);
   // q[c] = sqrt(x[0, c] + 0.9)
-  sb_loops_s9(x, q, C);
+  sb_loops_s10(x, q, C);
   // vq[r, c] = max(k in 0..(c + 1): q[k])
-  sb_loops_s10(q, vq, R, C);
+  sb_loops_s11(q, vq, R, C);
   // wq[r, c] = min(k in 0..(c + 1): q[k])
-  sb_loops_s11(q, wq, R, C);
+  sb_loops_s12(q, wq, R, C);
   return 0;
 }
 
@@ -1846,14 +2035,15 @@ static int sb_variant_omp_simd(const sb_args* sb_a) {
   float* mn = (float*)sb_a->tensors[3];
   float* emn = (float*)sb_a->tensors[4];
   double* dmx = (double*)sb_a->tensors[5];
-  double* dsum = (double*)sb_a->tensors[6];
-  float* pr = (float*)sb_a->tensors[7];
-  float* vmx = (float*)sb_a->tensors[8];
-  float* vmn = (float*)sb_a->tensors[9];
-  double* dvs = (double*)sb_a->tensors[10];
-  float* q = (float*)sb_a->tensors[11];
-  float* vq = (float*)sb_a->tensors[12];
-  float* wq = (float*)sb_a->tensors[13];
+  double* dmn = (double*)sb_a->tensors[6];
+  double* dsum = (double*)sb_a->tensors[7];
+  float* pr = (float*)sb_a->tensors[8];
+  float* vmx = (float*)sb_a->tensors[9];
+  float* vmn = (float*)sb_a->tensors[10];
+  double* dvs = (double*)sb_a->tensors[11];
+  float* q = (float*)sb_a->tensors[12];
+  float* vq = (float*)sb_a->tensors[13];
+  float* wq = (float*)sb_a->tensors[14];
   const int64_t R = sb_a->sizes[0];
   const int64_t C = sb_a->sizes[1];
 
@@ -1865,22 +2055,24 @@ static int sb_variant_omp_simd(const sb_args* sb_a) {
   sb_omp_simd_s2(x, emn, R, C);
   // dmx[r, c] = max(k in 0..(c + 1): select(k == C - 1 - r % C, log(d[r, k] - 2.0), d[r, k]))
   sb_omp_simd_s3(d, dmx, R, C);
+  // dmn[r, c] = min(k in 0..(c + 1): select(k == (2 * r + 5) % C, log(d[r, k] - 2.0), d[r, k]))
+  sb_omp_simd_s4(d, dmn, R, C);
   // dsum[r, c] = sum(k in 0..(c + 1): select(k == (3 * r + 1) % C, log(d[r, k] - 2.0), d[r, k]))
-  sb_omp_simd_s4(d, dsum, R, C);
+  sb_omp_simd_s5(d, dsum, R, C);
   // pr[r, c] = prod(k in 0..(c + 1): select(k == 11 * r % C, log(x[r, k] - 2.0), 1.0 + x[r, k] / 8.0))
-  sb_omp_simd_s5(x, pr, R, C);
+  sb_omp_simd_s6(x, pr, R, C);
   // vmx[r, c] = max(k in 0..(c + 1): sqrt(x[r, k] + 0.99))
-  sb_omp_simd_s6(x, vmx, R, C);
+  sb_omp_simd_s7(x, vmx, R, C);
   // vmn[r, c] = min(k in 0..(c + 1): sqrt(x[r, k] + 0.99))
-  sb_omp_simd_s7(x, vmn, R, C);
+  sb_omp_simd_s8(x, vmn, R, C);
   // dvs[r, c] = sum(k in 0..(c + 1): sqrt(d[r, k] + 0.99))
-  sb_omp_simd_s8(d, dvs, R, C);
+  sb_omp_simd_s9(d, dvs, R, C);
   // q[c] = sqrt(x[0, c] + 0.9)
-  sb_omp_simd_s9(x, q, R, C);
+  sb_omp_simd_s10(x, q, R, C);
   // vq[r, c] = max(k in 0..(c + 1): q[k])
-  sb_omp_simd_s10(q, vq, R, C);
+  sb_omp_simd_s11(q, vq, R, C);
   // wq[r, c] = min(k in 0..(c + 1): q[k])
-  sb_omp_simd_s11(q, wq, R, C);
+  sb_omp_simd_s12(q, wq, R, C);
   return 0;
 }
 
@@ -1897,7 +2089,7 @@ static const sb_module sb_module_info = {
     SPECBENCH_ABI_VERSION,
     "nan_scans",  // spec
     "cpu",        // backend
-    14,           // tensors
+    15,           // tensors
     2,            // sizes
     2,            // variants
     sb_variants,

@@ -8,14 +8,15 @@
 //   3  mn    f32[R, C]  out
 //   4  emn   f32[R, C]  out
 //   5  dmx   f64[R, C]  out
-//   6  dsum  f64[R, C]  out
-//   7  pr    f32[R, C]  out
-//   8  vmx   f32[R, C]  out
-//   9  vmn   f32[R, C]  out
-//   10  dvs   f64[R, C]  out
-//   11  q     f32[C]     temp
-//   12  vq    f32[R, C]  out
-//   13  wq    f32[R, C]  out
+//   6  dmn   f64[R, C]  out
+//   7  dsum  f64[R, C]  out
+//   8  pr    f32[R, C]  out
+//   9  vmx   f32[R, C]  out
+//   10  vmn   f32[R, C]  out
+//   11  dvs   f64[R, C]  out
+//   12  q     f32[C]     temp
+//   13  vq    f32[R, C]  out
+//   14  wq    f32[R, C]  out
 // Sizes (ABI order): R, C
 // Variants:
 //   thread_per_output  strategy thread_per_output: block_size = 128
@@ -58,6 +59,9 @@ static inline __host__ __device__ float sb_min_f32(float a, float b) {
 }
 static inline __host__ __device__ float sb_max_f32(float a, float b) {
   const float m = a > b ? a : b; return a != a ? a : m;
+}
+static inline __host__ __device__ double sb_min_f64(double a, double b) {
+  const double m = a < b ? a : b; return a != a ? a : m;
 }
 static inline __host__ __device__ double sb_max_f64(double a, double b) {
   const double m = a > b ? a : b; return a != a ? a : m;
@@ -137,8 +141,25 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s3(
   dmx[r * C + c] = sb_acc0;
 }
 
-// dsum[r, c] = sum(k in 0..(c + 1): select(k == (3 * r + 1) % C, log(d[r, k] - 2.0), d[r, k]))
+// dmn[r, c] = min(k in 0..(c + 1): select(k == (2 * r + 5) % C, log(d[r, k] - 2.0), d[r, k]))
 __global__ void __launch_bounds__(128) sb_thread_per_output_s4(
+    const double* __restrict__ d, double* __restrict__ dmn, const int64_t R, const int64_t C) {
+  const int64_t sb_total = R * C;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
+  const int64_t r = sb_t / C;
+  const int64_t c = sb_t % C;
+  double sb_acc0 = INFINITY;
+  for (int64_t k = 0; k < c + 1; ++k) {
+    sb_acc0 = sb_min_f64(sb_acc0, k == (2 * r + 5) % C ? log(d[r * C + k] - 2.0) : d[r * C + k]);
+  }
+  dmn[r * C + c] = sb_acc0;
+}
+
+// dsum[r, c] = sum(k in 0..(c + 1): select(k == (3 * r + 1) % C, log(d[r, k] - 2.0), d[r, k]))
+__global__ void __launch_bounds__(128) sb_thread_per_output_s5(
     const double* __restrict__ d, double* __restrict__ dsum, const int64_t R, const int64_t C) {
   const int64_t sb_total = R * C;
   const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
@@ -155,7 +176,7 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s4(
 }
 
 // pr[r, c] = prod(k in 0..(c + 1): select(k == 11 * r % C, log(x[r, k] - 2.0), 1.0 + x[r, k] / 8.0))
-__global__ void __launch_bounds__(128) sb_thread_per_output_s5(
+__global__ void __launch_bounds__(128) sb_thread_per_output_s6(
     const float* __restrict__ x, float* __restrict__ pr, const int64_t R, const int64_t C) {
   const int64_t sb_total = R * C;
   const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
@@ -172,7 +193,7 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s5(
 }
 
 // vmx[r, c] = max(k in 0..(c + 1): sqrt(x[r, k] + 0.99))
-__global__ void __launch_bounds__(128) sb_thread_per_output_s6(
+__global__ void __launch_bounds__(128) sb_thread_per_output_s7(
     const float* __restrict__ x, float* __restrict__ vmx, const int64_t R, const int64_t C) {
   const int64_t sb_total = R * C;
   const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
@@ -189,7 +210,7 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s6(
 }
 
 // vmn[r, c] = min(k in 0..(c + 1): sqrt(x[r, k] + 0.99))
-__global__ void __launch_bounds__(128) sb_thread_per_output_s7(
+__global__ void __launch_bounds__(128) sb_thread_per_output_s8(
     const float* __restrict__ x, float* __restrict__ vmn, const int64_t R, const int64_t C) {
   const int64_t sb_total = R * C;
   const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
@@ -206,7 +227,7 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s7(
 }
 
 // dvs[r, c] = sum(k in 0..(c + 1): sqrt(d[r, k] + 0.99))
-__global__ void __launch_bounds__(128) sb_thread_per_output_s8(
+__global__ void __launch_bounds__(128) sb_thread_per_output_s9(
     const double* __restrict__ d, double* __restrict__ dvs, const int64_t R, const int64_t C) {
   const int64_t sb_total = R * C;
   const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
@@ -223,7 +244,7 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s8(
 }
 
 // q[c] = sqrt(x[0, c] + 0.9)
-__global__ void __launch_bounds__(128) sb_thread_per_output_s9(
+__global__ void __launch_bounds__(128) sb_thread_per_output_s10(
     const float* __restrict__ x, float* __restrict__ q, const int64_t C) {
   const int64_t sb_total = C;
   const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
@@ -235,7 +256,7 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s9(
 }
 
 // vq[r, c] = max(k in 0..(c + 1): q[k])
-__global__ void __launch_bounds__(128) sb_thread_per_output_s10(
+__global__ void __launch_bounds__(128) sb_thread_per_output_s11(
     const float* __restrict__ q, float* __restrict__ vq, const int64_t R, const int64_t C) {
   const int64_t sb_total = R * C;
   const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
@@ -252,7 +273,7 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s10(
 }
 
 // wq[r, c] = min(k in 0..(c + 1): q[k])
-__global__ void __launch_bounds__(128) sb_thread_per_output_s11(
+__global__ void __launch_bounds__(128) sb_thread_per_output_s12(
     const float* __restrict__ q, float* __restrict__ wq, const int64_t R, const int64_t C) {
   const int64_t sb_total = R * C;
   const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
@@ -280,14 +301,15 @@ static int sb_variant_thread_per_output(const sb_args* sb_a) {
   float* mn = (float*)sb_a->tensors[3];
   float* emn = (float*)sb_a->tensors[4];
   double* dmx = (double*)sb_a->tensors[5];
-  double* dsum = (double*)sb_a->tensors[6];
-  float* pr = (float*)sb_a->tensors[7];
-  float* vmx = (float*)sb_a->tensors[8];
-  float* vmn = (float*)sb_a->tensors[9];
-  double* dvs = (double*)sb_a->tensors[10];
-  float* q = (float*)sb_a->tensors[11];
-  float* vq = (float*)sb_a->tensors[12];
-  float* wq = (float*)sb_a->tensors[13];
+  double* dmn = (double*)sb_a->tensors[6];
+  double* dsum = (double*)sb_a->tensors[7];
+  float* pr = (float*)sb_a->tensors[8];
+  float* vmx = (float*)sb_a->tensors[9];
+  float* vmn = (float*)sb_a->tensors[10];
+  double* dvs = (double*)sb_a->tensors[11];
+  float* q = (float*)sb_a->tensors[12];
+  float* vq = (float*)sb_a->tensors[13];
+  float* wq = (float*)sb_a->tensors[14];
   const int64_t R = sb_a->sizes[0];
   const int64_t C = sb_a->sizes[1];
   cudaStream_t sb_stream = (cudaStream_t)sb_a->stream;
@@ -324,68 +346,76 @@ static int sb_variant_thread_per_output(const sb_args* sb_a) {
     SB_CHECK_LAUNCH(sb_thread_per_output_s3);
   }
 
+  // dmn[r, c] = min(k in 0..(c + 1): select(k == (2 * r + 5) % C, log(d[r, k] - 2.0), d[r, k]))
+  {
+    const int64_t sb_total = R * C;
+    const unsigned sb_grid = (unsigned)((sb_total + 127) / 128);
+    SB_LAUNCH(sb_thread_per_output_s4, sb_grid, 128, 0, sb_stream, d, dmn, R, C);
+    SB_CHECK_LAUNCH(sb_thread_per_output_s4);
+  }
+
   // dsum[r, c] = sum(k in 0..(c + 1): select(k == (3 * r + 1) % C, log(d[r, k] - 2.0), d[r, k]))
   {
     const int64_t sb_total = R * C;
     const unsigned sb_grid = (unsigned)((sb_total + 127) / 128);
-    SB_LAUNCH(sb_thread_per_output_s4, sb_grid, 128, 0, sb_stream, d, dsum, R, C);
-    SB_CHECK_LAUNCH(sb_thread_per_output_s4);
+    SB_LAUNCH(sb_thread_per_output_s5, sb_grid, 128, 0, sb_stream, d, dsum, R, C);
+    SB_CHECK_LAUNCH(sb_thread_per_output_s5);
   }
 
   // pr[r, c] = prod(k in 0..(c + 1): select(k == 11 * r % C, log(x[r, k] - 2.0), 1.0 + x[r, k] / 8.0))
   {
     const int64_t sb_total = R * C;
     const unsigned sb_grid = (unsigned)((sb_total + 127) / 128);
-    SB_LAUNCH(sb_thread_per_output_s5, sb_grid, 128, 0, sb_stream, x, pr, R, C);
-    SB_CHECK_LAUNCH(sb_thread_per_output_s5);
+    SB_LAUNCH(sb_thread_per_output_s6, sb_grid, 128, 0, sb_stream, x, pr, R, C);
+    SB_CHECK_LAUNCH(sb_thread_per_output_s6);
   }
 
   // vmx[r, c] = max(k in 0..(c + 1): sqrt(x[r, k] + 0.99))
   {
     const int64_t sb_total = R * C;
     const unsigned sb_grid = (unsigned)((sb_total + 127) / 128);
-    SB_LAUNCH(sb_thread_per_output_s6, sb_grid, 128, 0, sb_stream, x, vmx, R, C);
-    SB_CHECK_LAUNCH(sb_thread_per_output_s6);
+    SB_LAUNCH(sb_thread_per_output_s7, sb_grid, 128, 0, sb_stream, x, vmx, R, C);
+    SB_CHECK_LAUNCH(sb_thread_per_output_s7);
   }
 
   // vmn[r, c] = min(k in 0..(c + 1): sqrt(x[r, k] + 0.99))
   {
     const int64_t sb_total = R * C;
     const unsigned sb_grid = (unsigned)((sb_total + 127) / 128);
-    SB_LAUNCH(sb_thread_per_output_s7, sb_grid, 128, 0, sb_stream, x, vmn, R, C);
-    SB_CHECK_LAUNCH(sb_thread_per_output_s7);
+    SB_LAUNCH(sb_thread_per_output_s8, sb_grid, 128, 0, sb_stream, x, vmn, R, C);
+    SB_CHECK_LAUNCH(sb_thread_per_output_s8);
   }
 
   // dvs[r, c] = sum(k in 0..(c + 1): sqrt(d[r, k] + 0.99))
   {
     const int64_t sb_total = R * C;
     const unsigned sb_grid = (unsigned)((sb_total + 127) / 128);
-    SB_LAUNCH(sb_thread_per_output_s8, sb_grid, 128, 0, sb_stream, d, dvs, R, C);
-    SB_CHECK_LAUNCH(sb_thread_per_output_s8);
+    SB_LAUNCH(sb_thread_per_output_s9, sb_grid, 128, 0, sb_stream, d, dvs, R, C);
+    SB_CHECK_LAUNCH(sb_thread_per_output_s9);
   }
 
   // q[c] = sqrt(x[0, c] + 0.9)
   {
     const int64_t sb_total = C;
     const unsigned sb_grid = (unsigned)((sb_total + 127) / 128);
-    SB_LAUNCH(sb_thread_per_output_s9, sb_grid, 128, 0, sb_stream, x, q, C);
-    SB_CHECK_LAUNCH(sb_thread_per_output_s9);
+    SB_LAUNCH(sb_thread_per_output_s10, sb_grid, 128, 0, sb_stream, x, q, C);
+    SB_CHECK_LAUNCH(sb_thread_per_output_s10);
   }
 
   // vq[r, c] = max(k in 0..(c + 1): q[k])
   {
     const int64_t sb_total = R * C;
     const unsigned sb_grid = (unsigned)((sb_total + 127) / 128);
-    SB_LAUNCH(sb_thread_per_output_s10, sb_grid, 128, 0, sb_stream, q, vq, R, C);
-    SB_CHECK_LAUNCH(sb_thread_per_output_s10);
+    SB_LAUNCH(sb_thread_per_output_s11, sb_grid, 128, 0, sb_stream, q, vq, R, C);
+    SB_CHECK_LAUNCH(sb_thread_per_output_s11);
   }
 
   // wq[r, c] = min(k in 0..(c + 1): q[k])
   {
     const int64_t sb_total = R * C;
     const unsigned sb_grid = (unsigned)((sb_total + 127) / 128);
-    SB_LAUNCH(sb_thread_per_output_s11, sb_grid, 128, 0, sb_stream, q, wq, R, C);
-    SB_CHECK_LAUNCH(sb_thread_per_output_s11);
+    SB_LAUNCH(sb_thread_per_output_s12, sb_grid, 128, 0, sb_stream, q, wq, R, C);
+    SB_CHECK_LAUNCH(sb_thread_per_output_s12);
   }
   return 0;
 }
@@ -402,7 +432,7 @@ static const sb_module sb_module_info = {
     SPECBENCH_ABI_VERSION,
     "nan_scans",  // spec
     "cuda",       // backend
-    14,           // tensors
+    15,           // tensors
     2,            // sizes
     1,            // variants
     sb_variants,

@@ -8,14 +8,15 @@
 //   3  mn    f32[R, C]  out
 //   4  emn   f32[R, C]  out
 //   5  dmx   f64[R, C]  out
-//   6  dsum  f64[R, C]  out
-//   7  pr    f32[R, C]  out
-//   8  vmx   f32[R, C]  out
-//   9  vmn   f32[R, C]  out
-//   10  dvs   f64[R, C]  out
-//   11  q     f32[C]     temp
-//   12  vq    f32[R, C]  out
-//   13  wq    f32[R, C]  out
+//   6  dmn   f64[R, C]  out
+//   7  dsum  f64[R, C]  out
+//   8  pr    f32[R, C]  out
+//   9  vmx   f32[R, C]  out
+//   10  vmn   f32[R, C]  out
+//   11  dvs   f64[R, C]  out
+//   12  q     f32[C]     temp
+//   13  vq    f32[R, C]  out
+//   14  wq    f32[R, C]  out
 // Sizes (ABI order): R, C
 // Variants:
 //   loops   strategy loops
@@ -29,7 +30,7 @@
 // sb-variant: loops
 // sb-pipeline: --convert-linalg-to-loops --canonicalize --lower-affine --convert-vector-to-scf --convert-scf-to-cf --convert-math-to-libm --expand-strided-metadata --lower-affine --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --finalize-memref-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --reconcile-unrealized-casts
 module {
-  func.func @nan_scans_loops(%x: memref<?x?xf32> {llvm.noalias}, %d: memref<?x?xf64> {llvm.noalias}, %mx: memref<?x?xf32> {llvm.noalias}, %mn: memref<?x?xf32> {llvm.noalias}, %emn: memref<?x?xf32> {llvm.noalias}, %dmx: memref<?x?xf64> {llvm.noalias}, %dsum: memref<?x?xf64> {llvm.noalias}, %pr: memref<?x?xf32> {llvm.noalias}, %vmx: memref<?x?xf32> {llvm.noalias}, %vmn: memref<?x?xf32> {llvm.noalias}, %dvs: memref<?x?xf64> {llvm.noalias}, %q: memref<?xf32> {llvm.noalias}, %vq: memref<?x?xf32> {llvm.noalias}, %wq: memref<?x?xf32> {llvm.noalias}, %R: index, %C: index) attributes {llvm.emit_c_interface} {
+  func.func @nan_scans_loops(%x: memref<?x?xf32> {llvm.noalias}, %d: memref<?x?xf64> {llvm.noalias}, %mx: memref<?x?xf32> {llvm.noalias}, %mn: memref<?x?xf32> {llvm.noalias}, %emn: memref<?x?xf32> {llvm.noalias}, %dmx: memref<?x?xf64> {llvm.noalias}, %dmn: memref<?x?xf64> {llvm.noalias}, %dsum: memref<?x?xf64> {llvm.noalias}, %pr: memref<?x?xf32> {llvm.noalias}, %vmx: memref<?x?xf32> {llvm.noalias}, %vmn: memref<?x?xf32> {llvm.noalias}, %dvs: memref<?x?xf64> {llvm.noalias}, %q: memref<?xf32> {llvm.noalias}, %vq: memref<?x?xf32> {llvm.noalias}, %wq: memref<?x?xf32> {llvm.noalias}, %R: index, %C: index) attributes {llvm.emit_c_interface} {
     // mx[r, c] = max(k in 0..(c + 1): select(k == 7 * r % C, log(x[r, k] - 2.0), x[r, k]))
     // Running: each output's range extends the previous one's by its new terms.
     %0 = arith.constant 0 : index
@@ -298,13 +299,13 @@ module {
         scf.yield %251 : f64
       }
     }
-    // dsum[r, c] = sum(k in 0..(c + 1): select(k == (3 * r + 1) % C, log(d[r, k] - 2.0), d[r, k]))
+    // dmn[r, c] = min(k in 0..(c + 1): select(k == (2 * r + 5) % C, log(d[r, k] - 2.0), d[r, k]))
     // Running: each output's range extends the previous one's by its new terms.
     %252 = arith.constant 0 : index
     %253 = arith.constant 1 : index
     scf.for %254 = %252 to %R step %253 {
       %255 = arith.constant 0 : index
-      %256 = arith.constant 0.0 : f64
+      %256 = arith.constant 0x7FF0000000000000 : f64
       %257 = arith.constant 0 : index
       %258 = arith.constant 1 : index
       %259 = arith.constant 1 : index
@@ -322,9 +323,9 @@ module {
         %274 = arith.constant 1 : index
         %275 = arith.addi %271, %274 : index
         %276 = scf.for %277 = %273 to %275 step %258 iter_args(%278 = %272) -> (f64) {
-          %279 = arith.constant 3 : index
+          %279 = arith.constant 2 : index
           %280 = arith.muli %279, %254 : index
-          %281 = arith.constant 1 : index
+          %281 = arith.constant 5 : index
           %282 = arith.addi %280, %281 : index
           %283 = arith.remsi %282, %C : index
           %284 = arith.cmpi eq, %277, %283 : index
@@ -334,364 +335,434 @@ module {
           %288 = math.log %287 : f64
           %289 = memref.load %d[%254, %277] : memref<?x?xf64>
           %290 = arith.select %284, %288, %289 : f64
-          %291 = arith.addf %278, %290 : f64
-          scf.yield %291 : f64
+          %291 = arith.cmpf olt, %278, %290 : f64
+          %292 = arith.cmpf uno, %278, %278 : f64
+          %293 = arith.ori %291, %292 : i1
+          %294 = arith.select %293, %278, %290 : f64
+          scf.yield %294 : f64
         }
-        %292 = arith.maxsi %273, %275 : index
-        memref.store %276, %dsum[%254, %271] : memref<?x?xf64>
-        scf.yield %276, %292 : f64, index
+        %295 = arith.maxsi %273, %275 : index
+        memref.store %276, %dmn[%254, %271] : memref<?x?xf64>
+        scf.yield %276, %295 : f64, index
       }
-      %293 = scf.for %294 = %269 to %C step %258 iter_args(%295 = %270#0) -> (f64) {
-        %296 = arith.constant 1 : index
-        %297 = arith.addi %294, %296 : index
-        %298 = arith.subi %297, %258 : index
-        %299 = arith.constant 3 : index
-        %300 = arith.muli %299, %254 : index
-        %301 = arith.constant 1 : index
-        %302 = arith.addi %300, %301 : index
-        %303 = arith.remsi %302, %C : index
-        %304 = arith.cmpi eq, %298, %303 : index
-        %305 = memref.load %d[%254, %298] : memref<?x?xf64>
-        %306 = arith.constant 2.0 : f64
-        %307 = arith.subf %305, %306 : f64
-        %308 = math.log %307 : f64
-        %309 = memref.load %d[%254, %298] : memref<?x?xf64>
-        %310 = arith.select %304, %308, %309 : f64
-        %311 = arith.addf %295, %310 : f64
-        memref.store %311, %dsum[%254, %294] : memref<?x?xf64>
-        scf.yield %311 : f64
+      %296 = scf.for %297 = %269 to %C step %258 iter_args(%298 = %270#0) -> (f64) {
+        %299 = arith.constant 1 : index
+        %300 = arith.addi %297, %299 : index
+        %301 = arith.subi %300, %258 : index
+        %302 = arith.constant 2 : index
+        %303 = arith.muli %302, %254 : index
+        %304 = arith.constant 5 : index
+        %305 = arith.addi %303, %304 : index
+        %306 = arith.remsi %305, %C : index
+        %307 = arith.cmpi eq, %301, %306 : index
+        %308 = memref.load %d[%254, %301] : memref<?x?xf64>
+        %309 = arith.constant 2.0 : f64
+        %310 = arith.subf %308, %309 : f64
+        %311 = math.log %310 : f64
+        %312 = memref.load %d[%254, %301] : memref<?x?xf64>
+        %313 = arith.select %307, %311, %312 : f64
+        %314 = arith.cmpf olt, %298, %313 : f64
+        %315 = arith.cmpf uno, %298, %298 : f64
+        %316 = arith.ori %314, %315 : i1
+        %317 = arith.select %316, %298, %313 : f64
+        memref.store %317, %dmn[%254, %297] : memref<?x?xf64>
+        scf.yield %317 : f64
+      }
+    }
+    // dsum[r, c] = sum(k in 0..(c + 1): select(k == (3 * r + 1) % C, log(d[r, k] - 2.0), d[r, k]))
+    // Running: each output's range extends the previous one's by its new terms.
+    %318 = arith.constant 0 : index
+    %319 = arith.constant 1 : index
+    scf.for %320 = %318 to %R step %319 {
+      %321 = arith.constant 0 : index
+      %322 = arith.constant 0.0 : f64
+      %323 = arith.constant 0 : index
+      %324 = arith.constant 1 : index
+      %325 = arith.constant 1 : index
+      %326 = arith.addi %323, %325 : index
+      %327 = arith.constant 0 : index
+      %328 = arith.subi %326, %324 : index
+      %329 = arith.subi %327, %326 : index
+      %330 = arith.addi %329, %324 : index
+      %331 = arith.maxsi %330, %324 : index
+      %332 = arith.cmpi eq, %328, %327 : index
+      %333 = arith.select %332, %323, %331 : index
+      %334 = arith.maxsi %333, %318 : index
+      %335 = arith.minsi %334, %C : index
+      %336:2 = scf.for %337 = %318 to %335 step %324 iter_args(%338 = %322, %339 = %321) -> (f64, index) {
+        %340 = arith.constant 1 : index
+        %341 = arith.addi %337, %340 : index
+        %342 = scf.for %343 = %339 to %341 step %324 iter_args(%344 = %338) -> (f64) {
+          %345 = arith.constant 3 : index
+          %346 = arith.muli %345, %320 : index
+          %347 = arith.constant 1 : index
+          %348 = arith.addi %346, %347 : index
+          %349 = arith.remsi %348, %C : index
+          %350 = arith.cmpi eq, %343, %349 : index
+          %351 = memref.load %d[%320, %343] : memref<?x?xf64>
+          %352 = arith.constant 2.0 : f64
+          %353 = arith.subf %351, %352 : f64
+          %354 = math.log %353 : f64
+          %355 = memref.load %d[%320, %343] : memref<?x?xf64>
+          %356 = arith.select %350, %354, %355 : f64
+          %357 = arith.addf %344, %356 : f64
+          scf.yield %357 : f64
+        }
+        %358 = arith.maxsi %339, %341 : index
+        memref.store %342, %dsum[%320, %337] : memref<?x?xf64>
+        scf.yield %342, %358 : f64, index
+      }
+      %359 = scf.for %360 = %335 to %C step %324 iter_args(%361 = %336#0) -> (f64) {
+        %362 = arith.constant 1 : index
+        %363 = arith.addi %360, %362 : index
+        %364 = arith.subi %363, %324 : index
+        %365 = arith.constant 3 : index
+        %366 = arith.muli %365, %320 : index
+        %367 = arith.constant 1 : index
+        %368 = arith.addi %366, %367 : index
+        %369 = arith.remsi %368, %C : index
+        %370 = arith.cmpi eq, %364, %369 : index
+        %371 = memref.load %d[%320, %364] : memref<?x?xf64>
+        %372 = arith.constant 2.0 : f64
+        %373 = arith.subf %371, %372 : f64
+        %374 = math.log %373 : f64
+        %375 = memref.load %d[%320, %364] : memref<?x?xf64>
+        %376 = arith.select %370, %374, %375 : f64
+        %377 = arith.addf %361, %376 : f64
+        memref.store %377, %dsum[%320, %360] : memref<?x?xf64>
+        scf.yield %377 : f64
       }
     }
     // pr[r, c] = prod(k in 0..(c + 1): select(k == 11 * r % C, log(x[r, k] - 2.0), 1.0 + x[r, k] / 8.0))
     // Running: each output's range extends the previous one's by its new terms.
-    %312 = arith.constant 0 : index
-    %313 = arith.constant 1 : index
-    scf.for %314 = %312 to %R step %313 {
-      %315 = arith.constant 0 : index
-      %316 = arith.constant 1.0 : f32
-      %317 = arith.constant 0 : index
-      %318 = arith.constant 1 : index
-      %319 = arith.constant 1 : index
-      %320 = arith.addi %317, %319 : index
-      %321 = arith.constant 0 : index
-      %322 = arith.subi %320, %318 : index
-      %323 = arith.subi %321, %320 : index
-      %324 = arith.addi %323, %318 : index
-      %325 = arith.maxsi %324, %318 : index
-      %326 = arith.cmpi eq, %322, %321 : index
-      %327 = arith.select %326, %317, %325 : index
-      %328 = arith.maxsi %327, %312 : index
-      %329 = arith.minsi %328, %C : index
-      %330:2 = scf.for %331 = %312 to %329 step %318 iter_args(%332 = %316, %333 = %315) -> (f32, index) {
-        %334 = arith.constant 1 : index
-        %335 = arith.addi %331, %334 : index
-        %336 = scf.for %337 = %333 to %335 step %318 iter_args(%338 = %332) -> (f32) {
-          %339 = arith.constant 11 : index
-          %340 = arith.muli %339, %314 : index
-          %341 = arith.remsi %340, %C : index
-          %342 = arith.cmpi eq, %337, %341 : index
-          %343 = memref.load %x[%314, %337] : memref<?x?xf32>
-          %344 = arith.constant 2.0 : f32
-          %345 = arith.subf %343, %344 : f32
-          %346 = math.log %345 : f32
-          %347 = arith.constant 1.0 : f32
-          %348 = memref.load %x[%314, %337] : memref<?x?xf32>
-          %349 = arith.constant 8.0 : f32
-          %350 = arith.divf %348, %349 : f32
-          %351 = arith.addf %347, %350 : f32
-          %352 = arith.select %342, %346, %351 : f32
-          %353 = arith.mulf %338, %352 : f32
-          scf.yield %353 : f32
+    %378 = arith.constant 0 : index
+    %379 = arith.constant 1 : index
+    scf.for %380 = %378 to %R step %379 {
+      %381 = arith.constant 0 : index
+      %382 = arith.constant 1.0 : f32
+      %383 = arith.constant 0 : index
+      %384 = arith.constant 1 : index
+      %385 = arith.constant 1 : index
+      %386 = arith.addi %383, %385 : index
+      %387 = arith.constant 0 : index
+      %388 = arith.subi %386, %384 : index
+      %389 = arith.subi %387, %386 : index
+      %390 = arith.addi %389, %384 : index
+      %391 = arith.maxsi %390, %384 : index
+      %392 = arith.cmpi eq, %388, %387 : index
+      %393 = arith.select %392, %383, %391 : index
+      %394 = arith.maxsi %393, %378 : index
+      %395 = arith.minsi %394, %C : index
+      %396:2 = scf.for %397 = %378 to %395 step %384 iter_args(%398 = %382, %399 = %381) -> (f32, index) {
+        %400 = arith.constant 1 : index
+        %401 = arith.addi %397, %400 : index
+        %402 = scf.for %403 = %399 to %401 step %384 iter_args(%404 = %398) -> (f32) {
+          %405 = arith.constant 11 : index
+          %406 = arith.muli %405, %380 : index
+          %407 = arith.remsi %406, %C : index
+          %408 = arith.cmpi eq, %403, %407 : index
+          %409 = memref.load %x[%380, %403] : memref<?x?xf32>
+          %410 = arith.constant 2.0 : f32
+          %411 = arith.subf %409, %410 : f32
+          %412 = math.log %411 : f32
+          %413 = arith.constant 1.0 : f32
+          %414 = memref.load %x[%380, %403] : memref<?x?xf32>
+          %415 = arith.constant 8.0 : f32
+          %416 = arith.divf %414, %415 : f32
+          %417 = arith.addf %413, %416 : f32
+          %418 = arith.select %408, %412, %417 : f32
+          %419 = arith.mulf %404, %418 : f32
+          scf.yield %419 : f32
         }
-        %354 = arith.maxsi %333, %335 : index
-        memref.store %336, %pr[%314, %331] : memref<?x?xf32>
-        scf.yield %336, %354 : f32, index
+        %420 = arith.maxsi %399, %401 : index
+        memref.store %402, %pr[%380, %397] : memref<?x?xf32>
+        scf.yield %402, %420 : f32, index
       }
-      %355 = scf.for %356 = %329 to %C step %318 iter_args(%357 = %330#0) -> (f32) {
-        %358 = arith.constant 1 : index
-        %359 = arith.addi %356, %358 : index
-        %360 = arith.subi %359, %318 : index
-        %361 = arith.constant 11 : index
-        %362 = arith.muli %361, %314 : index
-        %363 = arith.remsi %362, %C : index
-        %364 = arith.cmpi eq, %360, %363 : index
-        %365 = memref.load %x[%314, %360] : memref<?x?xf32>
-        %366 = arith.constant 2.0 : f32
-        %367 = arith.subf %365, %366 : f32
-        %368 = math.log %367 : f32
-        %369 = arith.constant 1.0 : f32
-        %370 = memref.load %x[%314, %360] : memref<?x?xf32>
-        %371 = arith.constant 8.0 : f32
-        %372 = arith.divf %370, %371 : f32
-        %373 = arith.addf %369, %372 : f32
-        %374 = arith.select %364, %368, %373 : f32
-        %375 = arith.mulf %357, %374 : f32
-        memref.store %375, %pr[%314, %356] : memref<?x?xf32>
-        scf.yield %375 : f32
+      %421 = scf.for %422 = %395 to %C step %384 iter_args(%423 = %396#0) -> (f32) {
+        %424 = arith.constant 1 : index
+        %425 = arith.addi %422, %424 : index
+        %426 = arith.subi %425, %384 : index
+        %427 = arith.constant 11 : index
+        %428 = arith.muli %427, %380 : index
+        %429 = arith.remsi %428, %C : index
+        %430 = arith.cmpi eq, %426, %429 : index
+        %431 = memref.load %x[%380, %426] : memref<?x?xf32>
+        %432 = arith.constant 2.0 : f32
+        %433 = arith.subf %431, %432 : f32
+        %434 = math.log %433 : f32
+        %435 = arith.constant 1.0 : f32
+        %436 = memref.load %x[%380, %426] : memref<?x?xf32>
+        %437 = arith.constant 8.0 : f32
+        %438 = arith.divf %436, %437 : f32
+        %439 = arith.addf %435, %438 : f32
+        %440 = arith.select %430, %434, %439 : f32
+        %441 = arith.mulf %423, %440 : f32
+        memref.store %441, %pr[%380, %422] : memref<?x?xf32>
+        scf.yield %441 : f32
       }
     }
     // vmx[r, c] = max(k in 0..(c + 1): sqrt(x[r, k] + 0.99))
     // Running: each output's range extends the previous one's by its new terms.
-    %376 = arith.constant 0 : index
-    %377 = arith.constant 1 : index
-    scf.for %378 = %376 to %R step %377 {
-      %379 = arith.constant 0 : index
-      %380 = arith.constant 0xFF800000 : f32
-      %381 = arith.constant 0 : index
-      %382 = arith.constant 1 : index
-      %383 = arith.constant 1 : index
-      %384 = arith.addi %381, %383 : index
-      %385 = arith.constant 0 : index
-      %386 = arith.subi %384, %382 : index
-      %387 = arith.subi %385, %384 : index
-      %388 = arith.addi %387, %382 : index
-      %389 = arith.maxsi %388, %382 : index
-      %390 = arith.cmpi eq, %386, %385 : index
-      %391 = arith.select %390, %381, %389 : index
-      %392 = arith.maxsi %391, %376 : index
-      %393 = arith.minsi %392, %C : index
-      %394:2 = scf.for %395 = %376 to %393 step %382 iter_args(%396 = %380, %397 = %379) -> (f32, index) {
-        %398 = arith.constant 1 : index
-        %399 = arith.addi %395, %398 : index
-        %400 = scf.for %401 = %397 to %399 step %382 iter_args(%402 = %396) -> (f32) {
-          %403 = memref.load %x[%378, %401] : memref<?x?xf32>
-          %404 = arith.constant 0.99 : f32
-          %405 = arith.addf %403, %404 : f32
-          %406 = math.sqrt %405 : f32
-          %407 = arith.cmpf ogt, %402, %406 : f32
-          %408 = arith.cmpf uno, %402, %402 : f32
-          %409 = arith.ori %407, %408 : i1
-          %410 = arith.select %409, %402, %406 : f32
-          scf.yield %410 : f32
+    %442 = arith.constant 0 : index
+    %443 = arith.constant 1 : index
+    scf.for %444 = %442 to %R step %443 {
+      %445 = arith.constant 0 : index
+      %446 = arith.constant 0xFF800000 : f32
+      %447 = arith.constant 0 : index
+      %448 = arith.constant 1 : index
+      %449 = arith.constant 1 : index
+      %450 = arith.addi %447, %449 : index
+      %451 = arith.constant 0 : index
+      %452 = arith.subi %450, %448 : index
+      %453 = arith.subi %451, %450 : index
+      %454 = arith.addi %453, %448 : index
+      %455 = arith.maxsi %454, %448 : index
+      %456 = arith.cmpi eq, %452, %451 : index
+      %457 = arith.select %456, %447, %455 : index
+      %458 = arith.maxsi %457, %442 : index
+      %459 = arith.minsi %458, %C : index
+      %460:2 = scf.for %461 = %442 to %459 step %448 iter_args(%462 = %446, %463 = %445) -> (f32, index) {
+        %464 = arith.constant 1 : index
+        %465 = arith.addi %461, %464 : index
+        %466 = scf.for %467 = %463 to %465 step %448 iter_args(%468 = %462) -> (f32) {
+          %469 = memref.load %x[%444, %467] : memref<?x?xf32>
+          %470 = arith.constant 0.99 : f32
+          %471 = arith.addf %469, %470 : f32
+          %472 = math.sqrt %471 : f32
+          %473 = arith.cmpf ogt, %468, %472 : f32
+          %474 = arith.cmpf uno, %468, %468 : f32
+          %475 = arith.ori %473, %474 : i1
+          %476 = arith.select %475, %468, %472 : f32
+          scf.yield %476 : f32
         }
-        %411 = arith.maxsi %397, %399 : index
-        memref.store %400, %vmx[%378, %395] : memref<?x?xf32>
-        scf.yield %400, %411 : f32, index
+        %477 = arith.maxsi %463, %465 : index
+        memref.store %466, %vmx[%444, %461] : memref<?x?xf32>
+        scf.yield %466, %477 : f32, index
       }
-      %412 = scf.for %413 = %393 to %C step %382 iter_args(%414 = %394#0) -> (f32) {
-        %415 = arith.constant 1 : index
-        %416 = arith.addi %413, %415 : index
-        %417 = arith.subi %416, %382 : index
-        %418 = memref.load %x[%378, %417] : memref<?x?xf32>
-        %419 = arith.constant 0.99 : f32
-        %420 = arith.addf %418, %419 : f32
-        %421 = math.sqrt %420 : f32
-        %422 = arith.cmpf ogt, %414, %421 : f32
-        %423 = arith.cmpf uno, %414, %414 : f32
-        %424 = arith.ori %422, %423 : i1
-        %425 = arith.select %424, %414, %421 : f32
-        memref.store %425, %vmx[%378, %413] : memref<?x?xf32>
-        scf.yield %425 : f32
+      %478 = scf.for %479 = %459 to %C step %448 iter_args(%480 = %460#0) -> (f32) {
+        %481 = arith.constant 1 : index
+        %482 = arith.addi %479, %481 : index
+        %483 = arith.subi %482, %448 : index
+        %484 = memref.load %x[%444, %483] : memref<?x?xf32>
+        %485 = arith.constant 0.99 : f32
+        %486 = arith.addf %484, %485 : f32
+        %487 = math.sqrt %486 : f32
+        %488 = arith.cmpf ogt, %480, %487 : f32
+        %489 = arith.cmpf uno, %480, %480 : f32
+        %490 = arith.ori %488, %489 : i1
+        %491 = arith.select %490, %480, %487 : f32
+        memref.store %491, %vmx[%444, %479] : memref<?x?xf32>
+        scf.yield %491 : f32
       }
     }
     // vmn[r, c] = min(k in 0..(c + 1): sqrt(x[r, k] + 0.99))
     // Running: each output's range extends the previous one's by its new terms.
-    %426 = arith.constant 0 : index
-    %427 = arith.constant 1 : index
-    scf.for %428 = %426 to %R step %427 {
-      %429 = arith.constant 0 : index
-      %430 = arith.constant 0x7F800000 : f32
-      %431 = arith.constant 0 : index
-      %432 = arith.constant 1 : index
-      %433 = arith.constant 1 : index
-      %434 = arith.addi %431, %433 : index
-      %435 = arith.constant 0 : index
-      %436 = arith.subi %434, %432 : index
-      %437 = arith.subi %435, %434 : index
-      %438 = arith.addi %437, %432 : index
-      %439 = arith.maxsi %438, %432 : index
-      %440 = arith.cmpi eq, %436, %435 : index
-      %441 = arith.select %440, %431, %439 : index
-      %442 = arith.maxsi %441, %426 : index
-      %443 = arith.minsi %442, %C : index
-      %444:2 = scf.for %445 = %426 to %443 step %432 iter_args(%446 = %430, %447 = %429) -> (f32, index) {
-        %448 = arith.constant 1 : index
-        %449 = arith.addi %445, %448 : index
-        %450 = scf.for %451 = %447 to %449 step %432 iter_args(%452 = %446) -> (f32) {
-          %453 = memref.load %x[%428, %451] : memref<?x?xf32>
-          %454 = arith.constant 0.99 : f32
-          %455 = arith.addf %453, %454 : f32
-          %456 = math.sqrt %455 : f32
-          %457 = arith.cmpf olt, %452, %456 : f32
-          %458 = arith.cmpf uno, %452, %452 : f32
-          %459 = arith.ori %457, %458 : i1
-          %460 = arith.select %459, %452, %456 : f32
-          scf.yield %460 : f32
+    %492 = arith.constant 0 : index
+    %493 = arith.constant 1 : index
+    scf.for %494 = %492 to %R step %493 {
+      %495 = arith.constant 0 : index
+      %496 = arith.constant 0x7F800000 : f32
+      %497 = arith.constant 0 : index
+      %498 = arith.constant 1 : index
+      %499 = arith.constant 1 : index
+      %500 = arith.addi %497, %499 : index
+      %501 = arith.constant 0 : index
+      %502 = arith.subi %500, %498 : index
+      %503 = arith.subi %501, %500 : index
+      %504 = arith.addi %503, %498 : index
+      %505 = arith.maxsi %504, %498 : index
+      %506 = arith.cmpi eq, %502, %501 : index
+      %507 = arith.select %506, %497, %505 : index
+      %508 = arith.maxsi %507, %492 : index
+      %509 = arith.minsi %508, %C : index
+      %510:2 = scf.for %511 = %492 to %509 step %498 iter_args(%512 = %496, %513 = %495) -> (f32, index) {
+        %514 = arith.constant 1 : index
+        %515 = arith.addi %511, %514 : index
+        %516 = scf.for %517 = %513 to %515 step %498 iter_args(%518 = %512) -> (f32) {
+          %519 = memref.load %x[%494, %517] : memref<?x?xf32>
+          %520 = arith.constant 0.99 : f32
+          %521 = arith.addf %519, %520 : f32
+          %522 = math.sqrt %521 : f32
+          %523 = arith.cmpf olt, %518, %522 : f32
+          %524 = arith.cmpf uno, %518, %518 : f32
+          %525 = arith.ori %523, %524 : i1
+          %526 = arith.select %525, %518, %522 : f32
+          scf.yield %526 : f32
         }
-        %461 = arith.maxsi %447, %449 : index
-        memref.store %450, %vmn[%428, %445] : memref<?x?xf32>
-        scf.yield %450, %461 : f32, index
+        %527 = arith.maxsi %513, %515 : index
+        memref.store %516, %vmn[%494, %511] : memref<?x?xf32>
+        scf.yield %516, %527 : f32, index
       }
-      %462 = scf.for %463 = %443 to %C step %432 iter_args(%464 = %444#0) -> (f32) {
-        %465 = arith.constant 1 : index
-        %466 = arith.addi %463, %465 : index
-        %467 = arith.subi %466, %432 : index
-        %468 = memref.load %x[%428, %467] : memref<?x?xf32>
-        %469 = arith.constant 0.99 : f32
-        %470 = arith.addf %468, %469 : f32
-        %471 = math.sqrt %470 : f32
-        %472 = arith.cmpf olt, %464, %471 : f32
-        %473 = arith.cmpf uno, %464, %464 : f32
-        %474 = arith.ori %472, %473 : i1
-        %475 = arith.select %474, %464, %471 : f32
-        memref.store %475, %vmn[%428, %463] : memref<?x?xf32>
-        scf.yield %475 : f32
+      %528 = scf.for %529 = %509 to %C step %498 iter_args(%530 = %510#0) -> (f32) {
+        %531 = arith.constant 1 : index
+        %532 = arith.addi %529, %531 : index
+        %533 = arith.subi %532, %498 : index
+        %534 = memref.load %x[%494, %533] : memref<?x?xf32>
+        %535 = arith.constant 0.99 : f32
+        %536 = arith.addf %534, %535 : f32
+        %537 = math.sqrt %536 : f32
+        %538 = arith.cmpf olt, %530, %537 : f32
+        %539 = arith.cmpf uno, %530, %530 : f32
+        %540 = arith.ori %538, %539 : i1
+        %541 = arith.select %540, %530, %537 : f32
+        memref.store %541, %vmn[%494, %529] : memref<?x?xf32>
+        scf.yield %541 : f32
       }
     }
     // dvs[r, c] = sum(k in 0..(c + 1): sqrt(d[r, k] + 0.99))
     // Running: each output's range extends the previous one's by its new terms.
-    %476 = arith.constant 0 : index
-    %477 = arith.constant 1 : index
-    scf.for %478 = %476 to %R step %477 {
-      %479 = arith.constant 0 : index
-      %480 = arith.constant 0.0 : f64
-      %481 = arith.constant 0 : index
-      %482 = arith.constant 1 : index
-      %483 = arith.constant 1 : index
-      %484 = arith.addi %481, %483 : index
-      %485 = arith.constant 0 : index
-      %486 = arith.subi %484, %482 : index
-      %487 = arith.subi %485, %484 : index
-      %488 = arith.addi %487, %482 : index
-      %489 = arith.maxsi %488, %482 : index
-      %490 = arith.cmpi eq, %486, %485 : index
-      %491 = arith.select %490, %481, %489 : index
-      %492 = arith.maxsi %491, %476 : index
-      %493 = arith.minsi %492, %C : index
-      %494:2 = scf.for %495 = %476 to %493 step %482 iter_args(%496 = %480, %497 = %479) -> (f64, index) {
-        %498 = arith.constant 1 : index
-        %499 = arith.addi %495, %498 : index
-        %500 = scf.for %501 = %497 to %499 step %482 iter_args(%502 = %496) -> (f64) {
-          %503 = memref.load %d[%478, %501] : memref<?x?xf64>
-          %504 = arith.constant 0.99 : f64
-          %505 = arith.addf %503, %504 : f64
-          %506 = math.sqrt %505 : f64
-          %507 = arith.addf %502, %506 : f64
-          scf.yield %507 : f64
+    %542 = arith.constant 0 : index
+    %543 = arith.constant 1 : index
+    scf.for %544 = %542 to %R step %543 {
+      %545 = arith.constant 0 : index
+      %546 = arith.constant 0.0 : f64
+      %547 = arith.constant 0 : index
+      %548 = arith.constant 1 : index
+      %549 = arith.constant 1 : index
+      %550 = arith.addi %547, %549 : index
+      %551 = arith.constant 0 : index
+      %552 = arith.subi %550, %548 : index
+      %553 = arith.subi %551, %550 : index
+      %554 = arith.addi %553, %548 : index
+      %555 = arith.maxsi %554, %548 : index
+      %556 = arith.cmpi eq, %552, %551 : index
+      %557 = arith.select %556, %547, %555 : index
+      %558 = arith.maxsi %557, %542 : index
+      %559 = arith.minsi %558, %C : index
+      %560:2 = scf.for %561 = %542 to %559 step %548 iter_args(%562 = %546, %563 = %545) -> (f64, index) {
+        %564 = arith.constant 1 : index
+        %565 = arith.addi %561, %564 : index
+        %566 = scf.for %567 = %563 to %565 step %548 iter_args(%568 = %562) -> (f64) {
+          %569 = memref.load %d[%544, %567] : memref<?x?xf64>
+          %570 = arith.constant 0.99 : f64
+          %571 = arith.addf %569, %570 : f64
+          %572 = math.sqrt %571 : f64
+          %573 = arith.addf %568, %572 : f64
+          scf.yield %573 : f64
         }
-        %508 = arith.maxsi %497, %499 : index
-        memref.store %500, %dvs[%478, %495] : memref<?x?xf64>
-        scf.yield %500, %508 : f64, index
+        %574 = arith.maxsi %563, %565 : index
+        memref.store %566, %dvs[%544, %561] : memref<?x?xf64>
+        scf.yield %566, %574 : f64, index
       }
-      %509 = scf.for %510 = %493 to %C step %482 iter_args(%511 = %494#0) -> (f64) {
-        %512 = arith.constant 1 : index
-        %513 = arith.addi %510, %512 : index
-        %514 = arith.subi %513, %482 : index
-        %515 = memref.load %d[%478, %514] : memref<?x?xf64>
-        %516 = arith.constant 0.99 : f64
-        %517 = arith.addf %515, %516 : f64
-        %518 = math.sqrt %517 : f64
-        %519 = arith.addf %511, %518 : f64
-        memref.store %519, %dvs[%478, %510] : memref<?x?xf64>
-        scf.yield %519 : f64
+      %575 = scf.for %576 = %559 to %C step %548 iter_args(%577 = %560#0) -> (f64) {
+        %578 = arith.constant 1 : index
+        %579 = arith.addi %576, %578 : index
+        %580 = arith.subi %579, %548 : index
+        %581 = memref.load %d[%544, %580] : memref<?x?xf64>
+        %582 = arith.constant 0.99 : f64
+        %583 = arith.addf %581, %582 : f64
+        %584 = math.sqrt %583 : f64
+        %585 = arith.addf %577, %584 : f64
+        memref.store %585, %dvs[%544, %576] : memref<?x?xf64>
+        scf.yield %585 : f64
       }
     }
     // q[c] = sqrt(x[0, c] + 0.9)
-    %520 = arith.constant 0 : index
-    %521 = memref.reinterpret_cast %q to offset: [0], sizes: [%C], strides: [%520] : memref<?xf32> to memref<?xf32, strided<[?]>>
+    %586 = arith.constant 0 : index
+    %587 = memref.reinterpret_cast %q to offset: [0], sizes: [%C], strides: [%586] : memref<?xf32> to memref<?xf32, strided<[?]>>
     linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (0, d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-        ins(%521, %x : memref<?xf32, strided<[?]>>, memref<?x?xf32>)
+        ins(%587, %x : memref<?xf32, strided<[?]>>, memref<?x?xf32>)
         outs(%q : memref<?xf32>) {
-      ^bb0(%522: f32, %523: f32, %524: f32):
-      %525 = arith.constant 0.9 : f32
-      %526 = arith.addf %523, %525 : f32
-      %527 = math.sqrt %526 : f32
-      linalg.yield %527 : f32
+      ^bb0(%588: f32, %589: f32, %590: f32):
+      %591 = arith.constant 0.9 : f32
+      %592 = arith.addf %589, %591 : f32
+      %593 = math.sqrt %592 : f32
+      linalg.yield %593 : f32
     }
     // vq[r, c] = max(k in 0..(c + 1): q[k])
     // Running: each output's range extends the previous one's by its new terms.
-    %528 = arith.constant 0 : index
-    %529 = arith.constant 1 : index
-    scf.for %530 = %528 to %R step %529 {
-      %531 = arith.constant 0 : index
-      %532 = arith.constant 0xFF800000 : f32
-      %533 = arith.constant 0 : index
-      %534 = arith.constant 1 : index
-      %535 = arith.constant 1 : index
-      %536 = arith.addi %533, %535 : index
-      %537 = arith.constant 0 : index
-      %538 = arith.subi %536, %534 : index
-      %539 = arith.subi %537, %536 : index
-      %540 = arith.addi %539, %534 : index
-      %541 = arith.maxsi %540, %534 : index
-      %542 = arith.cmpi eq, %538, %537 : index
-      %543 = arith.select %542, %533, %541 : index
-      %544 = arith.maxsi %543, %528 : index
-      %545 = arith.minsi %544, %C : index
-      %546:2 = scf.for %547 = %528 to %545 step %534 iter_args(%548 = %532, %549 = %531) -> (f32, index) {
-        %550 = arith.constant 1 : index
-        %551 = arith.addi %547, %550 : index
-        %552 = scf.for %553 = %549 to %551 step %534 iter_args(%554 = %548) -> (f32) {
-          %555 = memref.load %q[%553] : memref<?xf32>
-          %556 = arith.cmpf ogt, %554, %555 : f32
-          %557 = arith.cmpf uno, %554, %554 : f32
-          %558 = arith.ori %556, %557 : i1
-          %559 = arith.select %558, %554, %555 : f32
-          scf.yield %559 : f32
+    %594 = arith.constant 0 : index
+    %595 = arith.constant 1 : index
+    scf.for %596 = %594 to %R step %595 {
+      %597 = arith.constant 0 : index
+      %598 = arith.constant 0xFF800000 : f32
+      %599 = arith.constant 0 : index
+      %600 = arith.constant 1 : index
+      %601 = arith.constant 1 : index
+      %602 = arith.addi %599, %601 : index
+      %603 = arith.constant 0 : index
+      %604 = arith.subi %602, %600 : index
+      %605 = arith.subi %603, %602 : index
+      %606 = arith.addi %605, %600 : index
+      %607 = arith.maxsi %606, %600 : index
+      %608 = arith.cmpi eq, %604, %603 : index
+      %609 = arith.select %608, %599, %607 : index
+      %610 = arith.maxsi %609, %594 : index
+      %611 = arith.minsi %610, %C : index
+      %612:2 = scf.for %613 = %594 to %611 step %600 iter_args(%614 = %598, %615 = %597) -> (f32, index) {
+        %616 = arith.constant 1 : index
+        %617 = arith.addi %613, %616 : index
+        %618 = scf.for %619 = %615 to %617 step %600 iter_args(%620 = %614) -> (f32) {
+          %621 = memref.load %q[%619] : memref<?xf32>
+          %622 = arith.cmpf ogt, %620, %621 : f32
+          %623 = arith.cmpf uno, %620, %620 : f32
+          %624 = arith.ori %622, %623 : i1
+          %625 = arith.select %624, %620, %621 : f32
+          scf.yield %625 : f32
         }
-        %560 = arith.maxsi %549, %551 : index
-        memref.store %552, %vq[%530, %547] : memref<?x?xf32>
-        scf.yield %552, %560 : f32, index
+        %626 = arith.maxsi %615, %617 : index
+        memref.store %618, %vq[%596, %613] : memref<?x?xf32>
+        scf.yield %618, %626 : f32, index
       }
-      %561 = scf.for %562 = %545 to %C step %534 iter_args(%563 = %546#0) -> (f32) {
-        %564 = arith.constant 1 : index
-        %565 = arith.addi %562, %564 : index
-        %566 = arith.subi %565, %534 : index
-        %567 = memref.load %q[%566] : memref<?xf32>
-        %568 = arith.cmpf ogt, %563, %567 : f32
-        %569 = arith.cmpf uno, %563, %563 : f32
-        %570 = arith.ori %568, %569 : i1
-        %571 = arith.select %570, %563, %567 : f32
-        memref.store %571, %vq[%530, %562] : memref<?x?xf32>
-        scf.yield %571 : f32
+      %627 = scf.for %628 = %611 to %C step %600 iter_args(%629 = %612#0) -> (f32) {
+        %630 = arith.constant 1 : index
+        %631 = arith.addi %628, %630 : index
+        %632 = arith.subi %631, %600 : index
+        %633 = memref.load %q[%632] : memref<?xf32>
+        %634 = arith.cmpf ogt, %629, %633 : f32
+        %635 = arith.cmpf uno, %629, %629 : f32
+        %636 = arith.ori %634, %635 : i1
+        %637 = arith.select %636, %629, %633 : f32
+        memref.store %637, %vq[%596, %628] : memref<?x?xf32>
+        scf.yield %637 : f32
       }
     }
     // wq[r, c] = min(k in 0..(c + 1): q[k])
     // Running: each output's range extends the previous one's by its new terms.
-    %572 = arith.constant 0 : index
-    %573 = arith.constant 1 : index
-    scf.for %574 = %572 to %R step %573 {
-      %575 = arith.constant 0 : index
-      %576 = arith.constant 0x7F800000 : f32
-      %577 = arith.constant 0 : index
-      %578 = arith.constant 1 : index
-      %579 = arith.constant 1 : index
-      %580 = arith.addi %577, %579 : index
-      %581 = arith.constant 0 : index
-      %582 = arith.subi %580, %578 : index
-      %583 = arith.subi %581, %580 : index
-      %584 = arith.addi %583, %578 : index
-      %585 = arith.maxsi %584, %578 : index
-      %586 = arith.cmpi eq, %582, %581 : index
-      %587 = arith.select %586, %577, %585 : index
-      %588 = arith.maxsi %587, %572 : index
-      %589 = arith.minsi %588, %C : index
-      %590:2 = scf.for %591 = %572 to %589 step %578 iter_args(%592 = %576, %593 = %575) -> (f32, index) {
-        %594 = arith.constant 1 : index
-        %595 = arith.addi %591, %594 : index
-        %596 = scf.for %597 = %593 to %595 step %578 iter_args(%598 = %592) -> (f32) {
-          %599 = memref.load %q[%597] : memref<?xf32>
-          %600 = arith.cmpf olt, %598, %599 : f32
-          %601 = arith.cmpf uno, %598, %598 : f32
-          %602 = arith.ori %600, %601 : i1
-          %603 = arith.select %602, %598, %599 : f32
-          scf.yield %603 : f32
+    %638 = arith.constant 0 : index
+    %639 = arith.constant 1 : index
+    scf.for %640 = %638 to %R step %639 {
+      %641 = arith.constant 0 : index
+      %642 = arith.constant 0x7F800000 : f32
+      %643 = arith.constant 0 : index
+      %644 = arith.constant 1 : index
+      %645 = arith.constant 1 : index
+      %646 = arith.addi %643, %645 : index
+      %647 = arith.constant 0 : index
+      %648 = arith.subi %646, %644 : index
+      %649 = arith.subi %647, %646 : index
+      %650 = arith.addi %649, %644 : index
+      %651 = arith.maxsi %650, %644 : index
+      %652 = arith.cmpi eq, %648, %647 : index
+      %653 = arith.select %652, %643, %651 : index
+      %654 = arith.maxsi %653, %638 : index
+      %655 = arith.minsi %654, %C : index
+      %656:2 = scf.for %657 = %638 to %655 step %644 iter_args(%658 = %642, %659 = %641) -> (f32, index) {
+        %660 = arith.constant 1 : index
+        %661 = arith.addi %657, %660 : index
+        %662 = scf.for %663 = %659 to %661 step %644 iter_args(%664 = %658) -> (f32) {
+          %665 = memref.load %q[%663] : memref<?xf32>
+          %666 = arith.cmpf olt, %664, %665 : f32
+          %667 = arith.cmpf uno, %664, %664 : f32
+          %668 = arith.ori %666, %667 : i1
+          %669 = arith.select %668, %664, %665 : f32
+          scf.yield %669 : f32
         }
-        %604 = arith.maxsi %593, %595 : index
-        memref.store %596, %wq[%574, %591] : memref<?x?xf32>
-        scf.yield %596, %604 : f32, index
+        %670 = arith.maxsi %659, %661 : index
+        memref.store %662, %wq[%640, %657] : memref<?x?xf32>
+        scf.yield %662, %670 : f32, index
       }
-      %605 = scf.for %606 = %589 to %C step %578 iter_args(%607 = %590#0) -> (f32) {
-        %608 = arith.constant 1 : index
-        %609 = arith.addi %606, %608 : index
-        %610 = arith.subi %609, %578 : index
-        %611 = memref.load %q[%610] : memref<?xf32>
-        %612 = arith.cmpf olt, %607, %611 : f32
-        %613 = arith.cmpf uno, %607, %607 : f32
-        %614 = arith.ori %612, %613 : i1
-        %615 = arith.select %614, %607, %611 : f32
-        memref.store %615, %wq[%574, %606] : memref<?x?xf32>
-        scf.yield %615 : f32
+      %671 = scf.for %672 = %655 to %C step %644 iter_args(%673 = %656#0) -> (f32) {
+        %674 = arith.constant 1 : index
+        %675 = arith.addi %672, %674 : index
+        %676 = arith.subi %675, %644 : index
+        %677 = memref.load %q[%676] : memref<?xf32>
+        %678 = arith.cmpf olt, %673, %677 : f32
+        %679 = arith.cmpf uno, %673, %673 : f32
+        %680 = arith.ori %678, %679 : i1
+        %681 = arith.select %680, %673, %677 : f32
+        memref.store %681, %wq[%640, %672] : memref<?x?xf32>
+        scf.yield %681 : f32
       }
     }
     return
@@ -702,7 +773,7 @@ module {
 // sb-variant: openmp
 // sb-pipeline: --transform-interpreter --test-transform-dialect-erase-schedule --convert-linalg-to-parallel-loops --canonicalize --test-math-polynomial-approximation --convert-math-to-llvm --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
 module attributes {transform.with_named_sequence} {
-  func.func @nan_scans_openmp(%x: memref<?x?xf32> {llvm.noalias}, %d: memref<?x?xf64> {llvm.noalias}, %mx: memref<?x?xf32> {llvm.noalias}, %mn: memref<?x?xf32> {llvm.noalias}, %emn: memref<?x?xf32> {llvm.noalias}, %dmx: memref<?x?xf64> {llvm.noalias}, %dsum: memref<?x?xf64> {llvm.noalias}, %pr: memref<?x?xf32> {llvm.noalias}, %vmx: memref<?x?xf32> {llvm.noalias}, %vmn: memref<?x?xf32> {llvm.noalias}, %dvs: memref<?x?xf64> {llvm.noalias}, %q: memref<?xf32> {llvm.noalias}, %vq: memref<?x?xf32> {llvm.noalias}, %wq: memref<?x?xf32> {llvm.noalias}, %R: index, %C: index) attributes {llvm.emit_c_interface} {
+  func.func @nan_scans_openmp(%x: memref<?x?xf32> {llvm.noalias}, %d: memref<?x?xf64> {llvm.noalias}, %mx: memref<?x?xf32> {llvm.noalias}, %mn: memref<?x?xf32> {llvm.noalias}, %emn: memref<?x?xf32> {llvm.noalias}, %dmx: memref<?x?xf64> {llvm.noalias}, %dmn: memref<?x?xf64> {llvm.noalias}, %dsum: memref<?x?xf64> {llvm.noalias}, %pr: memref<?x?xf32> {llvm.noalias}, %vmx: memref<?x?xf32> {llvm.noalias}, %vmn: memref<?x?xf32> {llvm.noalias}, %dvs: memref<?x?xf64> {llvm.noalias}, %q: memref<?xf32> {llvm.noalias}, %vq: memref<?x?xf32> {llvm.noalias}, %wq: memref<?x?xf32> {llvm.noalias}, %R: index, %C: index) attributes {llvm.emit_c_interface} {
     // mx[r, c] = max(k in 0..(c + 1): select(k == 7 * r % C, log(x[r, k] - 2.0), x[r, k]))
     // Running: each output's range extends the previous one's by its new terms.
     %0 = arith.constant 0 : index
@@ -1015,7 +1086,7 @@ module attributes {transform.with_named_sequence} {
       }
       scf.reduce
     }
-    // dsum[r, c] = sum(k in 0..(c + 1): select(k == (3 * r + 1) % C, log(d[r, k] - 2.0), d[r, k]))
+    // dmn[r, c] = min(k in 0..(c + 1): select(k == (2 * r + 5) % C, log(d[r, k] - 2.0), d[r, k]))
     // Running: each output's range extends the previous one's by its new terms.
     %288 = arith.constant 0 : index
     %289 = arith.constant 1 : index
@@ -1030,7 +1101,7 @@ module attributes {transform.with_named_sequence} {
       %298 = arith.minsi %297, %R : index
       scf.for %299 = %296 to %298 step %289 {
         %300 = arith.constant 0 : index
-        %301 = arith.constant 0.0 : f64
+        %301 = arith.constant 0x7FF0000000000000 : f64
         %302 = arith.constant 0 : index
         %303 = arith.constant 1 : index
         %304 = arith.constant 1 : index
@@ -1048,9 +1119,9 @@ module attributes {transform.with_named_sequence} {
           %319 = arith.constant 1 : index
           %320 = arith.addi %316, %319 : index
           %321 = scf.for %322 = %318 to %320 step %303 iter_args(%323 = %317) -> (f64) {
-            %324 = arith.constant 3 : index
+            %324 = arith.constant 2 : index
             %325 = arith.muli %324, %299 : index
-            %326 = arith.constant 1 : index
+            %326 = arith.constant 5 : index
             %327 = arith.addi %325, %326 : index
             %328 = arith.remsi %327, %C : index
             %329 = arith.cmpi eq, %322, %328 : index
@@ -1060,589 +1131,670 @@ module attributes {transform.with_named_sequence} {
             %333 = math.log %332 : f64
             %334 = memref.load %d[%299, %322] : memref<?x?xf64>
             %335 = arith.select %329, %333, %334 : f64
-            %336 = arith.addf %323, %335 fastmath<reassoc> : f64
-            scf.yield %336 : f64
+            %336 = arith.cmpf olt, %323, %335 : f64
+            %337 = arith.cmpf uno, %323, %323 : f64
+            %338 = arith.ori %336, %337 : i1
+            %339 = arith.select %338, %323, %335 : f64
+            scf.yield %339 : f64
           }
-          %337 = arith.maxsi %318, %320 : index
-          memref.store %321, %dsum[%299, %316] : memref<?x?xf64>
-          scf.yield %321, %337 : f64, index
+          %340 = arith.maxsi %318, %320 : index
+          memref.store %321, %dmn[%299, %316] : memref<?x?xf64>
+          scf.yield %321, %340 : f64, index
         }
-        %338 = scf.for %339 = %314 to %C step %303 iter_args(%340 = %315#0) -> (f64) {
-          %341 = arith.constant 1 : index
-          %342 = arith.addi %339, %341 : index
-          %343 = arith.subi %342, %303 : index
-          %344 = arith.constant 3 : index
-          %345 = arith.muli %344, %299 : index
-          %346 = arith.constant 1 : index
-          %347 = arith.addi %345, %346 : index
-          %348 = arith.remsi %347, %C : index
-          %349 = arith.cmpi eq, %343, %348 : index
-          %350 = memref.load %d[%299, %343] : memref<?x?xf64>
-          %351 = arith.constant 2.0 : f64
-          %352 = arith.subf %350, %351 : f64
-          %353 = math.log %352 : f64
-          %354 = memref.load %d[%299, %343] : memref<?x?xf64>
-          %355 = arith.select %349, %353, %354 : f64
-          %356 = arith.addf %340, %355 fastmath<reassoc> : f64
-          memref.store %356, %dsum[%299, %339] : memref<?x?xf64>
-          scf.yield %356 : f64
+        %341 = scf.for %342 = %314 to %C step %303 iter_args(%343 = %315#0) -> (f64) {
+          %344 = arith.constant 1 : index
+          %345 = arith.addi %342, %344 : index
+          %346 = arith.subi %345, %303 : index
+          %347 = arith.constant 2 : index
+          %348 = arith.muli %347, %299 : index
+          %349 = arith.constant 5 : index
+          %350 = arith.addi %348, %349 : index
+          %351 = arith.remsi %350, %C : index
+          %352 = arith.cmpi eq, %346, %351 : index
+          %353 = memref.load %d[%299, %346] : memref<?x?xf64>
+          %354 = arith.constant 2.0 : f64
+          %355 = arith.subf %353, %354 : f64
+          %356 = math.log %355 : f64
+          %357 = memref.load %d[%299, %346] : memref<?x?xf64>
+          %358 = arith.select %352, %356, %357 : f64
+          %359 = arith.cmpf olt, %343, %358 : f64
+          %360 = arith.cmpf uno, %343, %343 : f64
+          %361 = arith.ori %359, %360 : i1
+          %362 = arith.select %361, %343, %358 : f64
+          memref.store %362, %dmn[%299, %342] : memref<?x?xf64>
+          scf.yield %362 : f64
+        }
+      }
+      scf.reduce
+    }
+    // dsum[r, c] = sum(k in 0..(c + 1): select(k == (3 * r + 1) % C, log(d[r, k] - 2.0), d[r, k]))
+    // Running: each output's range extends the previous one's by its new terms.
+    %363 = arith.constant 0 : index
+    %364 = arith.constant 1 : index
+    %365 = arith.constant 63 : index
+    %366 = arith.addi %R, %365 : index
+    %367 = arith.constant 64 : index
+    %368 = arith.divui %366, %367 : index
+    %369 = arith.constant 1 : index
+    %370 = arith.maxsi %368, %369 : index
+    scf.parallel (%371) = (%363) to (%R) step (%370) {
+      %372 = arith.addi %371, %370 : index
+      %373 = arith.minsi %372, %R : index
+      scf.for %374 = %371 to %373 step %364 {
+        %375 = arith.constant 0 : index
+        %376 = arith.constant 0.0 : f64
+        %377 = arith.constant 0 : index
+        %378 = arith.constant 1 : index
+        %379 = arith.constant 1 : index
+        %380 = arith.addi %377, %379 : index
+        %381 = arith.constant 0 : index
+        %382 = arith.subi %380, %378 : index
+        %383 = arith.subi %381, %380 : index
+        %384 = arith.addi %383, %378 : index
+        %385 = arith.maxsi %384, %378 : index
+        %386 = arith.cmpi eq, %382, %381 : index
+        %387 = arith.select %386, %377, %385 : index
+        %388 = arith.maxsi %387, %363 : index
+        %389 = arith.minsi %388, %C : index
+        %390:2 = scf.for %391 = %363 to %389 step %378 iter_args(%392 = %376, %393 = %375) -> (f64, index) {
+          %394 = arith.constant 1 : index
+          %395 = arith.addi %391, %394 : index
+          %396 = scf.for %397 = %393 to %395 step %378 iter_args(%398 = %392) -> (f64) {
+            %399 = arith.constant 3 : index
+            %400 = arith.muli %399, %374 : index
+            %401 = arith.constant 1 : index
+            %402 = arith.addi %400, %401 : index
+            %403 = arith.remsi %402, %C : index
+            %404 = arith.cmpi eq, %397, %403 : index
+            %405 = memref.load %d[%374, %397] : memref<?x?xf64>
+            %406 = arith.constant 2.0 : f64
+            %407 = arith.subf %405, %406 : f64
+            %408 = math.log %407 : f64
+            %409 = memref.load %d[%374, %397] : memref<?x?xf64>
+            %410 = arith.select %404, %408, %409 : f64
+            %411 = arith.addf %398, %410 fastmath<reassoc> : f64
+            scf.yield %411 : f64
+          }
+          %412 = arith.maxsi %393, %395 : index
+          memref.store %396, %dsum[%374, %391] : memref<?x?xf64>
+          scf.yield %396, %412 : f64, index
+        }
+        %413 = scf.for %414 = %389 to %C step %378 iter_args(%415 = %390#0) -> (f64) {
+          %416 = arith.constant 1 : index
+          %417 = arith.addi %414, %416 : index
+          %418 = arith.subi %417, %378 : index
+          %419 = arith.constant 3 : index
+          %420 = arith.muli %419, %374 : index
+          %421 = arith.constant 1 : index
+          %422 = arith.addi %420, %421 : index
+          %423 = arith.remsi %422, %C : index
+          %424 = arith.cmpi eq, %418, %423 : index
+          %425 = memref.load %d[%374, %418] : memref<?x?xf64>
+          %426 = arith.constant 2.0 : f64
+          %427 = arith.subf %425, %426 : f64
+          %428 = math.log %427 : f64
+          %429 = memref.load %d[%374, %418] : memref<?x?xf64>
+          %430 = arith.select %424, %428, %429 : f64
+          %431 = arith.addf %415, %430 fastmath<reassoc> : f64
+          memref.store %431, %dsum[%374, %414] : memref<?x?xf64>
+          scf.yield %431 : f64
         }
       }
       scf.reduce
     }
     // pr[r, c] = prod(k in 0..(c + 1): select(k == 11 * r % C, log(x[r, k] - 2.0), 1.0 + x[r, k] / 8.0))
     // Running: each output's range extends the previous one's by its new terms.
-    %357 = arith.constant 0 : index
-    %358 = arith.constant 1 : index
-    %359 = arith.constant 63 : index
-    %360 = arith.addi %R, %359 : index
-    %361 = arith.constant 64 : index
-    %362 = arith.divui %360, %361 : index
-    %363 = arith.constant 1 : index
-    %364 = arith.maxsi %362, %363 : index
-    scf.parallel (%365) = (%357) to (%R) step (%364) {
-      %366 = arith.addi %365, %364 : index
-      %367 = arith.minsi %366, %R : index
-      scf.for %368 = %365 to %367 step %358 {
-        %369 = arith.constant 0 : index
-        %370 = arith.constant 1.0 : f32
-        %371 = arith.constant 0 : index
-        %372 = arith.constant 1 : index
-        %373 = arith.constant 1 : index
-        %374 = arith.addi %371, %373 : index
-        %375 = arith.constant 0 : index
-        %376 = arith.subi %374, %372 : index
-        %377 = arith.subi %375, %374 : index
-        %378 = arith.addi %377, %372 : index
-        %379 = arith.maxsi %378, %372 : index
-        %380 = arith.cmpi eq, %376, %375 : index
-        %381 = arith.select %380, %371, %379 : index
-        %382 = arith.maxsi %381, %357 : index
-        %383 = arith.minsi %382, %C : index
-        %384:2 = scf.for %385 = %357 to %383 step %372 iter_args(%386 = %370, %387 = %369) -> (f32, index) {
-          %388 = arith.constant 1 : index
-          %389 = arith.addi %385, %388 : index
-          %390 = scf.for %391 = %387 to %389 step %372 iter_args(%392 = %386) -> (f32) {
-            %393 = arith.constant 11 : index
-            %394 = arith.muli %393, %368 : index
-            %395 = arith.remsi %394, %C : index
-            %396 = arith.cmpi eq, %391, %395 : index
-            %397 = memref.load %x[%368, %391] : memref<?x?xf32>
-            %398 = arith.constant 2.0 : f32
-            %399 = arith.subf %397, %398 : f32
-            %400 = math.log %399 : f32
-            %401 = arith.constant 1.0 : f32
-            %402 = memref.load %x[%368, %391] : memref<?x?xf32>
-            %403 = arith.constant 8.0 : f32
-            %404 = arith.divf %402, %403 : f32
-            %405 = arith.addf %401, %404 : f32
-            %406 = arith.select %396, %400, %405 : f32
-            %407 = arith.mulf %392, %406 fastmath<reassoc> : f32
-            scf.yield %407 : f32
+    %432 = arith.constant 0 : index
+    %433 = arith.constant 1 : index
+    %434 = arith.constant 63 : index
+    %435 = arith.addi %R, %434 : index
+    %436 = arith.constant 64 : index
+    %437 = arith.divui %435, %436 : index
+    %438 = arith.constant 1 : index
+    %439 = arith.maxsi %437, %438 : index
+    scf.parallel (%440) = (%432) to (%R) step (%439) {
+      %441 = arith.addi %440, %439 : index
+      %442 = arith.minsi %441, %R : index
+      scf.for %443 = %440 to %442 step %433 {
+        %444 = arith.constant 0 : index
+        %445 = arith.constant 1.0 : f32
+        %446 = arith.constant 0 : index
+        %447 = arith.constant 1 : index
+        %448 = arith.constant 1 : index
+        %449 = arith.addi %446, %448 : index
+        %450 = arith.constant 0 : index
+        %451 = arith.subi %449, %447 : index
+        %452 = arith.subi %450, %449 : index
+        %453 = arith.addi %452, %447 : index
+        %454 = arith.maxsi %453, %447 : index
+        %455 = arith.cmpi eq, %451, %450 : index
+        %456 = arith.select %455, %446, %454 : index
+        %457 = arith.maxsi %456, %432 : index
+        %458 = arith.minsi %457, %C : index
+        %459:2 = scf.for %460 = %432 to %458 step %447 iter_args(%461 = %445, %462 = %444) -> (f32, index) {
+          %463 = arith.constant 1 : index
+          %464 = arith.addi %460, %463 : index
+          %465 = scf.for %466 = %462 to %464 step %447 iter_args(%467 = %461) -> (f32) {
+            %468 = arith.constant 11 : index
+            %469 = arith.muli %468, %443 : index
+            %470 = arith.remsi %469, %C : index
+            %471 = arith.cmpi eq, %466, %470 : index
+            %472 = memref.load %x[%443, %466] : memref<?x?xf32>
+            %473 = arith.constant 2.0 : f32
+            %474 = arith.subf %472, %473 : f32
+            %475 = math.log %474 : f32
+            %476 = arith.constant 1.0 : f32
+            %477 = memref.load %x[%443, %466] : memref<?x?xf32>
+            %478 = arith.constant 8.0 : f32
+            %479 = arith.divf %477, %478 : f32
+            %480 = arith.addf %476, %479 : f32
+            %481 = arith.select %471, %475, %480 : f32
+            %482 = arith.mulf %467, %481 fastmath<reassoc> : f32
+            scf.yield %482 : f32
           }
-          %408 = arith.maxsi %387, %389 : index
-          memref.store %390, %pr[%368, %385] : memref<?x?xf32>
-          scf.yield %390, %408 : f32, index
+          %483 = arith.maxsi %462, %464 : index
+          memref.store %465, %pr[%443, %460] : memref<?x?xf32>
+          scf.yield %465, %483 : f32, index
         }
-        %409 = scf.for %410 = %383 to %C step %372 iter_args(%411 = %384#0) -> (f32) {
-          %412 = arith.constant 1 : index
-          %413 = arith.addi %410, %412 : index
-          %414 = arith.subi %413, %372 : index
-          %415 = arith.constant 11 : index
-          %416 = arith.muli %415, %368 : index
-          %417 = arith.remsi %416, %C : index
-          %418 = arith.cmpi eq, %414, %417 : index
-          %419 = memref.load %x[%368, %414] : memref<?x?xf32>
-          %420 = arith.constant 2.0 : f32
-          %421 = arith.subf %419, %420 : f32
-          %422 = math.log %421 : f32
-          %423 = arith.constant 1.0 : f32
-          %424 = memref.load %x[%368, %414] : memref<?x?xf32>
-          %425 = arith.constant 8.0 : f32
-          %426 = arith.divf %424, %425 : f32
-          %427 = arith.addf %423, %426 : f32
-          %428 = arith.select %418, %422, %427 : f32
-          %429 = arith.mulf %411, %428 fastmath<reassoc> : f32
-          memref.store %429, %pr[%368, %410] : memref<?x?xf32>
-          scf.yield %429 : f32
+        %484 = scf.for %485 = %458 to %C step %447 iter_args(%486 = %459#0) -> (f32) {
+          %487 = arith.constant 1 : index
+          %488 = arith.addi %485, %487 : index
+          %489 = arith.subi %488, %447 : index
+          %490 = arith.constant 11 : index
+          %491 = arith.muli %490, %443 : index
+          %492 = arith.remsi %491, %C : index
+          %493 = arith.cmpi eq, %489, %492 : index
+          %494 = memref.load %x[%443, %489] : memref<?x?xf32>
+          %495 = arith.constant 2.0 : f32
+          %496 = arith.subf %494, %495 : f32
+          %497 = math.log %496 : f32
+          %498 = arith.constant 1.0 : f32
+          %499 = memref.load %x[%443, %489] : memref<?x?xf32>
+          %500 = arith.constant 8.0 : f32
+          %501 = arith.divf %499, %500 : f32
+          %502 = arith.addf %498, %501 : f32
+          %503 = arith.select %493, %497, %502 : f32
+          %504 = arith.mulf %486, %503 fastmath<reassoc> : f32
+          memref.store %504, %pr[%443, %485] : memref<?x?xf32>
+          scf.yield %504 : f32
         }
       }
       scf.reduce
     }
     // vmx[r, c] = max(k in 0..(c + 1): sqrt(x[r, k] + 0.99))
     // Running: each output's range extends the previous one's by its new terms.
-    %430 = arith.constant 0 : index
-    %431 = arith.constant 1 : index
-    %432 = arith.constant 63 : index
-    %433 = arith.addi %R, %432 : index
-    %434 = arith.constant 64 : index
-    %435 = arith.divui %433, %434 : index
-    %436 = arith.constant 1 : index
-    %437 = arith.maxsi %435, %436 : index
-    scf.parallel (%438) = (%430) to (%R) step (%437) {
-      %439 = arith.addi %438, %437 : index
-      %440 = arith.minsi %439, %R : index
-      scf.for %441 = %438 to %440 step %431 {
-        %442 = arith.constant 0 : index
-        %443 = arith.constant 0xFF800000 : f32
-        %444 = arith.constant 0 : index
-        %445 = arith.constant 1 : index
-        %446 = arith.constant 1 : index
-        %447 = arith.addi %444, %446 : index
-        %448 = arith.constant 0 : index
-        %449 = arith.subi %447, %445 : index
-        %450 = arith.subi %448, %447 : index
-        %451 = arith.addi %450, %445 : index
-        %452 = arith.maxsi %451, %445 : index
-        %453 = arith.cmpi eq, %449, %448 : index
-        %454 = arith.select %453, %444, %452 : index
-        %455 = arith.maxsi %454, %430 : index
-        %456 = arith.minsi %455, %C : index
-        %457:2 = scf.for %458 = %430 to %456 step %445 iter_args(%459 = %443, %460 = %442) -> (f32, index) {
-          %461 = arith.constant 1 : index
-          %462 = arith.addi %458, %461 : index
-          %463 = scf.for %464 = %460 to %462 step %445 iter_args(%465 = %459) -> (f32) {
-            %466 = memref.load %x[%441, %464] : memref<?x?xf32>
-            %467 = arith.constant 0.99 : f32
-            %468 = arith.addf %466, %467 : f32
-            %469 = math.sqrt %468 : f32
-            %470 = arith.cmpf ogt, %465, %469 : f32
-            %471 = arith.cmpf uno, %465, %465 : f32
-            %472 = arith.ori %470, %471 : i1
-            %473 = arith.select %472, %465, %469 : f32
-            scf.yield %473 : f32
+    %505 = arith.constant 0 : index
+    %506 = arith.constant 1 : index
+    %507 = arith.constant 63 : index
+    %508 = arith.addi %R, %507 : index
+    %509 = arith.constant 64 : index
+    %510 = arith.divui %508, %509 : index
+    %511 = arith.constant 1 : index
+    %512 = arith.maxsi %510, %511 : index
+    scf.parallel (%513) = (%505) to (%R) step (%512) {
+      %514 = arith.addi %513, %512 : index
+      %515 = arith.minsi %514, %R : index
+      scf.for %516 = %513 to %515 step %506 {
+        %517 = arith.constant 0 : index
+        %518 = arith.constant 0xFF800000 : f32
+        %519 = arith.constant 0 : index
+        %520 = arith.constant 1 : index
+        %521 = arith.constant 1 : index
+        %522 = arith.addi %519, %521 : index
+        %523 = arith.constant 0 : index
+        %524 = arith.subi %522, %520 : index
+        %525 = arith.subi %523, %522 : index
+        %526 = arith.addi %525, %520 : index
+        %527 = arith.maxsi %526, %520 : index
+        %528 = arith.cmpi eq, %524, %523 : index
+        %529 = arith.select %528, %519, %527 : index
+        %530 = arith.maxsi %529, %505 : index
+        %531 = arith.minsi %530, %C : index
+        %532:2 = scf.for %533 = %505 to %531 step %520 iter_args(%534 = %518, %535 = %517) -> (f32, index) {
+          %536 = arith.constant 1 : index
+          %537 = arith.addi %533, %536 : index
+          %538 = scf.for %539 = %535 to %537 step %520 iter_args(%540 = %534) -> (f32) {
+            %541 = memref.load %x[%516, %539] : memref<?x?xf32>
+            %542 = arith.constant 0.99 : f32
+            %543 = arith.addf %541, %542 : f32
+            %544 = math.sqrt %543 : f32
+            %545 = arith.cmpf ogt, %540, %544 : f32
+            %546 = arith.cmpf uno, %540, %540 : f32
+            %547 = arith.ori %545, %546 : i1
+            %548 = arith.select %547, %540, %544 : f32
+            scf.yield %548 : f32
           }
-          %474 = arith.maxsi %460, %462 : index
-          memref.store %463, %vmx[%441, %458] : memref<?x?xf32>
-          scf.yield %463, %474 : f32, index
+          %549 = arith.maxsi %535, %537 : index
+          memref.store %538, %vmx[%516, %533] : memref<?x?xf32>
+          scf.yield %538, %549 : f32, index
         }
-        %475 = scf.for %476 = %456 to %C step %445 iter_args(%477 = %457#0) -> (f32) {
-          %478 = arith.constant 1 : index
-          %479 = arith.addi %476, %478 : index
-          %480 = arith.subi %479, %445 : index
-          %481 = memref.load %x[%441, %480] : memref<?x?xf32>
-          %482 = arith.constant 0.99 : f32
-          %483 = arith.addf %481, %482 : f32
-          %484 = math.sqrt %483 : f32
-          %485 = arith.cmpf ogt, %477, %484 : f32
-          %486 = arith.cmpf uno, %477, %477 : f32
-          %487 = arith.ori %485, %486 : i1
-          %488 = arith.select %487, %477, %484 : f32
-          memref.store %488, %vmx[%441, %476] : memref<?x?xf32>
-          scf.yield %488 : f32
+        %550 = scf.for %551 = %531 to %C step %520 iter_args(%552 = %532#0) -> (f32) {
+          %553 = arith.constant 1 : index
+          %554 = arith.addi %551, %553 : index
+          %555 = arith.subi %554, %520 : index
+          %556 = memref.load %x[%516, %555] : memref<?x?xf32>
+          %557 = arith.constant 0.99 : f32
+          %558 = arith.addf %556, %557 : f32
+          %559 = math.sqrt %558 : f32
+          %560 = arith.cmpf ogt, %552, %559 : f32
+          %561 = arith.cmpf uno, %552, %552 : f32
+          %562 = arith.ori %560, %561 : i1
+          %563 = arith.select %562, %552, %559 : f32
+          memref.store %563, %vmx[%516, %551] : memref<?x?xf32>
+          scf.yield %563 : f32
         }
       }
       scf.reduce
     }
     // vmn[r, c] = min(k in 0..(c + 1): sqrt(x[r, k] + 0.99))
     // Running: each output's range extends the previous one's by its new terms.
-    %489 = arith.constant 0 : index
-    %490 = arith.constant 1 : index
-    %491 = arith.constant 63 : index
-    %492 = arith.addi %R, %491 : index
-    %493 = arith.constant 64 : index
-    %494 = arith.divui %492, %493 : index
-    %495 = arith.constant 1 : index
-    %496 = arith.maxsi %494, %495 : index
-    scf.parallel (%497) = (%489) to (%R) step (%496) {
-      %498 = arith.addi %497, %496 : index
-      %499 = arith.minsi %498, %R : index
-      scf.for %500 = %497 to %499 step %490 {
-        %501 = arith.constant 0 : index
-        %502 = arith.constant 0x7F800000 : f32
-        %503 = arith.constant 0 : index
-        %504 = arith.constant 1 : index
-        %505 = arith.constant 1 : index
-        %506 = arith.addi %503, %505 : index
-        %507 = arith.constant 0 : index
-        %508 = arith.subi %506, %504 : index
-        %509 = arith.subi %507, %506 : index
-        %510 = arith.addi %509, %504 : index
-        %511 = arith.maxsi %510, %504 : index
-        %512 = arith.cmpi eq, %508, %507 : index
-        %513 = arith.select %512, %503, %511 : index
-        %514 = arith.maxsi %513, %489 : index
-        %515 = arith.minsi %514, %C : index
-        %516:2 = scf.for %517 = %489 to %515 step %504 iter_args(%518 = %502, %519 = %501) -> (f32, index) {
-          %520 = arith.constant 1 : index
-          %521 = arith.addi %517, %520 : index
-          %522 = scf.for %523 = %519 to %521 step %504 iter_args(%524 = %518) -> (f32) {
-            %525 = memref.load %x[%500, %523] : memref<?x?xf32>
-            %526 = arith.constant 0.99 : f32
-            %527 = arith.addf %525, %526 : f32
-            %528 = math.sqrt %527 : f32
-            %529 = arith.cmpf olt, %524, %528 : f32
-            %530 = arith.cmpf uno, %524, %524 : f32
-            %531 = arith.ori %529, %530 : i1
-            %532 = arith.select %531, %524, %528 : f32
-            scf.yield %532 : f32
+    %564 = arith.constant 0 : index
+    %565 = arith.constant 1 : index
+    %566 = arith.constant 63 : index
+    %567 = arith.addi %R, %566 : index
+    %568 = arith.constant 64 : index
+    %569 = arith.divui %567, %568 : index
+    %570 = arith.constant 1 : index
+    %571 = arith.maxsi %569, %570 : index
+    scf.parallel (%572) = (%564) to (%R) step (%571) {
+      %573 = arith.addi %572, %571 : index
+      %574 = arith.minsi %573, %R : index
+      scf.for %575 = %572 to %574 step %565 {
+        %576 = arith.constant 0 : index
+        %577 = arith.constant 0x7F800000 : f32
+        %578 = arith.constant 0 : index
+        %579 = arith.constant 1 : index
+        %580 = arith.constant 1 : index
+        %581 = arith.addi %578, %580 : index
+        %582 = arith.constant 0 : index
+        %583 = arith.subi %581, %579 : index
+        %584 = arith.subi %582, %581 : index
+        %585 = arith.addi %584, %579 : index
+        %586 = arith.maxsi %585, %579 : index
+        %587 = arith.cmpi eq, %583, %582 : index
+        %588 = arith.select %587, %578, %586 : index
+        %589 = arith.maxsi %588, %564 : index
+        %590 = arith.minsi %589, %C : index
+        %591:2 = scf.for %592 = %564 to %590 step %579 iter_args(%593 = %577, %594 = %576) -> (f32, index) {
+          %595 = arith.constant 1 : index
+          %596 = arith.addi %592, %595 : index
+          %597 = scf.for %598 = %594 to %596 step %579 iter_args(%599 = %593) -> (f32) {
+            %600 = memref.load %x[%575, %598] : memref<?x?xf32>
+            %601 = arith.constant 0.99 : f32
+            %602 = arith.addf %600, %601 : f32
+            %603 = math.sqrt %602 : f32
+            %604 = arith.cmpf olt, %599, %603 : f32
+            %605 = arith.cmpf uno, %599, %599 : f32
+            %606 = arith.ori %604, %605 : i1
+            %607 = arith.select %606, %599, %603 : f32
+            scf.yield %607 : f32
           }
-          %533 = arith.maxsi %519, %521 : index
-          memref.store %522, %vmn[%500, %517] : memref<?x?xf32>
-          scf.yield %522, %533 : f32, index
+          %608 = arith.maxsi %594, %596 : index
+          memref.store %597, %vmn[%575, %592] : memref<?x?xf32>
+          scf.yield %597, %608 : f32, index
         }
-        %534 = scf.for %535 = %515 to %C step %504 iter_args(%536 = %516#0) -> (f32) {
-          %537 = arith.constant 1 : index
-          %538 = arith.addi %535, %537 : index
-          %539 = arith.subi %538, %504 : index
-          %540 = memref.load %x[%500, %539] : memref<?x?xf32>
-          %541 = arith.constant 0.99 : f32
-          %542 = arith.addf %540, %541 : f32
-          %543 = math.sqrt %542 : f32
-          %544 = arith.cmpf olt, %536, %543 : f32
-          %545 = arith.cmpf uno, %536, %536 : f32
-          %546 = arith.ori %544, %545 : i1
-          %547 = arith.select %546, %536, %543 : f32
-          memref.store %547, %vmn[%500, %535] : memref<?x?xf32>
-          scf.yield %547 : f32
+        %609 = scf.for %610 = %590 to %C step %579 iter_args(%611 = %591#0) -> (f32) {
+          %612 = arith.constant 1 : index
+          %613 = arith.addi %610, %612 : index
+          %614 = arith.subi %613, %579 : index
+          %615 = memref.load %x[%575, %614] : memref<?x?xf32>
+          %616 = arith.constant 0.99 : f32
+          %617 = arith.addf %615, %616 : f32
+          %618 = math.sqrt %617 : f32
+          %619 = arith.cmpf olt, %611, %618 : f32
+          %620 = arith.cmpf uno, %611, %611 : f32
+          %621 = arith.ori %619, %620 : i1
+          %622 = arith.select %621, %611, %618 : f32
+          memref.store %622, %vmn[%575, %610] : memref<?x?xf32>
+          scf.yield %622 : f32
         }
       }
       scf.reduce
     }
     // dvs[r, c] = sum(k in 0..(c + 1): sqrt(d[r, k] + 0.99))
     // Running: each output's range extends the previous one's by its new terms.
-    %548 = arith.constant 0 : index
-    %549 = arith.constant 1 : index
-    %550 = arith.constant 63 : index
-    %551 = arith.addi %R, %550 : index
-    %552 = arith.constant 64 : index
-    %553 = arith.divui %551, %552 : index
-    %554 = arith.constant 1 : index
-    %555 = arith.maxsi %553, %554 : index
-    scf.parallel (%556) = (%548) to (%R) step (%555) {
-      %557 = arith.addi %556, %555 : index
-      %558 = arith.minsi %557, %R : index
-      scf.for %559 = %556 to %558 step %549 {
-        %560 = arith.constant 0 : index
-        %561 = arith.constant 0.0 : f64
-        %562 = arith.constant 0 : index
-        %563 = arith.constant 1 : index
-        %564 = arith.constant 1 : index
-        %565 = arith.addi %562, %564 : index
-        %566 = arith.constant 0 : index
-        %567 = arith.subi %565, %563 : index
-        %568 = arith.subi %566, %565 : index
-        %569 = arith.addi %568, %563 : index
-        %570 = arith.maxsi %569, %563 : index
-        %571 = arith.cmpi eq, %567, %566 : index
-        %572 = arith.select %571, %562, %570 : index
-        %573 = arith.maxsi %572, %548 : index
-        %574 = arith.minsi %573, %C : index
-        %575:2 = scf.for %576 = %548 to %574 step %563 iter_args(%577 = %561, %578 = %560) -> (f64, index) {
-          %579 = arith.constant 1 : index
-          %580 = arith.addi %576, %579 : index
-          %581 = scf.for %582 = %578 to %580 step %563 iter_args(%583 = %577) -> (f64) {
-            %584 = memref.load %d[%559, %582] : memref<?x?xf64>
-            %585 = arith.constant 0.99 : f64
-            %586 = arith.addf %584, %585 : f64
-            %587 = math.sqrt %586 : f64
-            %588 = arith.addf %583, %587 fastmath<reassoc> : f64
-            scf.yield %588 : f64
+    %623 = arith.constant 0 : index
+    %624 = arith.constant 1 : index
+    %625 = arith.constant 63 : index
+    %626 = arith.addi %R, %625 : index
+    %627 = arith.constant 64 : index
+    %628 = arith.divui %626, %627 : index
+    %629 = arith.constant 1 : index
+    %630 = arith.maxsi %628, %629 : index
+    scf.parallel (%631) = (%623) to (%R) step (%630) {
+      %632 = arith.addi %631, %630 : index
+      %633 = arith.minsi %632, %R : index
+      scf.for %634 = %631 to %633 step %624 {
+        %635 = arith.constant 0 : index
+        %636 = arith.constant 0.0 : f64
+        %637 = arith.constant 0 : index
+        %638 = arith.constant 1 : index
+        %639 = arith.constant 1 : index
+        %640 = arith.addi %637, %639 : index
+        %641 = arith.constant 0 : index
+        %642 = arith.subi %640, %638 : index
+        %643 = arith.subi %641, %640 : index
+        %644 = arith.addi %643, %638 : index
+        %645 = arith.maxsi %644, %638 : index
+        %646 = arith.cmpi eq, %642, %641 : index
+        %647 = arith.select %646, %637, %645 : index
+        %648 = arith.maxsi %647, %623 : index
+        %649 = arith.minsi %648, %C : index
+        %650:2 = scf.for %651 = %623 to %649 step %638 iter_args(%652 = %636, %653 = %635) -> (f64, index) {
+          %654 = arith.constant 1 : index
+          %655 = arith.addi %651, %654 : index
+          %656 = scf.for %657 = %653 to %655 step %638 iter_args(%658 = %652) -> (f64) {
+            %659 = memref.load %d[%634, %657] : memref<?x?xf64>
+            %660 = arith.constant 0.99 : f64
+            %661 = arith.addf %659, %660 : f64
+            %662 = math.sqrt %661 : f64
+            %663 = arith.addf %658, %662 fastmath<reassoc> : f64
+            scf.yield %663 : f64
           }
-          %589 = arith.maxsi %578, %580 : index
-          memref.store %581, %dvs[%559, %576] : memref<?x?xf64>
-          scf.yield %581, %589 : f64, index
+          %664 = arith.maxsi %653, %655 : index
+          memref.store %656, %dvs[%634, %651] : memref<?x?xf64>
+          scf.yield %656, %664 : f64, index
         }
-        %590 = scf.for %591 = %574 to %C step %563 iter_args(%592 = %575#0) -> (f64) {
-          %593 = arith.constant 1 : index
-          %594 = arith.addi %591, %593 : index
-          %595 = arith.subi %594, %563 : index
-          %596 = memref.load %d[%559, %595] : memref<?x?xf64>
-          %597 = arith.constant 0.99 : f64
-          %598 = arith.addf %596, %597 : f64
-          %599 = math.sqrt %598 : f64
-          %600 = arith.addf %592, %599 fastmath<reassoc> : f64
-          memref.store %600, %dvs[%559, %591] : memref<?x?xf64>
-          scf.yield %600 : f64
+        %665 = scf.for %666 = %649 to %C step %638 iter_args(%667 = %650#0) -> (f64) {
+          %668 = arith.constant 1 : index
+          %669 = arith.addi %666, %668 : index
+          %670 = arith.subi %669, %638 : index
+          %671 = memref.load %d[%634, %670] : memref<?x?xf64>
+          %672 = arith.constant 0.99 : f64
+          %673 = arith.addf %671, %672 : f64
+          %674 = math.sqrt %673 : f64
+          %675 = arith.addf %667, %674 fastmath<reassoc> : f64
+          memref.store %675, %dvs[%634, %666] : memref<?x?xf64>
+          scf.yield %675 : f64
         }
       }
       scf.reduce
     }
     // q[c] = sqrt(x[0, c] + 0.9)
-    %601 = arith.constant 4 : index
-    %602 = arith.muli %601, %R : index
-    %603 = arith.muli %602, %C : index
-    %604 = arith.constant 4 : index
-    %605 = arith.muli %604, %C : index
-    %606 = arith.addi %603, %605 : index
-    %607 = arith.constant 50331648 : index
-    %608 = arith.cmpi sge, %606, %607 : index
-    scf.if %608 {
+    %676 = arith.constant 4 : index
+    %677 = arith.muli %676, %R : index
+    %678 = arith.muli %677, %C : index
+    %679 = arith.constant 4 : index
+    %680 = arith.muli %679, %C : index
+    %681 = arith.addi %678, %680 : index
+    %682 = arith.constant 50331648 : index
+    %683 = arith.cmpi sge, %681, %682 : index
+    scf.if %683 {
       // Non-temporal stores: plain head and tail, whole 64-byte lines in between.
-      %609 = arith.constant 4 : index
-      %610, %611, %612, %613 = memref.extract_strided_metadata %q : memref<?xf32> -> memref<f32>, index, index, index
-      %614 = memref.extract_aligned_pointer_as_index %q : memref<?xf32> -> index
-      %615 = arith.muli %611, %609 : index
-      %616 = arith.addi %614, %615 : index
-      %617 = arith.constant 64 : index
-      %618 = arith.remui %616, %617 : index
-      %619 = arith.subi %617, %618 : index
-      %620 = arith.remui %619, %617 : index
-      %621 = arith.divui %620, %609 : index
-      %622 = arith.minsi %621, %C : index
-      %623 = arith.constant 16 : index
-      %624 = arith.subi %C, %622 : index
-      %625 = arith.divui %624, %623 : index
-      %626 = arith.muli %625, %623 : index
-      %627 = arith.addi %622, %626 : index
-      %628 = arith.constant 0 : index
-      %629 = arith.constant 1 : index
-      %630 = memref.subview %q[%628] [%622] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
-      %631 = arith.constant 0 : index
-      %632 = memref.reinterpret_cast %630 to offset: [0], sizes: [%622], strides: [%631] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+      %684 = arith.constant 4 : index
+      %685, %686, %687, %688 = memref.extract_strided_metadata %q : memref<?xf32> -> memref<f32>, index, index, index
+      %689 = memref.extract_aligned_pointer_as_index %q : memref<?xf32> -> index
+      %690 = arith.muli %686, %684 : index
+      %691 = arith.addi %689, %690 : index
+      %692 = arith.constant 64 : index
+      %693 = arith.remui %691, %692 : index
+      %694 = arith.subi %692, %693 : index
+      %695 = arith.remui %694, %692 : index
+      %696 = arith.divui %695, %684 : index
+      %697 = arith.minsi %696, %C : index
+      %698 = arith.constant 16 : index
+      %699 = arith.subi %C, %697 : index
+      %700 = arith.divui %699, %698 : index
+      %701 = arith.muli %700, %698 : index
+      %702 = arith.addi %697, %701 : index
+      %703 = arith.constant 0 : index
+      %704 = arith.constant 1 : index
+      %705 = memref.subview %q[%703] [%697] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
+      %706 = arith.constant 0 : index
+      %707 = memref.reinterpret_cast %705 to offset: [0], sizes: [%697], strides: [%706] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%632 : memref<?xf32, strided<[?]>>)
-          outs(%630 : memref<?xf32, strided<[1], offset: ?>>) {
-        ^bb0(%633: f32, %634: f32):
-        %635 = linalg.index 0 : index
-        %636 = arith.addi %635, %628 : index
-        %637 = arith.constant 0 : index
-        %638 = memref.load %x[%637, %636] : memref<?x?xf32>
-        %639 = arith.constant 0.9 : f32
-        %640 = arith.addf %638, %639 : f32
-        %641 = math.sqrt %640 : f32
-        linalg.yield %641 : f32
+          ins(%707 : memref<?xf32, strided<[?]>>)
+          outs(%705 : memref<?xf32, strided<[1], offset: ?>>) {
+        ^bb0(%708: f32, %709: f32):
+        %710 = linalg.index 0 : index
+        %711 = arith.addi %710, %703 : index
+        %712 = arith.constant 0 : index
+        %713 = memref.load %x[%712, %711] : memref<?x?xf32>
+        %714 = arith.constant 0.9 : f32
+        %715 = arith.addf %713, %714 : f32
+        %716 = math.sqrt %715 : f32
+        linalg.yield %716 : f32
       }
-      %642 = arith.constant 63 : index
-      %643 = arith.addi %625, %642 : index
-      %644 = arith.constant 64 : index
-      %645 = arith.divui %643, %644 : index
-      %646 = arith.constant 1 : index
-      %647 = arith.maxsi %645, %646 : index
-      scf.parallel (%648) = (%628) to (%625) step (%647) {
-        %649 = arith.addi %648, %647 : index
-        %650 = arith.minsi %649, %625 : index
-        %651 = memref.alloca() : memref<16xf32>
-        scf.for %652 = %648 to %650 step %629 {
-          %653 = arith.muli %652, %623 : index
-          %654 = arith.addi %622, %653 : index
-          %655 = arith.constant 0 : index
-          %656 = memref.reinterpret_cast %651 to offset: [0], sizes: [%623], strides: [%655] : memref<16xf32> to memref<?xf32, strided<[?]>>
+      %717 = arith.constant 63 : index
+      %718 = arith.addi %700, %717 : index
+      %719 = arith.constant 64 : index
+      %720 = arith.divui %718, %719 : index
+      %721 = arith.constant 1 : index
+      %722 = arith.maxsi %720, %721 : index
+      scf.parallel (%723) = (%703) to (%700) step (%722) {
+        %724 = arith.addi %723, %722 : index
+        %725 = arith.minsi %724, %700 : index
+        %726 = memref.alloca() : memref<16xf32>
+        scf.for %727 = %723 to %725 step %704 {
+          %728 = arith.muli %727, %698 : index
+          %729 = arith.addi %697, %728 : index
+          %730 = arith.constant 0 : index
+          %731 = memref.reinterpret_cast %726 to offset: [0], sizes: [%698], strides: [%730] : memref<16xf32> to memref<?xf32, strided<[?]>>
           linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-              ins(%656 : memref<?xf32, strided<[?]>>)
-              outs(%651 : memref<16xf32>) {
-            ^bb0(%657: f32, %658: f32):
-            %659 = linalg.index 0 : index
-            %660 = arith.addi %659, %654 : index
-            %661 = arith.constant 0 : index
-            %662 = memref.load %x[%661, %660] : memref<?x?xf32>
-            %663 = arith.constant 0.9 : f32
-            %664 = arith.addf %662, %663 : f32
-            %665 = math.sqrt %664 : f32
-            linalg.yield %665 : f32
+              ins(%731 : memref<?xf32, strided<[?]>>)
+              outs(%726 : memref<16xf32>) {
+            ^bb0(%732: f32, %733: f32):
+            %734 = linalg.index 0 : index
+            %735 = arith.addi %734, %729 : index
+            %736 = arith.constant 0 : index
+            %737 = memref.load %x[%736, %735] : memref<?x?xf32>
+            %738 = arith.constant 0.9 : f32
+            %739 = arith.addf %737, %738 : f32
+            %740 = math.sqrt %739 : f32
+            linalg.yield %740 : f32
           }
-          %666 = arith.constant 8 : index
-          %667 = vector.load %651[%628] : memref<16xf32>, vector<8xf32>
-          %668 = vector.load %651[%666] : memref<16xf32>, vector<8xf32>
-          %669 = arith.muli %654, %609 : index
-          %670 = arith.addi %616, %669 : index
-          %671 = arith.index_cast %670 : index to i64
-          %672 = llvm.inttoptr %671 : i64 to !llvm.ptr
-          llvm.store %667, %672 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
-          %673 = llvm.getelementptr %672[32] : (!llvm.ptr) -> !llvm.ptr, i8
-          llvm.store %668, %673 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+          %741 = arith.constant 8 : index
+          %742 = vector.load %726[%703] : memref<16xf32>, vector<8xf32>
+          %743 = vector.load %726[%741] : memref<16xf32>, vector<8xf32>
+          %744 = arith.muli %729, %684 : index
+          %745 = arith.addi %691, %744 : index
+          %746 = arith.index_cast %745 : index to i64
+          %747 = llvm.inttoptr %746 : i64 to !llvm.ptr
+          llvm.store %742, %747 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+          %748 = llvm.getelementptr %747[32] : (!llvm.ptr) -> !llvm.ptr, i8
+          llvm.store %743, %748 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
         }
         llvm.fence seq_cst
         scf.reduce
       }
-      %674 = arith.subi %C, %627 : index
-      %675 = memref.subview %q[%627] [%674] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
-      %676 = arith.constant 0 : index
-      %677 = memref.reinterpret_cast %675 to offset: [0], sizes: [%674], strides: [%676] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+      %749 = arith.subi %C, %702 : index
+      %750 = memref.subview %q[%702] [%749] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
+      %751 = arith.constant 0 : index
+      %752 = memref.reinterpret_cast %750 to offset: [0], sizes: [%749], strides: [%751] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%677 : memref<?xf32, strided<[?]>>)
-          outs(%675 : memref<?xf32, strided<[1], offset: ?>>) {
-        ^bb0(%678: f32, %679: f32):
-        %680 = linalg.index 0 : index
-        %681 = arith.addi %680, %627 : index
-        %682 = arith.constant 0 : index
-        %683 = memref.load %x[%682, %681] : memref<?x?xf32>
-        %684 = arith.constant 0.9 : f32
-        %685 = arith.addf %683, %684 : f32
-        %686 = math.sqrt %685 : f32
-        linalg.yield %686 : f32
+          ins(%752 : memref<?xf32, strided<[?]>>)
+          outs(%750 : memref<?xf32, strided<[1], offset: ?>>) {
+        ^bb0(%753: f32, %754: f32):
+        %755 = linalg.index 0 : index
+        %756 = arith.addi %755, %702 : index
+        %757 = arith.constant 0 : index
+        %758 = memref.load %x[%757, %756] : memref<?x?xf32>
+        %759 = arith.constant 0.9 : f32
+        %760 = arith.addf %758, %759 : f32
+        %761 = math.sqrt %760 : f32
+        linalg.yield %761 : f32
       }
     } else {
-      %687 = arith.constant 0 : index
-      %688 = memref.reinterpret_cast %q to offset: [0], sizes: [%C], strides: [%687] : memref<?xf32> to memref<?xf32, strided<[?]>>
+      %762 = arith.constant 0 : index
+      %763 = memref.reinterpret_cast %q to offset: [0], sizes: [%C], strides: [%762] : memref<?xf32> to memref<?xf32, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (0, d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%688, %x : memref<?xf32, strided<[?]>>, memref<?x?xf32>)
+          ins(%763, %x : memref<?xf32, strided<[?]>>, memref<?x?xf32>)
           outs(%q : memref<?xf32>) {
-        ^bb0(%689: f32, %690: f32, %691: f32):
-        %692 = arith.constant 0.9 : f32
-        %693 = arith.addf %690, %692 : f32
-        %694 = math.sqrt %693 : f32
-        linalg.yield %694 : f32
+        ^bb0(%764: f32, %765: f32, %766: f32):
+        %767 = arith.constant 0.9 : f32
+        %768 = arith.addf %765, %767 : f32
+        %769 = math.sqrt %768 : f32
+        linalg.yield %769 : f32
       }
     }
     // vq[r, c] = max(k in 0..(c + 1): q[k])
     // Running: each output's range extends the previous one's by its new terms.
-    %695 = arith.constant 0 : index
-    %696 = arith.constant 1 : index
-    %697 = arith.constant 63 : index
-    %698 = arith.addi %R, %697 : index
-    %699 = arith.constant 64 : index
-    %700 = arith.divui %698, %699 : index
-    %701 = arith.constant 1 : index
-    %702 = arith.maxsi %700, %701 : index
-    scf.parallel (%703) = (%695) to (%R) step (%702) {
-      %704 = arith.addi %703, %702 : index
-      %705 = arith.minsi %704, %R : index
-      scf.for %706 = %703 to %705 step %696 {
-        %707 = arith.constant 0 : index
-        %708 = arith.constant 0xFF800000 : f32
-        %709 = arith.constant 0 : index
-        %710 = arith.constant 1 : index
-        %711 = arith.constant 1 : index
-        %712 = arith.addi %709, %711 : index
-        %713 = arith.constant 0 : index
-        %714 = arith.subi %712, %710 : index
-        %715 = arith.subi %713, %712 : index
-        %716 = arith.addi %715, %710 : index
-        %717 = arith.maxsi %716, %710 : index
-        %718 = arith.cmpi eq, %714, %713 : index
-        %719 = arith.select %718, %709, %717 : index
-        %720 = arith.maxsi %719, %695 : index
-        %721 = arith.minsi %720, %C : index
-        %722:2 = scf.for %723 = %695 to %721 step %710 iter_args(%724 = %708, %725 = %707) -> (f32, index) {
-          %726 = arith.constant 1 : index
-          %727 = arith.addi %723, %726 : index
-          %728 = scf.for %729 = %725 to %727 step %710 iter_args(%730 = %724) -> (f32) {
-            %731 = memref.load %q[%729] : memref<?xf32>
-            %732 = arith.cmpf ogt, %730, %731 : f32
-            %733 = arith.cmpf uno, %730, %730 : f32
-            %734 = arith.ori %732, %733 : i1
-            %735 = arith.select %734, %730, %731 : f32
-            scf.yield %735 : f32
+    %770 = arith.constant 0 : index
+    %771 = arith.constant 1 : index
+    %772 = arith.constant 63 : index
+    %773 = arith.addi %R, %772 : index
+    %774 = arith.constant 64 : index
+    %775 = arith.divui %773, %774 : index
+    %776 = arith.constant 1 : index
+    %777 = arith.maxsi %775, %776 : index
+    scf.parallel (%778) = (%770) to (%R) step (%777) {
+      %779 = arith.addi %778, %777 : index
+      %780 = arith.minsi %779, %R : index
+      scf.for %781 = %778 to %780 step %771 {
+        %782 = arith.constant 0 : index
+        %783 = arith.constant 0xFF800000 : f32
+        %784 = arith.constant 0 : index
+        %785 = arith.constant 1 : index
+        %786 = arith.constant 1 : index
+        %787 = arith.addi %784, %786 : index
+        %788 = arith.constant 0 : index
+        %789 = arith.subi %787, %785 : index
+        %790 = arith.subi %788, %787 : index
+        %791 = arith.addi %790, %785 : index
+        %792 = arith.maxsi %791, %785 : index
+        %793 = arith.cmpi eq, %789, %788 : index
+        %794 = arith.select %793, %784, %792 : index
+        %795 = arith.maxsi %794, %770 : index
+        %796 = arith.minsi %795, %C : index
+        %797:2 = scf.for %798 = %770 to %796 step %785 iter_args(%799 = %783, %800 = %782) -> (f32, index) {
+          %801 = arith.constant 1 : index
+          %802 = arith.addi %798, %801 : index
+          %803 = scf.for %804 = %800 to %802 step %785 iter_args(%805 = %799) -> (f32) {
+            %806 = memref.load %q[%804] : memref<?xf32>
+            %807 = arith.cmpf ogt, %805, %806 : f32
+            %808 = arith.cmpf uno, %805, %805 : f32
+            %809 = arith.ori %807, %808 : i1
+            %810 = arith.select %809, %805, %806 : f32
+            scf.yield %810 : f32
           }
-          %736 = arith.maxsi %725, %727 : index
-          memref.store %728, %vq[%706, %723] : memref<?x?xf32>
-          scf.yield %728, %736 : f32, index
+          %811 = arith.maxsi %800, %802 : index
+          memref.store %803, %vq[%781, %798] : memref<?x?xf32>
+          scf.yield %803, %811 : f32, index
         }
-        %737 = arith.constant 16 : index
-        %738 = arith.subi %C, %721 : index
-        %739 = arith.remsi %738, %737 : index
-        %740 = arith.subi %C, %739 : index
+        %812 = arith.constant 16 : index
+        %813 = arith.subi %C, %796 : index
+        %814 = arith.remsi %813, %812 : index
+        %815 = arith.subi %C, %814 : index
         // 16 outputs at a time, one term each: the terms loaded as one vector, scanned in
         // registers by shuffles (the identity shifted in), the outputs stored as one.
-        %741 = scf.for %742 = %721 to %740 step %737 iter_args(%743 = %722#0) -> (f32) {
-          %744 = arith.constant 1 : index
-          %745 = arith.addi %742, %744 : index
-          %746 = arith.subi %745, %710 : index
-          %747 = vector.load %q[%746] : memref<?xf32>, vector<16xf32>
-          %749 = arith.constant 0xFF800000 : f32
-          %748 = vector.broadcast %749 : f32 to vector<16xf32>
-          %750 = vector.shuffle %747, %748 [16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14] : vector<16xf32>, vector<16xf32>
-          %751 = arith.maximumf %750, %747 : vector<16xf32>
-          %752 = vector.shuffle %751, %748 [16, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13] : vector<16xf32>, vector<16xf32>
-          %753 = arith.maximumf %752, %751 : vector<16xf32>
-          %754 = vector.shuffle %753, %748 [16, 16, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11] : vector<16xf32>, vector<16xf32>
-          %755 = arith.maximumf %754, %753 : vector<16xf32>
-          %756 = vector.shuffle %755, %748 [16, 16, 16, 16, 16, 16, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7] : vector<16xf32>, vector<16xf32>
-          %757 = arith.maximumf %756, %755 : vector<16xf32>
-          %758 = vector.broadcast %743 : f32 to vector<16xf32>
-          %759 = arith.maximumf %758, %757 : vector<16xf32>
-          %760 = vector.extract %759[15] : f32 from vector<16xf32>
-          vector.store %759, %vq[%706, %742] : memref<?x?xf32>, vector<16xf32>
-          scf.yield %760 : f32
+        %816 = scf.for %817 = %796 to %815 step %812 iter_args(%818 = %797#0) -> (f32) {
+          %819 = arith.constant 1 : index
+          %820 = arith.addi %817, %819 : index
+          %821 = arith.subi %820, %785 : index
+          %822 = vector.load %q[%821] : memref<?xf32>, vector<16xf32>
+          %824 = arith.constant 0xFF800000 : f32
+          %823 = vector.broadcast %824 : f32 to vector<16xf32>
+          %825 = vector.shuffle %822, %823 [16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14] : vector<16xf32>, vector<16xf32>
+          %826 = arith.maximumf %825, %822 : vector<16xf32>
+          %827 = vector.shuffle %826, %823 [16, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13] : vector<16xf32>, vector<16xf32>
+          %828 = arith.maximumf %827, %826 : vector<16xf32>
+          %829 = vector.shuffle %828, %823 [16, 16, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11] : vector<16xf32>, vector<16xf32>
+          %830 = arith.maximumf %829, %828 : vector<16xf32>
+          %831 = vector.shuffle %830, %823 [16, 16, 16, 16, 16, 16, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7] : vector<16xf32>, vector<16xf32>
+          %832 = arith.maximumf %831, %830 : vector<16xf32>
+          %833 = vector.broadcast %818 : f32 to vector<16xf32>
+          %834 = arith.maximumf %833, %832 : vector<16xf32>
+          %835 = vector.extract %834[15] : f32 from vector<16xf32>
+          vector.store %834, %vq[%781, %817] : memref<?x?xf32>, vector<16xf32>
+          scf.yield %835 : f32
         }
-        %761 = scf.for %762 = %740 to %C step %710 iter_args(%763 = %741) -> (f32) {
-          %764 = arith.constant 1 : index
-          %765 = arith.addi %762, %764 : index
-          %766 = arith.subi %765, %710 : index
-          %767 = memref.load %q[%766] : memref<?xf32>
-          %768 = arith.cmpf ogt, %763, %767 : f32
-          %769 = arith.cmpf uno, %763, %763 : f32
-          %770 = arith.ori %768, %769 : i1
-          %771 = arith.select %770, %763, %767 : f32
-          memref.store %771, %vq[%706, %762] : memref<?x?xf32>
-          scf.yield %771 : f32
+        %836 = scf.for %837 = %815 to %C step %785 iter_args(%838 = %816) -> (f32) {
+          %839 = arith.constant 1 : index
+          %840 = arith.addi %837, %839 : index
+          %841 = arith.subi %840, %785 : index
+          %842 = memref.load %q[%841] : memref<?xf32>
+          %843 = arith.cmpf ogt, %838, %842 : f32
+          %844 = arith.cmpf uno, %838, %838 : f32
+          %845 = arith.ori %843, %844 : i1
+          %846 = arith.select %845, %838, %842 : f32
+          memref.store %846, %vq[%781, %837] : memref<?x?xf32>
+          scf.yield %846 : f32
         }
       }
       scf.reduce
     }
     // wq[r, c] = min(k in 0..(c + 1): q[k])
     // Running: each output's range extends the previous one's by its new terms.
-    %772 = arith.constant 0 : index
-    %773 = arith.constant 1 : index
-    %774 = arith.constant 63 : index
-    %775 = arith.addi %R, %774 : index
-    %776 = arith.constant 64 : index
-    %777 = arith.divui %775, %776 : index
-    %778 = arith.constant 1 : index
-    %779 = arith.maxsi %777, %778 : index
-    scf.parallel (%780) = (%772) to (%R) step (%779) {
-      %781 = arith.addi %780, %779 : index
-      %782 = arith.minsi %781, %R : index
-      scf.for %783 = %780 to %782 step %773 {
-        %784 = arith.constant 0 : index
-        %785 = arith.constant 0x7F800000 : f32
-        %786 = arith.constant 0 : index
-        %787 = arith.constant 1 : index
-        %788 = arith.constant 1 : index
-        %789 = arith.addi %786, %788 : index
-        %790 = arith.constant 0 : index
-        %791 = arith.subi %789, %787 : index
-        %792 = arith.subi %790, %789 : index
-        %793 = arith.addi %792, %787 : index
-        %794 = arith.maxsi %793, %787 : index
-        %795 = arith.cmpi eq, %791, %790 : index
-        %796 = arith.select %795, %786, %794 : index
-        %797 = arith.maxsi %796, %772 : index
-        %798 = arith.minsi %797, %C : index
-        %799:2 = scf.for %800 = %772 to %798 step %787 iter_args(%801 = %785, %802 = %784) -> (f32, index) {
-          %803 = arith.constant 1 : index
-          %804 = arith.addi %800, %803 : index
-          %805 = scf.for %806 = %802 to %804 step %787 iter_args(%807 = %801) -> (f32) {
-            %808 = memref.load %q[%806] : memref<?xf32>
-            %809 = arith.cmpf olt, %807, %808 : f32
-            %810 = arith.cmpf uno, %807, %807 : f32
-            %811 = arith.ori %809, %810 : i1
-            %812 = arith.select %811, %807, %808 : f32
-            scf.yield %812 : f32
+    %847 = arith.constant 0 : index
+    %848 = arith.constant 1 : index
+    %849 = arith.constant 63 : index
+    %850 = arith.addi %R, %849 : index
+    %851 = arith.constant 64 : index
+    %852 = arith.divui %850, %851 : index
+    %853 = arith.constant 1 : index
+    %854 = arith.maxsi %852, %853 : index
+    scf.parallel (%855) = (%847) to (%R) step (%854) {
+      %856 = arith.addi %855, %854 : index
+      %857 = arith.minsi %856, %R : index
+      scf.for %858 = %855 to %857 step %848 {
+        %859 = arith.constant 0 : index
+        %860 = arith.constant 0x7F800000 : f32
+        %861 = arith.constant 0 : index
+        %862 = arith.constant 1 : index
+        %863 = arith.constant 1 : index
+        %864 = arith.addi %861, %863 : index
+        %865 = arith.constant 0 : index
+        %866 = arith.subi %864, %862 : index
+        %867 = arith.subi %865, %864 : index
+        %868 = arith.addi %867, %862 : index
+        %869 = arith.maxsi %868, %862 : index
+        %870 = arith.cmpi eq, %866, %865 : index
+        %871 = arith.select %870, %861, %869 : index
+        %872 = arith.maxsi %871, %847 : index
+        %873 = arith.minsi %872, %C : index
+        %874:2 = scf.for %875 = %847 to %873 step %862 iter_args(%876 = %860, %877 = %859) -> (f32, index) {
+          %878 = arith.constant 1 : index
+          %879 = arith.addi %875, %878 : index
+          %880 = scf.for %881 = %877 to %879 step %862 iter_args(%882 = %876) -> (f32) {
+            %883 = memref.load %q[%881] : memref<?xf32>
+            %884 = arith.cmpf olt, %882, %883 : f32
+            %885 = arith.cmpf uno, %882, %882 : f32
+            %886 = arith.ori %884, %885 : i1
+            %887 = arith.select %886, %882, %883 : f32
+            scf.yield %887 : f32
           }
-          %813 = arith.maxsi %802, %804 : index
-          memref.store %805, %wq[%783, %800] : memref<?x?xf32>
-          scf.yield %805, %813 : f32, index
+          %888 = arith.maxsi %877, %879 : index
+          memref.store %880, %wq[%858, %875] : memref<?x?xf32>
+          scf.yield %880, %888 : f32, index
         }
-        %814 = arith.constant 16 : index
-        %815 = arith.subi %C, %798 : index
-        %816 = arith.remsi %815, %814 : index
-        %817 = arith.subi %C, %816 : index
+        %889 = arith.constant 16 : index
+        %890 = arith.subi %C, %873 : index
+        %891 = arith.remsi %890, %889 : index
+        %892 = arith.subi %C, %891 : index
         // 16 outputs at a time, one term each: the terms loaded as one vector, scanned in
         // registers by shuffles (the identity shifted in), the outputs stored as one.
-        %818 = scf.for %819 = %798 to %817 step %814 iter_args(%820 = %799#0) -> (f32) {
-          %821 = arith.constant 1 : index
-          %822 = arith.addi %819, %821 : index
-          %823 = arith.subi %822, %787 : index
-          %824 = vector.load %q[%823] : memref<?xf32>, vector<16xf32>
-          %826 = arith.constant 0x7F800000 : f32
-          %825 = vector.broadcast %826 : f32 to vector<16xf32>
-          %827 = vector.shuffle %824, %825 [16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14] : vector<16xf32>, vector<16xf32>
-          %828 = arith.minimumf %827, %824 : vector<16xf32>
-          %829 = vector.shuffle %828, %825 [16, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13] : vector<16xf32>, vector<16xf32>
-          %830 = arith.minimumf %829, %828 : vector<16xf32>
-          %831 = vector.shuffle %830, %825 [16, 16, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11] : vector<16xf32>, vector<16xf32>
-          %832 = arith.minimumf %831, %830 : vector<16xf32>
-          %833 = vector.shuffle %832, %825 [16, 16, 16, 16, 16, 16, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7] : vector<16xf32>, vector<16xf32>
-          %834 = arith.minimumf %833, %832 : vector<16xf32>
-          %835 = vector.broadcast %820 : f32 to vector<16xf32>
-          %836 = arith.minimumf %835, %834 : vector<16xf32>
-          %837 = vector.extract %836[15] : f32 from vector<16xf32>
-          vector.store %836, %wq[%783, %819] : memref<?x?xf32>, vector<16xf32>
-          scf.yield %837 : f32
+        %893 = scf.for %894 = %873 to %892 step %889 iter_args(%895 = %874#0) -> (f32) {
+          %896 = arith.constant 1 : index
+          %897 = arith.addi %894, %896 : index
+          %898 = arith.subi %897, %862 : index
+          %899 = vector.load %q[%898] : memref<?xf32>, vector<16xf32>
+          %901 = arith.constant 0x7F800000 : f32
+          %900 = vector.broadcast %901 : f32 to vector<16xf32>
+          %902 = vector.shuffle %899, %900 [16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14] : vector<16xf32>, vector<16xf32>
+          %903 = arith.minimumf %902, %899 : vector<16xf32>
+          %904 = vector.shuffle %903, %900 [16, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13] : vector<16xf32>, vector<16xf32>
+          %905 = arith.minimumf %904, %903 : vector<16xf32>
+          %906 = vector.shuffle %905, %900 [16, 16, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11] : vector<16xf32>, vector<16xf32>
+          %907 = arith.minimumf %906, %905 : vector<16xf32>
+          %908 = vector.shuffle %907, %900 [16, 16, 16, 16, 16, 16, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7] : vector<16xf32>, vector<16xf32>
+          %909 = arith.minimumf %908, %907 : vector<16xf32>
+          %910 = vector.broadcast %895 : f32 to vector<16xf32>
+          %911 = arith.minimumf %910, %909 : vector<16xf32>
+          %912 = vector.extract %911[15] : f32 from vector<16xf32>
+          vector.store %911, %wq[%858, %894] : memref<?x?xf32>, vector<16xf32>
+          scf.yield %912 : f32
         }
-        %838 = scf.for %839 = %817 to %C step %787 iter_args(%840 = %818) -> (f32) {
-          %841 = arith.constant 1 : index
-          %842 = arith.addi %839, %841 : index
-          %843 = arith.subi %842, %787 : index
-          %844 = memref.load %q[%843] : memref<?xf32>
-          %845 = arith.cmpf olt, %840, %844 : f32
-          %846 = arith.cmpf uno, %840, %840 : f32
-          %847 = arith.ori %845, %846 : i1
-          %848 = arith.select %847, %840, %844 : f32
-          memref.store %848, %wq[%783, %839] : memref<?x?xf32>
-          scf.yield %848 : f32
+        %913 = scf.for %914 = %892 to %C step %862 iter_args(%915 = %893) -> (f32) {
+          %916 = arith.constant 1 : index
+          %917 = arith.addi %914, %916 : index
+          %918 = arith.subi %917, %862 : index
+          %919 = memref.load %q[%918] : memref<?xf32>
+          %920 = arith.cmpf olt, %915, %919 : f32
+          %921 = arith.cmpf uno, %915, %915 : f32
+          %922 = arith.ori %920, %921 : i1
+          %923 = arith.select %922, %915, %919 : f32
+          memref.store %923, %wq[%858, %914] : memref<?x?xf32>
+          scf.yield %923 : f32
         }
       }
       scf.reduce
@@ -1670,8 +1822,8 @@ module attributes {transform.with_named_sequence} {
 //|
 //| void _mlir_ciface_nan_scans_loops(sb_memref2*, sb_memref2*, sb_memref2*, sb_memref2*, sb_memref2*,
 //|                                   sb_memref2*, sb_memref2*, sb_memref2*, sb_memref2*, sb_memref2*,
-//|                                   sb_memref2*, sb_memref1*, sb_memref2*, sb_memref2*, int64_t,
-//|                                   int64_t);
+//|                                   sb_memref2*, sb_memref2*, sb_memref1*, sb_memref2*, sb_memref2*,
+//|                                   int64_t, int64_t);
 //| static int sb_variant_loops(const sb_args* sb_a) {
 //|   const int64_t* sb_s = sb_a->sizes;
 //|   (void)sb_s;
@@ -1763,20 +1915,20 @@ module attributes {transform.with_named_sequence} {
 //|   sb_m10.strides[1] = 1;
 //|   sb_m10.sizes[0] = sb_s[0];
 //|   sb_m10.strides[0] = sb_m10.strides[1] * sb_m10.sizes[1];
-//|   sb_memref1 sb_m11;
+//|   sb_memref2 sb_m11;
 //|   sb_m11.allocated = sb_a->tensors[11];
 //|   sb_m11.aligned = sb_a->tensors[11];
 //|   sb_m11.offset = 0;
-//|   sb_m11.sizes[0] = sb_s[1];
-//|   sb_m11.strides[0] = 1;
-//|   sb_memref2 sb_m12;
+//|   sb_m11.sizes[1] = sb_s[1];
+//|   sb_m11.strides[1] = 1;
+//|   sb_m11.sizes[0] = sb_s[0];
+//|   sb_m11.strides[0] = sb_m11.strides[1] * sb_m11.sizes[1];
+//|   sb_memref1 sb_m12;
 //|   sb_m12.allocated = sb_a->tensors[12];
 //|   sb_m12.aligned = sb_a->tensors[12];
 //|   sb_m12.offset = 0;
-//|   sb_m12.sizes[1] = sb_s[1];
-//|   sb_m12.strides[1] = 1;
-//|   sb_m12.sizes[0] = sb_s[0];
-//|   sb_m12.strides[0] = sb_m12.strides[1] * sb_m12.sizes[1];
+//|   sb_m12.sizes[0] = sb_s[1];
+//|   sb_m12.strides[0] = 1;
 //|   sb_memref2 sb_m13;
 //|   sb_m13.allocated = sb_a->tensors[13];
 //|   sb_m13.aligned = sb_a->tensors[13];
@@ -1785,15 +1937,24 @@ module attributes {transform.with_named_sequence} {
 //|   sb_m13.strides[1] = 1;
 //|   sb_m13.sizes[0] = sb_s[0];
 //|   sb_m13.strides[0] = sb_m13.strides[1] * sb_m13.sizes[1];
+//|   sb_memref2 sb_m14;
+//|   sb_m14.allocated = sb_a->tensors[14];
+//|   sb_m14.aligned = sb_a->tensors[14];
+//|   sb_m14.offset = 0;
+//|   sb_m14.sizes[1] = sb_s[1];
+//|   sb_m14.strides[1] = 1;
+//|   sb_m14.sizes[0] = sb_s[0];
+//|   sb_m14.strides[0] = sb_m14.strides[1] * sb_m14.sizes[1];
 //|   _mlir_ciface_nan_scans_loops(&sb_m0, &sb_m1, &sb_m2, &sb_m3, &sb_m4, &sb_m5, &sb_m6, &sb_m7,
-//|                               &sb_m8, &sb_m9, &sb_m10, &sb_m11, &sb_m12, &sb_m13, sb_s[0], sb_s[1]);
+//|                               &sb_m8, &sb_m9, &sb_m10, &sb_m11, &sb_m12, &sb_m13, &sb_m14, sb_s[0],
+//|                               sb_s[1]);
 //|   return 0;
 //| }
 //|
 //| void _mlir_ciface_nan_scans_openmp(sb_memref2*, sb_memref2*, sb_memref2*, sb_memref2*, sb_memref2*,
 //|                                    sb_memref2*, sb_memref2*, sb_memref2*, sb_memref2*, sb_memref2*,
-//|                                    sb_memref2*, sb_memref1*, sb_memref2*, sb_memref2*, int64_t,
-//|                                    int64_t);
+//|                                    sb_memref2*, sb_memref2*, sb_memref1*, sb_memref2*, sb_memref2*,
+//|                                    int64_t, int64_t);
 //| static int sb_variant_openmp(const sb_args* sb_a) {
 //|   const int64_t* sb_s = sb_a->sizes;
 //|   (void)sb_s;
@@ -1885,20 +2046,20 @@ module attributes {transform.with_named_sequence} {
 //|   sb_m10.strides[1] = 1;
 //|   sb_m10.sizes[0] = sb_s[0];
 //|   sb_m10.strides[0] = sb_m10.strides[1] * sb_m10.sizes[1];
-//|   sb_memref1 sb_m11;
+//|   sb_memref2 sb_m11;
 //|   sb_m11.allocated = sb_a->tensors[11];
 //|   sb_m11.aligned = sb_a->tensors[11];
 //|   sb_m11.offset = 0;
-//|   sb_m11.sizes[0] = sb_s[1];
-//|   sb_m11.strides[0] = 1;
-//|   sb_memref2 sb_m12;
+//|   sb_m11.sizes[1] = sb_s[1];
+//|   sb_m11.strides[1] = 1;
+//|   sb_m11.sizes[0] = sb_s[0];
+//|   sb_m11.strides[0] = sb_m11.strides[1] * sb_m11.sizes[1];
+//|   sb_memref1 sb_m12;
 //|   sb_m12.allocated = sb_a->tensors[12];
 //|   sb_m12.aligned = sb_a->tensors[12];
 //|   sb_m12.offset = 0;
-//|   sb_m12.sizes[1] = sb_s[1];
-//|   sb_m12.strides[1] = 1;
-//|   sb_m12.sizes[0] = sb_s[0];
-//|   sb_m12.strides[0] = sb_m12.strides[1] * sb_m12.sizes[1];
+//|   sb_m12.sizes[0] = sb_s[1];
+//|   sb_m12.strides[0] = 1;
 //|   sb_memref2 sb_m13;
 //|   sb_m13.allocated = sb_a->tensors[13];
 //|   sb_m13.aligned = sb_a->tensors[13];
@@ -1907,8 +2068,16 @@ module attributes {transform.with_named_sequence} {
 //|   sb_m13.strides[1] = 1;
 //|   sb_m13.sizes[0] = sb_s[0];
 //|   sb_m13.strides[0] = sb_m13.strides[1] * sb_m13.sizes[1];
+//|   sb_memref2 sb_m14;
+//|   sb_m14.allocated = sb_a->tensors[14];
+//|   sb_m14.aligned = sb_a->tensors[14];
+//|   sb_m14.offset = 0;
+//|   sb_m14.sizes[1] = sb_s[1];
+//|   sb_m14.strides[1] = 1;
+//|   sb_m14.sizes[0] = sb_s[0];
+//|   sb_m14.strides[0] = sb_m14.strides[1] * sb_m14.sizes[1];
 //|   _mlir_ciface_nan_scans_openmp(&sb_m0, &sb_m1, &sb_m2, &sb_m3, &sb_m4, &sb_m5, &sb_m6, &sb_m7,
-//|                                &sb_m8, &sb_m9, &sb_m10, &sb_m11, &sb_m12, &sb_m13, sb_s[0],
+//|                                &sb_m8, &sb_m9, &sb_m10, &sb_m11, &sb_m12, &sb_m13, &sb_m14, sb_s[0],
 //|                                sb_s[1]);
 //|   return 0;
 //| }
@@ -1919,6 +2088,6 @@ module attributes {transform.with_named_sequence} {
 //| };
 //|
 //| const sb_module* specbench_module(void) {
-//|   static const sb_module m = {SPECBENCH_ABI_VERSION, "nan_scans", "mlir", 14, 2, 2, sb_variants};
+//|   static const sb_module m = {SPECBENCH_ABI_VERSION, "nan_scans", "mlir", 15, 2, 2, sb_variants};
 //|   return &m;
 //| }

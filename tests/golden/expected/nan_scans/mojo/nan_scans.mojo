@@ -8,14 +8,15 @@
 #   3  mn    f32[R, C]  out
 #   4  emn   f32[R, C]  out
 #   5  dmx   f64[R, C]  out
-#   6  dsum  f64[R, C]  out
-#   7  pr    f32[R, C]  out
-#   8  vmx   f32[R, C]  out
-#   9  vmn   f32[R, C]  out
-#   10  dvs   f64[R, C]  out
-#   11  q     f32[C]     temp
-#   12  vq    f32[R, C]  out
-#   13  wq    f32[R, C]  out
+#   6  dmn   f64[R, C]  out
+#   7  dsum  f64[R, C]  out
+#   8  pr    f32[R, C]  out
+#   9  vmx   f32[R, C]  out
+#   10  vmn   f32[R, C]  out
+#   11  dvs   f64[R, C]  out
+#   12  q     f32[C]     temp
+#   13  vq    f32[R, C]  out
+#   14  wq    f32[R, C]  out
 # Sizes (ABI order): R, C
 # Variants:
 #   loops               strategy loops
@@ -145,6 +146,18 @@ def sb_scan_min_f32(x0: SIMD[DType.float32, 16], carry: Float32) -> SIMD[DType.f
     return sb_min(SIMD[DType.float32, 16](carry), x)
 
 
+# Running min of 8 lanes in log2(lanes) steps, each with a copy shifted by 1, 2, 4, ... lanes
+# (the identity shifted in); the carry joins once (lower/running_scans.h).
+@always_inline
+def sb_scan_min_f64(x0: SIMD[DType.float64, 8], carry: Float64) -> SIMD[DType.float64, 8]:
+    var x = x0
+    var id = SIMD[DType.float64, 8](inf[DType.float64]())
+    x = sb_min(x.shuffle[8, 0, 1, 2, 3, 4, 5, 6](id), x)
+    x = sb_min(x.shuffle[8, 8, 0, 1, 2, 3, 4, 5](id), x)
+    x = sb_min(x.shuffle[8, 8, 8, 8, 0, 1, 2, 3](id), x)
+    return sb_min(SIMD[DType.float64, 8](carry), x)
+
+
 # Running prod of 16 lanes in log2(lanes) steps, each with a copy shifted by 1, 2, 4, ... lanes
 # (the identity shifted in); the carry joins once (lower/running_scans.h).
 @always_inline
@@ -256,8 +269,31 @@ def sb_loops_s3(d: Pointer[Float64, ImmUntrackedOrigin], dmx: Pointer[Float64, M
             c += 1
 
 
+# dmn[r, c] = min(k in 0..(c + 1): select(k == (2 * r + 5) % C, log(d[r, k] - 2.0), d[r, k]))
+def sb_loops_s4(d: Pointer[Float64, ImmUntrackedOrigin], dmn: Pointer[Float64, MutUntrackedOrigin],
+                R: Int, C: Int):
+    for r in range(R):
+        # Running: each output's range extends the previous one's by its new terms.
+        var sb_run = inf[DType.float64]()
+        var k = 0
+        var c = 0
+        while c < C:
+            if k == c + 1 - 1:
+                break
+            while k < c + 1:
+                sb_run = sb_min(sb_run, log(d[unsafe_offset=r * C + k] - Float64(2.0)) if k == (2 * r + 5) % C else d[unsafe_offset=r * C + k])
+                k += 1
+            dmn[unsafe_offset=r * C + c] = sb_run
+            c += 1
+        while c < C:
+            k = c + 1 - 1
+            sb_run = sb_min(sb_run, log(d[unsafe_offset=r * C + k] - Float64(2.0)) if k == (2 * r + 5) % C else d[unsafe_offset=r * C + k])
+            dmn[unsafe_offset=r * C + c] = sb_run
+            c += 1
+
+
 # dsum[r, c] = sum(k in 0..(c + 1): select(k == (3 * r + 1) % C, log(d[r, k] - 2.0), d[r, k]))
-def sb_loops_s4(d: Pointer[Float64, ImmUntrackedOrigin], dsum: Pointer[Float64, MutUntrackedOrigin],
+def sb_loops_s5(d: Pointer[Float64, ImmUntrackedOrigin], dsum: Pointer[Float64, MutUntrackedOrigin],
                 R: Int, C: Int):
     for r in range(R):
         # Running: each output's range extends the previous one's by its new terms.
@@ -280,7 +316,7 @@ def sb_loops_s4(d: Pointer[Float64, ImmUntrackedOrigin], dsum: Pointer[Float64, 
 
 
 # pr[r, c] = prod(k in 0..(c + 1): select(k == 11 * r % C, log(x[r, k] - 2.0), 1.0 + x[r, k] / 8.0))
-def sb_loops_s5(x: Pointer[Float32, ImmUntrackedOrigin], pr: Pointer[Float32, MutUntrackedOrigin],
+def sb_loops_s6(x: Pointer[Float32, ImmUntrackedOrigin], pr: Pointer[Float32, MutUntrackedOrigin],
                 R: Int, C: Int):
     for r in range(R):
         # Running: each output's range extends the previous one's by its new terms.
@@ -303,7 +339,7 @@ def sb_loops_s5(x: Pointer[Float32, ImmUntrackedOrigin], pr: Pointer[Float32, Mu
 
 
 # vmx[r, c] = max(k in 0..(c + 1): sqrt(x[r, k] + 0.99))
-def sb_loops_s6(x: Pointer[Float32, ImmUntrackedOrigin], vmx: Pointer[Float32, MutUntrackedOrigin],
+def sb_loops_s7(x: Pointer[Float32, ImmUntrackedOrigin], vmx: Pointer[Float32, MutUntrackedOrigin],
                 R: Int, C: Int):
     for r in range(R):
         # Running: each output's range extends the previous one's by its new terms.
@@ -326,7 +362,7 @@ def sb_loops_s6(x: Pointer[Float32, ImmUntrackedOrigin], vmx: Pointer[Float32, M
 
 
 # vmn[r, c] = min(k in 0..(c + 1): sqrt(x[r, k] + 0.99))
-def sb_loops_s7(x: Pointer[Float32, ImmUntrackedOrigin], vmn: Pointer[Float32, MutUntrackedOrigin],
+def sb_loops_s8(x: Pointer[Float32, ImmUntrackedOrigin], vmn: Pointer[Float32, MutUntrackedOrigin],
                 R: Int, C: Int):
     for r in range(R):
         # Running: each output's range extends the previous one's by its new terms.
@@ -349,7 +385,7 @@ def sb_loops_s7(x: Pointer[Float32, ImmUntrackedOrigin], vmn: Pointer[Float32, M
 
 
 # dvs[r, c] = sum(k in 0..(c + 1): sqrt(d[r, k] + 0.99))
-def sb_loops_s8(d: Pointer[Float64, ImmUntrackedOrigin], dvs: Pointer[Float64, MutUntrackedOrigin],
+def sb_loops_s9(d: Pointer[Float64, ImmUntrackedOrigin], dvs: Pointer[Float64, MutUntrackedOrigin],
                 R: Int, C: Int):
     for r in range(R):
         # Running: each output's range extends the previous one's by its new terms.
@@ -372,14 +408,14 @@ def sb_loops_s8(d: Pointer[Float64, ImmUntrackedOrigin], dvs: Pointer[Float64, M
 
 
 # q[c] = sqrt(x[0, c] + 0.9)
-def sb_loops_s9(x: Pointer[Float32, ImmUntrackedOrigin], q: Pointer[Float32, MutUntrackedOrigin],
-                C: Int):
+def sb_loops_s10(x: Pointer[Float32, ImmUntrackedOrigin], q: Pointer[Float32, MutUntrackedOrigin],
+                 C: Int):
     for c in range(C):
         q[unsafe_offset=c] = sqrt(x[unsafe_offset=c] + Float32(0.9))
 
 
 # vq[r, c] = max(k in 0..(c + 1): q[k])
-def sb_loops_s10(q: Pointer[Float32, ImmUntrackedOrigin], vq: Pointer[Float32, MutUntrackedOrigin],
+def sb_loops_s11(q: Pointer[Float32, ImmUntrackedOrigin], vq: Pointer[Float32, MutUntrackedOrigin],
                  R: Int, C: Int):
     for r in range(R):
         # Running: each output's range extends the previous one's by its new terms.
@@ -402,7 +438,7 @@ def sb_loops_s10(q: Pointer[Float32, ImmUntrackedOrigin], vq: Pointer[Float32, M
 
 
 # wq[r, c] = min(k in 0..(c + 1): q[k])
-def sb_loops_s11(q: Pointer[Float32, ImmUntrackedOrigin], wq: Pointer[Float32, MutUntrackedOrigin],
+def sb_loops_s12(q: Pointer[Float32, ImmUntrackedOrigin], wq: Pointer[Float32, MutUntrackedOrigin],
                  R: Int, C: Int):
     for r in range(R):
         # Running: each output's range extends the previous one's by its new terms.
@@ -622,8 +658,57 @@ def sb_vectorize_parallel_s3(d: Pointer[Float64, ImmUntrackedOrigin],
         parallelize(sb_chunk, sb_chunks)
 
 
-# dsum[r, c] = sum(k in 0..(c + 1): select(k == (3 * r + 1) % C, log(d[r, k] - 2.0), d[r, k]))
+# dmn[r, c] = min(k in 0..(c + 1): select(k == (2 * r + 5) % C, log(d[r, k] - 2.0), d[r, k]))
 def sb_vectorize_parallel_s4(d: Pointer[Float64, ImmUntrackedOrigin],
+                             dmn: Pointer[Float64, MutUntrackedOrigin], R: Int, C: Int):
+    # Stream the outputs when the tensors this touches outgrow the caches.
+    var sb_stream = 8 * R * C + 8 * R * C >= sb_stream_min_bytes
+    var sb_n = R
+    var sb_chunks = 1 if R * C < sb_serial_iterations else min(sb_n, parallelism_level())
+
+    def sb_chunk(sb_c: Int) {imm}:
+        var sb_lo = sb_c * sb_n // sb_chunks
+        var sb_hi = (sb_c + 1) * sb_n // sb_chunks
+        for r in range(sb_lo, sb_hi):
+            # Running: each output's range extends the previous one's by its new terms.
+            var sb_run = inf[DType.float64]()
+            var k = 0
+            var c = 0
+            while c < C:
+                if k == c + 1 - 1:
+                    break
+                while k < c + 1:
+                    sb_run = sb_min(sb_run, log(d[unsafe_offset=r * C + k] - Float64(2.0)) if k == (2 * r + 5) % C else d[unsafe_offset=r * C + k])
+                    k += 1
+                dmn[unsafe_offset=r * C + c] = sb_run
+                c += 1
+            # 8 outputs at a time, one term each: the terms as one SIMD vector, scanned in vector
+            # registers (sb_scan_min_f64), the outputs stored as one.
+            while c + 8 <= C:
+                k = c + 1 - 1
+                var sb_scan = sb_scan_min_f64(iota[DType.int, 8](k).eq((2 * r + 5) % C).select(log(d.unsafe_load[width=8](r * C + k) - Float64(2.0)), d.unsafe_load[width=8](r * C + k)), sb_run)
+                sb_run = sb_scan[7]
+                if sb_stream and Int(dmn.unsafe_offset(r * C + c)) % 64 == 0:
+                    dmn.unsafe_store[width=8, alignment=64, non_temporal=True](r * C + c, sb_scan)
+                else:
+                    dmn.unsafe_store[width=8](r * C + c, sb_scan)
+                c += 8
+            while c < C:
+                k = c + 1 - 1
+                sb_run = sb_min(sb_run, log(d[unsafe_offset=r * C + k] - Float64(2.0)) if k == (2 * r + 5) % C else d[unsafe_offset=r * C + k])
+                dmn[unsafe_offset=r * C + c] = sb_run
+                c += 1
+        if sb_stream:
+            fence()
+
+    if sb_chunks == 1:
+        sb_chunk(0)
+    else:
+        parallelize(sb_chunk, sb_chunks)
+
+
+# dsum[r, c] = sum(k in 0..(c + 1): select(k == (3 * r + 1) % C, log(d[r, k] - 2.0), d[r, k]))
+def sb_vectorize_parallel_s5(d: Pointer[Float64, ImmUntrackedOrigin],
                              dsum: Pointer[Float64, MutUntrackedOrigin], R: Int, C: Int):
     # Stream the outputs when the tensors this touches outgrow the caches.
     var sb_stream = 8 * R * C + 8 * R * C >= sb_stream_min_bytes
@@ -672,7 +757,7 @@ def sb_vectorize_parallel_s4(d: Pointer[Float64, ImmUntrackedOrigin],
 
 
 # pr[r, c] = prod(k in 0..(c + 1): select(k == 11 * r % C, log(x[r, k] - 2.0), 1.0 + x[r, k] / 8.0))
-def sb_vectorize_parallel_s5(x: Pointer[Float32, ImmUntrackedOrigin],
+def sb_vectorize_parallel_s6(x: Pointer[Float32, ImmUntrackedOrigin],
                              pr: Pointer[Float32, MutUntrackedOrigin], R: Int, C: Int):
     # Stream the outputs when the tensors this touches outgrow the caches.
     var sb_stream = 4 * R * C + 4 * R * C >= sb_stream_min_bytes
@@ -721,7 +806,7 @@ def sb_vectorize_parallel_s5(x: Pointer[Float32, ImmUntrackedOrigin],
 
 
 # vmx[r, c] = max(k in 0..(c + 1): sqrt(x[r, k] + 0.99))
-def sb_vectorize_parallel_s6(x: Pointer[Float32, ImmUntrackedOrigin],
+def sb_vectorize_parallel_s7(x: Pointer[Float32, ImmUntrackedOrigin],
                              vmx: Pointer[Float32, MutUntrackedOrigin], R: Int, C: Int):
     # Stream the outputs when the tensors this touches outgrow the caches.
     var sb_stream = 4 * R * C + 4 * R * C >= sb_stream_min_bytes
@@ -770,7 +855,7 @@ def sb_vectorize_parallel_s6(x: Pointer[Float32, ImmUntrackedOrigin],
 
 
 # vmn[r, c] = min(k in 0..(c + 1): sqrt(x[r, k] + 0.99))
-def sb_vectorize_parallel_s7(x: Pointer[Float32, ImmUntrackedOrigin],
+def sb_vectorize_parallel_s8(x: Pointer[Float32, ImmUntrackedOrigin],
                              vmn: Pointer[Float32, MutUntrackedOrigin], R: Int, C: Int):
     # Stream the outputs when the tensors this touches outgrow the caches.
     var sb_stream = 4 * R * C + 4 * R * C >= sb_stream_min_bytes
@@ -819,7 +904,7 @@ def sb_vectorize_parallel_s7(x: Pointer[Float32, ImmUntrackedOrigin],
 
 
 # dvs[r, c] = sum(k in 0..(c + 1): sqrt(d[r, k] + 0.99))
-def sb_vectorize_parallel_s8(d: Pointer[Float64, ImmUntrackedOrigin],
+def sb_vectorize_parallel_s9(d: Pointer[Float64, ImmUntrackedOrigin],
                              dvs: Pointer[Float64, MutUntrackedOrigin], R: Int, C: Int):
     # Stream the outputs when the tensors this touches outgrow the caches.
     var sb_stream = 8 * R * C + 8 * R * C >= sb_stream_min_bytes
@@ -868,8 +953,8 @@ def sb_vectorize_parallel_s8(d: Pointer[Float64, ImmUntrackedOrigin],
 
 
 # q[c] = sqrt(x[0, c] + 0.9)
-def sb_vectorize_parallel_s9(x: Pointer[Float32, ImmUntrackedOrigin],
-                             q: Pointer[Float32, MutUntrackedOrigin], R: Int, C: Int):
+def sb_vectorize_parallel_s10(x: Pointer[Float32, ImmUntrackedOrigin],
+                              q: Pointer[Float32, MutUntrackedOrigin], R: Int, C: Int):
     # Stream the outputs when the tensors this touches outgrow the caches.
     var sb_stream = 4 * R * C + 4 * C >= sb_stream_min_bytes
     var sb_n = C
@@ -932,7 +1017,7 @@ def sb_vectorize_parallel_s9(x: Pointer[Float32, ImmUntrackedOrigin],
 
 
 # vq[r, c] = max(k in 0..(c + 1): q[k])
-def sb_vectorize_parallel_s10(q: Pointer[Float32, ImmUntrackedOrigin],
+def sb_vectorize_parallel_s11(q: Pointer[Float32, ImmUntrackedOrigin],
                               vq: Pointer[Float32, MutUntrackedOrigin], R: Int, C: Int):
     # Stream the outputs when the tensors this touches outgrow the caches.
     var sb_stream = 4 * C + 4 * R * C >= sb_stream_min_bytes
@@ -981,7 +1066,7 @@ def sb_vectorize_parallel_s10(q: Pointer[Float32, ImmUntrackedOrigin],
 
 
 # wq[r, c] = min(k in 0..(c + 1): q[k])
-def sb_vectorize_parallel_s11(q: Pointer[Float32, ImmUntrackedOrigin],
+def sb_vectorize_parallel_s12(q: Pointer[Float32, ImmUntrackedOrigin],
                               wq: Pointer[Float32, MutUntrackedOrigin], R: Int, C: Int):
     # Stream the outputs when the tensors this touches outgrow the caches.
     var sb_stream = 4 * C + 4 * R * C >= sb_stream_min_bytes
@@ -1041,14 +1126,15 @@ def sb_variant_loops(sb_a: Pointer[SbArgs, ImmUntrackedOrigin]) abi("C") -> Int3
     var mn = sb_a[].tensors[unsafe_offset=3].unsafe_bitcast[Float32]()
     var emn = sb_a[].tensors[unsafe_offset=4].unsafe_bitcast[Float32]()
     var dmx = sb_a[].tensors[unsafe_offset=5].unsafe_bitcast[Float64]()
-    var dsum = sb_a[].tensors[unsafe_offset=6].unsafe_bitcast[Float64]()
-    var pr = sb_a[].tensors[unsafe_offset=7].unsafe_bitcast[Float32]()
-    var vmx = sb_a[].tensors[unsafe_offset=8].unsafe_bitcast[Float32]()
-    var vmn = sb_a[].tensors[unsafe_offset=9].unsafe_bitcast[Float32]()
-    var dvs = sb_a[].tensors[unsafe_offset=10].unsafe_bitcast[Float64]()
-    var q = sb_a[].tensors[unsafe_offset=11].unsafe_bitcast[Float32]()
-    var vq = sb_a[].tensors[unsafe_offset=12].unsafe_bitcast[Float32]()
-    var wq = sb_a[].tensors[unsafe_offset=13].unsafe_bitcast[Float32]()
+    var dmn = sb_a[].tensors[unsafe_offset=6].unsafe_bitcast[Float64]()
+    var dsum = sb_a[].tensors[unsafe_offset=7].unsafe_bitcast[Float64]()
+    var pr = sb_a[].tensors[unsafe_offset=8].unsafe_bitcast[Float32]()
+    var vmx = sb_a[].tensors[unsafe_offset=9].unsafe_bitcast[Float32]()
+    var vmn = sb_a[].tensors[unsafe_offset=10].unsafe_bitcast[Float32]()
+    var dvs = sb_a[].tensors[unsafe_offset=11].unsafe_bitcast[Float64]()
+    var q = sb_a[].tensors[unsafe_offset=12].unsafe_bitcast[Float32]()
+    var vq = sb_a[].tensors[unsafe_offset=13].unsafe_bitcast[Float32]()
+    var wq = sb_a[].tensors[unsafe_offset=14].unsafe_bitcast[Float32]()
     var R = Int(sb_a[].sizes[unsafe_offset=0])
     var C = Int(sb_a[].sizes[unsafe_offset=1])
 
@@ -1060,22 +1146,24 @@ def sb_variant_loops(sb_a: Pointer[SbArgs, ImmUntrackedOrigin]) abi("C") -> Int3
     sb_loops_s2(x, emn, R, C)
     # dmx[r, c] = max(k in 0..(c + 1): select(k == C - 1 - r % C, log(d[r, k] - 2.0), d[r, k]))
     sb_loops_s3(d, dmx, R, C)
+    # dmn[r, c] = min(k in 0..(c + 1): select(k == (2 * r + 5) % C, log(d[r, k] - 2.0), d[r, k]))
+    sb_loops_s4(d, dmn, R, C)
     # dsum[r, c] = sum(k in 0..(c + 1): select(k == (3 * r + 1) % C, log(d[r, k] - 2.0), d[r, k]))
-    sb_loops_s4(d, dsum, R, C)
+    sb_loops_s5(d, dsum, R, C)
     # pr[r, c] = prod(k in 0..(c + 1): select(k == 11 * r % C, log(x[r, k] - 2.0), 1.0 + x[r, k] / 8.0))
-    sb_loops_s5(x, pr, R, C)
+    sb_loops_s6(x, pr, R, C)
     # vmx[r, c] = max(k in 0..(c + 1): sqrt(x[r, k] + 0.99))
-    sb_loops_s6(x, vmx, R, C)
+    sb_loops_s7(x, vmx, R, C)
     # vmn[r, c] = min(k in 0..(c + 1): sqrt(x[r, k] + 0.99))
-    sb_loops_s7(x, vmn, R, C)
+    sb_loops_s8(x, vmn, R, C)
     # dvs[r, c] = sum(k in 0..(c + 1): sqrt(d[r, k] + 0.99))
-    sb_loops_s8(d, dvs, R, C)
+    sb_loops_s9(d, dvs, R, C)
     # q[c] = sqrt(x[0, c] + 0.9)
-    sb_loops_s9(x, q, C)
+    sb_loops_s10(x, q, C)
     # vq[r, c] = max(k in 0..(c + 1): q[k])
-    sb_loops_s10(q, vq, R, C)
+    sb_loops_s11(q, vq, R, C)
     # wq[r, c] = min(k in 0..(c + 1): q[k])
-    sb_loops_s11(q, wq, R, C)
+    sb_loops_s12(q, wq, R, C)
     return 0
 
 
@@ -1088,14 +1176,15 @@ def sb_variant_vectorize_parallel(sb_a: Pointer[SbArgs, ImmUntrackedOrigin]) abi
     var mn = sb_a[].tensors[unsafe_offset=3].unsafe_bitcast[Float32]()
     var emn = sb_a[].tensors[unsafe_offset=4].unsafe_bitcast[Float32]()
     var dmx = sb_a[].tensors[unsafe_offset=5].unsafe_bitcast[Float64]()
-    var dsum = sb_a[].tensors[unsafe_offset=6].unsafe_bitcast[Float64]()
-    var pr = sb_a[].tensors[unsafe_offset=7].unsafe_bitcast[Float32]()
-    var vmx = sb_a[].tensors[unsafe_offset=8].unsafe_bitcast[Float32]()
-    var vmn = sb_a[].tensors[unsafe_offset=9].unsafe_bitcast[Float32]()
-    var dvs = sb_a[].tensors[unsafe_offset=10].unsafe_bitcast[Float64]()
-    var q = sb_a[].tensors[unsafe_offset=11].unsafe_bitcast[Float32]()
-    var vq = sb_a[].tensors[unsafe_offset=12].unsafe_bitcast[Float32]()
-    var wq = sb_a[].tensors[unsafe_offset=13].unsafe_bitcast[Float32]()
+    var dmn = sb_a[].tensors[unsafe_offset=6].unsafe_bitcast[Float64]()
+    var dsum = sb_a[].tensors[unsafe_offset=7].unsafe_bitcast[Float64]()
+    var pr = sb_a[].tensors[unsafe_offset=8].unsafe_bitcast[Float32]()
+    var vmx = sb_a[].tensors[unsafe_offset=9].unsafe_bitcast[Float32]()
+    var vmn = sb_a[].tensors[unsafe_offset=10].unsafe_bitcast[Float32]()
+    var dvs = sb_a[].tensors[unsafe_offset=11].unsafe_bitcast[Float64]()
+    var q = sb_a[].tensors[unsafe_offset=12].unsafe_bitcast[Float32]()
+    var vq = sb_a[].tensors[unsafe_offset=13].unsafe_bitcast[Float32]()
+    var wq = sb_a[].tensors[unsafe_offset=14].unsafe_bitcast[Float32]()
     var R = Int(sb_a[].sizes[unsafe_offset=0])
     var C = Int(sb_a[].sizes[unsafe_offset=1])
 
@@ -1107,22 +1196,24 @@ def sb_variant_vectorize_parallel(sb_a: Pointer[SbArgs, ImmUntrackedOrigin]) abi
     sb_vectorize_parallel_s2(x, emn, R, C)
     # dmx[r, c] = max(k in 0..(c + 1): select(k == C - 1 - r % C, log(d[r, k] - 2.0), d[r, k]))
     sb_vectorize_parallel_s3(d, dmx, R, C)
+    # dmn[r, c] = min(k in 0..(c + 1): select(k == (2 * r + 5) % C, log(d[r, k] - 2.0), d[r, k]))
+    sb_vectorize_parallel_s4(d, dmn, R, C)
     # dsum[r, c] = sum(k in 0..(c + 1): select(k == (3 * r + 1) % C, log(d[r, k] - 2.0), d[r, k]))
-    sb_vectorize_parallel_s4(d, dsum, R, C)
+    sb_vectorize_parallel_s5(d, dsum, R, C)
     # pr[r, c] = prod(k in 0..(c + 1): select(k == 11 * r % C, log(x[r, k] - 2.0), 1.0 + x[r, k] / 8.0))
-    sb_vectorize_parallel_s5(x, pr, R, C)
+    sb_vectorize_parallel_s6(x, pr, R, C)
     # vmx[r, c] = max(k in 0..(c + 1): sqrt(x[r, k] + 0.99))
-    sb_vectorize_parallel_s6(x, vmx, R, C)
+    sb_vectorize_parallel_s7(x, vmx, R, C)
     # vmn[r, c] = min(k in 0..(c + 1): sqrt(x[r, k] + 0.99))
-    sb_vectorize_parallel_s7(x, vmn, R, C)
+    sb_vectorize_parallel_s8(x, vmn, R, C)
     # dvs[r, c] = sum(k in 0..(c + 1): sqrt(d[r, k] + 0.99))
-    sb_vectorize_parallel_s8(d, dvs, R, C)
+    sb_vectorize_parallel_s9(d, dvs, R, C)
     # q[c] = sqrt(x[0, c] + 0.9)
-    sb_vectorize_parallel_s9(x, q, R, C)
+    sb_vectorize_parallel_s10(x, q, R, C)
     # vq[r, c] = max(k in 0..(c + 1): q[k])
-    sb_vectorize_parallel_s10(q, vq, R, C)
+    sb_vectorize_parallel_s11(q, vq, R, C)
     # wq[r, c] = min(k in 0..(c + 1): q[k])
-    sb_vectorize_parallel_s11(q, wq, R, C)
+    sb_vectorize_parallel_s12(q, wq, R, C)
     return 0
 
 
@@ -1143,7 +1234,7 @@ def specbench_module() abi("C") -> Pointer[SbModule, ImmUntrackedOrigin]:
             abi_version=1,
             spec="nan_scans".as_c_string_span(),
             backend="mojo".as_c_string_span(),
-            num_tensors=14,
+            num_tensors=15,
             num_sizes=2,
             num_variants=2,
             variants=variants,

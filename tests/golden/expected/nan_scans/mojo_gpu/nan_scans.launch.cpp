@@ -8,14 +8,15 @@
 //   3  mn    f32[R, C]  out
 //   4  emn   f32[R, C]  out
 //   5  dmx   f64[R, C]  out
-//   6  dsum  f64[R, C]  out
-//   7  pr    f32[R, C]  out
-//   8  vmx   f32[R, C]  out
-//   9  vmn   f32[R, C]  out
-//   10  dvs   f64[R, C]  out
-//   11  q     f32[C]     temp
-//   12  vq    f32[R, C]  out
-//   13  wq    f32[R, C]  out
+//   6  dmn   f64[R, C]  out
+//   7  dsum  f64[R, C]  out
+//   8  pr    f32[R, C]  out
+//   9  vmx   f32[R, C]  out
+//   10  vmn   f32[R, C]  out
+//   11  dvs   f64[R, C]  out
+//   12  q     f32[C]     temp
+//   13  vq    f32[R, C]  out
+//   14  wq    f32[R, C]  out
 // Sizes (ABI order): R, C
 // Variants:
 //   thread_per_output  strategy thread_per_output: block_size = 128
@@ -46,6 +47,7 @@ SB_MOJO_KERNEL(sb_thread_per_output_s8);
 SB_MOJO_KERNEL(sb_thread_per_output_s9);
 SB_MOJO_KERNEL(sb_thread_per_output_s10);
 SB_MOJO_KERNEL(sb_thread_per_output_s11);
+SB_MOJO_KERNEL(sb_thread_per_output_s12);
 
 // -----------------------------------------------------------------------------
 // Launchers: one function per variant, launching its kernels in order
@@ -59,14 +61,15 @@ static int sb_variant_thread_per_output(const sb_args* sb_a) {
   float* mn = (float*)sb_a->tensors[3];
   float* emn = (float*)sb_a->tensors[4];
   double* dmx = (double*)sb_a->tensors[5];
-  double* dsum = (double*)sb_a->tensors[6];
-  float* pr = (float*)sb_a->tensors[7];
-  float* vmx = (float*)sb_a->tensors[8];
-  float* vmn = (float*)sb_a->tensors[9];
-  double* dvs = (double*)sb_a->tensors[10];
-  float* q = (float*)sb_a->tensors[11];
-  float* vq = (float*)sb_a->tensors[12];
-  float* wq = (float*)sb_a->tensors[13];
+  double* dmn = (double*)sb_a->tensors[6];
+  double* dsum = (double*)sb_a->tensors[7];
+  float* pr = (float*)sb_a->tensors[8];
+  float* vmx = (float*)sb_a->tensors[9];
+  float* vmn = (float*)sb_a->tensors[10];
+  double* dvs = (double*)sb_a->tensors[11];
+  float* q = (float*)sb_a->tensors[12];
+  float* vq = (float*)sb_a->tensors[13];
+  float* wq = (float*)sb_a->tensors[14];
   const int64_t R = sb_a->sizes[0];
   const int64_t C = sb_a->sizes[1];
   void* sb_stream = sb_a->stream;
@@ -99,60 +102,67 @@ static int sb_variant_thread_per_output(const sb_args* sb_a) {
     SB_MOJO_LAUNCH(sb_thread_per_output_s3, sb_grid, 128, 0, sb_stream, d, dmx, R, C);
   }
 
+  // dmn[r, c] = min(k in 0..(c + 1): select(k == (2 * r + 5) % C, log(d[r, k] - 2.0), d[r, k]))
+  {
+    const int64_t sb_total = R * C;
+    const unsigned sb_grid = (unsigned)((sb_total + 127) / 128);
+    SB_MOJO_LAUNCH(sb_thread_per_output_s4, sb_grid, 128, 0, sb_stream, d, dmn, R, C);
+  }
+
   // dsum[r, c] = sum(k in 0..(c + 1): select(k == (3 * r + 1) % C, log(d[r, k] - 2.0), d[r, k]))
   {
     const int64_t sb_total = R * C;
     const unsigned sb_grid = (unsigned)((sb_total + 127) / 128);
-    SB_MOJO_LAUNCH(sb_thread_per_output_s4, sb_grid, 128, 0, sb_stream, d, dsum, R, C);
+    SB_MOJO_LAUNCH(sb_thread_per_output_s5, sb_grid, 128, 0, sb_stream, d, dsum, R, C);
   }
 
   // pr[r, c] = prod(k in 0..(c + 1): select(k == 11 * r % C, log(x[r, k] - 2.0), 1.0 + x[r, k] / 8.0))
   {
     const int64_t sb_total = R * C;
     const unsigned sb_grid = (unsigned)((sb_total + 127) / 128);
-    SB_MOJO_LAUNCH(sb_thread_per_output_s5, sb_grid, 128, 0, sb_stream, x, pr, R, C);
+    SB_MOJO_LAUNCH(sb_thread_per_output_s6, sb_grid, 128, 0, sb_stream, x, pr, R, C);
   }
 
   // vmx[r, c] = max(k in 0..(c + 1): sqrt(x[r, k] + 0.99))
   {
     const int64_t sb_total = R * C;
     const unsigned sb_grid = (unsigned)((sb_total + 127) / 128);
-    SB_MOJO_LAUNCH(sb_thread_per_output_s6, sb_grid, 128, 0, sb_stream, x, vmx, R, C);
+    SB_MOJO_LAUNCH(sb_thread_per_output_s7, sb_grid, 128, 0, sb_stream, x, vmx, R, C);
   }
 
   // vmn[r, c] = min(k in 0..(c + 1): sqrt(x[r, k] + 0.99))
   {
     const int64_t sb_total = R * C;
     const unsigned sb_grid = (unsigned)((sb_total + 127) / 128);
-    SB_MOJO_LAUNCH(sb_thread_per_output_s7, sb_grid, 128, 0, sb_stream, x, vmn, R, C);
+    SB_MOJO_LAUNCH(sb_thread_per_output_s8, sb_grid, 128, 0, sb_stream, x, vmn, R, C);
   }
 
   // dvs[r, c] = sum(k in 0..(c + 1): sqrt(d[r, k] + 0.99))
   {
     const int64_t sb_total = R * C;
     const unsigned sb_grid = (unsigned)((sb_total + 127) / 128);
-    SB_MOJO_LAUNCH(sb_thread_per_output_s8, sb_grid, 128, 0, sb_stream, d, dvs, R, C);
+    SB_MOJO_LAUNCH(sb_thread_per_output_s9, sb_grid, 128, 0, sb_stream, d, dvs, R, C);
   }
 
   // q[c] = sqrt(x[0, c] + 0.9)
   {
     const int64_t sb_total = C;
     const unsigned sb_grid = (unsigned)((sb_total + 127) / 128);
-    SB_MOJO_LAUNCH(sb_thread_per_output_s9, sb_grid, 128, 0, sb_stream, x, q, C);
+    SB_MOJO_LAUNCH(sb_thread_per_output_s10, sb_grid, 128, 0, sb_stream, x, q, C);
   }
 
   // vq[r, c] = max(k in 0..(c + 1): q[k])
   {
     const int64_t sb_total = R * C;
     const unsigned sb_grid = (unsigned)((sb_total + 127) / 128);
-    SB_MOJO_LAUNCH(sb_thread_per_output_s10, sb_grid, 128, 0, sb_stream, q, vq, R, C);
+    SB_MOJO_LAUNCH(sb_thread_per_output_s11, sb_grid, 128, 0, sb_stream, q, vq, R, C);
   }
 
   // wq[r, c] = min(k in 0..(c + 1): q[k])
   {
     const int64_t sb_total = R * C;
     const unsigned sb_grid = (unsigned)((sb_total + 127) / 128);
-    SB_MOJO_LAUNCH(sb_thread_per_output_s11, sb_grid, 128, 0, sb_stream, q, wq, R, C);
+    SB_MOJO_LAUNCH(sb_thread_per_output_s12, sb_grid, 128, 0, sb_stream, q, wq, R, C);
   }
   return 0;
 }
@@ -169,7 +179,7 @@ static const sb_module sb_module_info = {
     SPECBENCH_ABI_VERSION,
     "nan_scans",  // spec
     "mojo_gpu",   // backend
-    14,           // tensors
+    15,           // tensors
     2,            // sizes
     1,            // variants
     sb_variants,

@@ -8,14 +8,15 @@
 #   3  mn    f32[R, C]  out
 #   4  emn   f32[R, C]  out
 #   5  dmx   f64[R, C]  out
-#   6  dsum  f64[R, C]  out
-#   7  pr    f32[R, C]  out
-#   8  vmx   f32[R, C]  out
-#   9  vmn   f32[R, C]  out
-#   10  dvs   f64[R, C]  out
-#   11  q     f32[C]     temp
-#   12  vq    f32[R, C]  out
-#   13  wq    f32[R, C]  out
+#   6  dmn   f64[R, C]  out
+#   7  dsum  f64[R, C]  out
+#   8  pr    f32[R, C]  out
+#   9  vmx   f32[R, C]  out
+#   10  vmn   f32[R, C]  out
+#   11  dvs   f64[R, C]  out
+#   12  q     f32[C]     temp
+#   13  vq    f32[R, C]  out
+#   14  wq    f32[R, C]  out
 # Sizes (ABI order): R, C
 # Variants:
 #   thread_per_output  strategy thread_per_output: block_size = 128
@@ -133,10 +134,30 @@ def sb_thread_per_output_s3(d: Pointer[Float64, ImmUntrackedOrigin],
     dmx[unsafe_offset=r * C + c] = sb_acc0
 
 
-# dsum[r, c] = sum(k in 0..(c + 1): select(k == (3 * r + 1) % C, log(d[r, k] - 2.0), d[r, k]))
+# dmn[r, c] = min(k in 0..(c + 1): select(k == (2 * r + 5) % C, log(d[r, k] - 2.0), d[r, k]))
 # Launch: blocks of 128 threads, grid = ceil(R * C / 128).
 @export("sb_thread_per_output_s4")
 def sb_thread_per_output_s4(d: Pointer[Float64, ImmUntrackedOrigin],
+                            dmn: Pointer[Float64, MutUntrackedOrigin], sb_arg_R: Int64,
+                            sb_arg_C: Int64) abi("C"):
+    var R = Int(sb_arg_R)
+    var C = Int(sb_arg_C)
+    var sb_total = R * C
+    var sb_t = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
+    if sb_t >= sb_total:
+        return
+    var r = sb_t // C
+    var c = sb_t % C
+    var sb_acc0 = inf[DType.float64]()
+    for k in range(c + 1):
+        sb_acc0 = sb_min(sb_acc0, log(d[unsafe_offset=r * C + k] - Float64(2.0)) if k == (2 * r + 5) % C else d[unsafe_offset=r * C + k])
+    dmn[unsafe_offset=r * C + c] = sb_acc0
+
+
+# dsum[r, c] = sum(k in 0..(c + 1): select(k == (3 * r + 1) % C, log(d[r, k] - 2.0), d[r, k]))
+# Launch: blocks of 128 threads, grid = ceil(R * C / 128).
+@export("sb_thread_per_output_s5")
+def sb_thread_per_output_s5(d: Pointer[Float64, ImmUntrackedOrigin],
                             dsum: Pointer[Float64, MutUntrackedOrigin], sb_arg_R: Int64,
                             sb_arg_C: Int64) abi("C"):
     var R = Int(sb_arg_R)
@@ -155,8 +176,8 @@ def sb_thread_per_output_s4(d: Pointer[Float64, ImmUntrackedOrigin],
 
 # pr[r, c] = prod(k in 0..(c + 1): select(k == 11 * r % C, log(x[r, k] - 2.0), 1.0 + x[r, k] / 8.0))
 # Launch: blocks of 128 threads, grid = ceil(R * C / 128).
-@export("sb_thread_per_output_s5")
-def sb_thread_per_output_s5(x: Pointer[Float32, ImmUntrackedOrigin],
+@export("sb_thread_per_output_s6")
+def sb_thread_per_output_s6(x: Pointer[Float32, ImmUntrackedOrigin],
                             pr: Pointer[Float32, MutUntrackedOrigin], sb_arg_R: Int64,
                             sb_arg_C: Int64) abi("C"):
     var R = Int(sb_arg_R)
@@ -175,8 +196,8 @@ def sb_thread_per_output_s5(x: Pointer[Float32, ImmUntrackedOrigin],
 
 # vmx[r, c] = max(k in 0..(c + 1): sqrt(x[r, k] + 0.99))
 # Launch: blocks of 128 threads, grid = ceil(R * C / 128).
-@export("sb_thread_per_output_s6")
-def sb_thread_per_output_s6(x: Pointer[Float32, ImmUntrackedOrigin],
+@export("sb_thread_per_output_s7")
+def sb_thread_per_output_s7(x: Pointer[Float32, ImmUntrackedOrigin],
                             vmx: Pointer[Float32, MutUntrackedOrigin], sb_arg_R: Int64,
                             sb_arg_C: Int64) abi("C"):
     var R = Int(sb_arg_R)
@@ -195,8 +216,8 @@ def sb_thread_per_output_s6(x: Pointer[Float32, ImmUntrackedOrigin],
 
 # vmn[r, c] = min(k in 0..(c + 1): sqrt(x[r, k] + 0.99))
 # Launch: blocks of 128 threads, grid = ceil(R * C / 128).
-@export("sb_thread_per_output_s7")
-def sb_thread_per_output_s7(x: Pointer[Float32, ImmUntrackedOrigin],
+@export("sb_thread_per_output_s8")
+def sb_thread_per_output_s8(x: Pointer[Float32, ImmUntrackedOrigin],
                             vmn: Pointer[Float32, MutUntrackedOrigin], sb_arg_R: Int64,
                             sb_arg_C: Int64) abi("C"):
     var R = Int(sb_arg_R)
@@ -215,8 +236,8 @@ def sb_thread_per_output_s7(x: Pointer[Float32, ImmUntrackedOrigin],
 
 # dvs[r, c] = sum(k in 0..(c + 1): sqrt(d[r, k] + 0.99))
 # Launch: blocks of 128 threads, grid = ceil(R * C / 128).
-@export("sb_thread_per_output_s8")
-def sb_thread_per_output_s8(d: Pointer[Float64, ImmUntrackedOrigin],
+@export("sb_thread_per_output_s9")
+def sb_thread_per_output_s9(d: Pointer[Float64, ImmUntrackedOrigin],
                             dvs: Pointer[Float64, MutUntrackedOrigin], sb_arg_R: Int64,
                             sb_arg_C: Int64) abi("C"):
     var R = Int(sb_arg_R)
@@ -235,9 +256,9 @@ def sb_thread_per_output_s8(d: Pointer[Float64, ImmUntrackedOrigin],
 
 # q[c] = sqrt(x[0, c] + 0.9)
 # Launch: blocks of 128 threads, grid = ceil(C / 128).
-@export("sb_thread_per_output_s9")
-def sb_thread_per_output_s9(x: Pointer[Float32, ImmUntrackedOrigin],
-                            q: Pointer[Float32, MutUntrackedOrigin], sb_arg_C: Int64) abi("C"):
+@export("sb_thread_per_output_s10")
+def sb_thread_per_output_s10(x: Pointer[Float32, ImmUntrackedOrigin],
+                             q: Pointer[Float32, MutUntrackedOrigin], sb_arg_C: Int64) abi("C"):
     var C = Int(sb_arg_C)
     var sb_total = C
     var sb_t = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
@@ -249,8 +270,8 @@ def sb_thread_per_output_s9(x: Pointer[Float32, ImmUntrackedOrigin],
 
 # vq[r, c] = max(k in 0..(c + 1): q[k])
 # Launch: blocks of 128 threads, grid = ceil(R * C / 128).
-@export("sb_thread_per_output_s10")
-def sb_thread_per_output_s10(q: Pointer[Float32, ImmUntrackedOrigin],
+@export("sb_thread_per_output_s11")
+def sb_thread_per_output_s11(q: Pointer[Float32, ImmUntrackedOrigin],
                              vq: Pointer[Float32, MutUntrackedOrigin], sb_arg_R: Int64,
                              sb_arg_C: Int64) abi("C"):
     var R = Int(sb_arg_R)
@@ -269,8 +290,8 @@ def sb_thread_per_output_s10(q: Pointer[Float32, ImmUntrackedOrigin],
 
 # wq[r, c] = min(k in 0..(c + 1): q[k])
 # Launch: blocks of 128 threads, grid = ceil(R * C / 128).
-@export("sb_thread_per_output_s11")
-def sb_thread_per_output_s11(q: Pointer[Float32, ImmUntrackedOrigin],
+@export("sb_thread_per_output_s12")
+def sb_thread_per_output_s12(q: Pointer[Float32, ImmUntrackedOrigin],
                              wq: Pointer[Float32, MutUntrackedOrigin], sb_arg_R: Int64,
                              sb_arg_C: Int64) abi("C"):
     var R = Int(sb_arg_R)

@@ -8,14 +8,15 @@
 //   3  mn    f32[R, C]  out
 //   4  emn   f32[R, C]  out
 //   5  dmx   f64[R, C]  out
-//   6  dsum  f64[R, C]  out
-//   7  pr    f32[R, C]  out
-//   8  vmx   f32[R, C]  out
-//   9  vmn   f32[R, C]  out
-//   10  dvs   f64[R, C]  out
-//   11  q     f32[C]     temp
-//   12  vq    f32[R, C]  out
-//   13  wq    f32[R, C]  out
+//   6  dmn   f64[R, C]  out
+//   7  dsum  f64[R, C]  out
+//   8  pr    f32[R, C]  out
+//   9  vmx   f32[R, C]  out
+//   10  vmn   f32[R, C]  out
+//   11  dvs   f64[R, C]  out
+//   12  q     f32[C]     temp
+//   13  vq    f32[R, C]  out
+//   14  wq    f32[R, C]  out
 // Sizes (ABI order): R, C
 // Variants: none
 
@@ -43,7 +44,7 @@ static const sb_module sb_module_info = {
     SPECBENCH_ABI_VERSION,
     "nan_scans",   // spec
     "vendor_cpu",  // backend
-    14,            // tensors
+    15,            // tensors
     2,             // sizes
     0,             // variants
     sb_variants,

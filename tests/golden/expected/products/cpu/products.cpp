@@ -32,15 +32,41 @@ static inline int32_t sb_mul_i32(int32_t a, int32_t b) {
   return (int32_t)((uint32_t)a * (uint32_t)b);
 }
 
-// Running scans a vector at a time: sb_scan_<op>_<type>(v, carry) replaces v[q] by
-// carry op v[0] op ... op v[q] and returns the new carry. The lanes combine in
-// log2(lanes) steps, each with a copy shifted by 1, 2, 4, ... lanes (the identity
-// shifted in); the carry joins once per vector.
-static inline double sb_scan_prod_f64(double* v, double carry) {
+// Running scans a vector at a time: sb_scan_<op>_<type>(src, dst, carry) writes
+// carry op src[0] op ... op src[q] to dst[q] (dst may be src) and returns the new
+// carry. The lanes combine in log2(lanes) steps, each with a copy shifted by 1, 2,
+// 4, ... lanes (the identity shifted in); the carry joins once per vector.
+static inline double sb_scan_prod_f64(const double* src, double* dst, double carry) {
+#if defined(__AVX__) && !defined(__AVX512F__)
+  const __m256d id = _mm256_set1_pd(1.0);
+  __m256d a = _mm256_loadu_pd(src), b = _mm256_loadu_pd(src + 4);
+  {
+    const __m256d s = _mm256_blend_pd(_mm256_permute_pd(a, 0x0), id, 0x5);
+    a = _mm256_mul_pd(s, a);
+  }
+  {
+    const __m256d s = _mm256_blend_pd(_mm256_permute_pd(b, 0x0), id, 0x5);
+    b = _mm256_mul_pd(s, b);
+  }
+  {
+    const __m256d s = _mm256_blend_pd(_mm256_permute_pd(_mm256_permute2f128_pd(a, a, 0x00), 0xF), id, 0x3);
+    a = _mm256_mul_pd(s, a);
+  }
+  {
+    const __m256d s = _mm256_blend_pd(_mm256_permute_pd(_mm256_permute2f128_pd(b, b, 0x00), 0xF), id, 0x3);
+    b = _mm256_mul_pd(s, b);
+  }
+  const double mid = carry * a[3];
+  const double total = mid * b[3];
+  const __m256d ca = _mm256_set1_pd(carry), cb = _mm256_set1_pd(mid);
+  _mm256_storeu_pd(dst, _mm256_mul_pd(ca, a));
+  _mm256_storeu_pd(dst + 4, _mm256_mul_pd(cb, b));
+  return total;
+#else
   typedef double sb_vec __attribute__((vector_size(64)));
   const sb_vec id = sb_vec{} + 1.0;
   sb_vec x;
-  __builtin_memcpy(&x, v, sizeof x);
+  __builtin_memcpy(&x, src, sizeof x);
   {
     const sb_vec s = __builtin_shufflevector(x, id, 8, 0, 1, 2, 3, 4, 5, 6);
     x = s * x;
@@ -55,8 +81,9 @@ static inline double sb_scan_prod_f64(double* v, double carry) {
   }
   const double total = x[7];
   x = (sb_vec{} + carry) * x;
-  __builtin_memcpy(v, &x, sizeof x);
+  __builtin_memcpy(dst, &x, sizeof x);
   return carry * total;
+#endif
 }
 
 // -----------------------------------------------------------------------------
@@ -204,7 +231,8 @@ SB_STREAM_KERNEL static void sb_omp_simd_s1(const float* __restrict x, double* _
             const int64_t k = i + 1 - 1;
             sb_v[sb_q] = -(double)x[k];
           }
-          for (int64_t sb_q = 0; sb_q < 256; sb_q += 8) sb_run = sb_scan_prod_f64(sb_v + sb_q, sb_run);
+          for (int64_t sb_q = 0; sb_q < 256; sb_q += 8)
+            sb_run = sb_scan_prod_f64(sb_v + sb_q, sb_v + sb_q, sb_run);
           if (((uintptr_t)&q[sb_i] & 63) == 0) {
             for (int64_t sb_l = 0; sb_l < 256; sb_l += 8) {
               double sb_line[8] __attribute__((aligned(64)));
@@ -284,7 +312,7 @@ SB_STREAM_KERNEL static void sb_omp_simd_s1(const float* __restrict x, double* _
           q[i] = sb_run;
         }
         // 256 outputs at a time, one term each: the terms computed by vector loops, scanned 8
-        // at a time in vector registers (sb_scan_prod_f64), the outputs stored by vector loops.
+        // at a time in vector registers (sb_scan_prod_f64), the outputs written in place.
         for (; i + 256 <= sb_i1; i += 256) {
           const int64_t sb_i = i;
           double sb_v[256] __attribute__((aligned(64)));
@@ -294,12 +322,8 @@ SB_STREAM_KERNEL static void sb_omp_simd_s1(const float* __restrict x, double* _
             const int64_t k = i + 1 - 1;
             sb_v[sb_q] = -(double)x[k];
           }
-          for (int64_t sb_q = 0; sb_q < 256; sb_q += 8) sb_run = sb_scan_prod_f64(sb_v + sb_q, sb_run);
-          #pragma omp simd
-          for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
-            const int64_t i = sb_i + sb_q;
-            q[i] = sb_v[sb_q];
-          }
+          for (int64_t sb_q = 0; sb_q < 256; sb_q += 8)
+            sb_run = sb_scan_prod_f64(sb_v + sb_q, &q[sb_i] + sb_q, sb_run);
         }
         for (; i < sb_i1; ++i) {
           {
@@ -323,7 +347,7 @@ SB_STREAM_KERNEL static void sb_omp_simd_s1(const float* __restrict x, double* _
       q[i] = sb_run;
     }
     // 256 outputs at a time, one term each: the terms computed by vector loops, scanned 8
-    // at a time in vector registers (sb_scan_prod_f64), the outputs stored by vector loops.
+    // at a time in vector registers (sb_scan_prod_f64), the outputs written in place.
     for (; i + 256 <= N; i += 256) {
       const int64_t sb_i = i;
       double sb_v[256] __attribute__((aligned(64)));
@@ -333,12 +357,8 @@ SB_STREAM_KERNEL static void sb_omp_simd_s1(const float* __restrict x, double* _
         const int64_t k = i + 1 - 1;
         sb_v[sb_q] = -(double)x[k];
       }
-      for (int64_t sb_q = 0; sb_q < 256; sb_q += 8) sb_run = sb_scan_prod_f64(sb_v + sb_q, sb_run);
-      #pragma omp simd
-      for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
-        const int64_t i = sb_i + sb_q;
-        q[i] = sb_v[sb_q];
-      }
+      for (int64_t sb_q = 0; sb_q < 256; sb_q += 8)
+        sb_run = sb_scan_prod_f64(sb_v + sb_q, &q[sb_i] + sb_q, sb_run);
     }
     for (; i < N; ++i) {
       {

@@ -50,15 +50,49 @@ static inline float sb_max_f32(float a, float b) {
   const float m = a > b ? a : b; return a != a ? a : m;
 }
 
-// Running scans a vector at a time: sb_scan_<op>_<type>(v, carry) replaces v[q] by
-// carry op v[0] op ... op v[q] and returns the new carry. The lanes combine in
-// log2(lanes) steps, each with a copy shifted by 1, 2, 4, ... lanes (the identity
-// shifted in); the carry joins once per vector.
-static inline float sb_scan_sum_f32(float* v, float carry) {
+// Running scans a vector at a time: sb_scan_<op>_<type>(src, dst, carry) writes
+// carry op src[0] op ... op src[q] to dst[q] (dst may be src) and returns the new
+// carry. The lanes combine in log2(lanes) steps, each with a copy shifted by 1, 2,
+// 4, ... lanes (the identity shifted in); the carry joins once per vector.
+static inline float sb_scan_sum_f32(const float* src, float* dst, float carry) {
+#if defined(__AVX__) && !defined(__AVX512F__)
+  const __m256 id = _mm256_set1_ps(0.0f);
+  __m256 a = _mm256_loadu_ps(src), b = _mm256_loadu_ps(src + 8);
+  {
+    const __m256 s = _mm256_blend_ps(_mm256_permute_ps(a, 0x90), id, 0x11);
+    a = _mm256_add_ps(s, a);
+  }
+  {
+    const __m256 s = _mm256_blend_ps(_mm256_permute_ps(b, 0x90), id, 0x11);
+    b = _mm256_add_ps(s, b);
+  }
+  {
+    const __m256 s = _mm256_blend_ps(_mm256_permute_ps(a, 0x40), id, 0x33);
+    a = _mm256_add_ps(s, a);
+  }
+  {
+    const __m256 s = _mm256_blend_ps(_mm256_permute_ps(b, 0x40), id, 0x33);
+    b = _mm256_add_ps(s, b);
+  }
+  {
+    const __m256 s = _mm256_blend_ps(_mm256_permute_ps(_mm256_permute2f128_ps(a, a, 0x00), 0xFF), id, 0x0F);
+    a = _mm256_add_ps(s, a);
+  }
+  {
+    const __m256 s = _mm256_blend_ps(_mm256_permute_ps(_mm256_permute2f128_ps(b, b, 0x00), 0xFF), id, 0x0F);
+    b = _mm256_add_ps(s, b);
+  }
+  const float mid = carry + a[7];
+  const float total = mid + b[7];
+  const __m256 ca = _mm256_set1_ps(carry), cb = _mm256_set1_ps(mid);
+  _mm256_storeu_ps(dst, _mm256_add_ps(ca, a));
+  _mm256_storeu_ps(dst + 8, _mm256_add_ps(cb, b));
+  return total;
+#else
   typedef float sb_vec __attribute__((vector_size(64)));
   const sb_vec id = sb_vec{} + 0.0f;
   sb_vec x;
-  __builtin_memcpy(&x, v, sizeof x);
+  __builtin_memcpy(&x, src, sizeof x);
   {
     const sb_vec s = __builtin_shufflevector(x, id, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14);
     x = s + x;
@@ -77,15 +111,49 @@ static inline float sb_scan_sum_f32(float* v, float carry) {
   }
   const float total = x[15];
   x = (sb_vec{} + carry) + x;
-  __builtin_memcpy(v, &x, sizeof x);
+  __builtin_memcpy(dst, &x, sizeof x);
   return carry + total;
+#endif
 }
-static inline float sb_scan_max_f32(float* v, float carry) {
-#if defined(__AVX512F__)
+static inline float sb_scan_max_f32(const float* src, float* dst, float carry) {
+#if defined(__AVX__) && !defined(__AVX512F__)
+  const __m256 id = _mm256_set1_ps(-INFINITY);
+  __m256 a = _mm256_loadu_ps(src), b = _mm256_loadu_ps(src + 8);
+  {
+    const __m256 s = _mm256_blend_ps(_mm256_permute_ps(a, 0x90), id, 0x11);
+    a = _mm256_blendv_ps(a, s, _mm256_or_ps(_mm256_cmp_ps(s, a, _CMP_GT_OQ), _mm256_cmp_ps(s, s, _CMP_UNORD_Q)));
+  }
+  {
+    const __m256 s = _mm256_blend_ps(_mm256_permute_ps(b, 0x90), id, 0x11);
+    b = _mm256_blendv_ps(b, s, _mm256_or_ps(_mm256_cmp_ps(s, b, _CMP_GT_OQ), _mm256_cmp_ps(s, s, _CMP_UNORD_Q)));
+  }
+  {
+    const __m256 s = _mm256_blend_ps(_mm256_permute_ps(a, 0x40), id, 0x33);
+    a = _mm256_blendv_ps(a, s, _mm256_or_ps(_mm256_cmp_ps(s, a, _CMP_GT_OQ), _mm256_cmp_ps(s, s, _CMP_UNORD_Q)));
+  }
+  {
+    const __m256 s = _mm256_blend_ps(_mm256_permute_ps(b, 0x40), id, 0x33);
+    b = _mm256_blendv_ps(b, s, _mm256_or_ps(_mm256_cmp_ps(s, b, _CMP_GT_OQ), _mm256_cmp_ps(s, s, _CMP_UNORD_Q)));
+  }
+  {
+    const __m256 s = _mm256_blend_ps(_mm256_permute_ps(_mm256_permute2f128_ps(a, a, 0x00), 0xFF), id, 0x0F);
+    a = _mm256_blendv_ps(a, s, _mm256_or_ps(_mm256_cmp_ps(s, a, _CMP_GT_OQ), _mm256_cmp_ps(s, s, _CMP_UNORD_Q)));
+  }
+  {
+    const __m256 s = _mm256_blend_ps(_mm256_permute_ps(_mm256_permute2f128_ps(b, b, 0x00), 0xFF), id, 0x0F);
+    b = _mm256_blendv_ps(b, s, _mm256_or_ps(_mm256_cmp_ps(s, b, _CMP_GT_OQ), _mm256_cmp_ps(s, s, _CMP_UNORD_Q)));
+  }
+  const float mid = sb_max_f32(carry, a[7]);
+  const float total = sb_max_f32(mid, b[7]);
+  const __m256 ca = _mm256_set1_ps(carry), cb = _mm256_set1_ps(mid);
+  _mm256_storeu_ps(dst, _mm256_blendv_ps(a, ca, _mm256_or_ps(_mm256_cmp_ps(ca, a, _CMP_GT_OQ), _mm256_cmp_ps(ca, ca, _CMP_UNORD_Q))));
+  _mm256_storeu_ps(dst + 8, _mm256_blendv_ps(b, cb, _mm256_or_ps(_mm256_cmp_ps(cb, b, _CMP_GT_OQ), _mm256_cmp_ps(cb, cb, _CMP_UNORD_Q))));
+  return total;
+#else
   typedef float sb_vec __attribute__((vector_size(64)));
   const sb_vec id = sb_vec{} + -INFINITY;
   sb_vec x;
-  __builtin_memcpy(&x, v, sizeof x);
+  __builtin_memcpy(&x, src, sizeof x);
   {
     const sb_vec s = __builtin_shufflevector(x, id, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14);
     x = (s > x | s != s) ? s : x;
@@ -104,53 +172,49 @@ static inline float sb_scan_max_f32(float* v, float carry) {
   }
   const float total = x[15];
   x = ((sb_vec{} + carry) > x | (sb_vec{} + carry) != (sb_vec{} + carry)) ? (sb_vec{} + carry) : x;
-  __builtin_memcpy(v, &x, sizeof x);
+  __builtin_memcpy(dst, &x, sizeof x);
   return sb_max_f32(carry, total);
-#else
-  typedef float sb_half __attribute__((vector_size(32)));
-  const sb_half id = sb_half{} + -INFINITY;
-  sb_half a, b;
-  __builtin_memcpy(&a, v, sizeof a);
-  __builtin_memcpy(&b, v + 8, sizeof b);
-  {
-    const sb_half s = __builtin_shufflevector(a, id, 8, 0, 1, 2, 3, 4, 5, 6);
-    a = (s > a | s != s) ? s : a;
-  }
-  {
-    const sb_half s = __builtin_shufflevector(b, id, 8, 0, 1, 2, 3, 4, 5, 6);
-    b = (s > b | s != s) ? s : b;
-  }
-  {
-    const sb_half s = __builtin_shufflevector(a, id, 8, 8, 0, 1, 2, 3, 4, 5);
-    a = (s > a | s != s) ? s : a;
-  }
-  {
-    const sb_half s = __builtin_shufflevector(b, id, 8, 8, 0, 1, 2, 3, 4, 5);
-    b = (s > b | s != s) ? s : b;
-  }
-  {
-    const sb_half s = __builtin_shufflevector(a, id, 8, 8, 8, 8, 0, 1, 2, 3);
-    a = (s > a | s != s) ? s : a;
-  }
-  {
-    const sb_half s = __builtin_shufflevector(b, id, 8, 8, 8, 8, 0, 1, 2, 3);
-    b = (s > b | s != s) ? s : b;
-  }
-  const float mid = sb_max_f32(carry, a[7]);
-  const float total = sb_max_f32(mid, b[7]);
-  a = ((sb_half{} + carry) > a | (sb_half{} + carry) != (sb_half{} + carry)) ? (sb_half{} + carry) : a;
-  b = ((sb_half{} + mid) > b | (sb_half{} + mid) != (sb_half{} + mid)) ? (sb_half{} + mid) : b;
-  __builtin_memcpy(v, &a, sizeof a);
-  __builtin_memcpy(v + 8, &b, sizeof b);
-  return total;
 #endif
 }
-static inline float sb_scan_min_f32(float* v, float carry) {
-#if defined(__AVX512F__)
+static inline float sb_scan_min_f32(const float* src, float* dst, float carry) {
+#if defined(__AVX__) && !defined(__AVX512F__)
+  const __m256 id = _mm256_set1_ps(INFINITY);
+  __m256 a = _mm256_loadu_ps(src), b = _mm256_loadu_ps(src + 8);
+  {
+    const __m256 s = _mm256_blend_ps(_mm256_permute_ps(a, 0x90), id, 0x11);
+    a = _mm256_blendv_ps(a, s, _mm256_or_ps(_mm256_cmp_ps(s, a, _CMP_LT_OQ), _mm256_cmp_ps(s, s, _CMP_UNORD_Q)));
+  }
+  {
+    const __m256 s = _mm256_blend_ps(_mm256_permute_ps(b, 0x90), id, 0x11);
+    b = _mm256_blendv_ps(b, s, _mm256_or_ps(_mm256_cmp_ps(s, b, _CMP_LT_OQ), _mm256_cmp_ps(s, s, _CMP_UNORD_Q)));
+  }
+  {
+    const __m256 s = _mm256_blend_ps(_mm256_permute_ps(a, 0x40), id, 0x33);
+    a = _mm256_blendv_ps(a, s, _mm256_or_ps(_mm256_cmp_ps(s, a, _CMP_LT_OQ), _mm256_cmp_ps(s, s, _CMP_UNORD_Q)));
+  }
+  {
+    const __m256 s = _mm256_blend_ps(_mm256_permute_ps(b, 0x40), id, 0x33);
+    b = _mm256_blendv_ps(b, s, _mm256_or_ps(_mm256_cmp_ps(s, b, _CMP_LT_OQ), _mm256_cmp_ps(s, s, _CMP_UNORD_Q)));
+  }
+  {
+    const __m256 s = _mm256_blend_ps(_mm256_permute_ps(_mm256_permute2f128_ps(a, a, 0x00), 0xFF), id, 0x0F);
+    a = _mm256_blendv_ps(a, s, _mm256_or_ps(_mm256_cmp_ps(s, a, _CMP_LT_OQ), _mm256_cmp_ps(s, s, _CMP_UNORD_Q)));
+  }
+  {
+    const __m256 s = _mm256_blend_ps(_mm256_permute_ps(_mm256_permute2f128_ps(b, b, 0x00), 0xFF), id, 0x0F);
+    b = _mm256_blendv_ps(b, s, _mm256_or_ps(_mm256_cmp_ps(s, b, _CMP_LT_OQ), _mm256_cmp_ps(s, s, _CMP_UNORD_Q)));
+  }
+  const float mid = sb_min_f32(carry, a[7]);
+  const float total = sb_min_f32(mid, b[7]);
+  const __m256 ca = _mm256_set1_ps(carry), cb = _mm256_set1_ps(mid);
+  _mm256_storeu_ps(dst, _mm256_blendv_ps(a, ca, _mm256_or_ps(_mm256_cmp_ps(ca, a, _CMP_LT_OQ), _mm256_cmp_ps(ca, ca, _CMP_UNORD_Q))));
+  _mm256_storeu_ps(dst + 8, _mm256_blendv_ps(b, cb, _mm256_or_ps(_mm256_cmp_ps(cb, b, _CMP_LT_OQ), _mm256_cmp_ps(cb, cb, _CMP_UNORD_Q))));
+  return total;
+#else
   typedef float sb_vec __attribute__((vector_size(64)));
   const sb_vec id = sb_vec{} + INFINITY;
   sb_vec x;
-  __builtin_memcpy(&x, v, sizeof x);
+  __builtin_memcpy(&x, src, sizeof x);
   {
     const sb_vec s = __builtin_shufflevector(x, id, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14);
     x = (s < x | s != s) ? s : x;
@@ -169,45 +233,8 @@ static inline float sb_scan_min_f32(float* v, float carry) {
   }
   const float total = x[15];
   x = ((sb_vec{} + carry) < x | (sb_vec{} + carry) != (sb_vec{} + carry)) ? (sb_vec{} + carry) : x;
-  __builtin_memcpy(v, &x, sizeof x);
+  __builtin_memcpy(dst, &x, sizeof x);
   return sb_min_f32(carry, total);
-#else
-  typedef float sb_half __attribute__((vector_size(32)));
-  const sb_half id = sb_half{} + INFINITY;
-  sb_half a, b;
-  __builtin_memcpy(&a, v, sizeof a);
-  __builtin_memcpy(&b, v + 8, sizeof b);
-  {
-    const sb_half s = __builtin_shufflevector(a, id, 8, 0, 1, 2, 3, 4, 5, 6);
-    a = (s < a | s != s) ? s : a;
-  }
-  {
-    const sb_half s = __builtin_shufflevector(b, id, 8, 0, 1, 2, 3, 4, 5, 6);
-    b = (s < b | s != s) ? s : b;
-  }
-  {
-    const sb_half s = __builtin_shufflevector(a, id, 8, 8, 0, 1, 2, 3, 4, 5);
-    a = (s < a | s != s) ? s : a;
-  }
-  {
-    const sb_half s = __builtin_shufflevector(b, id, 8, 8, 0, 1, 2, 3, 4, 5);
-    b = (s < b | s != s) ? s : b;
-  }
-  {
-    const sb_half s = __builtin_shufflevector(a, id, 8, 8, 8, 8, 0, 1, 2, 3);
-    a = (s < a | s != s) ? s : a;
-  }
-  {
-    const sb_half s = __builtin_shufflevector(b, id, 8, 8, 8, 8, 0, 1, 2, 3);
-    b = (s < b | s != s) ? s : b;
-  }
-  const float mid = sb_min_f32(carry, a[7]);
-  const float total = sb_min_f32(mid, b[7]);
-  a = ((sb_half{} + carry) < a | (sb_half{} + carry) != (sb_half{} + carry)) ? (sb_half{} + carry) : a;
-  b = ((sb_half{} + mid) < b | (sb_half{} + mid) != (sb_half{} + mid)) ? (sb_half{} + mid) : b;
-  __builtin_memcpy(v, &a, sizeof a);
-  __builtin_memcpy(v + 8, &b, sizeof b);
-  return total;
 #endif
 }
 
@@ -497,7 +524,8 @@ SB_STREAM_KERNEL static void sb_omp_simd_s0(const float* __restrict x, float* __
           const float sb_ld1_x = (k >= 0 && k < C) ? x[r * C + k] : 0.0f;
           sb_v[sb_q] = sb_ld1_x;
         }
-        for (int64_t sb_q = 0; sb_q < 256; sb_q += 16) sb_run = sb_scan_sum_f32(sb_v + sb_q, sb_run);
+        for (int64_t sb_q = 0; sb_q < 256; sb_q += 16)
+          sb_run = sb_scan_sum_f32(sb_v + sb_q, sb_v + sb_q, sb_run);
         if (((uintptr_t)&e[r * C + sb_i] & 63) == 0) {
           for (int64_t sb_l = 0; sb_l < 256; sb_l += 16) {
             float sb_line[16] __attribute__((aligned(64)));
@@ -542,7 +570,7 @@ SB_STREAM_KERNEL static void sb_omp_simd_s0(const float* __restrict x, float* __
         e[r * C + c] = sb_run;
       }
       // 256 outputs at a time, one term each: the terms computed by vector loops, scanned 16
-      // at a time in vector registers (sb_scan_sum_f32), the outputs stored by vector loops.
+      // at a time in vector registers (sb_scan_sum_f32), the outputs written in place.
       for (; c + 256 <= C; c += 256) {
         const int64_t sb_i = c;
         float sb_v[256] __attribute__((aligned(64)));
@@ -553,12 +581,8 @@ SB_STREAM_KERNEL static void sb_omp_simd_s0(const float* __restrict x, float* __
           const float sb_ld4_x = (k >= 0 && k < C) ? x[r * C + k] : 0.0f;
           sb_v[sb_q] = sb_ld4_x;
         }
-        for (int64_t sb_q = 0; sb_q < 256; sb_q += 16) sb_run = sb_scan_sum_f32(sb_v + sb_q, sb_run);
-        #pragma omp simd
-        for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
-          const int64_t c = sb_i + sb_q;
-          e[r * C + c] = sb_v[sb_q];
-        }
+        for (int64_t sb_q = 0; sb_q < 256; sb_q += 16)
+          sb_run = sb_scan_sum_f32(sb_v + sb_q, &e[r * C + sb_i] + sb_q, sb_run);
       }
       for (; c < C; ++c) {
         {
@@ -705,7 +729,8 @@ SB_STREAM_KERNEL static void sb_omp_simd_s2(const float* __restrict x, float* __
           const float sb_ld1_x = (k >= 0 && k < C) ? x[r * C + k] : 0.0f;
           sb_v[sb_q] = sb_ld1_x;
         }
-        for (int64_t sb_q = 0; sb_q < 256; sb_q += 16) sb_run = sb_scan_min_f32(sb_v + sb_q, sb_run);
+        for (int64_t sb_q = 0; sb_q < 256; sb_q += 16)
+          sb_run = sb_scan_min_f32(sb_v + sb_q, sb_v + sb_q, sb_run);
         if (((uintptr_t)&m[r * C + sb_i] & 63) == 0) {
           for (int64_t sb_l = 0; sb_l < 256; sb_l += 16) {
             float sb_line[16] __attribute__((aligned(64)));
@@ -761,7 +786,8 @@ SB_STREAM_KERNEL static void sb_omp_simd_s2(const float* __restrict x, float* __
           const float sb_ld4_x = (k >= 0 && k < C) ? x[r * C + k] : 0.0f;
           sb_v[sb_q] = sb_ld4_x;
         }
-        for (int64_t sb_q = 0; sb_q < 256; sb_q += 16) sb_run = sb_scan_min_f32(sb_v + sb_q, sb_run);
+        for (int64_t sb_q = 0; sb_q < 256; sb_q += 16)
+          sb_run = sb_scan_min_f32(sb_v + sb_q, sb_v + sb_q, sb_run);
         #pragma omp simd
         for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
           const int64_t c = sb_i + sb_q;
@@ -852,7 +878,8 @@ SB_STREAM_KERNEL static void sb_omp_simd_s3(const float* __restrict x, float* __
             const float sb_ld2_x = (0 >= 0 && 0 < R && k >= 0 && k < C) ? x[k] : 0.0f;
             sb_v[sb_q] = sb_ld2_x;
           }
-          for (int64_t sb_q = 0; sb_q < 256; sb_q += 16) sb_run = sb_scan_sum_f32(sb_v + sb_q, sb_run);
+          for (int64_t sb_q = 0; sb_q < 256; sb_q += 16)
+            sb_run = sb_scan_sum_f32(sb_v + sb_q, sb_v + sb_q, sb_run);
           if (((uintptr_t)&t[sb_i] & 63) == 0) {
             for (int64_t sb_l = 0; sb_l < 256; sb_l += 16) {
               float sb_line[16] __attribute__((aligned(64)));
@@ -935,7 +962,7 @@ SB_STREAM_KERNEL static void sb_omp_simd_s3(const float* __restrict x, float* __
           t[c] = sb_run;
         }
         // 256 outputs at a time, one term each: the terms computed by vector loops, scanned 16
-        // at a time in vector registers (sb_scan_sum_f32), the outputs stored by vector loops.
+        // at a time in vector registers (sb_scan_sum_f32), the outputs written in place.
         for (; c + 256 <= sb_i1; c += 256) {
           const int64_t sb_i = c;
           float sb_v[256] __attribute__((aligned(64)));
@@ -946,12 +973,8 @@ SB_STREAM_KERNEL static void sb_omp_simd_s3(const float* __restrict x, float* __
             const float sb_ld6_x = (0 >= 0 && 0 < R && k >= 0 && k < C) ? x[k] : 0.0f;
             sb_v[sb_q] = sb_ld6_x;
           }
-          for (int64_t sb_q = 0; sb_q < 256; sb_q += 16) sb_run = sb_scan_sum_f32(sb_v + sb_q, sb_run);
-          #pragma omp simd
-          for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
-            const int64_t c = sb_i + sb_q;
-            t[c] = sb_v[sb_q];
-          }
+          for (int64_t sb_q = 0; sb_q < 256; sb_q += 16)
+            sb_run = sb_scan_sum_f32(sb_v + sb_q, &t[sb_i] + sb_q, sb_run);
         }
         for (; c < sb_i1; ++c) {
           {
@@ -977,7 +1000,7 @@ SB_STREAM_KERNEL static void sb_omp_simd_s3(const float* __restrict x, float* __
       t[c] = sb_run;
     }
     // 256 outputs at a time, one term each: the terms computed by vector loops, scanned 16
-    // at a time in vector registers (sb_scan_sum_f32), the outputs stored by vector loops.
+    // at a time in vector registers (sb_scan_sum_f32), the outputs written in place.
     for (; c + 256 <= C; c += 256) {
       const int64_t sb_i = c;
       float sb_v[256] __attribute__((aligned(64)));
@@ -988,12 +1011,8 @@ SB_STREAM_KERNEL static void sb_omp_simd_s3(const float* __restrict x, float* __
         const float sb_ld9_x = (0 >= 0 && 0 < R && k >= 0 && k < C) ? x[k] : 0.0f;
         sb_v[sb_q] = sb_ld9_x;
       }
-      for (int64_t sb_q = 0; sb_q < 256; sb_q += 16) sb_run = sb_scan_sum_f32(sb_v + sb_q, sb_run);
-      #pragma omp simd
-      for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
-        const int64_t c = sb_i + sb_q;
-        t[c] = sb_v[sb_q];
-      }
+      for (int64_t sb_q = 0; sb_q < 256; sb_q += 16)
+        sb_run = sb_scan_sum_f32(sb_v + sb_q, &t[sb_i] + sb_q, sb_run);
     }
     for (; c < C; ++c) {
       {
@@ -1161,7 +1180,8 @@ SB_STREAM_KERNEL static void sb_omp_simd_s6(const float* __restrict x, float* __
                 (sb_ld2_x_i0 >= 0 && sb_ld2_x_i0 < R && k >= 0 && k < C) ? x[sb_ld2_x_i0 * C + k] : 0.0f;
             sb_v[sb_q] = sb_ld2_x;
           }
-          for (int64_t sb_q = 0; sb_q < 256; sb_q += 16) sb_run = sb_scan_max_f32(sb_v + sb_q, sb_run);
+          for (int64_t sb_q = 0; sb_q < 256; sb_q += 16)
+            sb_run = sb_scan_max_f32(sb_v + sb_q, sb_v + sb_q, sb_run);
           if (((uintptr_t)&g[sb_i] & 63) == 0) {
             for (int64_t sb_l = 0; sb_l < 256; sb_l += 16) {
               float sb_line[16] __attribute__((aligned(64)));
@@ -1249,7 +1269,7 @@ SB_STREAM_KERNEL static void sb_omp_simd_s6(const float* __restrict x, float* __
           g[c] = sb_run;
         }
         // 256 outputs at a time, one term each: the terms computed by vector loops, scanned 16
-        // at a time in vector registers (sb_scan_max_f32), the outputs stored by vector loops.
+        // at a time in vector registers (sb_scan_max_f32), the outputs written in place.
         for (; c + 256 <= sb_i1; c += 256) {
           const int64_t sb_i = c;
           float sb_v[256] __attribute__((aligned(64)));
@@ -1262,12 +1282,8 @@ SB_STREAM_KERNEL static void sb_omp_simd_s6(const float* __restrict x, float* __
                 (sb_ld6_x_i0 >= 0 && sb_ld6_x_i0 < R && k >= 0 && k < C) ? x[sb_ld6_x_i0 * C + k] : 0.0f;
             sb_v[sb_q] = sb_ld6_x;
           }
-          for (int64_t sb_q = 0; sb_q < 256; sb_q += 16) sb_run = sb_scan_max_f32(sb_v + sb_q, sb_run);
-          #pragma omp simd
-          for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
-            const int64_t c = sb_i + sb_q;
-            g[c] = sb_v[sb_q];
-          }
+          for (int64_t sb_q = 0; sb_q < 256; sb_q += 16)
+            sb_run = sb_scan_max_f32(sb_v + sb_q, &g[sb_i] + sb_q, sb_run);
         }
         for (; c < sb_i1; ++c) {
           {
@@ -1297,7 +1313,7 @@ SB_STREAM_KERNEL static void sb_omp_simd_s6(const float* __restrict x, float* __
       g[c] = sb_run;
     }
     // 256 outputs at a time, one term each: the terms computed by vector loops, scanned 16
-    // at a time in vector registers (sb_scan_max_f32), the outputs stored by vector loops.
+    // at a time in vector registers (sb_scan_max_f32), the outputs written in place.
     for (; c + 256 <= C; c += 256) {
       const int64_t sb_i = c;
       float sb_v[256] __attribute__((aligned(64)));
@@ -1310,12 +1326,8 @@ SB_STREAM_KERNEL static void sb_omp_simd_s6(const float* __restrict x, float* __
             (sb_ld9_x_i0 >= 0 && sb_ld9_x_i0 < R && k >= 0 && k < C) ? x[sb_ld9_x_i0 * C + k] : 0.0f;
         sb_v[sb_q] = sb_ld9_x;
       }
-      for (int64_t sb_q = 0; sb_q < 256; sb_q += 16) sb_run = sb_scan_max_f32(sb_v + sb_q, sb_run);
-      #pragma omp simd
-      for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
-        const int64_t c = sb_i + sb_q;
-        g[c] = sb_v[sb_q];
-      }
+      for (int64_t sb_q = 0; sb_q < 256; sb_q += 16)
+        sb_run = sb_scan_max_f32(sb_v + sb_q, &g[sb_i] + sb_q, sb_run);
     }
     for (; c < C; ++c) {
       {

@@ -28,15 +28,49 @@
 // Subscript clamped into [0, n - 1] (boundary: clamp).
 static inline int64_t sb_clamp(int64_t v, int64_t n) { return v < 0 ? 0 : (v >= n ? n - 1 : v); }
 
-// Running scans a vector at a time: sb_scan_<op>_<type>(v, carry) replaces v[q] by
-// carry op v[0] op ... op v[q] and returns the new carry. The lanes combine in
-// log2(lanes) steps, each with a copy shifted by 1, 2, 4, ... lanes (the identity
-// shifted in); the carry joins once per vector.
-static inline float sb_scan_sum_f32(float* v, float carry) {
+// Running scans a vector at a time: sb_scan_<op>_<type>(src, dst, carry) writes
+// carry op src[0] op ... op src[q] to dst[q] (dst may be src) and returns the new
+// carry. The lanes combine in log2(lanes) steps, each with a copy shifted by 1, 2,
+// 4, ... lanes (the identity shifted in); the carry joins once per vector.
+static inline float sb_scan_sum_f32(const float* src, float* dst, float carry) {
+#if defined(__AVX__) && !defined(__AVX512F__)
+  const __m256 id = _mm256_set1_ps(0.0f);
+  __m256 a = _mm256_loadu_ps(src), b = _mm256_loadu_ps(src + 8);
+  {
+    const __m256 s = _mm256_blend_ps(_mm256_permute_ps(a, 0x90), id, 0x11);
+    a = _mm256_add_ps(s, a);
+  }
+  {
+    const __m256 s = _mm256_blend_ps(_mm256_permute_ps(b, 0x90), id, 0x11);
+    b = _mm256_add_ps(s, b);
+  }
+  {
+    const __m256 s = _mm256_blend_ps(_mm256_permute_ps(a, 0x40), id, 0x33);
+    a = _mm256_add_ps(s, a);
+  }
+  {
+    const __m256 s = _mm256_blend_ps(_mm256_permute_ps(b, 0x40), id, 0x33);
+    b = _mm256_add_ps(s, b);
+  }
+  {
+    const __m256 s = _mm256_blend_ps(_mm256_permute_ps(_mm256_permute2f128_ps(a, a, 0x00), 0xFF), id, 0x0F);
+    a = _mm256_add_ps(s, a);
+  }
+  {
+    const __m256 s = _mm256_blend_ps(_mm256_permute_ps(_mm256_permute2f128_ps(b, b, 0x00), 0xFF), id, 0x0F);
+    b = _mm256_add_ps(s, b);
+  }
+  const float mid = carry + a[7];
+  const float total = mid + b[7];
+  const __m256 ca = _mm256_set1_ps(carry), cb = _mm256_set1_ps(mid);
+  _mm256_storeu_ps(dst, _mm256_add_ps(ca, a));
+  _mm256_storeu_ps(dst + 8, _mm256_add_ps(cb, b));
+  return total;
+#else
   typedef float sb_vec __attribute__((vector_size(64)));
   const sb_vec id = sb_vec{} + 0.0f;
   sb_vec x;
-  __builtin_memcpy(&x, v, sizeof x);
+  __builtin_memcpy(&x, src, sizeof x);
   {
     const sb_vec s = __builtin_shufflevector(x, id, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14);
     x = s + x;
@@ -55,8 +89,9 @@ static inline float sb_scan_sum_f32(float* v, float carry) {
   }
   const float total = x[15];
   x = (sb_vec{} + carry) + x;
-  __builtin_memcpy(v, &x, sizeof x);
+  __builtin_memcpy(dst, &x, sizeof x);
   return carry + total;
+#endif
 }
 
 // -----------------------------------------------------------------------------
@@ -449,7 +484,8 @@ SB_STREAM_KERNEL static void sb_omp_simd_s2(const float* __restrict x, float* __
           const float sb_ld1_x = (k >= 0 && k < W) ? x[i * W + k] : 0.0f;
           sb_v[sb_q] = sb_ld1_x;
         }
-        for (int64_t sb_q = 0; sb_q < 256; sb_q += 16) sb_run = sb_scan_sum_f32(sb_v + sb_q, sb_run);
+        for (int64_t sb_q = 0; sb_q < 256; sb_q += 16)
+          sb_run = sb_scan_sum_f32(sb_v + sb_q, sb_v + sb_q, sb_run);
         if (((uintptr_t)&cum[i * W + sb_i] & 63) == 0) {
           for (int64_t sb_l = 0; sb_l < 256; sb_l += 16) {
             float sb_line[16] __attribute__((aligned(64)));
@@ -494,7 +530,7 @@ SB_STREAM_KERNEL static void sb_omp_simd_s2(const float* __restrict x, float* __
         cum[i * W + j] = sb_run;
       }
       // 256 outputs at a time, one term each: the terms computed by vector loops, scanned 16
-      // at a time in vector registers (sb_scan_sum_f32), the outputs stored by vector loops.
+      // at a time in vector registers (sb_scan_sum_f32), the outputs written in place.
       for (; j + 256 <= W; j += 256) {
         const int64_t sb_i = j;
         float sb_v[256] __attribute__((aligned(64)));
@@ -505,12 +541,8 @@ SB_STREAM_KERNEL static void sb_omp_simd_s2(const float* __restrict x, float* __
           const float sb_ld4_x = (k >= 0 && k < W) ? x[i * W + k] : 0.0f;
           sb_v[sb_q] = sb_ld4_x;
         }
-        for (int64_t sb_q = 0; sb_q < 256; sb_q += 16) sb_run = sb_scan_sum_f32(sb_v + sb_q, sb_run);
-        #pragma omp simd
-        for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
-          const int64_t j = sb_i + sb_q;
-          cum[i * W + j] = sb_v[sb_q];
-        }
+        for (int64_t sb_q = 0; sb_q < 256; sb_q += 16)
+          sb_run = sb_scan_sum_f32(sb_v + sb_q, &cum[i * W + sb_i] + sb_q, sb_run);
       }
       for (; j < W; ++j) {
         {

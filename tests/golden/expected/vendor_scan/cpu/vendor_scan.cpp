@@ -28,15 +28,49 @@ static inline float sb_min_f32(float a, float b) {
   const float m = a < b ? a : b; return a != a ? a : m;
 }
 
-// Running scans a vector at a time: sb_scan_<op>_<type>(v, carry) replaces v[q] by
-// carry op v[0] op ... op v[q] and returns the new carry. The lanes combine in
-// log2(lanes) steps, each with a copy shifted by 1, 2, 4, ... lanes (the identity
-// shifted in); the carry joins once per vector.
-static inline float sb_scan_sum_f32(float* v, float carry) {
+// Running scans a vector at a time: sb_scan_<op>_<type>(src, dst, carry) writes
+// carry op src[0] op ... op src[q] to dst[q] (dst may be src) and returns the new
+// carry. The lanes combine in log2(lanes) steps, each with a copy shifted by 1, 2,
+// 4, ... lanes (the identity shifted in); the carry joins once per vector.
+static inline float sb_scan_sum_f32(const float* src, float* dst, float carry) {
+#if defined(__AVX__) && !defined(__AVX512F__)
+  const __m256 id = _mm256_set1_ps(0.0f);
+  __m256 a = _mm256_loadu_ps(src), b = _mm256_loadu_ps(src + 8);
+  {
+    const __m256 s = _mm256_blend_ps(_mm256_permute_ps(a, 0x90), id, 0x11);
+    a = _mm256_add_ps(s, a);
+  }
+  {
+    const __m256 s = _mm256_blend_ps(_mm256_permute_ps(b, 0x90), id, 0x11);
+    b = _mm256_add_ps(s, b);
+  }
+  {
+    const __m256 s = _mm256_blend_ps(_mm256_permute_ps(a, 0x40), id, 0x33);
+    a = _mm256_add_ps(s, a);
+  }
+  {
+    const __m256 s = _mm256_blend_ps(_mm256_permute_ps(b, 0x40), id, 0x33);
+    b = _mm256_add_ps(s, b);
+  }
+  {
+    const __m256 s = _mm256_blend_ps(_mm256_permute_ps(_mm256_permute2f128_ps(a, a, 0x00), 0xFF), id, 0x0F);
+    a = _mm256_add_ps(s, a);
+  }
+  {
+    const __m256 s = _mm256_blend_ps(_mm256_permute_ps(_mm256_permute2f128_ps(b, b, 0x00), 0xFF), id, 0x0F);
+    b = _mm256_add_ps(s, b);
+  }
+  const float mid = carry + a[7];
+  const float total = mid + b[7];
+  const __m256 ca = _mm256_set1_ps(carry), cb = _mm256_set1_ps(mid);
+  _mm256_storeu_ps(dst, _mm256_add_ps(ca, a));
+  _mm256_storeu_ps(dst + 8, _mm256_add_ps(cb, b));
+  return total;
+#else
   typedef float sb_vec __attribute__((vector_size(64)));
   const sb_vec id = sb_vec{} + 0.0f;
   sb_vec x;
-  __builtin_memcpy(&x, v, sizeof x);
+  __builtin_memcpy(&x, src, sizeof x);
   {
     const sb_vec s = __builtin_shufflevector(x, id, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14);
     x = s + x;
@@ -55,15 +89,49 @@ static inline float sb_scan_sum_f32(float* v, float carry) {
   }
   const float total = x[15];
   x = (sb_vec{} + carry) + x;
-  __builtin_memcpy(v, &x, sizeof x);
+  __builtin_memcpy(dst, &x, sizeof x);
   return carry + total;
+#endif
 }
-static inline float sb_scan_min_f32(float* v, float carry) {
-#if defined(__AVX512F__)
+static inline float sb_scan_min_f32(const float* src, float* dst, float carry) {
+#if defined(__AVX__) && !defined(__AVX512F__)
+  const __m256 id = _mm256_set1_ps(INFINITY);
+  __m256 a = _mm256_loadu_ps(src), b = _mm256_loadu_ps(src + 8);
+  {
+    const __m256 s = _mm256_blend_ps(_mm256_permute_ps(a, 0x90), id, 0x11);
+    a = _mm256_blendv_ps(a, s, _mm256_or_ps(_mm256_cmp_ps(s, a, _CMP_LT_OQ), _mm256_cmp_ps(s, s, _CMP_UNORD_Q)));
+  }
+  {
+    const __m256 s = _mm256_blend_ps(_mm256_permute_ps(b, 0x90), id, 0x11);
+    b = _mm256_blendv_ps(b, s, _mm256_or_ps(_mm256_cmp_ps(s, b, _CMP_LT_OQ), _mm256_cmp_ps(s, s, _CMP_UNORD_Q)));
+  }
+  {
+    const __m256 s = _mm256_blend_ps(_mm256_permute_ps(a, 0x40), id, 0x33);
+    a = _mm256_blendv_ps(a, s, _mm256_or_ps(_mm256_cmp_ps(s, a, _CMP_LT_OQ), _mm256_cmp_ps(s, s, _CMP_UNORD_Q)));
+  }
+  {
+    const __m256 s = _mm256_blend_ps(_mm256_permute_ps(b, 0x40), id, 0x33);
+    b = _mm256_blendv_ps(b, s, _mm256_or_ps(_mm256_cmp_ps(s, b, _CMP_LT_OQ), _mm256_cmp_ps(s, s, _CMP_UNORD_Q)));
+  }
+  {
+    const __m256 s = _mm256_blend_ps(_mm256_permute_ps(_mm256_permute2f128_ps(a, a, 0x00), 0xFF), id, 0x0F);
+    a = _mm256_blendv_ps(a, s, _mm256_or_ps(_mm256_cmp_ps(s, a, _CMP_LT_OQ), _mm256_cmp_ps(s, s, _CMP_UNORD_Q)));
+  }
+  {
+    const __m256 s = _mm256_blend_ps(_mm256_permute_ps(_mm256_permute2f128_ps(b, b, 0x00), 0xFF), id, 0x0F);
+    b = _mm256_blendv_ps(b, s, _mm256_or_ps(_mm256_cmp_ps(s, b, _CMP_LT_OQ), _mm256_cmp_ps(s, s, _CMP_UNORD_Q)));
+  }
+  const float mid = sb_min_f32(carry, a[7]);
+  const float total = sb_min_f32(mid, b[7]);
+  const __m256 ca = _mm256_set1_ps(carry), cb = _mm256_set1_ps(mid);
+  _mm256_storeu_ps(dst, _mm256_blendv_ps(a, ca, _mm256_or_ps(_mm256_cmp_ps(ca, a, _CMP_LT_OQ), _mm256_cmp_ps(ca, ca, _CMP_UNORD_Q))));
+  _mm256_storeu_ps(dst + 8, _mm256_blendv_ps(b, cb, _mm256_or_ps(_mm256_cmp_ps(cb, b, _CMP_LT_OQ), _mm256_cmp_ps(cb, cb, _CMP_UNORD_Q))));
+  return total;
+#else
   typedef float sb_vec __attribute__((vector_size(64)));
   const sb_vec id = sb_vec{} + INFINITY;
   sb_vec x;
-  __builtin_memcpy(&x, v, sizeof x);
+  __builtin_memcpy(&x, src, sizeof x);
   {
     const sb_vec s = __builtin_shufflevector(x, id, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14);
     x = (s < x | s != s) ? s : x;
@@ -82,45 +150,8 @@ static inline float sb_scan_min_f32(float* v, float carry) {
   }
   const float total = x[15];
   x = ((sb_vec{} + carry) < x | (sb_vec{} + carry) != (sb_vec{} + carry)) ? (sb_vec{} + carry) : x;
-  __builtin_memcpy(v, &x, sizeof x);
+  __builtin_memcpy(dst, &x, sizeof x);
   return sb_min_f32(carry, total);
-#else
-  typedef float sb_half __attribute__((vector_size(32)));
-  const sb_half id = sb_half{} + INFINITY;
-  sb_half a, b;
-  __builtin_memcpy(&a, v, sizeof a);
-  __builtin_memcpy(&b, v + 8, sizeof b);
-  {
-    const sb_half s = __builtin_shufflevector(a, id, 8, 0, 1, 2, 3, 4, 5, 6);
-    a = (s < a | s != s) ? s : a;
-  }
-  {
-    const sb_half s = __builtin_shufflevector(b, id, 8, 0, 1, 2, 3, 4, 5, 6);
-    b = (s < b | s != s) ? s : b;
-  }
-  {
-    const sb_half s = __builtin_shufflevector(a, id, 8, 8, 0, 1, 2, 3, 4, 5);
-    a = (s < a | s != s) ? s : a;
-  }
-  {
-    const sb_half s = __builtin_shufflevector(b, id, 8, 8, 0, 1, 2, 3, 4, 5);
-    b = (s < b | s != s) ? s : b;
-  }
-  {
-    const sb_half s = __builtin_shufflevector(a, id, 8, 8, 8, 8, 0, 1, 2, 3);
-    a = (s < a | s != s) ? s : a;
-  }
-  {
-    const sb_half s = __builtin_shufflevector(b, id, 8, 8, 8, 8, 0, 1, 2, 3);
-    b = (s < b | s != s) ? s : b;
-  }
-  const float mid = sb_min_f32(carry, a[7]);
-  const float total = sb_min_f32(mid, b[7]);
-  a = ((sb_half{} + carry) < a | (sb_half{} + carry) != (sb_half{} + carry)) ? (sb_half{} + carry) : a;
-  b = ((sb_half{} + mid) < b | (sb_half{} + mid) != (sb_half{} + mid)) ? (sb_half{} + mid) : b;
-  __builtin_memcpy(v, &a, sizeof a);
-  __builtin_memcpy(v + 8, &b, sizeof b);
-  return total;
 #endif
 }
 
@@ -294,18 +325,18 @@ SB_STREAM_KERNEL static void sb_omp_simd_s0(const float* __restrict x, float* __
           }
           y[i] = sb_run;
         }
-        // 256 outputs at a time, one term each: the terms computed by vector loops, scanned 16
+        // 256 outputs at a time, one term each: the terms read in place, scanned 16
         // at a time in vector registers (sb_scan_sum_f32), the outputs stored by vector loops.
         for (; i + 256 <= sb_i1; i += 256) {
           const int64_t sb_i = i;
           float sb_v[256] __attribute__((aligned(64)));
-          #pragma omp simd
-          for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
-            const int64_t i = sb_i + sb_q;
+          const float* sb_src;
+          {
             const int64_t k = i + 1 - 1;
-            sb_v[sb_q] = x[k];
+            sb_src = &x[k];
           }
-          for (int64_t sb_q = 0; sb_q < 256; sb_q += 16) sb_run = sb_scan_sum_f32(sb_v + sb_q, sb_run);
+          for (int64_t sb_q = 0; sb_q < 256; sb_q += 16)
+            sb_run = sb_scan_sum_f32(sb_src + sb_q, sb_v + sb_q, sb_run);
           if (((uintptr_t)&y[sb_i] & 63) == 0) {
             for (int64_t sb_l = 0; sb_l < 256; sb_l += 16) {
               float sb_line[16] __attribute__((aligned(64)));
@@ -384,23 +415,17 @@ SB_STREAM_KERNEL static void sb_omp_simd_s0(const float* __restrict x, float* __
           }
           y[i] = sb_run;
         }
-        // 256 outputs at a time, one term each: the terms computed by vector loops, scanned 16
-        // at a time in vector registers (sb_scan_sum_f32), the outputs stored by vector loops.
+        // 256 outputs at a time, one term each: the terms read in place, scanned 16
+        // at a time in vector registers (sb_scan_sum_f32), the outputs written in place.
         for (; i + 256 <= sb_i1; i += 256) {
           const int64_t sb_i = i;
-          float sb_v[256] __attribute__((aligned(64)));
-          #pragma omp simd
-          for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
-            const int64_t i = sb_i + sb_q;
+          const float* sb_src;
+          {
             const int64_t k = i + 1 - 1;
-            sb_v[sb_q] = x[k];
+            sb_src = &x[k];
           }
-          for (int64_t sb_q = 0; sb_q < 256; sb_q += 16) sb_run = sb_scan_sum_f32(sb_v + sb_q, sb_run);
-          #pragma omp simd
-          for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
-            const int64_t i = sb_i + sb_q;
-            y[i] = sb_v[sb_q];
-          }
+          for (int64_t sb_q = 0; sb_q < 256; sb_q += 16)
+            sb_run = sb_scan_sum_f32(sb_src + sb_q, &y[sb_i] + sb_q, sb_run);
         }
         for (; i < sb_i1; ++i) {
           {
@@ -423,23 +448,17 @@ SB_STREAM_KERNEL static void sb_omp_simd_s0(const float* __restrict x, float* __
       }
       y[i] = sb_run;
     }
-    // 256 outputs at a time, one term each: the terms computed by vector loops, scanned 16
-    // at a time in vector registers (sb_scan_sum_f32), the outputs stored by vector loops.
+    // 256 outputs at a time, one term each: the terms read in place, scanned 16
+    // at a time in vector registers (sb_scan_sum_f32), the outputs written in place.
     for (; i + 256 <= N; i += 256) {
       const int64_t sb_i = i;
-      float sb_v[256] __attribute__((aligned(64)));
-      #pragma omp simd
-      for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
-        const int64_t i = sb_i + sb_q;
+      const float* sb_src;
+      {
         const int64_t k = i + 1 - 1;
-        sb_v[sb_q] = x[k];
+        sb_src = &x[k];
       }
-      for (int64_t sb_q = 0; sb_q < 256; sb_q += 16) sb_run = sb_scan_sum_f32(sb_v + sb_q, sb_run);
-      #pragma omp simd
-      for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
-        const int64_t i = sb_i + sb_q;
-        y[i] = sb_v[sb_q];
-      }
+      for (int64_t sb_q = 0; sb_q < 256; sb_q += 16)
+        sb_run = sb_scan_sum_f32(sb_src + sb_q, &y[sb_i] + sb_q, sb_run);
     }
     for (; i < N; ++i) {
       {
@@ -519,7 +538,8 @@ SB_STREAM_KERNEL static void sb_omp_simd_s1(const float* __restrict x, float* __
             const int64_t k = i - 1;
             sb_v[sb_q] = fabsf(x[k]);
           }
-          for (int64_t sb_q = 0; sb_q < 256; sb_q += 16) sb_run = sb_scan_min_f32(sb_v + sb_q, sb_run);
+          for (int64_t sb_q = 0; sb_q < 256; sb_q += 16)
+            sb_run = sb_scan_min_f32(sb_v + sb_q, sb_v + sb_q, sb_run);
           if (((uintptr_t)&z[sb_i] & 63) == 0) {
             for (int64_t sb_l = 0; sb_l < 256; sb_l += 16) {
               float sb_line[16] __attribute__((aligned(64)));
@@ -598,7 +618,7 @@ SB_STREAM_KERNEL static void sb_omp_simd_s1(const float* __restrict x, float* __
           z[i] = sb_run;
         }
         // 256 outputs at a time, one term each: the terms computed by vector loops, scanned 16
-        // at a time in vector registers (sb_scan_min_f32), the outputs stored by vector loops.
+        // at a time in vector registers (sb_scan_min_f32), the outputs written in place.
         for (; i + 256 <= sb_i1; i += 256) {
           const int64_t sb_i = i;
           float sb_v[256] __attribute__((aligned(64)));
@@ -608,12 +628,8 @@ SB_STREAM_KERNEL static void sb_omp_simd_s1(const float* __restrict x, float* __
             const int64_t k = i - 1;
             sb_v[sb_q] = fabsf(x[k]);
           }
-          for (int64_t sb_q = 0; sb_q < 256; sb_q += 16) sb_run = sb_scan_min_f32(sb_v + sb_q, sb_run);
-          #pragma omp simd
-          for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
-            const int64_t i = sb_i + sb_q;
-            z[i] = sb_v[sb_q];
-          }
+          for (int64_t sb_q = 0; sb_q < 256; sb_q += 16)
+            sb_run = sb_scan_min_f32(sb_v + sb_q, &z[sb_i] + sb_q, sb_run);
         }
         for (; i < sb_i1; ++i) {
           {
@@ -637,7 +653,7 @@ SB_STREAM_KERNEL static void sb_omp_simd_s1(const float* __restrict x, float* __
       z[i] = sb_run;
     }
     // 256 outputs at a time, one term each: the terms computed by vector loops, scanned 16
-    // at a time in vector registers (sb_scan_min_f32), the outputs stored by vector loops.
+    // at a time in vector registers (sb_scan_min_f32), the outputs written in place.
     for (; i + 256 <= N; i += 256) {
       const int64_t sb_i = i;
       float sb_v[256] __attribute__((aligned(64)));
@@ -647,12 +663,8 @@ SB_STREAM_KERNEL static void sb_omp_simd_s1(const float* __restrict x, float* __
         const int64_t k = i - 1;
         sb_v[sb_q] = fabsf(x[k]);
       }
-      for (int64_t sb_q = 0; sb_q < 256; sb_q += 16) sb_run = sb_scan_min_f32(sb_v + sb_q, sb_run);
-      #pragma omp simd
-      for (int64_t sb_q = 0; sb_q < 256; ++sb_q) {
-        const int64_t i = sb_i + sb_q;
-        z[i] = sb_v[sb_q];
-      }
+      for (int64_t sb_q = 0; sb_q < 256; sb_q += 16)
+        sb_run = sb_scan_min_f32(sb_v + sb_q, &z[sb_i] + sb_q, sb_run);
     }
     for (; i < N; ++i) {
       {
