@@ -258,13 +258,14 @@ constexpr int kVectorScanBlock = 256;
 // plain memory (contiguous_scan_term) is scanned where it lies, and an output that is the scan
 // itself (scan_is_output) written in place, outside streamed lines (a standalone 8192-element
 // f32 scan with the AVX helper took 2.5 us through the array, 1.8 us in place, on the Zen 3 VM).
-// The scalar loop is one dependent add per output, at its latency. The block is many vectors long because
-// the compiler writes the array in narrower vectors than the scan reads (two 32-byte stores, one
-// 64-byte load), which the store buffer cannot forward: with one vector per block the load waits
-// for the stores to reach the cache, and cumsum_rows 2048 x 2048 ran 4.2 ms on one thread against
-// 2.1 ms scalar; blocks of 64, 128 and 256 ran 1.56, 1.33 and 1.20 ms (0.64 ms on 2 threads;
-// standalone, Xeon with AVX-512). A sum or product then groups each vector's terms as a tree,
-// within the tolerance of any grouping, not the plain loop nest's order.
+// The scalar loop is one dependent add per output, at its latency. The block is many vectors
+// long because the compiler writes the array in narrower vectors than the one-vector helper
+// reads (two 32-byte stores, one 64-byte load), which the store buffer cannot forward: with one
+// vector per block the load waits for the stores to reach the cache, and cumsum_rows 2048 x 2048
+// ran 4.2 ms on one thread against 2.1 ms scalar; blocks of 64, 128 and 256 ran 1.56, 1.33 and
+// 1.20 ms (0.64 ms on 2 threads; standalone, Xeon with AVX-512). A sum or product then groups
+// each vector's terms as a tree, within the tolerance of any grouping, not the plain loop nest's
+// order.
 //
 // Otherwise, with `ahead`, the general walk throughout, its terms computed kRunningTermBlock at
 // a time as vectors (StmtLowering::open_running_ahead): a select's branch on random data
