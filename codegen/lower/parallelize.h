@@ -19,6 +19,16 @@
 
 namespace sb {
 
+// A split reduction's range, in the cpu printer, goes to the threads as chunks of this many bytes
+// of terms: an OpenMP loop over the chunks, each thread taking one contiguous run of them, each
+// chunk's terms into partial accumulators (lower/vectorize.h: kReducePartialBytes) so that its
+// vector additions do not wait on each other. One `parallel for simd` reduction gave each thread
+// one vector accumulator instead: the f32 dot products took 1.4-2x as long at 2^16-2^20 terms
+// and 1.1-1.5x at 2^22-2^25; the f64 one 1.1x at 2^20 and the same at 2^23 and 2^25, where
+// memory bounds it (results/vm/split-reductions-20261206, 2-core VM). 64 KiB is 16384 f32 terms,
+// a few hundred vector steps per chunk, against one fold of the partials.
+constexpr int kReduceChunkBytes = 64 * 1024;
+
 // Fills spec.schedule.parallel and epilogue_parallel (one ParallelChoice per statement each) of a
 // typechecked spec.
 void parallelize(Spec& spec);

@@ -384,9 +384,37 @@ TEST(EmitCpuOmpSimd, RowReductionsKeepPartialAccumulators) {
   EXPECT_TRUE(has(c, "sb_part0[sb_q] = sb_max_f64(sb_part0[sb_q], x[i * N + j]);")) << c;
   EXPECT_TRUE(has(c, "sb_acc0 = sb_max_f64(sb_acc0, sb_part0[sb_q]);")) << c;
   EXPECT_TRUE(has(c, "for (int64_t j = sb_k0; j < sb_h0; ++j) {")) << c;
-  // A reduction shared out over threads keeps its one OpenMP reduction.
-  EXPECT_TRUE(has(c, "#pragma omp parallel for simd schedule(static) reduction(+:sb_acc0)")) << c;
-  EXPECT_EQ(c.find("sb_part1"), std::string::npos) << c;
+  // A reduction shared out over threads: chunks of 8192 f64 terms (64 KiB) over the threads, by
+  // the reduction's OpenMP clause, each chunk's terms into the partials.
+  EXPECT_TRUE(has(c,
+                  "  #pragma omp parallel for schedule(static) reduction(+:sb_acc0)\n"
+                  "  for (int64_t sb_c0 = sb_lo0; sb_c0 < sb_hi0; sb_c0 += 8192) {\n"
+                  "    const int64_t sb_e0 = sb_hi0 - sb_c0 < 8192 ? sb_hi0 : sb_c0 + 8192;\n"
+                  "    int64_t sb_k0 = sb_c0;\n"
+                  "    const int64_t sb_h0 = sb_e0;\n"
+                  "    if (sb_h0 - sb_k0 >= 2 * 32) {\n"))
+      << c;
+  EXPECT_TRUE(has(c, "sb_part0[sb_q] += x[i * N + 0];")) << c;
+  EXPECT_TRUE(
+      has(c, "#pragma omp simd reduction(+:sb_acc0)\n    for (int64_t i = sb_k0; i < sb_h0;"))
+      << c;
+  EXPECT_EQ(c.find("parallel for simd"), std::string::npos) << c;
+}
+
+TEST(EmitCpuOmpSimd, SplitReductionsOfNestedOnesKeepOneParallelLoop) {
+  const Spec s =
+      load("  x: {type: f32, shape: [M, N], role: in}\n  t: {type: f32, shape: [], role: out}\n",
+           "  t = sum(i in 0..M: max(j in 0..N: x[i, j]))\n",
+           "  cpu:\n    - {name: omp, strategy: omp_simd}\n");
+  const std::string c = emit("cpu", s);
+  // The outer reduction holds another: its loop is the parallel one, without chunks; the inner
+  // one, innermost, keeps its partials.
+  EXPECT_TRUE(has(c,
+                  "#pragma omp parallel for schedule(static) reduction(+:sb_acc0)\n"
+                  "  for (int64_t i = 0; i < M; ++i) {"))
+      << c;
+  EXPECT_EQ(c.find("sb_c0"), std::string::npos) << c;
+  EXPECT_TRUE(has(c, "float sb_part1[64]")) << c;
 }
 
 TEST(EmitCpuOmpSimd, StaticScheduleAndStreamingForElementwise) {
@@ -397,7 +425,7 @@ TEST(EmitCpuOmpSimd, StaticScheduleAndStreamingForElementwise) {
       "  cpu:\n    - {name: loops, strategy: loops}\n    - {name: omp, strategy: omp_simd}\n");
   const std::string c = emit("cpu", s);
   EXPECT_TRUE(has(c, "#pragma omp parallel for schedule(static)\n")) << c;
-  EXPECT_TRUE(has(c, "#pragma omp parallel for simd schedule(static) reduction(+:sb_acc0)")) << c;
+  EXPECT_TRUE(has(c, "#pragma omp parallel for schedule(static) reduction(+:sb_acc0)")) << c;
   // The elementwise statement: a run-time choice between streaming and plain loops.
   EXPECT_TRUE(has(c, "const int64_t sb_bytes = 4 * (M * N) + 4 * N + 4 * (M * N);")) << c;
   EXPECT_TRUE(has(c, "if (sb_bytes >= SB_STREAM_MIN_BYTES) {"));

@@ -9,6 +9,7 @@
 
 #include "ir/affine.h"
 #include "ir/shadowing.h"
+#include "lower/parallelize.h"
 #include "lower/patterns.h"
 #include "lower/running_scans.h"
 #include "lower/vectorize.h"
@@ -1402,7 +1403,10 @@ StmtLowering::Piece StmtLowering::print_reduce(const Expr& e, CodeWriter& w, int
   if (pragma) loop = pragma(ReduceSite{&e, t, acc, depth, !contains_reduce(*e.args[0])});
   if (loop.partials) {
     SB_ASSERT(!contains_reduce(*e.args[0]), "partial accumulators of a nested reduction");
-    print_partials(e, acc, loop.pragma, w, depth);
+    if (loop.chunks.empty())
+      print_partials(e, acc, loop.pragma, w, depth);
+    else
+      print_chunked_partials(e, acc, loop.pragma, loop.chunks, w, depth);
     return {acc, kPrecPrimary};
   }
   open_reduction(e, w, depth, loop.pragma);
@@ -1411,8 +1415,30 @@ StmtLowering::Piece StmtLowering::print_reduce(const Expr& e, CodeWriter& w, int
   return {acc, kPrecPrimary};
 }
 
+void StmtLowering::print_chunked_partials(const Expr& e, const std::string& acc,
+                                          const std::string& pragma,
+                                          const std::string& chunks_pragma, CodeWriter& w,
+                                          int depth) {
+  const IndexVar& v = st_.vars[e.ref];
+  SB_ASSERT(v.lo && v.hi, "reduction variable without a range");
+  static_assert(kReduceChunkBytes % kReducePartialBytes == 0, "a chunk of whole partials");
+  const std::string id = std::to_string(next_acc_ - 1);
+  const std::string lo = "sb_lo" + id, hi = "sb_hi" + id, c = "sb_c" + id, end = "sb_e" + id;
+  const std::string n = std::to_string(kReduceChunkBytes / dtype_bytes(value_type(e)));
+  w.line("const int64_t " + lo + " = " + sub(*v.lo, w, depth, nullptr, 0) + ";");
+  w.line("const int64_t " + hi + " = " + sub(*v.hi, w, depth, nullptr, 0) + ";");
+  w.line("// Chunks of " + n + " terms, split over the threads, each into partial accumulators.");
+  w.line(chunks_pragma);
+  w.open("for (int64_t " + c + " = " + lo + "; " + c + " < " + hi + "; " + c + " += " + n + ") {");
+  w.line("const int64_t " + end + " = " + hi + " - " + c + " < " + n + " ? " + hi + " : " + c +
+         " + " + n + ";");
+  print_partials(e, acc, pragma, w, depth, c, end);
+  w.close();
+}
+
 void StmtLowering::print_partials(const Expr& e, const std::string& acc, const std::string& pragma,
-                                  CodeWriter& w, int depth) {
+                                  CodeWriter& w, int depth, const std::string& lo,
+                                  const std::string& hi) {
   const IndexVar& v = st_.vars[e.ref];
   SB_ASSERT(v.lo && v.hi, "reduction variable without a range");
   const DType t = value_type(e);
@@ -1423,8 +1449,9 @@ void StmtLowering::print_partials(const Expr& e, const std::string& acc, const s
   const std::string& k = var_names_[e.ref];
   const std::string id = std::to_string(next_acc_ - 1);
   const std::string from = "sb_k" + id, to = "sb_h" + id, part = "sb_part" + id;
-  w.line("int64_t " + from + " = " + sub(*v.lo, w, depth, nullptr, 0) + ";");
-  w.line("const int64_t " + to + " = " + sub(*v.hi, w, depth, nullptr, 0) + ";");
+  w.line("int64_t " + from + " = " + (lo.empty() ? sub(*v.lo, w, depth, nullptr, 0) : lo) + ";");
+  w.line("const int64_t " + to + " = " + (hi.empty() ? sub(*v.hi, w, depth, nullptr, 0) : hi) +
+         ";");
   w.open("if (" + to + " - " + from + " >= 2 * " + n + ") {");
   w.line("// " + n + " partial accumulators: the vector additions do not wait on each other.");
   w.line(ty + " " + part + "[" + n + "] __attribute__((aligned(64)));");

@@ -183,12 +183,17 @@ struct ReduceSite {
 };
 // What a printer wants before a reduction's `for`: the pragma line (without indentation), or "";
 // with `partials`, an `omp simd` reduction accumulated into kReducePartialBytes of partials
-// (lower/vectorize.h) when its range is long enough.
+// (lower/vectorize.h) when its range is long enough. With `chunks` as well, the range is cut
+// into chunks of kReduceChunkBytes of terms (lower/parallelize.h), the loop over them after the
+// `chunks` pragma line (a parallel loop with the reduction's clause), and each chunk's terms go
+// into partials as above.
 struct ReduceLoop {
-  ReduceLoop(std::string p = "", bool partials_ = false)  // NOLINT: a plain pragma converts
-      : pragma(std::move(p)), partials(partials_) {}
+  ReduceLoop(std::string p = "", bool partials_ = false,
+             std::string chunks_ = "")  // NOLINT: a plain pragma converts
+      : pragma(std::move(p)), partials(partials_), chunks(std::move(chunks_)) {}
   std::string pragma;
   bool partials = false;
+  std::string chunks;
 };
 using ReducePragma = std::function<ReduceLoop(const ReduceSite&)>;
 
@@ -360,9 +365,14 @@ class StmtLowering {
   // accumulators (ReduceLoop::partials): when its range holds at least two partials' worth of
   // terms, whole blocks of them go into the partials by `omp simd` loops and the partials into
   // `acc` (after `pragma`); the rest of the range goes into `acc` by the plain loop (after
-  // `pragma`).
+  // `pragma`). The range is `e`'s own, or [lo, hi) where those are given (variables in scope).
   void print_partials(const Expr& e, const std::string& acc, const std::string& pragma,
-                      CodeWriter& w, int depth);
+                      CodeWriter& w, int depth, const std::string& lo = "",
+                      const std::string& hi = "");
+  // The same, for the range cut into chunks (ReduceLoop::chunks): the loop over the chunks after
+  // `chunks_pragma`, and in each chunk print_partials over the chunk.
+  void print_chunked_partials(const Expr& e, const std::string& acc, const std::string& pragma,
+                              const std::string& chunks_pragma, CodeWriter& w, int depth);
   // Writes `acc = acc op body;` for reduction `e` (wrapping and NaN-propagating helpers as needed).
   void combine(const Expr& e, const std::string& acc, const std::string& body, CodeWriter& w);
   std::string sub(const Expr& e, CodeWriter& w, int depth, const ReducePragma& pragma, int prec);

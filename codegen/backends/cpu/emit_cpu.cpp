@@ -1265,11 +1265,13 @@ bool emit_cpu_statement(StmtLowering& L, bool omp, CodeWriter& w, const Tiles& t
       SB_ASSERT(simd_choice(L.spec(), st).whole != SimdLoops::Outputs,
                 "a scalar statement vectorised over an output loop");
       pragma = [&par, &L](const ReduceSite& s) -> ReduceLoop {
-        if (par.loops == ParallelLoops::Reductions && par.apart.count(s.reduce->ref))
-          return std::string("#pragma omp parallel for") + (s.innermost ? " simd " : " ") +
-                 "schedule(static) " + omp_reduction_clause(s, L.helpers());
+        const std::string clause = omp_reduction_clause(s, L.helpers());
+        const bool split = par.loops == ParallelLoops::Reductions && par.apart.count(s.reduce->ref);
+        if (split && !s.innermost) return "#pragma omp parallel for schedule(static) " + clause;
         if (!s.innermost) return {};
-        return {"#pragma omp simd " + omp_reduction_clause(s, L.helpers()), /*partials=*/true};
+        // Split over the threads in chunks (lower/parallelize.h: kReduceChunkBytes).
+        return {"#pragma omp simd " + clause, /*partials=*/true,
+                split ? "#pragma omp parallel for schedule(static) " + clause : ""};
       };
     }
     L.assign(w, pragma);

@@ -8,8 +8,10 @@
 //                   innermost output loop when the statement has no reduction or that loop's
 //                   index reaches the contiguous (last) subscript of some read; otherwise on the
 //                   innermost reduction loops (`omp simd reduction(...)`). A scalar output's
-//                   top-level reduction becomes
-//                   `#pragma omp parallel for [simd] schedule(static) reduction(+|max|min: acc)`.
+//                   top-level reduction is split over the threads by
+//                   `#pragma omp parallel for schedule(static) reduction(+|max|min: acc)`: over
+//                   its own range where it holds another reduction, else over chunks of its
+//                   range (lower/parallelize.h: kReduceChunkBytes), each into partials.
 //                   A scan along the innermost output index (lower/running_scans.h) carries one
 //                   accumulator along that index, its outer loops as above.
 //                   Elementwise statements whose tensors outgrow the caches (a run-time test)

@@ -37,9 +37,34 @@ static void sb_loops_s0(const double* __restrict a, const double* __restrict b,
 static void sb_omp_simd_s0(const double* __restrict a, const double* __restrict b,
                            double* __restrict total, const int64_t N) {
   double sb_acc0 = 0.0;
-  #pragma omp parallel for simd schedule(static) reduction(+:sb_acc0)
-  for (int64_t i = 0; i < N; ++i) {
-    sb_acc0 += a[i] * b[i];
+  const int64_t sb_lo0 = 0;
+  const int64_t sb_hi0 = N;
+  // Chunks of 8192 terms, split over the threads, each into partial accumulators.
+  #pragma omp parallel for schedule(static) reduction(+:sb_acc0)
+  for (int64_t sb_c0 = sb_lo0; sb_c0 < sb_hi0; sb_c0 += 8192) {
+    const int64_t sb_e0 = sb_hi0 - sb_c0 < 8192 ? sb_hi0 : sb_c0 + 8192;
+    int64_t sb_k0 = sb_c0;
+    const int64_t sb_h0 = sb_e0;
+    if (sb_h0 - sb_k0 >= 2 * 32) {
+      // 32 partial accumulators: the vector additions do not wait on each other.
+      double sb_part0[32] __attribute__((aligned(64)));
+      for (int sb_q = 0; sb_q < 32; ++sb_q) sb_part0[sb_q] = 0.0;
+      for (; sb_k0 + 32 <= sb_h0; sb_k0 += 32) {
+        #pragma omp simd simdlen(8)
+        for (int64_t sb_q = 0; sb_q < 32; ++sb_q) {
+          const int64_t i = sb_k0 + sb_q;
+          sb_part0[sb_q] += a[i] * b[i];
+        }
+      }
+      #pragma omp simd reduction(+:sb_acc0)
+      for (int sb_q = 0; sb_q < 32; ++sb_q) {
+        sb_acc0 += sb_part0[sb_q];
+      }
+    }
+    #pragma omp simd reduction(+:sb_acc0)
+    for (int64_t i = sb_k0; i < sb_h0; ++i) {
+      sb_acc0 += a[i] * b[i];
+    }
   }
   total[0] = sb_acc0;
 }

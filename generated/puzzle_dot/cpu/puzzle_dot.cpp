@@ -37,9 +37,34 @@ static void sb_loops_s0(const float* __restrict a, const float* __restrict b, fl
 static void sb_omp_simd_s0(const float* __restrict a, const float* __restrict b,
                            float* __restrict y, const int64_t N) {
   float sb_acc0 = 0.0f;
-  #pragma omp parallel for simd schedule(static) reduction(+:sb_acc0)
-  for (int64_t i = 0; i < N; ++i) {
-    sb_acc0 += a[i] * b[i];
+  const int64_t sb_lo0 = 0;
+  const int64_t sb_hi0 = N;
+  // Chunks of 16384 terms, split over the threads, each into partial accumulators.
+  #pragma omp parallel for schedule(static) reduction(+:sb_acc0)
+  for (int64_t sb_c0 = sb_lo0; sb_c0 < sb_hi0; sb_c0 += 16384) {
+    const int64_t sb_e0 = sb_hi0 - sb_c0 < 16384 ? sb_hi0 : sb_c0 + 16384;
+    int64_t sb_k0 = sb_c0;
+    const int64_t sb_h0 = sb_e0;
+    if (sb_h0 - sb_k0 >= 2 * 64) {
+      // 64 partial accumulators: the vector additions do not wait on each other.
+      float sb_part0[64] __attribute__((aligned(64)));
+      for (int sb_q = 0; sb_q < 64; ++sb_q) sb_part0[sb_q] = 0.0f;
+      for (; sb_k0 + 64 <= sb_h0; sb_k0 += 64) {
+        #pragma omp simd simdlen(16)
+        for (int64_t sb_q = 0; sb_q < 64; ++sb_q) {
+          const int64_t i = sb_k0 + sb_q;
+          sb_part0[sb_q] += a[i] * b[i];
+        }
+      }
+      #pragma omp simd reduction(+:sb_acc0)
+      for (int sb_q = 0; sb_q < 64; ++sb_q) {
+        sb_acc0 += sb_part0[sb_q];
+      }
+    }
+    #pragma omp simd reduction(+:sb_acc0)
+    for (int64_t i = sb_k0; i < sb_h0; ++i) {
+      sb_acc0 += a[i] * b[i];
+    }
   }
   y[0] = sb_acc0;
 }

@@ -573,9 +573,34 @@ SB_STREAM_KERNEL static int sb_omp_simd_s0_6(const float* __restrict x, float* _
 static void sb_omp_simd_s7(const float* __restrict x, float* __restrict first_max,
                            const int64_t C) {
   float sb_acc0 = -INFINITY;
-  #pragma omp parallel for simd schedule(static) reduction(sb_omp_max_f32:sb_acc0)
-  for (int64_t c = 0; c < C; ++c) {
-    sb_acc0 = sb_max_f32(sb_acc0, x[c]);
+  const int64_t sb_lo0 = 0;
+  const int64_t sb_hi0 = C;
+  // Chunks of 16384 terms, split over the threads, each into partial accumulators.
+  #pragma omp parallel for schedule(static) reduction(sb_omp_max_f32:sb_acc0)
+  for (int64_t sb_c0 = sb_lo0; sb_c0 < sb_hi0; sb_c0 += 16384) {
+    const int64_t sb_e0 = sb_hi0 - sb_c0 < 16384 ? sb_hi0 : sb_c0 + 16384;
+    int64_t sb_k0 = sb_c0;
+    const int64_t sb_h0 = sb_e0;
+    if (sb_h0 - sb_k0 >= 2 * 64) {
+      // 64 partial accumulators: the vector additions do not wait on each other.
+      float sb_part0[64] __attribute__((aligned(64)));
+      for (int sb_q = 0; sb_q < 64; ++sb_q) sb_part0[sb_q] = -INFINITY;
+      for (; sb_k0 + 64 <= sb_h0; sb_k0 += 64) {
+        #pragma omp simd simdlen(16)
+        for (int64_t sb_q = 0; sb_q < 64; ++sb_q) {
+          const int64_t c = sb_k0 + sb_q;
+          sb_part0[sb_q] = sb_max_f32(sb_part0[sb_q], x[c]);
+        }
+      }
+      #pragma omp simd reduction(sb_omp_max_f32:sb_acc0)
+      for (int sb_q = 0; sb_q < 64; ++sb_q) {
+        sb_acc0 = sb_max_f32(sb_acc0, sb_part0[sb_q]);
+      }
+    }
+    #pragma omp simd reduction(sb_omp_max_f32:sb_acc0)
+    for (int64_t c = sb_k0; c < sb_h0; ++c) {
+      sb_acc0 = sb_max_f32(sb_acc0, x[c]);
+    }
   }
   first_max[0] = sb_acc0;
 }
@@ -584,9 +609,34 @@ static void sb_omp_simd_s7(const float* __restrict x, float* __restrict first_ma
 static void sb_omp_simd_s8(const float* __restrict x, int64_t* __restrict first,
                            const float* __restrict first_max, const int64_t C) {
   int64_t sb_acc0 = INT64_MAX;
-  #pragma omp parallel for simd schedule(static) reduction(min:sb_acc0)
-  for (int64_t c = 0; c < C; ++c) {
-    sb_acc0 = sb_min_i64(sb_acc0, x[c] == first_max[0] || x[c] != x[c] ? (int64_t)c : (int64_t)(C - 1));
+  const int64_t sb_lo0 = 0;
+  const int64_t sb_hi0 = C;
+  // Chunks of 8192 terms, split over the threads, each into partial accumulators.
+  #pragma omp parallel for schedule(static) reduction(min:sb_acc0)
+  for (int64_t sb_c0 = sb_lo0; sb_c0 < sb_hi0; sb_c0 += 8192) {
+    const int64_t sb_e0 = sb_hi0 - sb_c0 < 8192 ? sb_hi0 : sb_c0 + 8192;
+    int64_t sb_k0 = sb_c0;
+    const int64_t sb_h0 = sb_e0;
+    if (sb_h0 - sb_k0 >= 2 * 32) {
+      // 32 partial accumulators: the vector additions do not wait on each other.
+      int64_t sb_part0[32] __attribute__((aligned(64)));
+      for (int sb_q = 0; sb_q < 32; ++sb_q) sb_part0[sb_q] = INT64_MAX;
+      for (; sb_k0 + 32 <= sb_h0; sb_k0 += 32) {
+        #pragma omp simd simdlen(8)
+        for (int64_t sb_q = 0; sb_q < 32; ++sb_q) {
+          const int64_t c = sb_k0 + sb_q;
+          sb_part0[sb_q] = sb_min_i64(sb_part0[sb_q], x[c] == first_max[0] || x[c] != x[c] ? (int64_t)c : (int64_t)(C - 1));
+        }
+      }
+      #pragma omp simd reduction(min:sb_acc0)
+      for (int sb_q = 0; sb_q < 32; ++sb_q) {
+        sb_acc0 = sb_min_i64(sb_acc0, sb_part0[sb_q]);
+      }
+    }
+    #pragma omp simd reduction(min:sb_acc0)
+    for (int64_t c = sb_k0; c < sb_h0; ++c) {
+      sb_acc0 = sb_min_i64(sb_acc0, x[c] == first_max[0] || x[c] != x[c] ? (int64_t)c : (int64_t)(C - 1));
+    }
   }
   first[0] = sb_acc0;
 }
@@ -731,9 +781,34 @@ static int sb_omp_simd_s11_12(int32_t* __restrict late, const int64_t R) {
 static void sb_omp_simd_s13(const int32_t* __restrict v, int32_t* __restrict ints_min,
                             const int64_t C) {
   int32_t sb_acc0 = INT32_MAX;
-  #pragma omp parallel for simd schedule(static) reduction(min:sb_acc0)
-  for (int64_t c = 0; c < C; ++c) {
-    sb_acc0 = sb_min_i32(sb_acc0, v[c]);
+  const int64_t sb_lo0 = 0;
+  const int64_t sb_hi0 = C;
+  // Chunks of 16384 terms, split over the threads, each into partial accumulators.
+  #pragma omp parallel for schedule(static) reduction(min:sb_acc0)
+  for (int64_t sb_c0 = sb_lo0; sb_c0 < sb_hi0; sb_c0 += 16384) {
+    const int64_t sb_e0 = sb_hi0 - sb_c0 < 16384 ? sb_hi0 : sb_c0 + 16384;
+    int64_t sb_k0 = sb_c0;
+    const int64_t sb_h0 = sb_e0;
+    if (sb_h0 - sb_k0 >= 2 * 64) {
+      // 64 partial accumulators: the vector additions do not wait on each other.
+      int32_t sb_part0[64] __attribute__((aligned(64)));
+      for (int sb_q = 0; sb_q < 64; ++sb_q) sb_part0[sb_q] = INT32_MAX;
+      for (; sb_k0 + 64 <= sb_h0; sb_k0 += 64) {
+        #pragma omp simd simdlen(16)
+        for (int64_t sb_q = 0; sb_q < 64; ++sb_q) {
+          const int64_t c = sb_k0 + sb_q;
+          sb_part0[sb_q] = sb_min_i32(sb_part0[sb_q], v[c]);
+        }
+      }
+      #pragma omp simd reduction(min:sb_acc0)
+      for (int sb_q = 0; sb_q < 64; ++sb_q) {
+        sb_acc0 = sb_min_i32(sb_acc0, sb_part0[sb_q]);
+      }
+    }
+    #pragma omp simd reduction(min:sb_acc0)
+    for (int64_t c = sb_k0; c < sb_h0; ++c) {
+      sb_acc0 = sb_min_i32(sb_acc0, v[c]);
+    }
   }
   ints_min[0] = sb_acc0;
 }
@@ -742,9 +817,34 @@ static void sb_omp_simd_s13(const int32_t* __restrict v, int32_t* __restrict int
 static void sb_omp_simd_s14(const int32_t* __restrict v, int64_t* __restrict ints,
                             const int32_t* __restrict ints_min, const int64_t C) {
   int64_t sb_acc0 = INT64_MAX;
-  #pragma omp parallel for simd schedule(static) reduction(min:sb_acc0)
-  for (int64_t c = 0; c < C; ++c) {
-    sb_acc0 = sb_min_i64(sb_acc0, v[c] == ints_min[0] ? (int64_t)c : (int64_t)(C - 1));
+  const int64_t sb_lo0 = 0;
+  const int64_t sb_hi0 = C;
+  // Chunks of 8192 terms, split over the threads, each into partial accumulators.
+  #pragma omp parallel for schedule(static) reduction(min:sb_acc0)
+  for (int64_t sb_c0 = sb_lo0; sb_c0 < sb_hi0; sb_c0 += 8192) {
+    const int64_t sb_e0 = sb_hi0 - sb_c0 < 8192 ? sb_hi0 : sb_c0 + 8192;
+    int64_t sb_k0 = sb_c0;
+    const int64_t sb_h0 = sb_e0;
+    if (sb_h0 - sb_k0 >= 2 * 32) {
+      // 32 partial accumulators: the vector additions do not wait on each other.
+      int64_t sb_part0[32] __attribute__((aligned(64)));
+      for (int sb_q = 0; sb_q < 32; ++sb_q) sb_part0[sb_q] = INT64_MAX;
+      for (; sb_k0 + 32 <= sb_h0; sb_k0 += 32) {
+        #pragma omp simd simdlen(8)
+        for (int64_t sb_q = 0; sb_q < 32; ++sb_q) {
+          const int64_t c = sb_k0 + sb_q;
+          sb_part0[sb_q] = sb_min_i64(sb_part0[sb_q], v[c] == ints_min[0] ? (int64_t)c : (int64_t)(C - 1));
+        }
+      }
+      #pragma omp simd reduction(min:sb_acc0)
+      for (int sb_q = 0; sb_q < 32; ++sb_q) {
+        sb_acc0 = sb_min_i64(sb_acc0, sb_part0[sb_q]);
+      }
+    }
+    #pragma omp simd reduction(min:sb_acc0)
+    for (int64_t c = sb_k0; c < sb_h0; ++c) {
+      sb_acc0 = sb_min_i64(sb_acc0, v[c] == ints_min[0] ? (int64_t)c : (int64_t)(C - 1));
+    }
   }
   ints[0] = sb_acc0;
 }

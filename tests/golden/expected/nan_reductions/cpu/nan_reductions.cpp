@@ -346,9 +346,34 @@ static void sb_omp_simd_s4(const float* __restrict x, float* __restrict cmax, co
 // firstmax = max(k in 0..C: select(k == 0, log(x[0, k] - 2.0), x[0, k]))
 static void sb_omp_simd_s5(const float* __restrict x, float* __restrict firstmax, const int64_t C) {
   float sb_acc0 = -INFINITY;
-  #pragma omp parallel for simd schedule(static) reduction(sb_omp_max_f32:sb_acc0)
-  for (int64_t k = 0; k < C; ++k) {
-    sb_acc0 = sb_max_f32(sb_acc0, k == 0 ? sb_vec_logf(x[k] - 2.0f) : x[k]);
+  const int64_t sb_lo0 = 0;
+  const int64_t sb_hi0 = C;
+  // Chunks of 16384 terms, split over the threads, each into partial accumulators.
+  #pragma omp parallel for schedule(static) reduction(sb_omp_max_f32:sb_acc0)
+  for (int64_t sb_c0 = sb_lo0; sb_c0 < sb_hi0; sb_c0 += 16384) {
+    const int64_t sb_e0 = sb_hi0 - sb_c0 < 16384 ? sb_hi0 : sb_c0 + 16384;
+    int64_t sb_k0 = sb_c0;
+    const int64_t sb_h0 = sb_e0;
+    if (sb_h0 - sb_k0 >= 2 * 64) {
+      // 64 partial accumulators: the vector additions do not wait on each other.
+      float sb_part0[64] __attribute__((aligned(64)));
+      for (int sb_q = 0; sb_q < 64; ++sb_q) sb_part0[sb_q] = -INFINITY;
+      for (; sb_k0 + 64 <= sb_h0; sb_k0 += 64) {
+        #pragma omp simd simdlen(16)
+        for (int64_t sb_q = 0; sb_q < 64; ++sb_q) {
+          const int64_t k = sb_k0 + sb_q;
+          sb_part0[sb_q] = sb_max_f32(sb_part0[sb_q], k == 0 ? sb_vec_logf(x[k] - 2.0f) : x[k]);
+        }
+      }
+      #pragma omp simd reduction(sb_omp_max_f32:sb_acc0)
+      for (int sb_q = 0; sb_q < 64; ++sb_q) {
+        sb_acc0 = sb_max_f32(sb_acc0, sb_part0[sb_q]);
+      }
+    }
+    #pragma omp simd reduction(sb_omp_max_f32:sb_acc0)
+    for (int64_t k = sb_k0; k < sb_h0; ++k) {
+      sb_acc0 = sb_max_f32(sb_acc0, k == 0 ? sb_vec_logf(x[k] - 2.0f) : x[k]);
+    }
   }
   firstmax[0] = sb_acc0;
 }
@@ -357,9 +382,34 @@ static void sb_omp_simd_s5(const float* __restrict x, float* __restrict firstmax
 static void sb_omp_simd_s6(const float* __restrict x, float* __restrict lastmin, const int64_t R,
                            const int64_t C) {
   float sb_acc0 = INFINITY;
-  #pragma omp parallel for simd schedule(static) reduction(sb_omp_min_f32:sb_acc0)
-  for (int64_t k = 0; k < C; ++k) {
-    sb_acc0 = sb_min_f32(sb_acc0, k == C - 1 ? sb_vec_logf(x[(R - 1) * C + k] - 2.0f) : x[(R - 1) * C + k]);
+  const int64_t sb_lo0 = 0;
+  const int64_t sb_hi0 = C;
+  // Chunks of 16384 terms, split over the threads, each into partial accumulators.
+  #pragma omp parallel for schedule(static) reduction(sb_omp_min_f32:sb_acc0)
+  for (int64_t sb_c0 = sb_lo0; sb_c0 < sb_hi0; sb_c0 += 16384) {
+    const int64_t sb_e0 = sb_hi0 - sb_c0 < 16384 ? sb_hi0 : sb_c0 + 16384;
+    int64_t sb_k0 = sb_c0;
+    const int64_t sb_h0 = sb_e0;
+    if (sb_h0 - sb_k0 >= 2 * 64) {
+      // 64 partial accumulators: the vector additions do not wait on each other.
+      float sb_part0[64] __attribute__((aligned(64)));
+      for (int sb_q = 0; sb_q < 64; ++sb_q) sb_part0[sb_q] = INFINITY;
+      for (; sb_k0 + 64 <= sb_h0; sb_k0 += 64) {
+        #pragma omp simd simdlen(16)
+        for (int64_t sb_q = 0; sb_q < 64; ++sb_q) {
+          const int64_t k = sb_k0 + sb_q;
+          sb_part0[sb_q] = sb_min_f32(sb_part0[sb_q], k == C - 1 ? sb_vec_logf(x[(R - 1) * C + k] - 2.0f) : x[(R - 1) * C + k]);
+        }
+      }
+      #pragma omp simd reduction(sb_omp_min_f32:sb_acc0)
+      for (int sb_q = 0; sb_q < 64; ++sb_q) {
+        sb_acc0 = sb_min_f32(sb_acc0, sb_part0[sb_q]);
+      }
+    }
+    #pragma omp simd reduction(sb_omp_min_f32:sb_acc0)
+    for (int64_t k = sb_k0; k < sb_h0; ++k) {
+      sb_acc0 = sb_min_f32(sb_acc0, k == C - 1 ? sb_vec_logf(x[(R - 1) * C + k] - 2.0f) : x[(R - 1) * C + k]);
+    }
   }
   lastmin[0] = sb_acc0;
 }

@@ -166,9 +166,34 @@ static void sb_omp_simd_s1(const double* __restrict a, double* __restrict peak, 
 // lowest = min(c in 0..C: a[0, c]) - 1.0
 static void sb_omp_simd_s2(const double* __restrict a, double* __restrict lowest, const int64_t C) {
   double sb_acc0 = INFINITY;
-  #pragma omp parallel for simd schedule(static) reduction(sb_omp_min_f64:sb_acc0)
-  for (int64_t c = 0; c < C; ++c) {
-    sb_acc0 = sb_min_f64(sb_acc0, a[c]);
+  const int64_t sb_lo0 = 0;
+  const int64_t sb_hi0 = C;
+  // Chunks of 8192 terms, split over the threads, each into partial accumulators.
+  #pragma omp parallel for schedule(static) reduction(sb_omp_min_f64:sb_acc0)
+  for (int64_t sb_c0 = sb_lo0; sb_c0 < sb_hi0; sb_c0 += 8192) {
+    const int64_t sb_e0 = sb_hi0 - sb_c0 < 8192 ? sb_hi0 : sb_c0 + 8192;
+    int64_t sb_k0 = sb_c0;
+    const int64_t sb_h0 = sb_e0;
+    if (sb_h0 - sb_k0 >= 2 * 32) {
+      // 32 partial accumulators: the vector additions do not wait on each other.
+      double sb_part0[32] __attribute__((aligned(64)));
+      for (int sb_q = 0; sb_q < 32; ++sb_q) sb_part0[sb_q] = INFINITY;
+      for (; sb_k0 + 32 <= sb_h0; sb_k0 += 32) {
+        #pragma omp simd simdlen(8)
+        for (int64_t sb_q = 0; sb_q < 32; ++sb_q) {
+          const int64_t c = sb_k0 + sb_q;
+          sb_part0[sb_q] = sb_min_f64(sb_part0[sb_q], a[c]);
+        }
+      }
+      #pragma omp simd reduction(sb_omp_min_f64:sb_acc0)
+      for (int sb_q = 0; sb_q < 32; ++sb_q) {
+        sb_acc0 = sb_min_f64(sb_acc0, sb_part0[sb_q]);
+      }
+    }
+    #pragma omp simd reduction(sb_omp_min_f64:sb_acc0)
+    for (int64_t c = sb_k0; c < sb_h0; ++c) {
+      sb_acc0 = sb_min_f64(sb_acc0, a[c]);
+    }
   }
   lowest[0] = sb_acc0 - 1.0;
 }

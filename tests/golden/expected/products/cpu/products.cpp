@@ -155,9 +155,34 @@ static inline void sb_stream_fence(void) {
 // p = prod(i in 0..N: x[i])
 static void sb_omp_simd_s0(const float* __restrict x, float* __restrict p, const int64_t N) {
   float sb_acc0 = 1.0f;
-  #pragma omp parallel for simd schedule(static) reduction(*:sb_acc0)
-  for (int64_t i = 0; i < N; ++i) {
-    sb_acc0 *= x[i];
+  const int64_t sb_lo0 = 0;
+  const int64_t sb_hi0 = N;
+  // Chunks of 16384 terms, split over the threads, each into partial accumulators.
+  #pragma omp parallel for schedule(static) reduction(*:sb_acc0)
+  for (int64_t sb_c0 = sb_lo0; sb_c0 < sb_hi0; sb_c0 += 16384) {
+    const int64_t sb_e0 = sb_hi0 - sb_c0 < 16384 ? sb_hi0 : sb_c0 + 16384;
+    int64_t sb_k0 = sb_c0;
+    const int64_t sb_h0 = sb_e0;
+    if (sb_h0 - sb_k0 >= 2 * 64) {
+      // 64 partial accumulators: the vector additions do not wait on each other.
+      float sb_part0[64] __attribute__((aligned(64)));
+      for (int sb_q = 0; sb_q < 64; ++sb_q) sb_part0[sb_q] = 1.0f;
+      for (; sb_k0 + 64 <= sb_h0; sb_k0 += 64) {
+        #pragma omp simd simdlen(16)
+        for (int64_t sb_q = 0; sb_q < 64; ++sb_q) {
+          const int64_t i = sb_k0 + sb_q;
+          sb_part0[sb_q] *= x[i];
+        }
+      }
+      #pragma omp simd reduction(*:sb_acc0)
+      for (int sb_q = 0; sb_q < 64; ++sb_q) {
+        sb_acc0 *= sb_part0[sb_q];
+      }
+    }
+    #pragma omp simd reduction(*:sb_acc0)
+    for (int64_t i = sb_k0; i < sb_h0; ++i) {
+      sb_acc0 *= x[i];
+    }
   }
   p[0] = sb_acc0;
 }
@@ -373,9 +398,34 @@ SB_STREAM_KERNEL static void sb_omp_simd_s1(const float* __restrict x, double* _
 // w = prod(i in 0..N: 2 * v[i] + 1)
 static void sb_omp_simd_s2(const int32_t* __restrict v, int32_t* __restrict w, const int64_t N) {
   int32_t sb_acc0 = 1;
-  #pragma omp parallel for simd schedule(static) reduction(*:sb_acc0)
-  for (int64_t i = 0; i < N; ++i) {
-    sb_acc0 = sb_mul_i32(sb_acc0, sb_add_i32(sb_mul_i32(2, v[i]), 1));
+  const int64_t sb_lo0 = 0;
+  const int64_t sb_hi0 = N;
+  // Chunks of 16384 terms, split over the threads, each into partial accumulators.
+  #pragma omp parallel for schedule(static) reduction(*:sb_acc0)
+  for (int64_t sb_c0 = sb_lo0; sb_c0 < sb_hi0; sb_c0 += 16384) {
+    const int64_t sb_e0 = sb_hi0 - sb_c0 < 16384 ? sb_hi0 : sb_c0 + 16384;
+    int64_t sb_k0 = sb_c0;
+    const int64_t sb_h0 = sb_e0;
+    if (sb_h0 - sb_k0 >= 2 * 64) {
+      // 64 partial accumulators: the vector additions do not wait on each other.
+      int32_t sb_part0[64] __attribute__((aligned(64)));
+      for (int sb_q = 0; sb_q < 64; ++sb_q) sb_part0[sb_q] = 1;
+      for (; sb_k0 + 64 <= sb_h0; sb_k0 += 64) {
+        #pragma omp simd simdlen(16)
+        for (int64_t sb_q = 0; sb_q < 64; ++sb_q) {
+          const int64_t i = sb_k0 + sb_q;
+          sb_part0[sb_q] = sb_mul_i32(sb_part0[sb_q], sb_add_i32(sb_mul_i32(2, v[i]), 1));
+        }
+      }
+      #pragma omp simd reduction(*:sb_acc0)
+      for (int sb_q = 0; sb_q < 64; ++sb_q) {
+        sb_acc0 = sb_mul_i32(sb_acc0, sb_part0[sb_q]);
+      }
+    }
+    #pragma omp simd reduction(*:sb_acc0)
+    for (int64_t i = sb_k0; i < sb_h0; ++i) {
+      sb_acc0 = sb_mul_i32(sb_acc0, sb_add_i32(sb_mul_i32(2, v[i]), 1));
+    }
   }
   w[0] = sb_acc0;
 }

@@ -31,9 +31,34 @@ static inline int32_t sb_max_i32(int32_t a, int32_t b) { return a > b ? a : b; }
 // norm = sqrt(sum(i in 0..N: x[i] * x[i]))
 static void sb_omp_simd_s0(const float* __restrict x, float* __restrict norm, const int64_t N) {
   float sb_acc0 = 0.0f;
-  #pragma omp parallel for simd schedule(static) reduction(+:sb_acc0)
-  for (int64_t i = 0; i < N; ++i) {
-    sb_acc0 += x[i] * x[i];
+  const int64_t sb_lo0 = 0;
+  const int64_t sb_hi0 = N;
+  // Chunks of 16384 terms, split over the threads, each into partial accumulators.
+  #pragma omp parallel for schedule(static) reduction(+:sb_acc0)
+  for (int64_t sb_c0 = sb_lo0; sb_c0 < sb_hi0; sb_c0 += 16384) {
+    const int64_t sb_e0 = sb_hi0 - sb_c0 < 16384 ? sb_hi0 : sb_c0 + 16384;
+    int64_t sb_k0 = sb_c0;
+    const int64_t sb_h0 = sb_e0;
+    if (sb_h0 - sb_k0 >= 2 * 64) {
+      // 64 partial accumulators: the vector additions do not wait on each other.
+      float sb_part0[64] __attribute__((aligned(64)));
+      for (int sb_q = 0; sb_q < 64; ++sb_q) sb_part0[sb_q] = 0.0f;
+      for (; sb_k0 + 64 <= sb_h0; sb_k0 += 64) {
+        #pragma omp simd simdlen(16)
+        for (int64_t sb_q = 0; sb_q < 64; ++sb_q) {
+          const int64_t i = sb_k0 + sb_q;
+          sb_part0[sb_q] += x[i] * x[i];
+        }
+      }
+      #pragma omp simd reduction(+:sb_acc0)
+      for (int sb_q = 0; sb_q < 64; ++sb_q) {
+        sb_acc0 += sb_part0[sb_q];
+      }
+    }
+    #pragma omp simd reduction(+:sb_acc0)
+    for (int64_t i = sb_k0; i < sb_h0; ++i) {
+      sb_acc0 += x[i] * x[i];
+    }
   }
   norm[0] = sqrtf(sb_acc0);
 }
@@ -41,9 +66,34 @@ static void sb_omp_simd_s0(const float* __restrict x, float* __restrict norm, co
 // top = max(i in 0..N: v[i])
 static void sb_omp_simd_s1(const int32_t* __restrict v, int32_t* __restrict top, const int64_t N) {
   int32_t sb_acc0 = INT32_MIN;
-  #pragma omp parallel for simd schedule(static) reduction(max:sb_acc0)
-  for (int64_t i = 0; i < N; ++i) {
-    sb_acc0 = sb_max_i32(sb_acc0, v[i]);
+  const int64_t sb_lo0 = 0;
+  const int64_t sb_hi0 = N;
+  // Chunks of 16384 terms, split over the threads, each into partial accumulators.
+  #pragma omp parallel for schedule(static) reduction(max:sb_acc0)
+  for (int64_t sb_c0 = sb_lo0; sb_c0 < sb_hi0; sb_c0 += 16384) {
+    const int64_t sb_e0 = sb_hi0 - sb_c0 < 16384 ? sb_hi0 : sb_c0 + 16384;
+    int64_t sb_k0 = sb_c0;
+    const int64_t sb_h0 = sb_e0;
+    if (sb_h0 - sb_k0 >= 2 * 64) {
+      // 64 partial accumulators: the vector additions do not wait on each other.
+      int32_t sb_part0[64] __attribute__((aligned(64)));
+      for (int sb_q = 0; sb_q < 64; ++sb_q) sb_part0[sb_q] = INT32_MIN;
+      for (; sb_k0 + 64 <= sb_h0; sb_k0 += 64) {
+        #pragma omp simd simdlen(16)
+        for (int64_t sb_q = 0; sb_q < 64; ++sb_q) {
+          const int64_t i = sb_k0 + sb_q;
+          sb_part0[sb_q] = sb_max_i32(sb_part0[sb_q], v[i]);
+        }
+      }
+      #pragma omp simd reduction(max:sb_acc0)
+      for (int sb_q = 0; sb_q < 64; ++sb_q) {
+        sb_acc0 = sb_max_i32(sb_acc0, sb_part0[sb_q]);
+      }
+    }
+    #pragma omp simd reduction(max:sb_acc0)
+    for (int64_t i = sb_k0; i < sb_h0; ++i) {
+      sb_acc0 = sb_max_i32(sb_acc0, v[i]);
+    }
   }
   top[0] = sb_acc0;
 }
