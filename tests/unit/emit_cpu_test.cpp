@@ -417,6 +417,40 @@ TEST(EmitCpuOmpSimd, SplitReductionsOfNestedOnesKeepOneParallelLoop) {
   EXPECT_TRUE(has(c, "float sb_part1[64]")) << c;
 }
 
+TEST(EmitCpuOmpSimd, ShortConstantWindowsKeepOneVectorsAccumulators) {
+  const Spec s = load(
+      "  x: {type: f32, shape: [N], role: in, boundary: zero}\n"
+      "  y: {type: f32, shape: [N], role: out}\n  z: {type: f32, shape: [N], role: out}\n",
+      "  y[i] = sum(k in 0..3: x[i - k])\n  z[i] = sum(k in 0..17: x[i + k])\n",
+      "  cpu:\n    - {name: omp, strategy: omp_simd}\n");
+  const std::string c = emit("cpu", s);
+  // Three terms: the window's loop inside the block's vector loop, one accumulator per output.
+  EXPECT_TRUE(has(c,
+                  "      #pragma omp simd\n"
+                  "      for (int64_t i = sb_jb; i < sb_je; ++i) {\n"
+                  "        float sb_acc0 = 0.0f;\n"
+                  "        for (int64_t k = 0; k < 3; ++k) {\n"
+                  "          sb_acc0 += x[i - k];\n"))
+      << c;
+  // Seventeen terms (more than kUnrolledTerms): the block's array, one k at a time.
+  EXPECT_TRUE(has(c, "float sb_block0[128] __attribute__((aligned(64)));\n    #pragma omp simd\n"))
+      << c;
+  EXPECT_TRUE(has(c, "for (int64_t k = 0; k < 17; ++k) {")) << c;
+  EXPECT_EQ(c.find("sb_block1"), std::string::npos) << c;
+}
+
+TEST(EmitCpuOmpSimd, WindowsAcrossRowsKeepTheBlock) {
+  const Spec s = load(
+      "  x: {type: f32, shape: [M, N], role: in, boundary: zero}\n"
+      "  y: {type: f32, shape: [M, N], role: out}\n",
+      "  y[i, j] = sum(k in 0..3: x[i + k - 1, j])\n",
+      "  cpu:\n    - {name: omp, strategy: omp_simd}\n");
+  const std::string c = emit("cpu", s);
+  // The window's edge is across the vector loop (rows above and below): the block checks only
+  // the terms past it.
+  EXPECT_TRUE(has(c, "float sb_block0[128]")) << c;
+}
+
 TEST(EmitCpuOmpSimd, StaticScheduleAndStreamingForElementwise) {
   const Spec s = load(
       "  x: {type: f32, shape: [M, N], role: in}\n  y: {type: f32, shape: [N], role: in}\n"

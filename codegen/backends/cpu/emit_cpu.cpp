@@ -523,6 +523,53 @@ bool all_outside(const Statement& st, const SimdChoice& simd) {
   return true;
 }
 
+// Whether a read of `e` with a boundary rule has a subscript that uses a reduction variable of
+// `st` but not its innermost output index: a window reaching past an edge across the vector loop
+// (a row above), which the loop's edge segments do not take apart.
+bool window_crosses_outer_edge(const Spec& spec, const Statement& st, const Expr& e) {
+  const int inner = static_cast<int>(st.rank()) - 1;
+  if (e.kind == ExprKind::Read && spec.tensors[e.ref].boundary != Boundary::None) {
+    for (const auto& sub : e.args) {
+      if (depends_on(*sub, inner)) continue;
+      for (size_t v = st.rank(); v < st.vars.size(); ++v)
+        if (depends_on(*sub, static_cast<int>(v))) return true;
+    }
+  }
+  for (const auto& a : e.args)
+    if (window_crosses_outer_edge(spec, st, *a)) return true;
+  return false;
+}
+
+// Whether every top-level reduction of `st` has a constant number of terms, kUnrolledTerms at
+// most, counting those of the reductions nested in it (lower/vectorize.h), and no window of them
+// crosses an edge across the vector loop (window_crosses_outer_edge): a whole row would then take
+// the checked loop, where the block checks only the terms past the edge.
+bool few_constant_terms(const Spec& spec, const Statement& st) {
+  std::function<std::optional<int64_t>(const Expr&)> terms =
+      [&](const Expr& e) -> std::optional<int64_t> {
+    int64_t n = 1;
+    if (e.kind == ExprKind::Reduce) {
+      const IndexVar& v = st.vars[e.ref];
+      if (!v.lo || !v.hi) return std::nullopt;
+      const std::optional<Affine> lo = decompose(*v.lo), hi = decompose(*v.hi);
+      if (!lo || !hi || lo->overflow || hi->overflow || !lo->is_constant() || !hi->is_constant())
+        return std::nullopt;
+      n = std::max<int64_t>(hi->constant - lo->constant, 0);
+      if (n > kUnrolledTerms) return std::nullopt;
+    }
+    for (const auto& a : e.args) {
+      const std::optional<int64_t> m = terms(*a);
+      if (!m) return std::nullopt;
+      if (*m > 1) n *= *m;  // nested reductions multiply (siblings too: a bound, not a count)
+      if (n > kUnrolledTerms) return std::nullopt;
+    }
+    return n;
+  };
+  for (const Expr* r : top_reduces_of(*st.rhs))
+    if (!terms(*r) || window_crosses_outer_edge(spec, st, *r)) return false;
+  return true;
+}
+
 // Prints `loop` (a loop over index variable `var` of L's statement from `first` to `last`,
 // inclusive C expressions, the other variables its reads use bound, but those of `unbound`) twice
 // where the reads of `e` that need boundary handling have affine subscripts: without the handling
@@ -612,7 +659,9 @@ void emit_edge_segments(StmtLowering& L, const Expr& e, const std::set<int>& unb
 // output index (parallel for a rank-1 statement). In a block each reduction keeps one
 // accumulator per output in a local array and takes its terms one k at a time, an `omp simd` loop
 // over the block each, so every read that is contiguous in the output index streams whole cache
-// lines. Each output's terms are combined in the plain loop nest's order.
+// lines. Each output's terms are combined in the plain loop nest's order. Reductions of a
+// constant few terms (few_constant_terms) keep one vector's accumulators instead: their loops
+// inside the block's vector loop.
 void emit_outside_nest(StmtLowering& L, CodeWriter& w, bool in_row) {
   const Statement& st = L.stmt();
   const size_t rank = st.rank();
@@ -662,6 +711,14 @@ void emit_outside_nest(StmtLowering& L, CodeWriter& w, bool in_row) {
       w.close();
     });
   };
+  if (few_constant_terms(L.spec(), st)) {
+    // Few terms, a constant number: one vector's accumulators, the reductions' loops inside the
+    // vector loop (lower/vectorize.h: kUnrolledTerms).
+    block_loop(*st.rhs, -1, [&] { L.assign(w); });
+    w.close();
+    for (size_t d = 0; d < outer; ++d) w.close();
+    return;
+  }
   const std::vector<const Expr*> tops = top_reduces_of(*st.rhs);
   std::vector<std::string> accs;
   for (size_t r = 0; r < tops.size(); ++r) {

@@ -62,24 +62,17 @@ static void sb_omp_simd_s0(const float* __restrict x, float* __restrict y, const
       for (int64_t i = 0; i < (H - 2) / 2 + 1; ++i) {
         for (int64_t sb_jb = 0; sb_jb < ((W - 2) / 2 + 1); sb_jb += 128) {
           const int64_t sb_je = ((W - 2) / 2 + 1) - sb_jb < 128 ? ((W - 2) / 2 + 1) : sb_jb + 128;
-          float sb_block0[128] __attribute__((aligned(64)));
           #pragma omp simd
           for (int64_t j = sb_jb; j < sb_je; ++j) {
-            sb_block0[j - sb_jb] = -INFINITY;
-          }
-          for (int64_t a = 0; a < 2; ++a) {
-            #pragma omp simd
-            for (int64_t j = sb_jb; j < sb_je; ++j) {
-              float sb_acc0 = -INFINITY;
+            float sb_acc0 = -INFINITY;
+            for (int64_t a = 0; a < 2; ++a) {
+              float sb_acc1 = -INFINITY;
               for (int64_t b = 0; b < 2; ++b) {
-                sb_acc0 = sb_max_f32(sb_acc0, x[((n * C + c) * H + (2 * i + a)) * W + (2 * j + b)]);
+                sb_acc1 = sb_max_f32(sb_acc1, x[((n * C + c) * H + (2 * i + a)) * W + (2 * j + b)]);
               }
-              sb_block0[j - sb_jb] = sb_max_f32(sb_block0[j - sb_jb], sb_acc0);
+              sb_acc0 = sb_max_f32(sb_acc0, sb_acc1);
             }
-          }
-          #pragma omp simd
-          for (int64_t j = sb_jb; j < sb_je; ++j) {
-            y[((n * C + c) * ((H - 2) / 2 + 1) + i) * ((W - 2) / 2 + 1) + j] = sb_block0[j - sb_jb];
+            y[((n * C + c) * ((H - 2) / 2 + 1) + i) * ((W - 2) / 2 + 1) + j] = sb_acc0;
           }
         }
       }

@@ -40,30 +40,29 @@ static void sb_omp_simd_s0(const float* __restrict a, float* __restrict y, const
   #pragma omp parallel for schedule(static)
   for (int64_t sb_jb = 0; sb_jb < N; sb_jb += 128) {
     const int64_t sb_je = N - sb_jb < 128 ? N : sb_jb + 128;
-    float sb_block0[128] __attribute__((aligned(64)));
-    #pragma omp simd
-    for (int64_t i = sb_jb; i < sb_je; ++i) {
-      sb_block0[i - sb_jb] = 0.0f;
-    }
-    for (int64_t k = 0; k < 3; ++k) {
-      // Every read of the range inside its tensor: no boundary checks.
-      if (sb_jb - k >= 0 && sb_jb - k < N && (sb_je - 1) - k >= 0 && (sb_je - 1) - k < N) {
-        #pragma omp simd
-        for (int64_t i = sb_jb; i < sb_je; ++i) {
-          sb_block0[i - sb_jb] += a[i - k];
+    // Every read of the range inside its tensor: no boundary checks.
+    if (sb_jb - 0 >= 0 && sb_jb - 0 < N && (sb_je - 1) - 0 >= 0 && (sb_je - 1) - 0 < N &&
+        sb_jb - (3 - 1) >= 0 && sb_jb - (3 - 1) < N && (sb_je - 1) - (3 - 1) >= 0 &&
+        (sb_je - 1) - (3 - 1) < N) {
+      #pragma omp simd
+      for (int64_t i = sb_jb; i < sb_je; ++i) {
+        float sb_acc0 = 0.0f;
+        for (int64_t k = 0; k < 3; ++k) {
+          sb_acc0 += a[i - k];
         }
-      } else {
-        #pragma omp simd
-        for (int64_t i = sb_jb; i < sb_je; ++i) {
+        y[i] = sb_acc0;
+      }
+    } else {
+      #pragma omp simd
+      for (int64_t i = sb_jb; i < sb_je; ++i) {
+        float sb_acc1 = 0.0f;
+        for (int64_t k = 0; k < 3; ++k) {
           const int64_t sb_ld0_a_i0 = i - k;
           const float sb_ld0_a = (sb_ld0_a_i0 >= 0 && sb_ld0_a_i0 < N) ? a[sb_ld0_a_i0] : 0.0f;
-          sb_block0[i - sb_jb] += sb_ld0_a;
+          sb_acc1 += sb_ld0_a;
         }
+        y[i] = sb_acc1;
       }
-    }
-    #pragma omp simd
-    for (int64_t i = sb_jb; i < sb_je; ++i) {
-      y[i] = sb_block0[i - sb_jb];
     }
   }
 }

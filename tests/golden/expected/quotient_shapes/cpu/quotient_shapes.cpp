@@ -171,24 +171,17 @@ static void sb_omp_simd_s0(const float* __restrict x, float* __restrict p, const
   for (int64_t i = 0; i < (H - 2) / 2 + 1; ++i) {
     for (int64_t sb_jb = 0; sb_jb < ((W - 3) / 2 + 1); sb_jb += 128) {
       const int64_t sb_je = ((W - 3) / 2 + 1) - sb_jb < 128 ? ((W - 3) / 2 + 1) : sb_jb + 128;
-      float sb_block0[128] __attribute__((aligned(64)));
       #pragma omp simd
       for (int64_t j = sb_jb; j < sb_je; ++j) {
-        sb_block0[j - sb_jb] = -INFINITY;
-      }
-      for (int64_t u = 0; u < 2; ++u) {
-        #pragma omp simd
-        for (int64_t j = sb_jb; j < sb_je; ++j) {
-          float sb_acc0 = -INFINITY;
+        float sb_acc0 = -INFINITY;
+        for (int64_t u = 0; u < 2; ++u) {
+          float sb_acc1 = -INFINITY;
           for (int64_t v = 0; v < 3; ++v) {
-            sb_acc0 = sb_max_f32(sb_acc0, x[(2 * i + u) * W + (2 * j + v)]);
+            sb_acc1 = sb_max_f32(sb_acc1, x[(2 * i + u) * W + (2 * j + v)]);
           }
-          sb_block0[j - sb_jb] = sb_max_f32(sb_block0[j - sb_jb], sb_acc0);
+          sb_acc0 = sb_max_f32(sb_acc0, sb_acc1);
         }
-      }
-      #pragma omp simd
-      for (int64_t j = sb_jb; j < sb_je; ++j) {
-        p[i * ((W - 3) / 2 + 1) + j] = sb_block0[j - sb_jb];
+        p[i * ((W - 3) / 2 + 1) + j] = sb_acc0;
       }
     }
   }

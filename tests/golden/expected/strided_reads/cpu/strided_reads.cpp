@@ -155,20 +155,13 @@ static void sb_omp_simd_s1(const float* __restrict f, float* __restrict z, const
   #pragma omp parallel for schedule(static)
   for (int64_t sb_jb = 0; sb_jb < N; sb_jb += 128) {
     const int64_t sb_je = N - sb_jb < 128 ? N : sb_jb + 128;
-    float sb_block0[128] __attribute__((aligned(64)));
     #pragma omp simd
     for (int64_t k = sb_jb; k < sb_je; ++k) {
-      sb_block0[k - sb_jb] = 0.0f;
-    }
-    for (int64_t q = 0; q < 2; ++q) {
-      #pragma omp simd
-      for (int64_t k = sb_jb; k < sb_je; ++k) {
-        sb_block0[k - sb_jb] += f[2 * k + q];
+      float sb_acc0 = 0.0f;
+      for (int64_t q = 0; q < 2; ++q) {
+        sb_acc0 += f[2 * k + q];
       }
-    }
-    #pragma omp simd
-    for (int64_t k = sb_jb; k < sb_je; ++k) {
-      z[k] = sb_block0[k - sb_jb];
+      z[k] = sb_acc0;
     }
   }
 }
