@@ -122,10 +122,18 @@ CheckResult check_on(Runtime& rt, const Spec& spec, const std::string& backend,
                      HostTensors host, int64_t sample, uint64_t sample_seed) {
   CheckResult cr;
   try {
+    // Guarded buffers (Runtime::set_guarded): reads past a tensor's ends give NaN or -1, and
+    // writes there are found.
+    rt.set_guarded(true);
     auto dev = rt.upload(host);
+    rt.set_guarded(false);
     if (!dev.ok()) return CheckResult{false, 0, 0, dev.error().message};
     Status s = rt.run(fn, *dev.value(), sizes);
     if (!s.ok()) return CheckResult{false, 0, 0, s.error().message};
+    std::vector<std::string> names;
+    for (const Tensor& ten : spec.tensors) names.push_back(ten.name);
+    if (Status g = rt.check_guards(*dev.value(), names); !g.ok())
+      return CheckResult{false, 0, 0, g.error().message};
     std::vector<int> outs = out_tensors(spec);
     // Outputs come back into the host tensors themselves (the reference reads only the inputs),
     // and the host copies of temporaries go once uploaded: no second copy of anything.

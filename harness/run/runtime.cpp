@@ -54,8 +54,17 @@ Error runtime_error(std::string msg) {
 // ---------------------------------------------------------------------------------------------
 // Host memory
 
+// Guard bytes before and after each buffer when guarded() (Runtime::set_guarded): a multiple of
+// 64 so that the data keeps its alignment, and wider than any window's reach past an edge. Every
+// byte is 0xFF, which reads as a NaN in each floating-point type and as -1 in each integer one:
+// a variant that reads past a tensor's end into a result, where a boundary rule gives 0 or the
+// edge's value, then differs from the reference.
+constexpr size_t kGuardBytes = 4096;
+constexpr unsigned char kGuardByte = 0xFF;
+
 struct HostDeviceTensors : DeviceTensors {
   std::vector<size_t> bytes;
+  std::vector<size_t> guard;  // the guard bytes before and after tensor t's data (0: none)
   std::vector<void*> blocks;  // what sb_host_alloc returned for each owned tensor
   ~HostDeviceTensors() override {
     for (void* b : blocks) std::free(b);
@@ -319,22 +328,55 @@ Result<std::unique_ptr<DeviceTensors>> HostRuntime::upload(const HostTensors& ho
   auto dev = std::make_unique<HostDeviceTensors>();
   dev->ptrs.assign(host.size(), nullptr);
   dev->bytes.assign(host.size(), 0);
+  dev->guard.assign(host.size(), 0);
   for (size_t t = 0; t < host.size(); ++t) {
     if (host[t].alias >= 0) continue;
     size_t n = host[t].bytes.size();
-    // Shifted: the data starts one element past the 64-byte boundary of the block.
+    // Shifted: the data starts one element past the 64-byte boundary of the block (after the
+    // guard, when guarded).
     const size_t shift = shift_bytes(host[t].type);
-    void* block = sb_host_alloc(n + shift);
+    const size_t guard = guarded() ? kGuardBytes : 0;
+    void* block = sb_host_alloc(guard + shift + n + guard);
     if (!block)
       return runtime_error("out of host memory allocating " + std::to_string(n) + " bytes");
     dev->blocks.push_back(block);
-    unsigned char* p = static_cast<unsigned char*>(block) + shift;
+    unsigned char* p = static_cast<unsigned char*>(block) + guard + shift;
+    if (guard) {
+      std::memset(block, kGuardByte, guard + shift);
+      std::memset(p + n, kGuardByte, guard);
+      dev->guard[t] = guard;
+    }
     if (n) std::memcpy(p, host[t].bytes.data(), n);
     dev->ptrs[t] = p;
     dev->bytes[t] = n;
   }
   dev->link_views(host);
   return std::unique_ptr<DeviceTensors>(std::move(dev));
+}
+
+Status HostRuntime::check_guards(const DeviceTensors& dev,
+                                 const std::vector<std::string>& names) const {
+  const auto* hd = dynamic_cast<const HostDeviceTensors*>(&dev);
+  SB_ASSERT(hd, "a runtime with its own upload() must override check_guards() too");
+  const auto& d = *hd;
+  std::string bad;
+  for (size_t t = 0; t < d.ptrs.size(); ++t) {
+    const size_t g = d.guard[t];
+    if (!g) continue;
+    const unsigned char* p = static_cast<const unsigned char*>(d.ptrs[t]);
+    // The guard before includes the shift's gap; only the kGuardBytes next to the data are
+    // looked at (the gap is part of them when shifted, filled alike).
+    size_t before = 0, after = 0;
+    for (size_t i = 1; i <= g; ++i) before += p[-static_cast<ptrdiff_t>(i)] != kGuardByte;
+    for (size_t i = 0; i < g; ++i) after += p[d.bytes[t] + i] != kGuardByte;
+    if (before + after == 0) continue;
+    if (!bad.empty()) bad += "; ";
+    bad += (t < names.size() ? names[t] : "tensor " + std::to_string(t)) + ": " +
+           std::to_string(before) + " bytes before its start and " + std::to_string(after) +
+           " after its end changed";
+  }
+  if (bad.empty()) return {};
+  return runtime_error("the variant wrote outside its tensors (" + bad + ")");
 }
 
 Status HostRuntime::download(const DeviceTensors& dev, int t, HostTensor& host) {

@@ -97,6 +97,17 @@ class Runtime {
   // How far upload() places a buffer of element type `t` past its block's start: one element
   // when shifted(), else 0.
   size_t shift_bytes(DType t) const { return shifted_ ? static_cast<size_t>(dtype_bytes(t)) : 0; }
+  // Whether upload() surrounds each buffer with guard bytes, which a variant must neither read
+  // into a result nor write (set by verification, not by timing); set_guarded(on) applies to the
+  // following upload() calls. check_guards() then says which tensors' guards a run changed
+  // (`names`: the tensors' names, in ABI order); a runtime without guards (or with its own, as
+  // the simulator's guard pages) finds none.
+  void set_guarded(bool on) { guarded_ = on; }
+  bool guarded() const { return guarded_; }
+  virtual Status check_guards(const DeviceTensors& /*dev*/,
+                              const std::vector<std::string>& /*names*/) const {
+    return {};
+  }
   // A line about the work done so far (a simulator's rate), or "" for nothing to report.
   virtual std::string report() { return ""; }
   // The global-memory traffic of the last successful run(), for runtimes that count it (the
@@ -126,6 +137,7 @@ class Runtime {
 
  private:
   bool shifted_ = false;
+  bool guarded_ = false;
 };
 
 // A runtime whose tensors live in host memory (sb_host_alloc: 64-byte aligned, huge pages for
@@ -137,6 +149,8 @@ class HostRuntime : public Runtime {
   bool can_shift() const override { return true; }
   std::string device_name() override { return "host"; }
   Result<std::unique_ptr<DeviceTensors>> upload(const HostTensors& host) override;
+  Status check_guards(const DeviceTensors& dev,
+                      const std::vector<std::string>& names) const override;
   Status download(const DeviceTensors& dev, int t, HostTensor& host) override;
   Status run(sb_variant_fn fn, DeviceTensors& dev, const SizePoint& sizes) override;
   void configure(benchmark::internal::Benchmark* b) const override;
