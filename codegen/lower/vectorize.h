@@ -38,11 +38,12 @@ constexpr int kOutsideBlock = 128;
 // printer keeps in one vector's accumulators instead of a block's, as mojo does: its loops stay
 // inside the block's vector loop, and the compiler unrolls them there, so the accumulators stay
 // in registers instead of going through the block's array once per term. GCC 12 made
-// puzzle_pooling's three-term sum 1.8-2.9x faster so (standalone, 2^16-2^22 outputs, 2-core VM). A
-// range that is not constant keeps the block: GCC left such a loop inside the vector loop 5-8x
-// slower. So does a window that reaches past an edge across the vector loop (depthwise_conv2d's
-// rows above and below): the whole row would take the checked loop, where the block checks only the
-// terms past the edge; depthwise_conv2d ran 1.2-1.3x slower that way.
+// puzzle_pooling's three-term sum 1.8-2.9x faster so (standalone, 2^16-2^22 outputs, 2-core VM).
+// A range that is not constant keeps the block: GCC left such a loop (a convolution whose K is a
+// size, 4 to 64 terms) inside the vector loop 4-9x slower. So does a window that reaches past an
+// edge across the vector loop (depthwise_conv2d's rows above and below): the whole row would take
+// the checked loop, where the block checks only the terms past the edge; depthwise_conv2d ran
+// 1.2-1.3x slower that way.
 constexpr int kUnrolledTerms = 16;
 
 // A vectorised innermost reduction (SimdLoops::Reductions) accumulates its terms into partials
