@@ -219,17 +219,26 @@ static const sb_module module = {SPECBENCH_ABI_VERSION, "toyadd", "cpu", 3, 1, 2
 extern "C" const sb_module* specbench_module(void) { return &module; }
 )";
 
-// As kModule, but `wrong` reads one element before a and one past b, as a boundary check that is
-// off by one would; in kOutOfBoundsWriteModule, `wrong` writes one element past c. Both touch
-// only the memory next to the tensors, which verification guards.
-const char* kOutOfBoundsReadModule = R"(#include "specbench_abi.h"
-static int right(const sb_args* s) {
+// The `right` variant and the tail of kModule, for the modules below.
+const char* kToyaddRight = R"(static int right(const sb_args* s) {
   const float* a = (const float*)s->tensors[0];
   const float* b = (const float*)s->tensors[1];
   float* c = (float*)s->tensors[2];
   for (int64_t i = 0; i < s->sizes[0]; ++i) c[i] = a[i] + b[i];
   return 0;
 }
+)";
+const char* kToyaddTail =
+    R"(static const sb_variant variants[] = {{"right", right}, {"wrong", wrong}};
+static const sb_module module = {SPECBENCH_ABI_VERSION, "toyadd", "cpu", 3, 1, 2, variants};
+extern "C" const sb_module* specbench_module(void) { return &module; }
+)";
+
+// As kModule, but `wrong` reads one element before a and one past b, as a boundary check that is
+// off by one would; in kOutOfBoundsWriteModule, `wrong` writes one element past c. Both touch
+// only the memory next to the tensors, which verification guards.
+const std::string kOutOfBoundsReadModule =
+    std::string("#include \"specbench_abi.h\"\n") + kToyaddRight + R"(
 static int wrong(const sb_args* s) {
   const float* a = (const float*)s->tensors[0];
   const float* b = (const float*)s->tensors[1];
@@ -240,18 +249,9 @@ static int wrong(const sb_args* s) {
   c[n - 1] += b[n] * 0.0f;
   return 0;
 }
-static const sb_variant variants[] = {{"right", right}, {"wrong", wrong}};
-static const sb_module module = {SPECBENCH_ABI_VERSION, "toyadd", "cpu", 3, 1, 2, variants};
-extern "C" const sb_module* specbench_module(void) { return &module; }
-)";
-const char* kOutOfBoundsWriteModule = R"(#include "specbench_abi.h"
-static int right(const sb_args* s) {
-  const float* a = (const float*)s->tensors[0];
-  const float* b = (const float*)s->tensors[1];
-  float* c = (float*)s->tensors[2];
-  for (int64_t i = 0; i < s->sizes[0]; ++i) c[i] = a[i] + b[i];
-  return 0;
-}
+)" + kToyaddTail;
+const std::string kOutOfBoundsWriteModule =
+    std::string("#include \"specbench_abi.h\"\n") + kToyaddRight + R"(
 static int wrong(const sb_args* s) {
   const float* a = (const float*)s->tensors[0];
   const float* b = (const float*)s->tensors[1];
@@ -260,10 +260,7 @@ static int wrong(const sb_args* s) {
   c[s->sizes[0]] = 0.0f;
   return 0;
 }
-static const sb_variant variants[] = {{"right", right}, {"wrong", wrong}};
-static const sb_module module = {SPECBENCH_ABI_VERSION, "toyadd", "cpu", 3, 1, 2, variants};
-extern "C" const sb_module* specbench_module(void) { return &module; }
-)";
+)" + kToyaddTail;
 
 // A backend that is never available, like CUDA on a machine without a GPU.
 class NoDeviceRuntime : public sb::HostRuntime {
@@ -374,9 +371,9 @@ TEST_F(RunnerTest, VerifiesEveryInputSetAndCatchesAWrongVariant) {
 }
 
 TEST_F(RunnerTest, GuardedBuffersCatchReadsAndWritesPastATensor) {
-  for (const char* module : {kOutOfBoundsReadModule, kOutOfBoundsWriteModule}) {
-    const bool writes = module == kOutOfBoundsWriteModule;
-    std::vector<sb::Target> targets{cpu_target(module)};
+  for (const std::string* module : {&kOutOfBoundsReadModule, &kOutOfBoundsWriteModule}) {
+    const bool writes = module == &kOutOfBoundsWriteModule;
+    std::vector<sb::Target> targets{cpu_target(module->c_str())};
     ASSERT_TRUE(targets[0].build.ok) << targets[0].build.error;
     auto records = sb::verify(targets, sb::VerifyOptions{}, {});
     ASSERT_FALSE(records.empty());
@@ -384,10 +381,11 @@ TEST_F(RunnerTest, GuardedBuffersCatchReadsAndWritesPastATensor) {
       // Every input set: the guards read as NaN (0 * NaN is NaN), and a write there is seen.
       EXPECT_EQ(r.outcome, r.variant == "wrong" ? sb::Outcome::Fail : sb::Outcome::Pass)
           << r.variant << " " << r.sizes << " " << r.inputs << " " << r.detail;
-      if (r.variant == "wrong" && writes)
+      if (r.variant == "wrong" && writes) {
         EXPECT_EQ(r.detail,
                   "the variant wrote outside its tensors (c: 0 bytes before its start and 4 "
                   "after its end changed)");
+      }
     }
     EXPECT_FALSE(targets[0].runtime->guarded());  // verify leaves the runtime unguarded
   }
