@@ -77,8 +77,9 @@ class CudasimRuntime : public HostRuntime {
     return std::unique_ptr<DeviceTensors>(std::move(dev));
   }
 
-  // No guard bytes: sim::alloc places a guard page after each block, and the simulated kernels
-  // are built with AddressSanitizer, so a read or write past a tensor stops the run instead.
+  // No guard bytes: sim::alloc places each buffer between guard pages, its end against the one
+  // after it under one thread order and its start against the one before under the other, so a
+  // read or write past a tensor faults instead.
   Status check_guards(const DeviceTensors& /*dev*/,
                       const std::vector<std::string>& /*names*/) const override {
     return {};
