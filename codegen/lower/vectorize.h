@@ -41,9 +41,12 @@ constexpr int kOutsideBlock = 128;
 // puzzle_pooling's three-term sum 1.8-2.9x faster so (standalone, 2^16-2^22 outputs, 2-core VM).
 // A range that is not constant keeps the block: GCC left such a loop (a convolution whose K is a
 // size, 4 to 64 terms) inside the vector loop 4-9x slower. So does a window that reaches past an
-// edge across the vector loop (depthwise_conv2d's rows above and below): the whole row would take
-// the checked loop, where the block checks only the terms past the edge; depthwise_conv2d ran
-// 1.2-1.3x slower that way.
+// edge across the vector loop (the rows above and below), unless its reach along the row is
+// known exactly: the whole row takes the checked loop there, where the block checks only the
+// terms past the edge. With the row's edges 8 outputs wide, depthwise_conv2d ran 1.2-1.3x slower
+// that way; with edges of exactly the window's reach (1 output for taps at -1, 0 and +1; the cpu
+// printer's exact_tap_edge) it took 0.67-0.9x the block's time, and a 3-row window without reach
+// along the row 0.4-0.6x (standalone, 2-core VM).
 constexpr int kUnrolledTerms = 16;
 
 // A vectorised innermost reduction (SimdLoops::Reductions) accumulates its terms into partials

@@ -328,8 +328,27 @@ TEST(EmitCpuOmpSimd, StencilEdgesAreOneLineOfOutputs) {
 // A convolution's reductions run outside the vector loop (lower/vectorize.h); a row shorter than
 // a block would take the boundary checks throughout, so each block of a row goes in edge
 // segments, and the middle one reads without checks for every tap: the condition spans the
-// inner reduction's range (k at 0 and at 3 - 1) as well as the segment's ends.
+// inner reduction's range (k at 0 and at K - 1) as well as the segment's ends.
 TEST(EmitCpuOmpSimd, ConvolutionRowsSetTheirEdgesApartForEveryTap) {
+  const Spec s = load(
+      "  x: {type: f32, shape: [M, N], role: in, boundary: zero}\n"
+      "  w: {type: f32, shape: [K, K], role: in}\n"
+      "  y: {type: f32, shape: [M, N], role: out}\n",
+      "  y[i, j] = sum(a in 0..K: sum(k in 0..K: x[i + a - 1, j + k - 1] * w[a, k]))\n",
+      "  cpu:\n    - {name: omp, strategy: omp_simd}\n");
+  const std::string c = emit("cpu", s);
+  EXPECT_TRUE(has(c, "// Its first and last 8 elements apart")) << c;
+  EXPECT_TRUE(has(c, "for (int sb_seg = 0; sb_seg < 3; ++sb_seg) {")) << c;
+  EXPECT_TRUE(has(c, "i + a - 1 >= 0 && i + a - 1 < M && sb_lo + 0 - 1 >= 0")) << c;
+  EXPECT_TRUE(has(c, "(sb_hi - 1) + (K - 1) - 1 < N) {")) << c;
+  EXPECT_TRUE(has(c, "x[(i + a - 1) * N + (j + k - 1)] * w[a * K + k]")) << c;  // unchecked
+}
+
+// A window of a constant few terms (lower/vectorize.h: kUnrolledTerms) whose reads reach a fixed
+// distance along the row, in a dimension as long as the output's row, sets apart exactly the
+// outputs whose window crosses the row's edge (1 at each end for taps at -1, 0 and +1), and
+// keeps one vector's accumulators although the window also crosses the rows above and below.
+TEST(EmitCpuOmpSimd, ConstantWindowsSetApartExactlyTheOutputsPastAnEdge) {
   const Spec s = load(
       "  x: {type: f32, shape: [M, N], role: in, boundary: zero}\n"
       "  w: {type: f32, shape: [3, 3], role: in}\n"
@@ -337,10 +356,24 @@ TEST(EmitCpuOmpSimd, ConvolutionRowsSetTheirEdgesApartForEveryTap) {
       "  y[i, j] = sum(a in 0..3: sum(k in 0..3: x[i + a - 1, j + k - 1] * w[a, k]))\n",
       "  cpu:\n    - {name: omp, strategy: omp_simd}\n");
   const std::string c = emit("cpu", s);
-  EXPECT_TRUE(has(c, "for (int sb_seg = 0; sb_seg < 3; ++sb_seg) {")) << c;
-  EXPECT_TRUE(has(c, "i + a - 1 >= 0 && i + a - 1 < M && sb_lo + 0 - 1 >= 0")) << c;
-  EXPECT_TRUE(has(c, "(sb_hi - 1) + (3 - 1) - 1 < N) {")) << c;
-  EXPECT_TRUE(has(c, "x[(i + a - 1) * N + (j + k - 1)] * w[a * 3 + k]")) << c;  // unchecked
+  EXPECT_TRUE(has(c, "// Its first and last element apart")) << c;
+  EXPECT_TRUE(has(c, "const int64_t sb_p = sb_je - sb_jb < 1 ? sb_je : sb_jb + 1;")) << c;
+  EXPECT_TRUE(has(c, "if (i + 0 - 1 >= 0 && i + 0 - 1 < M && i + (3 - 1) - 1 >= 0")) << c;
+  EXPECT_TRUE(has(c,
+                  "for (int64_t j = sb_lo; j < sb_hi; ++j) {\n"
+                  "              float sb_acc0 = 0.0f;\n"
+                  "              for (int64_t a = 0; a < 3; ++a) {"))
+      << c;
+  EXPECT_FALSE(has(c, "sb_block0")) << c;
+  // Reads reaching 2 elements each way (2 * k - 2, k in 0..3): edges of 2.
+  const Spec r = load(
+      "  x: {type: f32, shape: [M, N], role: in, boundary: zero}\n"
+      "  y: {type: f32, shape: [M, N], role: out}\n",
+      "  y[i, j] = sum(a in 0..2: sum(k in 0..3: x[i + a, 2 * k + j - 2]))\n",
+      "  cpu:\n    - {name: omp, strategy: omp_simd}\n");
+  const std::string d = emit("cpu", r);
+  EXPECT_TRUE(has(d, "// Its first and last 2 elements apart")) << d;
+  EXPECT_FALSE(has(d, "sb_block0")) << d;
 }
 
 // Where no check depends on the position along the row (a read whose row alone may fall
@@ -349,7 +382,7 @@ TEST(EmitCpuOmpSimd, RowChecksThatDoNotVaryAlongTheRowKeepTheBlockWhole) {
   const Spec s = load(
       "  x: {type: f32, shape: [M, N], role: in, boundary: zero}\n"
       "  y: {type: f32, shape: [M, N], role: out}\n",
-      "  y[i, j] = sum(a in 0..3: x[i + a - 1, j])\n",
+      "  y[i, j] = sum(a in 0..K: x[i + a - 1, j])\n",
       "  cpu:\n    - {name: omp, strategy: omp_simd}\n");
   const std::string c = emit("cpu", s);
   EXPECT_FALSE(has(c, "sb_seg")) << c;
@@ -439,16 +472,27 @@ TEST(EmitCpuOmpSimd, ShortConstantWindowsKeepOneVectorsAccumulators) {
   EXPECT_EQ(c.find("sb_block1"), std::string::npos) << c;
 }
 
-TEST(EmitCpuOmpSimd, WindowsAcrossRowsKeepTheBlock) {
+TEST(EmitCpuOmpSimd, WindowsAcrossRowsKeepTheBlockUnlessTheirRowEdgesAreExact) {
+  // The window's edge is across the vector loop (rows above and below); along the row its reads
+  // are plain (j in a row as long as the output's): one vector's accumulators, the block's check
+  // for the rows of the whole window.
   const Spec s = load(
       "  x: {type: f32, shape: [M, N], role: in, boundary: zero}\n"
       "  y: {type: f32, shape: [M, N], role: out}\n",
       "  y[i, j] = sum(k in 0..3: x[i + k - 1, j])\n",
       "  cpu:\n    - {name: omp, strategy: omp_simd}\n");
   const std::string c = emit("cpu", s);
-  // The window's edge is across the vector loop (rows above and below): the block checks only
-  // the terms past it.
-  EXPECT_TRUE(has(c, "float sb_block0[128]")) << c;
+  EXPECT_FALSE(has(c, "sb_block0")) << c;
+  EXPECT_TRUE(has(c, "if (i + 0 - 1 >= 0 && i + 0 - 1 < M && i + (3 - 1) - 1 >= 0")) << c;
+  // A row of another length: its edges are not exact, and the block checks only the terms past
+  // the edge.
+  const Spec r = load(
+      "  x: {type: f32, shape: [M, N + 1], role: in, boundary: zero}\n"
+      "  y: {type: f32, shape: [M, N], role: out}\n",
+      "  y[i, j] = sum(k in 0..3: x[i + k - 1, j + 1])\n",
+      "  cpu:\n    - {name: omp, strategy: omp_simd}\n");
+  const std::string d = emit("cpu", r);
+  EXPECT_TRUE(has(d, "float sb_block0[128]")) << d;
 }
 
 TEST(EmitCpuOmpSimd, StaticScheduleAndStreamingForElementwise) {

@@ -194,31 +194,29 @@ static void sb_omp_simd_s1(const float* __restrict xz, float* __restrict q, cons
   for (int64_t i = 0; i < (H + 2 - 3) / 2 + 1; ++i) {
     for (int64_t sb_jb = 0; sb_jb < W; sb_jb += 128) {
       const int64_t sb_je = W - sb_jb < 128 ? W : sb_jb + 128;
-      float sb_block0[128] __attribute__((aligned(64)));
-      #pragma omp simd
-      for (int64_t j = sb_jb; j < sb_je; ++j) {
-        sb_block0[j - sb_jb] = 0.0f;
-      }
-      for (int64_t u = 0; u < 3; ++u) {
-        // Every read of the range inside its tensor: no boundary checks.
-        if (2 * i + u - 1 >= 0 && 2 * i + u - 1 < H) {
-          #pragma omp simd
-          for (int64_t j = sb_jb; j < sb_je; ++j) {
-            sb_block0[j - sb_jb] += xz[(2 * i + u - 1) * W + j];
+      // Every read of the range inside its tensor: no boundary checks.
+      if (2 * i + 0 - 1 >= 0 && 2 * i + 0 - 1 < H && 2 * i + (3 - 1) - 1 >= 0 &&
+          2 * i + (3 - 1) - 1 < H) {
+        #pragma omp simd
+        for (int64_t j = sb_jb; j < sb_je; ++j) {
+          float sb_acc0 = 0.0f;
+          for (int64_t u = 0; u < 3; ++u) {
+            sb_acc0 += xz[(2 * i + u - 1) * W + j];
           }
-        } else {
-          #pragma omp simd
-          for (int64_t j = sb_jb; j < sb_je; ++j) {
+          q[i * W + j] = sb_acc0;
+        }
+      } else {
+        #pragma omp simd
+        for (int64_t j = sb_jb; j < sb_je; ++j) {
+          float sb_acc1 = 0.0f;
+          for (int64_t u = 0; u < 3; ++u) {
             const int64_t sb_ld0_xz_i0 = 2 * i + u - 1;
             const float sb_ld0_xz =
                 (sb_ld0_xz_i0 >= 0 && sb_ld0_xz_i0 < H) ? xz[sb_ld0_xz_i0 * W + j] : 0.0f;
-            sb_block0[j - sb_jb] += sb_ld0_xz;
+            sb_acc1 += sb_ld0_xz;
           }
+          q[i * W + j] = sb_acc1;
         }
-      }
-      #pragma omp simd
-      for (int64_t j = sb_jb; j < sb_je; ++j) {
-        q[i * W + j] = sb_block0[j - sb_jb];
       }
     }
   }

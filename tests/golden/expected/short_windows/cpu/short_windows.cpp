@@ -453,9 +453,9 @@ static void sb_omp_simd_s7(const float* __restrict m, float* __restrict z, const
     for (int64_t sb_jb = 0; sb_jb < C; sb_jb += 128) {
       const int64_t sb_je = C - sb_jb < 128 ? C : sb_jb + 128;
       {
-        // Its first and last 8 elements apart: only they can reach past an edge.
-        const int64_t sb_p = sb_je - sb_jb < 8 ? sb_je : sb_jb + 8;
-        const int64_t sb_t = sb_je - 8 > sb_p ? sb_je - 8 : sb_p;
+        // Its first and last element apart: only they can reach past an edge.
+        const int64_t sb_p = sb_je - sb_jb < 1 ? sb_je : sb_jb + 1;
+        const int64_t sb_t = sb_je - 1 > sb_p ? sb_je - 1 : sb_p;
         for (int sb_seg = 0; sb_seg < 3; ++sb_seg) {
           const int64_t sb_lo = sb_seg == 0 ? sb_jb : sb_seg == 1 ? sb_p : sb_t;
           const int64_t sb_hi = sb_seg == 0 ? sb_p : sb_seg == 1 ? sb_t : sb_je;
@@ -497,31 +497,28 @@ static void sb_omp_simd_s8(const float* __restrict m, float* __restrict zr, cons
   for (int64_t r = 0; r < R; ++r) {
     for (int64_t sb_jb = 0; sb_jb < C; sb_jb += 128) {
       const int64_t sb_je = C - sb_jb < 128 ? C : sb_jb + 128;
-      float sb_block0[128] __attribute__((aligned(64)));
-      #pragma omp simd
-      for (int64_t j = sb_jb; j < sb_je; ++j) {
-        sb_block0[j - sb_jb] = 0.0f;
-      }
-      for (int64_t k = 0; k < 3; ++k) {
-        // Every read of the range inside its tensor: no boundary checks.
-        if (r + k - 1 >= 0 && r + k - 1 < R) {
-          #pragma omp simd
-          for (int64_t j = sb_jb; j < sb_je; ++j) {
-            sb_block0[j - sb_jb] += m[(r + k - 1) * C + j];
+      // Every read of the range inside its tensor: no boundary checks.
+      if (r + 0 - 1 >= 0 && r + 0 - 1 < R && r + (3 - 1) - 1 >= 0 && r + (3 - 1) - 1 < R) {
+        #pragma omp simd
+        for (int64_t j = sb_jb; j < sb_je; ++j) {
+          float sb_acc0 = 0.0f;
+          for (int64_t k = 0; k < 3; ++k) {
+            sb_acc0 += m[(r + k - 1) * C + j];
           }
-        } else {
-          #pragma omp simd
-          for (int64_t j = sb_jb; j < sb_je; ++j) {
+          zr[r * C + j] = sb_acc0;
+        }
+      } else {
+        #pragma omp simd
+        for (int64_t j = sb_jb; j < sb_je; ++j) {
+          float sb_acc1 = 0.0f;
+          for (int64_t k = 0; k < 3; ++k) {
             const int64_t sb_ld0_m_i0 = r + k - 1;
             const float sb_ld0_m =
                 (sb_ld0_m_i0 >= 0 && sb_ld0_m_i0 < R) ? m[sb_ld0_m_i0 * C + j] : 0.0f;
-            sb_block0[j - sb_jb] += sb_ld0_m;
+            sb_acc1 += sb_ld0_m;
           }
+          zr[r * C + j] = sb_acc1;
         }
-      }
-      #pragma omp simd
-      for (int64_t j = sb_jb; j < sb_je; ++j) {
-        zr[r * C + j] = sb_block0[j - sb_jb];
       }
     }
   }
