@@ -534,6 +534,30 @@ std::optional<Scan> match_scan(const Spec& spec, const Statement& st) {
   return s;
 }
 
+std::optional<FirstIndex> match_first_index(const Statement& st, const Expr& red) {
+  if (red.kind != ExprKind::Reduce || red.rop != ReduceOp::Min || !is_integer(red.type))
+    return std::nullopt;
+  const Expr& body = *red.args[0];
+  if (body.kind != ExprKind::Call || body.fn != Fn::Select || body.args.size() != 3 ||
+      !reduces_of(body).empty())
+    return std::nullopt;
+  // An arm without its conversion to i64 (the type of index values).
+  auto unconverted = [](const Expr& e) -> const Expr& {
+    return e.kind == ExprKind::Cast && e.cast_to == DType::I64 ? *e.args[0] : e;
+  };
+  const Expr& found = unconverted(*body.args[1]);
+  const Expr& none = unconverted(*body.args[2]);
+  if (found.kind != ExprKind::IndexVar || found.ref != red.ref || depends_on(none, red.ref))
+    return std::nullopt;
+  const IndexVar& kv = st.vars[red.ref];
+  if (!kv.lo || !kv.hi) return std::nullopt;
+  const std::optional<Affine> d = decompose(none, var_free), hi = decompose(*kv.hi, var_free);
+  if (!d || !hi || d->overflow || hi->overflow) return std::nullopt;
+  const Affine gap = *d - *hi;  // d - hi + 1 >= 0
+  if (gap.overflow || !gap.is_constant() || gap.constant + 1 < 0) return std::nullopt;
+  return FirstIndex{&red, body.args[0].get(), body.args[1].get(), body.args[2].get()};
+}
+
 Statement epilogue_statement(const Spec& spec, const Statement& st, const Expr* reduce) {
   Statement e;
   e.loc = st.loc;

@@ -259,6 +259,20 @@ struct Scan {
 };
 std::optional<Scan> match_scan(const Spec& spec, const Statement& st);
 
+// A search written as a reduction: min(k in lo..hi: select(p, k, d)), k the reduction's own
+// variable (as an i64 or not converted), d not using k and at least hi - 1 at every point (its
+// affine difference with hi - 1 a constant >= 0), no reduction inside. Its value is the least k
+// where p holds, d where p holds for no k of a non-empty range, the identity on an empty one; a
+// printer may find it by scanning k upwards and stopping at the first k where p holds. The
+// arg-reductions' second statements (check/arg_reductions.h) have this form.
+struct FirstIndex {
+  const Expr* reduce = nullptr;
+  const Expr* cond = nullptr;   // p
+  const Expr* found = nullptr;  // the select's first arm: k's value
+  const Expr* none = nullptr;   // the select's second arm: d
+};
+std::optional<FirstIndex> match_first_index(const Statement& st, const Expr& red);
+
 // The statement that finishes a reduction computed elsewhere (by a library call that wrote the
 // reduction's value into the output): `out[vars] = rhs` with `reduce` replaced by a read of
 // `out[vars]`. Index variables are kept (the reduction variable becomes unused). For a statement

@@ -495,6 +495,44 @@ TEST(EmitCpuOmpSimd, WindowsAcrossRowsKeepTheBlockUnlessTheirRowEdgesAreExact) {
   EXPECT_TRUE(has(d, "float sb_block0[128]")) << d;
 }
 
+// A search written as a reduction (lower/patterns.h: FirstIndex) ORs its condition over blocks of
+// kSearchTerms terms as vectors, up to the first block where it holds, whose terms it then tests
+// one at a time; the default where the range holds terms and no condition held.
+TEST(EmitCpuOmpSimd, SearchesStopAtTheFirstBlockWhereTheyHold) {
+  const Spec s =
+      load("  x: {type: f32, shape: [M, N], role: in}\n  y: {type: i64, shape: [M], role: out}\n",
+           "  y[i] = min(j in 0..N: select(x[i, j] < 0, i64(j), i64(N - 1)))\n",
+           "  cpu:\n    - {name: loops, strategy: loops}\n    - {name: omp, strategy: omp_simd}\n");
+  const std::string c = emit("cpu", s);
+  EXPECT_TRUE(has(c,
+                  "    for (int64_t sb_b0 = sb_k0; sb_b0 < sb_h0; sb_b0 += 128) {\n"
+                  "      const int64_t sb_e0 = sb_h0 - sb_b0 < 128 ? sb_h0 : sb_b0 + 128;\n"
+                  "      int sb_any0 = 0;\n"
+                  "      #pragma omp simd reduction(|:sb_any0)\n"
+                  "      for (int64_t j = sb_b0; j < sb_e0; ++j) {\n"
+                  "        sb_any0 |= x[i * N + j] < 0.0f ? 1 : 0;\n"
+                  "      }\n"
+                  "      if (!sb_any0) continue;\n"
+                  "      int64_t j = sb_b0;\n"
+                  "      for (; j < sb_e0; ++j) {\n"
+                  "        if (x[i * N + j] < 0.0f) break;\n"
+                  "      }\n"
+                  "      if (j < sb_e0) {\n"
+                  "        sb_acc0 = sb_min_i64(sb_acc0, (int64_t)j);\n"
+                  "        sb_found0 = 1;\n"
+                  "        break;"))
+      << c;
+  EXPECT_TRUE(has(c,
+                  "    if (!sb_found0 && sb_k0 < sb_h0) {\n"
+                  "      sb_acc0 = sb_min_i64(sb_acc0, (int64_t)(N - 1));"))
+      << c;
+  // The loops variant folds every term.
+  EXPECT_TRUE(has(c,
+                  "sb_acc0 = sb_min_i64(sb_acc0, x[i * N + j] < 0.0f ? (int64_t)j : "
+                  "(int64_t)(N - 1));"))
+      << c;
+}
+
 TEST(EmitCpuOmpSimd, StaticScheduleAndStreamingForElementwise) {
   const Spec s = load(
       "  x: {type: f32, shape: [M, N], role: in}\n  y: {type: f32, shape: [N], role: in}\n"

@@ -353,13 +353,13 @@ TEST(EmitMojo, TransposedReadsMoveInBlocksTransposedInRegisters) {
 }
 
 TEST(EmitMojo, TheIndexAsAValueIsAnIotaVector) {
-  // The first index of a row's maximum (argmax's second pass): the index as a value vectorises
-  // as consecutive integers, and the NaN test and the select as SIMD masks.
-  Result<Spec> r = load("first", kRC,
+  // The last index of a row's maximum: the index as a value vectorises as consecutive integers,
+  // and the comparison and the select as SIMD masks.
+  Result<Spec> r = load("last", kRC,
                         "  x: {type: f32, shape: [R, C], role: in}\n"
                         "  m: {type: f32, shape: [R], role: in}\n"
                         "  y: {type: i64, shape: [R], role: out}\n",
-                        "  y[r] = min(c in 0..C: select(x[r, c] == m[r], i64(c), i64(C - 1)))\n");
+                        "  y[r] = max(c in 0..C: select(x[r, c] == m[r], i64(c), i64(0)))\n");
   ASSERT_TRUE(r.ok()) << format_error(r.error());
   const std::string file = emit(r.value());
   const std::string k = vp_kernels(file);
@@ -374,6 +374,36 @@ TEST(EmitMojo, TheIndexAsAValueIsAnIotaVector) {
   ASSERT_TRUE(b.ok()) << format_error(b.error());
   const std::string kb = vp_kernels(emit(b.value()));
   EXPECT_TRUE(has(kb, "SIMD[DType.bool, sb_w_f32](fill=r == 0)")) << kb;
+}
+
+TEST(EmitMojo, SearchesStopAtTheFirstBlockWhereTheyHold) {
+  // The first index of a row's maximum (argmax's second pass, lower/patterns.h: FirstIndex):
+  // blocks of kSearchTerms conditions ORed in native vectors of the compared type, up to the
+  // first block where one holds, whose terms are then tested one at a time; the rest of the range
+  // term by term; the index found, or the default when the range holds terms.
+  Result<Spec> r = load("first", kRC,
+                        "  x: {type: f32, shape: [R, C], role: in}\n"
+                        "  m: {type: f32, shape: [R], role: in}\n"
+                        "  y: {type: i64, shape: [R], role: out}\n",
+                        "  y[r] = min(c in 0..C: select(x[r, c] == m[r], i64(c), i64(C - 1)))\n");
+  ASSERT_TRUE(r.ok()) << format_error(r.error());
+  const std::string k = vp_kernels(emit(r.value()));
+  EXPECT_TRUE(has(k,
+                  "for sb_b0 in range(0, sb_endp0, 128):\n"
+                  "                var sb_m0 = SIMD[DType.bool, sb_w_f32](fill=False)\n"
+                  "                for c in range(sb_b0, sb_b0 + 128, sb_w_f32):\n"
+                  "                    sb_m0 |= x.unsafe_load[width=sb_w_f32](r * C + c)"
+                  ".eq(m[unsafe_offset=r])\n"
+                  "                if sb_m0.reduce_or():\n"
+                  "                    for c in range(sb_b0, sb_b0 + 128):"))
+      << k;
+  EXPECT_TRUE(has(k, "if sb_at0 == C:\n                for c in range(sb_endp0, C):")) << k;
+  EXPECT_TRUE(
+      has(k,
+          "if sb_at0 < C:\n                sb_acc0 = sb_min(sb_acc0, Int64(sb_at0))\n"
+          "            elif 0 < C:\n                sb_acc0 = sb_min(sb_acc0, Int64(C - 1))"))
+      << k;
+  EXPECT_FALSE(has(k, "iota")) << k;
 }
 
 TEST(EmitMojo, GathersVectoriseLaneByLane) {

@@ -671,6 +671,40 @@ TEST(MatchContraction, TheLibrarySubsetRefinesTheGeneralShape) {
 
 // ---- check_variant errors ---------------------------------------------------------------------
 
+// A search written as a reduction: min over k of select(p, k, d), d at least the range's last
+// index and not using k; anything else is not one.
+TEST(MatchFirstIndex, TheLeastIndexWherePHoldsWithADefaultPastTheRange) {
+  const Loaded l = load(
+      "  x: {type: f32, shape: [M, N], role: in}\n"
+      "  y0: {type: i64, shape: [M], role: out}\n  y1: {type: i64, shape: [M], role: out}\n"
+      "  y2: {type: i64, shape: [M], role: out}\n  y3: {type: i64, shape: [M], role: out}\n"
+      "  y4: {type: i64, shape: [M], role: out}\n  y5: {type: i64, shape: [M], role: out}\n"
+      "  y6: {type: i64, shape: [M], role: out}\n",
+      "  y0[i] = min(j in 0..N: select(x[i, j] > 0, i64(j), i64(N - 1)))\n"
+      "  y1[i] = min(j in i..N + i: select(x[i, j - i] > 0, i64(j), i64(N + i + 4)))\n"
+      "  y2[i] = min(j in 0..N: select(x[i, j] > 0, i64(j), i64(N - 2)))\n"
+      "  y3[i] = max(j in 0..N: select(x[i, j] > 0, i64(j), i64(N)))\n"
+      "  y4[i] = min(j in 0..N: select(x[i, j] > 0, i64(j + 1), i64(N)))\n"
+      "  y5[i] = min(j in 0..N: select(x[i, j] > 0, i64(j), i64(N + j)))\n"
+      "  y6[i] = min(j in 0..N: select(x[i, j] > 0, i64(N), i64(j)))\n");
+  ASSERT_TRUE(l.error.empty()) << l.error;
+  auto match = [&](size_t k) {
+    const Statement& st = l.spec.stmts[k];
+    return match_first_index(st, *st.rhs);
+  };
+  const std::optional<FirstIndex> m = match(0);
+  ASSERT_TRUE(m.has_value());
+  EXPECT_EQ(m->reduce, l.spec.stmts[0].rhs.get());
+  EXPECT_EQ(m->cond, l.spec.stmts[0].rhs->args[0]->args[0].get());
+  EXPECT_EQ(m->none, l.spec.stmts[0].rhs->args[0]->args[2].get());
+  EXPECT_TRUE(match(1).has_value());   // a default well past the range's end
+  EXPECT_FALSE(match(2).has_value());  // a default below the last index
+  EXPECT_FALSE(match(3).has_value());  // max: the last index, not the first
+  EXPECT_FALSE(match(4).has_value());  // not the index itself
+  EXPECT_FALSE(match(5).has_value());  // a default that uses the index
+  EXPECT_FALSE(match(6).has_value());  // the arms the other way round
+}
+
 TEST(StrategyChecks, BlockedMatmulNeedsAContraction) {
   Loaded ok = load(kMats, "  c[i, j] = sum(k in 0..K: a[i, k] * b[k, j]) + bias[j]\n",
                    "  cpu:\n    - {name: blocked, strategy: blocked_matmul, mc: 64}\n"

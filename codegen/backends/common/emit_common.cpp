@@ -1403,9 +1403,12 @@ StmtLowering::Piece StmtLowering::print_reduce(const Expr& e, CodeWriter& w, int
   if (pragma) loop = pragma(ReduceSite{&e, t, acc, depth, !contains_reduce(*e.args[0])});
   if (loop.partials) {
     SB_ASSERT(!contains_reduce(*e.args[0]), "partial accumulators of a nested reduction");
-    if (loop.chunks.empty())
-      print_partials(e, acc, loop.pragma, w, depth);
-    else
+    if (loop.chunks.empty()) {
+      if (const std::optional<FirstIndex> m = match_first_index(st_, e))
+        print_search(e, *m, acc, w, depth);
+      else
+        print_partials(e, acc, loop.pragma, w, depth);
+    } else
       print_chunked_partials(e, acc, loop.pragma, loop.chunks, w, depth);
     return {acc, kPrecPrimary};
   }
@@ -1476,6 +1479,52 @@ void StmtLowering::print_partials(const Expr& e, const std::string& acc, const s
   w.open("for (int64_t " + k + " = " + from + "; " + k + " < " + to + "; ++" + k + ") {");
   if (auto p = prologues_.find(&e); p != prologues_.end()) p->second(w);
   combine(e, acc, sub(*e.args[0], w, depth + 1, nullptr, 0), w);
+  w.close();
+}
+
+void StmtLowering::print_search(const Expr& e, const FirstIndex& m, const std::string& acc,
+                                CodeWriter& w, int depth) {
+  const IndexVar& v = st_.vars[e.ref];
+  SB_ASSERT(v.lo && v.hi, "reduction variable without a range");
+  const std::string& k = var_names_[e.ref];
+  const std::string id = std::to_string(next_acc_ - 1);
+  const std::string from = "sb_k" + id, to = "sb_h" + id, block = "sb_b" + id, end = "sb_e" + id;
+  const std::string any = "sb_any" + id, found = "sb_found" + id;
+  const std::string n = std::to_string(kSearchTerms);
+  w.line("// A search: the least " + k + " where the condition holds, its blocks of " + n +
+         " terms tested");
+  w.line("// as vectors in turn, the first block where it holds then one term at a time.");
+  w.line("const int64_t " + from + " = " + sub(*v.lo, w, depth, nullptr, 0) + ";");
+  w.line("const int64_t " + to + " = " + sub(*v.hi, w, depth, nullptr, 0) + ";");
+  w.line("int " + found + " = 0;");
+  w.open("for (int64_t " + block + " = " + from + "; " + block + " < " + to + "; " + block +
+         " += " + n + ") {");
+  w.line("const int64_t " + end + " = " + to + " - " + block + " < " + n + " ? " + to + " : " +
+         block + " + " + n + ";");
+  if (auto p = block_prologues_.find(&e); p != block_prologues_.end())
+    p->second(w, block, kSearchTerms);
+  w.line("int " + any + " = 0;");
+  w.line("#pragma omp simd reduction(|:" + any + ")");
+  w.open("for (int64_t " + k + " = " + block + "; " + k + " < " + end + "; ++" + k + ") {");
+  if (auto p = prologues_.find(&e); p != prologues_.end()) p->second(w);
+  w.line(any + " |= " + sub(*m.cond, w, depth + 1, nullptr, kPrecTernary + 1) + " ? 1 : 0;");
+  w.close();
+  w.line("if (!" + any + ") continue;");
+  // The block's terms again, one at a time; a term the vector test flagged and this one does not
+  // (a vector math function's rounding) moves the search on.
+  w.line("int64_t " + k + " = " + block + ";");
+  w.open("for (; " + k + " < " + end + "; ++" + k + ") {");
+  if (auto p = prologues_.find(&e); p != prologues_.end()) p->second(w);
+  w.line("if (" + sub(*m.cond, w, depth + 1, nullptr, 0) + ") break;");
+  w.close();
+  w.open("if (" + k + " < " + end + ") {");
+  combine(e, acc, sub(*m.found, w, depth + 1, nullptr, 0), w);
+  w.line(found + " = 1;");
+  w.line("break;");
+  w.close();
+  w.close();
+  w.open("if (!" + found + " && " + from + " < " + to + ") {");
+  combine(e, acc, sub(*m.none, w, depth + 1, nullptr, 0), w);
   w.close();
 }
 

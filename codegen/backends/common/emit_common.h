@@ -373,6 +373,13 @@ class StmtLowering {
   // `chunks_pragma`, and in each chunk print_partials over the chunk.
   void print_chunked_partials(const Expr& e, const std::string& acc, const std::string& pragma,
                               const std::string& chunks_pragma, CodeWriter& w, int depth);
+  // A search (lower/patterns.h: FirstIndex `m`) into `acc` in place of print_partials: blocks of
+  // kSearchTerms terms (lower/vectorize.h), each an `omp simd` loop ORing the condition over the
+  // block, up to the first block where it holds for a term, whose terms are then tested one at a
+  // time; `acc` folds the index found, or the search's default when the range holds terms and
+  // no condition held.
+  void print_search(const Expr& e, const FirstIndex& m, const std::string& acc, CodeWriter& w,
+                    int depth);
   // Writes `acc = acc op body;` for reduction `e` (wrapping and NaN-propagating helpers as needed).
   void combine(const Expr& e, const std::string& acc, const std::string& body, CodeWriter& w);
   std::string sub(const Expr& e, CodeWriter& w, int depth, const ReducePragma& pragma, int prec);

@@ -1900,10 +1900,97 @@ class Body {
       SB_ASSERT(outer.empty(), "a reduction computed apart with output dimensions");
       return emit_blocked_reduce(r, dst, ty);
     }
+    // A search (lower/patterns.h: FirstIndex) into one element, under a strategy that vectorises.
+    if (reassoc_ && outer.empty())
+      if (const std::optional<FirstIndex> m = match_first_index(*st_, r))
+        return emit_search(r, *m, dst, ty);
     const DType t = value_type(r);
     const std::string id = identity(r.rop, t);
     w_.line("linalg.fill ins(" + id + " : " + mlir_type(t) + ") outs(" + dst + " : " + ty + ")");
     emit_generic(*r.args[0], dst, ty, t, &r, outer);
+  }
+
+  // Search `m` of reduction `r` into the one element of `dst` (of memref type `ty`), as the cpu
+  // printer's (emit_common.h: print_search): an scf.while over blocks of kSearchTerms terms,
+  // each block's conditions ORed by an scf.for (which LLVM vectorises), up to the first block
+  // where one holds; an scf.while over that block to its first such term. The element is the
+  // index found in that block, or the default when the range holds terms and no condition held
+  // (the identity when it holds none). Both loops compute the condition with the same
+  // operations, which LLVM's vectoriser does not change, so the block holds the term.
+  void emit_search(const Expr& r, const FirstIndex& m, const std::string& dst,
+                   const std::string& ty) {
+    const DType t = value_type(r);
+    const IndexVar& iv = st_->vars[r.ref];
+    w_.line("// A search: the first term where the condition holds, in blocks of " +
+            std::to_string(kSearchTerms) + " terms");
+    w_.line("// tested in turn.");
+    const std::string lo = val(*iv.lo), hi = val(*iv.hi);
+    const std::string blk = constant(std::to_string(kSearchTerms), DType::Index);
+    const std::string one = constant("1", DType::Index);
+    // The condition at term `k`, false past the end `e`.
+    auto cond_before = [&](const std::string& k, const std::string& e) {
+      const std::string in = cmp("arith.cmpi", "slt", k, e, DType::Index);
+      const std::string c = fresh();
+      w_.open(c + " = scf.if " + in + " -> (i1) {");
+      loop_var_[r.ref] = k;
+      const std::string v = val(*m.cond);
+      loop_var_.erase(r.ref);
+      w_.line("scf.yield " + v + " : i1");
+      w_.close_open("} else {");
+      w_.line("scf.yield " + constant("false", DType::Bool) + " : i1");
+      w_.close("}");
+      return std::make_pair(in, c);
+    };
+    // The first block holding a term where the condition holds, or one at or past hi.
+    const std::string b = fresh(), bb = fresh(), nb = fresh();
+    w_.open(b + " = scf.while (" + bb + " = " + lo + ") : (index) -> index {");
+    const std::string more = cmp("arith.cmpi", "slt", bb, hi, DType::Index);
+    const std::string any = fresh();
+    w_.open(any + " = scf.if " + more + " -> (i1) {");
+    const std::string e =
+        op("arith.minsi", {op("arith.addi", {bb, blk}, DType::Index), hi}, DType::Index);
+    const std::string a = fresh(), k = fresh(), acc = fresh();
+    w_.open(a + " = scf.for " + k + " = " + bb + " to " + e + " step " + one + " iter_args(" + acc +
+            " = " + constant("false", DType::Bool) + ") -> (i1) {");
+    loop_var_[r.ref] = k;
+    const std::string c = val(*m.cond);
+    loop_var_.erase(r.ref);
+    w_.line("scf.yield " + op("arith.ori", {acc, c}, DType::Bool) + " : i1");
+    w_.close("}");
+    w_.line("scf.yield " + a + " : i1");
+    w_.close_open("} else {");
+    w_.line("scf.yield " + constant("false", DType::Bool) + " : i1");
+    w_.close("}");
+    const std::string none_yet =
+        op("arith.xori", {any, constant("true", DType::Bool)}, DType::Bool);
+    w_.line("scf.condition(" + op("arith.andi", {more, none_yet}, DType::Bool) + ") " + bb +
+            " : index");
+    w_.close_open("} do {");
+    w_.line("^bb0(" + nb + ": index):");
+    w_.line("scf.yield " + op("arith.addi", {nb, blk}, DType::Index) + " : index");
+    w_.close("}");
+    // That block's first such term, or its end.
+    const std::string end =
+        op("arith.minsi", {op("arith.addi", {b, blk}, DType::Index), hi}, DType::Index);
+    const std::string at = fresh(), kk = fresh(), nk = fresh();
+    w_.open(at + " = scf.while (" + kk + " = " + b + ") : (index) -> index {");
+    const auto [in, held] = cond_before(kk, end);
+    const std::string not_held =
+        op("arith.xori", {held, constant("true", DType::Bool)}, DType::Bool);
+    w_.line("scf.condition(" + op("arith.andi", {in, not_held}, DType::Bool) + ") " + kk +
+            " : index");
+    w_.close_open("} do {");
+    w_.line("^bb0(" + nk + ": index):");
+    w_.line("scf.yield " + op("arith.addi", {nk, one}, DType::Index) + " : index");
+    w_.close("}");
+    const std::string found = cmp("arith.cmpi", "slt", at, end, DType::Index);
+    loop_var_[r.ref] = at;
+    const std::string index = val(*m.found);
+    loop_var_.erase(r.ref);
+    const std::string fallback = val(*m.none);
+    const std::string terms = cmp("arith.cmpi", "slt", lo, hi, DType::Index);
+    const std::string v = select(found, index, select(terms, fallback, identity(r.rop, t), t), t);
+    w_.line("memref.store " + v + ", " + dst + "[] : " + ty);
   }
 
   // A full reduction (scalar `dst`) under `parallel`: an scf.parallel loop over at most kBlocks

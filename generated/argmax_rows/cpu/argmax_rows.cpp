@@ -105,27 +105,31 @@ static int sb_omp_simd_s0_1(const float* __restrict x, int64_t* __restrict y, co
       {  // y[r] = min(c in 0..C: select(x[r, c] == y_max[r] || x[r, c] != x[r, c], i64(c), i64(C - 1)))
         const int64_t r = sb_row;
         int64_t sb_acc0 = INT64_MAX;
-        int64_t sb_k0 = 0;
+        // A search: the least c where the condition holds, its blocks of 128 terms tested
+        // as vectors in turn, the first block where it holds then one term at a time.
+        const int64_t sb_k0 = 0;
         const int64_t sb_h0 = C;
-        if (sb_h0 - sb_k0 >= 2 * 32) {
-          // 32 partial accumulators: the vector additions do not wait on each other.
-          int64_t sb_part0[32] __attribute__((aligned(64)));
-          for (int sb_q = 0; sb_q < 32; ++sb_q) sb_part0[sb_q] = INT64_MAX;
-          for (; sb_k0 + 32 <= sb_h0; sb_k0 += 32) {
-            #pragma omp simd simdlen(8)
-            for (int64_t sb_q = 0; sb_q < 32; ++sb_q) {
-              const int64_t c = sb_k0 + sb_q;
-              sb_part0[sb_q] = sb_min_i64(sb_part0[sb_q], x[r * C + c] == sb_row_y_max[0] || x[r * C + c] != x[r * C + c] ? (int64_t)c : (int64_t)(C - 1));
-            }
+        int sb_found0 = 0;
+        for (int64_t sb_b0 = sb_k0; sb_b0 < sb_h0; sb_b0 += 128) {
+          const int64_t sb_e0 = sb_h0 - sb_b0 < 128 ? sb_h0 : sb_b0 + 128;
+          int sb_any0 = 0;
+          #pragma omp simd reduction(|:sb_any0)
+          for (int64_t c = sb_b0; c < sb_e0; ++c) {
+            sb_any0 |= x[r * C + c] == sb_row_y_max[0] || x[r * C + c] != x[r * C + c] ? 1 : 0;
           }
-          #pragma omp simd reduction(min:sb_acc0)
-          for (int sb_q = 0; sb_q < 32; ++sb_q) {
-            sb_acc0 = sb_min_i64(sb_acc0, sb_part0[sb_q]);
+          if (!sb_any0) continue;
+          int64_t c = sb_b0;
+          for (; c < sb_e0; ++c) {
+            if (x[r * C + c] == sb_row_y_max[0] || x[r * C + c] != x[r * C + c]) break;
+          }
+          if (c < sb_e0) {
+            sb_acc0 = sb_min_i64(sb_acc0, (int64_t)c);
+            sb_found0 = 1;
+            break;
           }
         }
-        #pragma omp simd reduction(min:sb_acc0)
-        for (int64_t c = sb_k0; c < sb_h0; ++c) {
-          sb_acc0 = sb_min_i64(sb_acc0, x[r * C + c] == sb_row_y_max[0] || x[r * C + c] != x[r * C + c] ? (int64_t)c : (int64_t)(C - 1));
+        if (!sb_found0 && sb_k0 < sb_h0) {
+          sb_acc0 = sb_min_i64(sb_acc0, (int64_t)(C - 1));
         }
         y[r] = sb_acc0;
       }

@@ -159,31 +159,78 @@ module attributes {transform.with_named_sequence} {
           linalg.yield %25 : f32
         }
         // y[r] = min(c in 0..C: select(x[r, c] == y_max[r] || x[r, c] != x[r, c], i64(c), i64(C - 1)))
-        %26 = arith.constant 9223372036854775807 : i64
-        linalg.fill ins(%26 : i64) outs(%14 : memref<i64, strided<[], offset: ?>>)
-        %27 = arith.constant 0 : index
-        %28 = arith.subi %C, %27 : index
-        %29 = arith.constant 0 : index
-        %30 = arith.maxsi %28, %29 : index
-        %31 = arith.constant 0 : index
-        %32 = memref.reinterpret_cast %14 to offset: [0], sizes: [%30], strides: [%31] : memref<i64, strided<[], offset: ?>> to memref<?xi64, strided<[?]>>
-        linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
-            ins(%32, %13, %11 : memref<?xi64, strided<[?]>>, memref<?xf32, strided<[1], offset: ?>>, memref<f32>)
-            outs(%14 : memref<i64, strided<[], offset: ?>>) {
-          ^bb0(%33: i64, %34: f32, %35: f32, %36: i64):
-          %37 = linalg.index 0 : index
-          %38 = arith.addi %37, %27 : index
-          %39 = arith.cmpf oeq, %34, %35 : f32
-          %40 = arith.cmpf une, %34, %34 : f32
-          %41 = arith.ori %39, %40 : i1
-          %42 = arith.index_cast %38 : index to i64
-          %43 = arith.constant 1 : index
-          %44 = arith.subi %C, %43 : index
-          %45 = arith.index_cast %44 : index to i64
-          %46 = arith.select %41, %42, %45 : i64
-          %47 = arith.minsi %36, %46 : i64
-          linalg.yield %47 : i64
+        // A search: the first term where the condition holds, in blocks of 128 terms
+        // tested in turn.
+        %26 = arith.constant 0 : index
+        %27 = arith.constant 128 : index
+        %28 = arith.constant 1 : index
+        %29 = scf.while (%30 = %26) : (index) -> index {
+          %32 = arith.cmpi slt, %30, %C : index
+          %33 = scf.if %32 -> (i1) {
+            %34 = arith.addi %30, %27 : index
+            %35 = arith.minsi %34, %C : index
+            %39 = arith.constant false
+            %36 = scf.for %37 = %30 to %35 step %28 iter_args(%38 = %39) -> (i1) {
+              %40 = memref.load %13[%37] : memref<?xf32, strided<[1], offset: ?>>
+              %41 = memref.load %11[] : memref<f32>
+              %42 = arith.cmpf oeq, %40, %41 : f32
+              %43 = memref.load %13[%37] : memref<?xf32, strided<[1], offset: ?>>
+              %44 = memref.load %13[%37] : memref<?xf32, strided<[1], offset: ?>>
+              %45 = arith.cmpf une, %43, %44 : f32
+              %46 = arith.ori %42, %45 : i1
+              %47 = arith.ori %38, %46 : i1
+              scf.yield %47 : i1
+            }
+            scf.yield %36 : i1
+          } else {
+            %48 = arith.constant false
+            scf.yield %48 : i1
+          }
+          %49 = arith.constant true
+          %50 = arith.xori %33, %49 : i1
+          %51 = arith.andi %32, %50 : i1
+          scf.condition(%51) %30 : index
+        } do {
+          ^bb0(%31: index):
+          %52 = arith.addi %31, %27 : index
+          scf.yield %52 : index
         }
+        %53 = arith.addi %29, %27 : index
+        %54 = arith.minsi %53, %C : index
+        %55 = scf.while (%56 = %29) : (index) -> index {
+          %58 = arith.cmpi slt, %56, %54 : index
+          %59 = scf.if %58 -> (i1) {
+            %60 = memref.load %13[%56] : memref<?xf32, strided<[1], offset: ?>>
+            %61 = memref.load %11[] : memref<f32>
+            %62 = arith.cmpf oeq, %60, %61 : f32
+            %63 = memref.load %13[%56] : memref<?xf32, strided<[1], offset: ?>>
+            %64 = memref.load %13[%56] : memref<?xf32, strided<[1], offset: ?>>
+            %65 = arith.cmpf une, %63, %64 : f32
+            %66 = arith.ori %62, %65 : i1
+            scf.yield %66 : i1
+          } else {
+            %67 = arith.constant false
+            scf.yield %67 : i1
+          }
+          %68 = arith.constant true
+          %69 = arith.xori %59, %68 : i1
+          %70 = arith.andi %58, %69 : i1
+          scf.condition(%70) %56 : index
+        } do {
+          ^bb0(%57: index):
+          %71 = arith.addi %57, %28 : index
+          scf.yield %71 : index
+        }
+        %72 = arith.cmpi slt, %55, %54 : index
+        %73 = arith.index_cast %55 : index to i64
+        %74 = arith.constant 1 : index
+        %75 = arith.subi %C, %74 : index
+        %76 = arith.index_cast %75 : index to i64
+        %77 = arith.cmpi slt, %26, %C : index
+        %78 = arith.constant 9223372036854775807 : i64
+        %79 = arith.select %77, %76, %78 : i64
+        %80 = arith.select %72, %73, %79 : i64
+        memref.store %80, %14[] : memref<i64, strided<[], offset: ?>>
       }
       scf.reduce
     }

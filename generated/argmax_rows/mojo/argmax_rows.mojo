@@ -14,7 +14,7 @@
 # exports specbench_module(), the C ABI of harness/abi/specbench_abi.h.
 
 from std.ffi import CStringSpan
-from std.math import inf, iota
+from std.math import inf
 from std.memory import Layout, alloc, dealloc
 from std.runtime import initialize_runtime, parallelism_level
 from std.sys import simd_width_of
@@ -28,7 +28,6 @@ comptime sb_serial_iterations = get_defined_int["SB_SERIAL_ITERATIONS", 32768]()
 
 # Native SIMD widths of this machine.
 comptime sb_w_f32 = simd_width_of[DType.float32]()
-comptime sb_w_i64 = simd_width_of[DType.int64]()
 
 
 # -----------------------------------------------------------------------------
@@ -141,21 +140,31 @@ def sb_vectorize_parallel_s0_1(x: Pointer[Float32, ImmUntrackedOrigin],
 
         # y[r] = min(c in 0..C: select(x[r, c] == y_max[r] || x[r, c] != x[r, c], i64(c), i64(C - 1)))
         def sb_row1(r: Int) {imm}:
-            var sb_acc0p = SIMD[DType.int64, 32](Int64.MAX)
-            var sb_endp0 = max(C, 0) // 32 * 32
-            for c in range(0, sb_endp0, 32):
-                sb_acc0p = sb_min(sb_acc0p, (x.unsafe_load[width=32](r * C + c).eq(sb_row_y_max[unsafe_offset=0]) | ~x.unsafe_load[width=32](r * C + c).eq(x.unsafe_load[width=32](r * C + c))).select(iota[DType.int, 32](c).cast[DType.int64](), Int64(C - 1)))
-            var sb_acc0v = SIMD[DType.int64, sb_w_i64](Int64.MAX)
-            var sb_end0 = sb_endp0 + max(C - sb_endp0, 0) // sb_w_i64 * sb_w_i64
-            for c in range(sb_endp0, sb_end0, sb_w_i64):
-                sb_acc0v = sb_min(sb_acc0v, (x.unsafe_load[width=sb_w_i64](r * C + c).eq(sb_row_y_max[unsafe_offset=0]) | ~x.unsafe_load[width=sb_w_i64](r * C + c).eq(x.unsafe_load[width=sb_w_i64](r * C + c))).select(iota[DType.int, sb_w_i64](c).cast[DType.int64](), Int64(C - 1)))
+            # A search: the least c where the condition holds, its blocks of 128 terms tested as
+            # vectors in turn, the first block where it holds then one term at a time.
             var sb_acc0 = Int64.MAX
-            for sb_l in range(32):
-                sb_acc0 = sb_min(sb_acc0, sb_acc0p[sb_l])
-            for sb_l in range(sb_w_i64):
-                sb_acc0 = sb_min(sb_acc0, sb_acc0v[sb_l])
-            for c in range(sb_end0, C):
-                sb_acc0 = sb_min(sb_acc0, Int64(c) if x[unsafe_offset=r * C + c] == sb_row_y_max[unsafe_offset=0] or x[unsafe_offset=r * C + c] != x[unsafe_offset=r * C + c] else Int64(C - 1))
+            var sb_at0 = C
+            var sb_endp0 = max(C, 0) // 128 * 128
+            for sb_b0 in range(0, sb_endp0, 128):
+                var sb_m0 = SIMD[DType.bool, sb_w_f32](fill=False)
+                for c in range(sb_b0, sb_b0 + 128, sb_w_f32):
+                    sb_m0 |= x.unsafe_load[width=sb_w_f32](r * C + c).eq(sb_row_y_max[unsafe_offset=0]) | ~x.unsafe_load[width=sb_w_f32](r * C + c).eq(x.unsafe_load[width=sb_w_f32](r * C + c))
+                if sb_m0.reduce_or():
+                    for c in range(sb_b0, sb_b0 + 128):
+                        if x[unsafe_offset=r * C + c] == sb_row_y_max[unsafe_offset=0] or x[unsafe_offset=r * C + c] != x[unsafe_offset=r * C + c]:
+                            sb_at0 = c
+                            break
+                    if sb_at0 != C:
+                        break
+            if sb_at0 == C:
+                for c in range(sb_endp0, C):
+                    if x[unsafe_offset=r * C + c] == sb_row_y_max[unsafe_offset=0] or x[unsafe_offset=r * C + c] != x[unsafe_offset=r * C + c]:
+                        sb_at0 = c
+                        break
+            if sb_at0 < C:
+                sb_acc0 = sb_min(sb_acc0, Int64(sb_at0))
+            elif 0 < C:
+                sb_acc0 = sb_min(sb_acc0, Int64(C - 1))
             y[unsafe_offset=r] = sb_acc0
 
         for sb_row in range(sb_lo, sb_hi):

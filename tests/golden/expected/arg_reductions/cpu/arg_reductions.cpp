@@ -427,27 +427,31 @@ SB_STREAM_KERNEL static int sb_omp_simd_s0_6(const float* __restrict x, float* _
       {  // ties[r] = min(c in 0..C: select(q[r, c] == ties_max[r] || q[r, c] != q[r, c], i64(c), i64(C - 1)))
         const int64_t r = sb_row;
         int64_t sb_acc0 = INT64_MAX;
-        int64_t sb_k0 = 0;
+        // A search: the least c where the condition holds, its blocks of 128 terms tested
+        // as vectors in turn, the first block where it holds then one term at a time.
+        const int64_t sb_k0 = 0;
         const int64_t sb_h0 = C;
-        if (sb_h0 - sb_k0 >= 2 * 32) {
-          // 32 partial accumulators: the vector additions do not wait on each other.
-          int64_t sb_part0[32] __attribute__((aligned(64)));
-          for (int sb_q = 0; sb_q < 32; ++sb_q) sb_part0[sb_q] = INT64_MAX;
-          for (; sb_k0 + 32 <= sb_h0; sb_k0 += 32) {
-            #pragma omp simd simdlen(8)
-            for (int64_t sb_q = 0; sb_q < 32; ++sb_q) {
-              const int64_t c = sb_k0 + sb_q;
-              sb_part0[sb_q] = sb_min_i64(sb_part0[sb_q], q[r * C + c] == sb_row_ties_max[0] || q[r * C + c] != q[r * C + c] ? (int64_t)c : (int64_t)(C - 1));
-            }
+        int sb_found0 = 0;
+        for (int64_t sb_b0 = sb_k0; sb_b0 < sb_h0; sb_b0 += 128) {
+          const int64_t sb_e0 = sb_h0 - sb_b0 < 128 ? sb_h0 : sb_b0 + 128;
+          int sb_any0 = 0;
+          #pragma omp simd reduction(|:sb_any0)
+          for (int64_t c = sb_b0; c < sb_e0; ++c) {
+            sb_any0 |= q[r * C + c] == sb_row_ties_max[0] || q[r * C + c] != q[r * C + c] ? 1 : 0;
           }
-          #pragma omp simd reduction(min:sb_acc0)
-          for (int sb_q = 0; sb_q < 32; ++sb_q) {
-            sb_acc0 = sb_min_i64(sb_acc0, sb_part0[sb_q]);
+          if (!sb_any0) continue;
+          int64_t c = sb_b0;
+          for (; c < sb_e0; ++c) {
+            if (q[r * C + c] == sb_row_ties_max[0] || q[r * C + c] != q[r * C + c]) break;
+          }
+          if (c < sb_e0) {
+            sb_acc0 = sb_min_i64(sb_acc0, (int64_t)c);
+            sb_found0 = 1;
+            break;
           }
         }
-        #pragma omp simd reduction(min:sb_acc0)
-        for (int64_t c = sb_k0; c < sb_h0; ++c) {
-          sb_acc0 = sb_min_i64(sb_acc0, q[r * C + c] == sb_row_ties_max[0] || q[r * C + c] != q[r * C + c] ? (int64_t)c : (int64_t)(C - 1));
+        if (!sb_found0 && sb_k0 < sb_h0) {
+          sb_acc0 = sb_min_i64(sb_acc0, (int64_t)(C - 1));
         }
         ties[r] = sb_acc0;
       }
@@ -481,27 +485,31 @@ SB_STREAM_KERNEL static int sb_omp_simd_s0_6(const float* __restrict x, float* _
       {  // least[r] = min(c in 0..C: select(q[r, c] == least_min[r] || q[r, c] != q[r, c], i64(c), i64(C - 1)))
         const int64_t r = sb_row;
         int64_t sb_acc0 = INT64_MAX;
-        int64_t sb_k0 = 0;
+        // A search: the least c where the condition holds, its blocks of 128 terms tested
+        // as vectors in turn, the first block where it holds then one term at a time.
+        const int64_t sb_k0 = 0;
         const int64_t sb_h0 = C;
-        if (sb_h0 - sb_k0 >= 2 * 32) {
-          // 32 partial accumulators: the vector additions do not wait on each other.
-          int64_t sb_part0[32] __attribute__((aligned(64)));
-          for (int sb_q = 0; sb_q < 32; ++sb_q) sb_part0[sb_q] = INT64_MAX;
-          for (; sb_k0 + 32 <= sb_h0; sb_k0 += 32) {
-            #pragma omp simd simdlen(8)
-            for (int64_t sb_q = 0; sb_q < 32; ++sb_q) {
-              const int64_t c = sb_k0 + sb_q;
-              sb_part0[sb_q] = sb_min_i64(sb_part0[sb_q], q[r * C + c] == sb_row_least_min[0] || q[r * C + c] != q[r * C + c] ? (int64_t)c : (int64_t)(C - 1));
-            }
+        int sb_found0 = 0;
+        for (int64_t sb_b0 = sb_k0; sb_b0 < sb_h0; sb_b0 += 128) {
+          const int64_t sb_e0 = sb_h0 - sb_b0 < 128 ? sb_h0 : sb_b0 + 128;
+          int sb_any0 = 0;
+          #pragma omp simd reduction(|:sb_any0)
+          for (int64_t c = sb_b0; c < sb_e0; ++c) {
+            sb_any0 |= q[r * C + c] == sb_row_least_min[0] || q[r * C + c] != q[r * C + c] ? 1 : 0;
           }
-          #pragma omp simd reduction(min:sb_acc0)
-          for (int sb_q = 0; sb_q < 32; ++sb_q) {
-            sb_acc0 = sb_min_i64(sb_acc0, sb_part0[sb_q]);
+          if (!sb_any0) continue;
+          int64_t c = sb_b0;
+          for (; c < sb_e0; ++c) {
+            if (q[r * C + c] == sb_row_least_min[0] || q[r * C + c] != q[r * C + c]) break;
+          }
+          if (c < sb_e0) {
+            sb_acc0 = sb_min_i64(sb_acc0, (int64_t)c);
+            sb_found0 = 1;
+            break;
           }
         }
-        #pragma omp simd reduction(min:sb_acc0)
-        for (int64_t c = sb_k0; c < sb_h0; ++c) {
-          sb_acc0 = sb_min_i64(sb_acc0, q[r * C + c] == sb_row_least_min[0] || q[r * C + c] != q[r * C + c] ? (int64_t)c : (int64_t)(C - 1));
+        if (!sb_found0 && sb_k0 < sb_h0) {
+          sb_acc0 = sb_min_i64(sb_acc0, (int64_t)(C - 1));
         }
         least[r] = sb_acc0;
       }
@@ -535,31 +543,41 @@ SB_STREAM_KERNEL static int sb_omp_simd_s0_6(const float* __restrict x, float* _
       {  // nan[r] = min(c in 0..C: select(log(x[r, c] + 0.5) == nan_max[r] || log(x[r, c] + 0.5) != log(x[r, c] + 0.5), i64(c), i64(C - 1)))
         const int64_t r = sb_row;
         int64_t sb_acc0 = INT64_MAX;
-        int64_t sb_k0 = 0;
+        // A search: the least c where the condition holds, its blocks of 128 terms tested
+        // as vectors in turn, the first block where it holds then one term at a time.
+        const int64_t sb_k0 = 0;
         const int64_t sb_h0 = C;
-        if (sb_h0 - sb_k0 >= 2 * 32) {
-          // 32 partial accumulators: the vector additions do not wait on each other.
-          int64_t sb_part0[32] __attribute__((aligned(64)));
-          for (int sb_q = 0; sb_q < 32; ++sb_q) sb_part0[sb_q] = INT64_MAX;
-          for (; sb_k0 + 32 <= sb_h0; sb_k0 += 32) {
-            if (sb_stream) {  // the next row, for its first pass
-              __builtin_prefetch(&x[sb_next_row * C + sb_k0], 0, 3);
-              __builtin_prefetch(&x[sb_next_row * C + sb_k0 + 16], 0, 3);
-            }
-            #pragma omp simd simdlen(8)
-            for (int64_t sb_q = 0; sb_q < 32; ++sb_q) {
-              const int64_t c = sb_k0 + sb_q;
-              sb_part0[sb_q] = sb_min_i64(sb_part0[sb_q], sb_vec_logf(x[r * C + c] + 0.5f) == sb_row_nan_max[0] || sb_vec_logf(x[r * C + c] + 0.5f) != sb_vec_logf(x[r * C + c] + 0.5f) ? (int64_t)c : (int64_t)(C - 1));
-            }
+        int sb_found0 = 0;
+        for (int64_t sb_b0 = sb_k0; sb_b0 < sb_h0; sb_b0 += 128) {
+          const int64_t sb_e0 = sb_h0 - sb_b0 < 128 ? sb_h0 : sb_b0 + 128;
+          if (sb_stream) {  // the next row, for its first pass
+            __builtin_prefetch(&x[sb_next_row * C + sb_b0], 0, 3);
+            __builtin_prefetch(&x[sb_next_row * C + sb_b0 + 16], 0, 3);
+            __builtin_prefetch(&x[sb_next_row * C + sb_b0 + 32], 0, 3);
+            __builtin_prefetch(&x[sb_next_row * C + sb_b0 + 48], 0, 3);
+            __builtin_prefetch(&x[sb_next_row * C + sb_b0 + 64], 0, 3);
+            __builtin_prefetch(&x[sb_next_row * C + sb_b0 + 80], 0, 3);
+            __builtin_prefetch(&x[sb_next_row * C + sb_b0 + 96], 0, 3);
+            __builtin_prefetch(&x[sb_next_row * C + sb_b0 + 112], 0, 3);
           }
-          #pragma omp simd reduction(min:sb_acc0)
-          for (int sb_q = 0; sb_q < 32; ++sb_q) {
-            sb_acc0 = sb_min_i64(sb_acc0, sb_part0[sb_q]);
+          int sb_any0 = 0;
+          #pragma omp simd reduction(|:sb_any0)
+          for (int64_t c = sb_b0; c < sb_e0; ++c) {
+            sb_any0 |= sb_vec_logf(x[r * C + c] + 0.5f) == sb_row_nan_max[0] || sb_vec_logf(x[r * C + c] + 0.5f) != sb_vec_logf(x[r * C + c] + 0.5f) ? 1 : 0;
+          }
+          if (!sb_any0) continue;
+          int64_t c = sb_b0;
+          for (; c < sb_e0; ++c) {
+            if (sb_vec_logf(x[r * C + c] + 0.5f) == sb_row_nan_max[0] || sb_vec_logf(x[r * C + c] + 0.5f) != sb_vec_logf(x[r * C + c] + 0.5f)) break;
+          }
+          if (c < sb_e0) {
+            sb_acc0 = sb_min_i64(sb_acc0, (int64_t)c);
+            sb_found0 = 1;
+            break;
           }
         }
-        #pragma omp simd reduction(min:sb_acc0)
-        for (int64_t c = sb_k0; c < sb_h0; ++c) {
-          sb_acc0 = sb_min_i64(sb_acc0, sb_vec_logf(x[r * C + c] + 0.5f) == sb_row_nan_max[0] || sb_vec_logf(x[r * C + c] + 0.5f) != sb_vec_logf(x[r * C + c] + 0.5f) ? (int64_t)c : (int64_t)(C - 1));
+        if (!sb_found0 && sb_k0 < sb_h0) {
+          sb_acc0 = sb_min_i64(sb_acc0, (int64_t)(C - 1));
         }
         nan[r] = sb_acc0;
       }
@@ -680,27 +698,31 @@ static int sb_omp_simd_s9_10(const float* __restrict x, int64_t* __restrict upto
       {  // upto[j] = min(c in 0..(j + 1): select(x[0, c] == upto_min[j] || x[0, c] != x[0, c], i64(c), i64(j + 1 - 1)))
         const int64_t j = sb_row;
         int64_t sb_acc0 = INT64_MAX;
-        int64_t sb_k0 = 0;
+        // A search: the least c where the condition holds, its blocks of 128 terms tested
+        // as vectors in turn, the first block where it holds then one term at a time.
+        const int64_t sb_k0 = 0;
         const int64_t sb_h0 = j + 1;
-        if (sb_h0 - sb_k0 >= 2 * 32) {
-          // 32 partial accumulators: the vector additions do not wait on each other.
-          int64_t sb_part0[32] __attribute__((aligned(64)));
-          for (int sb_q = 0; sb_q < 32; ++sb_q) sb_part0[sb_q] = INT64_MAX;
-          for (; sb_k0 + 32 <= sb_h0; sb_k0 += 32) {
-            #pragma omp simd simdlen(8)
-            for (int64_t sb_q = 0; sb_q < 32; ++sb_q) {
-              const int64_t c = sb_k0 + sb_q;
-              sb_part0[sb_q] = sb_min_i64(sb_part0[sb_q], x[c] == sb_row_upto_min[0] || x[c] != x[c] ? (int64_t)c : (int64_t)(j + 1 - 1));
-            }
+        int sb_found0 = 0;
+        for (int64_t sb_b0 = sb_k0; sb_b0 < sb_h0; sb_b0 += 128) {
+          const int64_t sb_e0 = sb_h0 - sb_b0 < 128 ? sb_h0 : sb_b0 + 128;
+          int sb_any0 = 0;
+          #pragma omp simd reduction(|:sb_any0)
+          for (int64_t c = sb_b0; c < sb_e0; ++c) {
+            sb_any0 |= x[c] == sb_row_upto_min[0] || x[c] != x[c] ? 1 : 0;
           }
-          #pragma omp simd reduction(min:sb_acc0)
-          for (int sb_q = 0; sb_q < 32; ++sb_q) {
-            sb_acc0 = sb_min_i64(sb_acc0, sb_part0[sb_q]);
+          if (!sb_any0) continue;
+          int64_t c = sb_b0;
+          for (; c < sb_e0; ++c) {
+            if (x[c] == sb_row_upto_min[0] || x[c] != x[c]) break;
+          }
+          if (c < sb_e0) {
+            sb_acc0 = sb_min_i64(sb_acc0, (int64_t)c);
+            sb_found0 = 1;
+            break;
           }
         }
-        #pragma omp simd reduction(min:sb_acc0)
-        for (int64_t c = sb_k0; c < sb_h0; ++c) {
-          sb_acc0 = sb_min_i64(sb_acc0, x[c] == sb_row_upto_min[0] || x[c] != x[c] ? (int64_t)c : (int64_t)(j + 1 - 1));
+        if (!sb_found0 && sb_k0 < sb_h0) {
+          sb_acc0 = sb_min_i64(sb_acc0, (int64_t)(j + 1 - 1));
         }
         upto[j] = sb_acc0;
       }
@@ -748,27 +770,31 @@ static int sb_omp_simd_s11_12(int32_t* __restrict late, const int64_t R) {
       {  // late[r] = i32(min(c in r..(r + 3): select(f32(c % 3) == late_max[r] || f32(c % 3) != f32(c % 3), i64(c), i64(r + 3 - 1))))
         const int64_t r = sb_row;
         int64_t sb_acc0 = INT64_MAX;
-        int64_t sb_k0 = r;
+        // A search: the least c where the condition holds, its blocks of 128 terms tested
+        // as vectors in turn, the first block where it holds then one term at a time.
+        const int64_t sb_k0 = r;
         const int64_t sb_h0 = r + 3;
-        if (sb_h0 - sb_k0 >= 2 * 32) {
-          // 32 partial accumulators: the vector additions do not wait on each other.
-          int64_t sb_part0[32] __attribute__((aligned(64)));
-          for (int sb_q = 0; sb_q < 32; ++sb_q) sb_part0[sb_q] = INT64_MAX;
-          for (; sb_k0 + 32 <= sb_h0; sb_k0 += 32) {
-            #pragma omp simd simdlen(8)
-            for (int64_t sb_q = 0; sb_q < 32; ++sb_q) {
-              const int64_t c = sb_k0 + sb_q;
-              sb_part0[sb_q] = sb_min_i64(sb_part0[sb_q], (float)(c % 3) == sb_row_late_max[0] || (float)(c % 3) != (float)(c % 3) ? (int64_t)c : (int64_t)(r + 3 - 1));
-            }
+        int sb_found0 = 0;
+        for (int64_t sb_b0 = sb_k0; sb_b0 < sb_h0; sb_b0 += 128) {
+          const int64_t sb_e0 = sb_h0 - sb_b0 < 128 ? sb_h0 : sb_b0 + 128;
+          int sb_any0 = 0;
+          #pragma omp simd reduction(|:sb_any0)
+          for (int64_t c = sb_b0; c < sb_e0; ++c) {
+            sb_any0 |= (float)(c % 3) == sb_row_late_max[0] || (float)(c % 3) != (float)(c % 3) ? 1 : 0;
           }
-          #pragma omp simd reduction(min:sb_acc0)
-          for (int sb_q = 0; sb_q < 32; ++sb_q) {
-            sb_acc0 = sb_min_i64(sb_acc0, sb_part0[sb_q]);
+          if (!sb_any0) continue;
+          int64_t c = sb_b0;
+          for (; c < sb_e0; ++c) {
+            if ((float)(c % 3) == sb_row_late_max[0] || (float)(c % 3) != (float)(c % 3)) break;
+          }
+          if (c < sb_e0) {
+            sb_acc0 = sb_min_i64(sb_acc0, (int64_t)c);
+            sb_found0 = 1;
+            break;
           }
         }
-        #pragma omp simd reduction(min:sb_acc0)
-        for (int64_t c = sb_k0; c < sb_h0; ++c) {
-          sb_acc0 = sb_min_i64(sb_acc0, (float)(c % 3) == sb_row_late_max[0] || (float)(c % 3) != (float)(c % 3) ? (int64_t)c : (int64_t)(r + 3 - 1));
+        if (!sb_found0 && sb_k0 < sb_h0) {
+          sb_acc0 = sb_min_i64(sb_acc0, (int64_t)(r + 3 - 1));
         }
         late[r] = (int32_t)sb_acc0;
       }
@@ -889,27 +915,31 @@ static int sb_omp_simd_s15_16(const float* __restrict x, const float* __restrict
       {  // mixed[r] = f32(min(c in 0..C: select(q[r, c] == mixed_max[r] || q[r, c] != q[r, c], i64(c), i64(C - 1)))) + x[r, 0]
         const int64_t r = sb_row;
         int64_t sb_acc0 = INT64_MAX;
-        int64_t sb_k0 = 0;
+        // A search: the least c where the condition holds, its blocks of 128 terms tested
+        // as vectors in turn, the first block where it holds then one term at a time.
+        const int64_t sb_k0 = 0;
         const int64_t sb_h0 = C;
-        if (sb_h0 - sb_k0 >= 2 * 32) {
-          // 32 partial accumulators: the vector additions do not wait on each other.
-          int64_t sb_part0[32] __attribute__((aligned(64)));
-          for (int sb_q = 0; sb_q < 32; ++sb_q) sb_part0[sb_q] = INT64_MAX;
-          for (; sb_k0 + 32 <= sb_h0; sb_k0 += 32) {
-            #pragma omp simd simdlen(8)
-            for (int64_t sb_q = 0; sb_q < 32; ++sb_q) {
-              const int64_t c = sb_k0 + sb_q;
-              sb_part0[sb_q] = sb_min_i64(sb_part0[sb_q], q[r * C + c] == sb_row_mixed_max[0] || q[r * C + c] != q[r * C + c] ? (int64_t)c : (int64_t)(C - 1));
-            }
+        int sb_found0 = 0;
+        for (int64_t sb_b0 = sb_k0; sb_b0 < sb_h0; sb_b0 += 128) {
+          const int64_t sb_e0 = sb_h0 - sb_b0 < 128 ? sb_h0 : sb_b0 + 128;
+          int sb_any0 = 0;
+          #pragma omp simd reduction(|:sb_any0)
+          for (int64_t c = sb_b0; c < sb_e0; ++c) {
+            sb_any0 |= q[r * C + c] == sb_row_mixed_max[0] || q[r * C + c] != q[r * C + c] ? 1 : 0;
           }
-          #pragma omp simd reduction(min:sb_acc0)
-          for (int sb_q = 0; sb_q < 32; ++sb_q) {
-            sb_acc0 = sb_min_i64(sb_acc0, sb_part0[sb_q]);
+          if (!sb_any0) continue;
+          int64_t c = sb_b0;
+          for (; c < sb_e0; ++c) {
+            if (q[r * C + c] == sb_row_mixed_max[0] || q[r * C + c] != q[r * C + c]) break;
+          }
+          if (c < sb_e0) {
+            sb_acc0 = sb_min_i64(sb_acc0, (int64_t)c);
+            sb_found0 = 1;
+            break;
           }
         }
-        #pragma omp simd reduction(min:sb_acc0)
-        for (int64_t c = sb_k0; c < sb_h0; ++c) {
-          sb_acc0 = sb_min_i64(sb_acc0, q[r * C + c] == sb_row_mixed_max[0] || q[r * C + c] != q[r * C + c] ? (int64_t)c : (int64_t)(C - 1));
+        if (!sb_found0 && sb_k0 < sb_h0) {
+          sb_acc0 = sb_min_i64(sb_acc0, (int64_t)(C - 1));
         }
         mixed[r] = (float)sb_acc0 + x[r * C + 0];
       }

@@ -662,303 +662,397 @@ module {
       linalg.yield %136 : f32
     }
     // first = min(c in 0..C: select(x[0, c] == first_max || x[0, c] != x[0, c], i64(c), i64(C - 1)))
-    %137 = arith.constant 9223372036854775807 : i64
-    linalg.fill ins(%137 : i64) outs(%first : memref<i64>)
-    %138 = arith.constant 0 : index
-    %139 = arith.subi %C, %138 : index
-    %140 = arith.constant 0 : index
-    %141 = arith.maxsi %139, %140 : index
-    %142 = arith.constant 0 : index
-    %143 = memref.reinterpret_cast %first to offset: [0], sizes: [%141], strides: [%142] : memref<i64> to memref<?xi64, strided<[?]>>
-    linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (0, d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
-        ins(%143, %x, %first_max : memref<?xi64, strided<[?]>>, memref<?x?xf32>, memref<f32>)
-        outs(%first : memref<i64>) {
-      ^bb0(%144: i64, %145: f32, %146: f32, %147: i64):
-      %148 = linalg.index 0 : index
-      %149 = arith.addi %148, %138 : index
-      %150 = arith.cmpf oeq, %145, %146 : f32
-      %151 = arith.cmpf une, %145, %145 : f32
-      %152 = arith.ori %150, %151 : i1
-      %153 = arith.index_cast %149 : index to i64
-      %154 = arith.constant 1 : index
-      %155 = arith.subi %C, %154 : index
-      %156 = arith.index_cast %155 : index to i64
-      %157 = arith.select %152, %153, %156 : i64
-      %158 = arith.minsi %147, %157 : i64
-      linalg.yield %158 : i64
+    // A search: the first term where the condition holds, in blocks of 128 terms
+    // tested in turn.
+    %137 = arith.constant 0 : index
+    %138 = arith.constant 128 : index
+    %139 = arith.constant 1 : index
+    %140 = scf.while (%141 = %137) : (index) -> index {
+      %143 = arith.cmpi slt, %141, %C : index
+      %144 = scf.if %143 -> (i1) {
+        %145 = arith.addi %141, %138 : index
+        %146 = arith.minsi %145, %C : index
+        %150 = arith.constant false
+        %147 = scf.for %148 = %141 to %146 step %139 iter_args(%149 = %150) -> (i1) {
+          %151 = arith.constant 0 : index
+          %152 = memref.load %x[%151, %148] : memref<?x?xf32>
+          %153 = memref.load %first_max[] : memref<f32>
+          %154 = arith.cmpf oeq, %152, %153 : f32
+          %155 = arith.constant 0 : index
+          %156 = memref.load %x[%155, %148] : memref<?x?xf32>
+          %157 = arith.constant 0 : index
+          %158 = memref.load %x[%157, %148] : memref<?x?xf32>
+          %159 = arith.cmpf une, %156, %158 : f32
+          %160 = arith.ori %154, %159 : i1
+          %161 = arith.ori %149, %160 : i1
+          scf.yield %161 : i1
+        }
+        scf.yield %147 : i1
+      } else {
+        %162 = arith.constant false
+        scf.yield %162 : i1
+      }
+      %163 = arith.constant true
+      %164 = arith.xori %144, %163 : i1
+      %165 = arith.andi %143, %164 : i1
+      scf.condition(%165) %141 : index
+    } do {
+      ^bb0(%142: index):
+      %166 = arith.addi %142, %138 : index
+      scf.yield %166 : index
     }
+    %167 = arith.addi %140, %138 : index
+    %168 = arith.minsi %167, %C : index
+    %169 = scf.while (%170 = %140) : (index) -> index {
+      %172 = arith.cmpi slt, %170, %168 : index
+      %173 = scf.if %172 -> (i1) {
+        %174 = arith.constant 0 : index
+        %175 = memref.load %x[%174, %170] : memref<?x?xf32>
+        %176 = memref.load %first_max[] : memref<f32>
+        %177 = arith.cmpf oeq, %175, %176 : f32
+        %178 = arith.constant 0 : index
+        %179 = memref.load %x[%178, %170] : memref<?x?xf32>
+        %180 = arith.constant 0 : index
+        %181 = memref.load %x[%180, %170] : memref<?x?xf32>
+        %182 = arith.cmpf une, %179, %181 : f32
+        %183 = arith.ori %177, %182 : i1
+        scf.yield %183 : i1
+      } else {
+        %184 = arith.constant false
+        scf.yield %184 : i1
+      }
+      %185 = arith.constant true
+      %186 = arith.xori %173, %185 : i1
+      %187 = arith.andi %172, %186 : i1
+      scf.condition(%187) %170 : index
+    } do {
+      ^bb0(%171: index):
+      %188 = arith.addi %171, %139 : index
+      scf.yield %188 : index
+    }
+    %189 = arith.cmpi slt, %169, %168 : index
+    %190 = arith.index_cast %169 : index to i64
+    %191 = arith.constant 1 : index
+    %192 = arith.subi %C, %191 : index
+    %193 = arith.index_cast %192 : index to i64
+    %194 = arith.cmpi slt, %137, %C : index
+    %195 = arith.constant 9223372036854775807 : i64
+    %196 = arith.select %194, %193, %195 : i64
+    %197 = arith.select %189, %190, %196 : i64
+    memref.store %197, %first[] : memref<i64>
     // upto_min[j] = min(c in 0..(j + 1): x[0, c])
     // Running: each output's range extends the previous one's by its new terms.
-    %159 = arith.constant 0 : index
-    %160 = arith.constant 1 : index
-    %161 = arith.constant 0 : index
-    %162 = arith.constant 0x7F800000 : f32
-    %163 = arith.constant 0 : index
-    %164 = arith.constant 1 : index
-    %165 = arith.constant 1 : index
-    %166 = arith.addi %163, %165 : index
-    %167 = arith.constant 0 : index
-    %168 = arith.subi %166, %164 : index
-    %169 = arith.subi %167, %166 : index
-    %170 = arith.addi %169, %164 : index
-    %171 = arith.maxsi %170, %164 : index
-    %172 = arith.cmpi eq, %168, %167 : index
-    %173 = arith.select %172, %163, %171 : index
-    %174 = arith.maxsi %173, %159 : index
-    %175 = arith.minsi %174, %C : index
-    %176:2 = scf.for %177 = %159 to %175 step %164 iter_args(%178 = %162, %179 = %161) -> (f32, index) {
-      %180 = arith.constant 1 : index
-      %181 = arith.addi %177, %180 : index
-      %182 = scf.for %183 = %179 to %181 step %164 iter_args(%184 = %178) -> (f32) {
-        %185 = arith.constant 0 : index
-        %186 = memref.load %x[%185, %183] : memref<?x?xf32>
-        %187 = arith.cmpf olt, %184, %186 : f32
-        %188 = arith.cmpf uno, %184, %184 : f32
-        %189 = arith.ori %187, %188 : i1
-        %190 = arith.select %189, %184, %186 : f32
-        scf.yield %190 : f32
+    %198 = arith.constant 0 : index
+    %199 = arith.constant 1 : index
+    %200 = arith.constant 0 : index
+    %201 = arith.constant 0x7F800000 : f32
+    %202 = arith.constant 0 : index
+    %203 = arith.constant 1 : index
+    %204 = arith.constant 1 : index
+    %205 = arith.addi %202, %204 : index
+    %206 = arith.constant 0 : index
+    %207 = arith.subi %205, %203 : index
+    %208 = arith.subi %206, %205 : index
+    %209 = arith.addi %208, %203 : index
+    %210 = arith.maxsi %209, %203 : index
+    %211 = arith.cmpi eq, %207, %206 : index
+    %212 = arith.select %211, %202, %210 : index
+    %213 = arith.maxsi %212, %198 : index
+    %214 = arith.minsi %213, %C : index
+    %215:2 = scf.for %216 = %198 to %214 step %203 iter_args(%217 = %201, %218 = %200) -> (f32, index) {
+      %219 = arith.constant 1 : index
+      %220 = arith.addi %216, %219 : index
+      %221 = scf.for %222 = %218 to %220 step %203 iter_args(%223 = %217) -> (f32) {
+        %224 = arith.constant 0 : index
+        %225 = memref.load %x[%224, %222] : memref<?x?xf32>
+        %226 = arith.cmpf olt, %223, %225 : f32
+        %227 = arith.cmpf uno, %223, %223 : f32
+        %228 = arith.ori %226, %227 : i1
+        %229 = arith.select %228, %223, %225 : f32
+        scf.yield %229 : f32
       }
-      %191 = arith.maxsi %179, %181 : index
-      memref.store %182, %upto_min[%177] : memref<?xf32>
-      scf.yield %182, %191 : f32, index
+      %230 = arith.maxsi %218, %220 : index
+      memref.store %221, %upto_min[%216] : memref<?xf32>
+      scf.yield %221, %230 : f32, index
     }
-    %192 = arith.constant 16 : index
-    %193 = arith.subi %C, %175 : index
-    %194 = arith.remsi %193, %192 : index
-    %195 = arith.subi %C, %194 : index
+    %231 = arith.constant 16 : index
+    %232 = arith.subi %C, %214 : index
+    %233 = arith.remsi %232, %231 : index
+    %234 = arith.subi %C, %233 : index
     // 16 outputs at a time, one term each: the terms loaded as one vector, scanned in
     // registers by shuffles (the identity shifted in), the outputs stored as one.
-    %196 = scf.for %197 = %175 to %195 step %192 iter_args(%198 = %176#0) -> (f32) {
-      %199 = arith.constant 1 : index
-      %200 = arith.addi %197, %199 : index
-      %201 = arith.subi %200, %164 : index
-      %202 = arith.constant 0 : index
-      %203 = vector.load %x[%202, %201] : memref<?x?xf32>, vector<16xf32>
-      %205 = arith.constant 0x7F800000 : f32
-      %204 = vector.broadcast %205 : f32 to vector<16xf32>
-      %206 = vector.shuffle %203, %204 [16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14] : vector<16xf32>, vector<16xf32>
-      %207 = arith.minimumf %206, %203 : vector<16xf32>
-      %208 = vector.shuffle %207, %204 [16, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13] : vector<16xf32>, vector<16xf32>
-      %209 = arith.minimumf %208, %207 : vector<16xf32>
-      %210 = vector.shuffle %209, %204 [16, 16, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11] : vector<16xf32>, vector<16xf32>
-      %211 = arith.minimumf %210, %209 : vector<16xf32>
-      %212 = vector.shuffle %211, %204 [16, 16, 16, 16, 16, 16, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7] : vector<16xf32>, vector<16xf32>
-      %213 = arith.minimumf %212, %211 : vector<16xf32>
-      %214 = vector.broadcast %198 : f32 to vector<16xf32>
-      %215 = arith.minimumf %214, %213 : vector<16xf32>
-      %216 = vector.extract %215[15] : f32 from vector<16xf32>
-      vector.store %215, %upto_min[%197] : memref<?xf32>, vector<16xf32>
-      scf.yield %216 : f32
+    %235 = scf.for %236 = %214 to %234 step %231 iter_args(%237 = %215#0) -> (f32) {
+      %238 = arith.constant 1 : index
+      %239 = arith.addi %236, %238 : index
+      %240 = arith.subi %239, %203 : index
+      %241 = arith.constant 0 : index
+      %242 = vector.load %x[%241, %240] : memref<?x?xf32>, vector<16xf32>
+      %244 = arith.constant 0x7F800000 : f32
+      %243 = vector.broadcast %244 : f32 to vector<16xf32>
+      %245 = vector.shuffle %242, %243 [16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14] : vector<16xf32>, vector<16xf32>
+      %246 = arith.minimumf %245, %242 : vector<16xf32>
+      %247 = vector.shuffle %246, %243 [16, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13] : vector<16xf32>, vector<16xf32>
+      %248 = arith.minimumf %247, %246 : vector<16xf32>
+      %249 = vector.shuffle %248, %243 [16, 16, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11] : vector<16xf32>, vector<16xf32>
+      %250 = arith.minimumf %249, %248 : vector<16xf32>
+      %251 = vector.shuffle %250, %243 [16, 16, 16, 16, 16, 16, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7] : vector<16xf32>, vector<16xf32>
+      %252 = arith.minimumf %251, %250 : vector<16xf32>
+      %253 = vector.broadcast %237 : f32 to vector<16xf32>
+      %254 = arith.minimumf %253, %252 : vector<16xf32>
+      %255 = vector.extract %254[15] : f32 from vector<16xf32>
+      vector.store %254, %upto_min[%236] : memref<?xf32>, vector<16xf32>
+      scf.yield %255 : f32
     }
-    %217 = scf.for %218 = %195 to %C step %164 iter_args(%219 = %196) -> (f32) {
-      %220 = arith.constant 1 : index
-      %221 = arith.addi %218, %220 : index
-      %222 = arith.subi %221, %164 : index
-      %223 = arith.constant 0 : index
-      %224 = memref.load %x[%223, %222] : memref<?x?xf32>
-      %225 = arith.cmpf olt, %219, %224 : f32
-      %226 = arith.cmpf uno, %219, %219 : f32
-      %227 = arith.ori %225, %226 : i1
-      %228 = arith.select %227, %219, %224 : f32
-      memref.store %228, %upto_min[%218] : memref<?xf32>
-      scf.yield %228 : f32
+    %256 = scf.for %257 = %234 to %C step %203 iter_args(%258 = %235) -> (f32) {
+      %259 = arith.constant 1 : index
+      %260 = arith.addi %257, %259 : index
+      %261 = arith.subi %260, %203 : index
+      %262 = arith.constant 0 : index
+      %263 = memref.load %x[%262, %261] : memref<?x?xf32>
+      %264 = arith.cmpf olt, %258, %263 : f32
+      %265 = arith.cmpf uno, %258, %258 : f32
+      %266 = arith.ori %264, %265 : i1
+      %267 = arith.select %266, %258, %263 : f32
+      memref.store %267, %upto_min[%257] : memref<?xf32>
+      scf.yield %267 : f32
     }
     // upto[j] = min(c in 0..(j + 1): select(x[0, c] == upto_min[j] || x[0, c] != x[0, c], i64(c), i64(j + 1 - 1)))
-    %229 = arith.constant 0 : index
-    %230 = memref.reinterpret_cast %upto to offset: [0], sizes: [%C], strides: [%229] : memref<?xi64> to memref<?xi64, strided<[?]>>
+    %268 = arith.constant 0 : index
+    %269 = memref.reinterpret_cast %upto to offset: [0], sizes: [%C], strides: [%268] : memref<?xi64> to memref<?xi64, strided<[?]>>
     linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-        ins(%230 : memref<?xi64, strided<[?]>>)
+        ins(%269 : memref<?xi64, strided<[?]>>)
         outs(%upto : memref<?xi64>) {
-      ^bb0(%231: i64, %232: i64):
-      %233 = linalg.index 0 : index
-      %234 = arith.constant 0 : index
-      %235 = arith.constant 1 : index
-      %236 = arith.addi %233, %235 : index
-      %237 = arith.constant 1 : index
-      %238 = arith.constant 9223372036854775807 : i64
-      %239 = scf.for %240 = %234 to %236 step %237 iter_args(%241 = %238) -> (i64) {
-        %242 = arith.constant 0 : index
-        %243 = memref.load %x[%242, %240] : memref<?x?xf32>
-        %244 = memref.load %upto_min[%233] : memref<?xf32>
-        %245 = arith.cmpf oeq, %243, %244 : f32
-        %246 = arith.constant 0 : index
-        %247 = memref.load %x[%246, %240] : memref<?x?xf32>
-        %248 = arith.constant 0 : index
-        %249 = memref.load %x[%248, %240] : memref<?x?xf32>
-        %250 = arith.cmpf une, %247, %249 : f32
-        %251 = arith.ori %245, %250 : i1
-        %252 = arith.index_cast %240 : index to i64
-        %253 = arith.constant 1 : index
-        %254 = arith.addi %233, %253 : index
-        %255 = arith.constant 1 : index
-        %256 = arith.subi %254, %255 : index
-        %257 = arith.index_cast %256 : index to i64
-        %258 = arith.select %251, %252, %257 : i64
-        %259 = arith.minsi %241, %258 : i64
-        scf.yield %259 : i64
+      ^bb0(%270: i64, %271: i64):
+      %272 = linalg.index 0 : index
+      %273 = arith.constant 0 : index
+      %274 = arith.constant 1 : index
+      %275 = arith.addi %272, %274 : index
+      %276 = arith.constant 1 : index
+      %277 = arith.constant 9223372036854775807 : i64
+      %278 = scf.for %279 = %273 to %275 step %276 iter_args(%280 = %277) -> (i64) {
+        %281 = arith.constant 0 : index
+        %282 = memref.load %x[%281, %279] : memref<?x?xf32>
+        %283 = memref.load %upto_min[%272] : memref<?xf32>
+        %284 = arith.cmpf oeq, %282, %283 : f32
+        %285 = arith.constant 0 : index
+        %286 = memref.load %x[%285, %279] : memref<?x?xf32>
+        %287 = arith.constant 0 : index
+        %288 = memref.load %x[%287, %279] : memref<?x?xf32>
+        %289 = arith.cmpf une, %286, %288 : f32
+        %290 = arith.ori %284, %289 : i1
+        %291 = arith.index_cast %279 : index to i64
+        %292 = arith.constant 1 : index
+        %293 = arith.addi %272, %292 : index
+        %294 = arith.constant 1 : index
+        %295 = arith.subi %293, %294 : index
+        %296 = arith.index_cast %295 : index to i64
+        %297 = arith.select %290, %291, %296 : i64
+        %298 = arith.minsi %280, %297 : i64
+        scf.yield %298 : i64
       }
-      linalg.yield %239 : i64
+      linalg.yield %278 : i64
     }
     // late_max[r] = max(c in r..(r + 3): f32(c % 3))
-    %260 = arith.constant 0 : index
-    %261 = memref.reinterpret_cast %late_max to offset: [0], sizes: [%R], strides: [%260] : memref<?xf32> to memref<?xf32, strided<[?]>>
+    %299 = arith.constant 0 : index
+    %300 = memref.reinterpret_cast %late_max to offset: [0], sizes: [%R], strides: [%299] : memref<?xf32> to memref<?xf32, strided<[?]>>
     linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-        ins(%261 : memref<?xf32, strided<[?]>>)
+        ins(%300 : memref<?xf32, strided<[?]>>)
         outs(%late_max : memref<?xf32>) {
-      ^bb0(%262: f32, %263: f32):
-      %264 = linalg.index 0 : index
-      %265 = arith.constant 3 : index
-      %266 = arith.addi %264, %265 : index
-      %267 = arith.constant 1 : index
-      %268 = arith.constant 0xFF800000 : f32
-      %269 = scf.for %270 = %264 to %266 step %267 iter_args(%271 = %268) -> (f32) {
-        %272 = arith.constant 3 : index
-        %273 = arith.remsi %270, %272 : index
-        %274 = arith.index_cast %273 : index to i64
-        %275 = arith.sitofp %274 : i64 to f32
-        %276 = arith.maximumf %271, %275 : f32
-        scf.yield %276 : f32
+      ^bb0(%301: f32, %302: f32):
+      %303 = linalg.index 0 : index
+      %304 = arith.constant 3 : index
+      %305 = arith.addi %303, %304 : index
+      %306 = arith.constant 1 : index
+      %307 = arith.constant 0xFF800000 : f32
+      %308 = scf.for %309 = %303 to %305 step %306 iter_args(%310 = %307) -> (f32) {
+        %311 = arith.constant 3 : index
+        %312 = arith.remsi %309, %311 : index
+        %313 = arith.index_cast %312 : index to i64
+        %314 = arith.sitofp %313 : i64 to f32
+        %315 = arith.maximumf %310, %314 : f32
+        scf.yield %315 : f32
       }
-      linalg.yield %269 : f32
+      linalg.yield %308 : f32
     }
     // late[r] = i32(min(c in r..(r + 3): select(f32(c % 3) == late_max[r] || f32(c % 3) != f32(c % 3), i64(c), i64(r + 3 - 1))))
-    %277 = arith.constant 0 : index
-    %278 = memref.reinterpret_cast %late to offset: [0], sizes: [%R], strides: [%277] : memref<?xi32> to memref<?xi32, strided<[?]>>
+    %316 = arith.constant 0 : index
+    %317 = memref.reinterpret_cast %late to offset: [0], sizes: [%R], strides: [%316] : memref<?xi32> to memref<?xi32, strided<[?]>>
     linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-        ins(%278 : memref<?xi32, strided<[?]>>)
+        ins(%317 : memref<?xi32, strided<[?]>>)
         outs(%late : memref<?xi32>) {
-      ^bb0(%279: i32, %280: i32):
-      %281 = linalg.index 0 : index
-      %282 = arith.constant 3 : index
-      %283 = arith.addi %281, %282 : index
-      %284 = arith.constant 1 : index
-      %285 = arith.constant 9223372036854775807 : i64
-      %286 = scf.for %287 = %281 to %283 step %284 iter_args(%288 = %285) -> (i64) {
-        %289 = arith.constant 3 : index
-        %290 = arith.remsi %287, %289 : index
-        %291 = arith.index_cast %290 : index to i64
-        %292 = arith.sitofp %291 : i64 to f32
-        %293 = memref.load %late_max[%281] : memref<?xf32>
-        %294 = arith.cmpf oeq, %292, %293 : f32
-        %295 = arith.constant 3 : index
-        %296 = arith.remsi %287, %295 : index
-        %297 = arith.index_cast %296 : index to i64
-        %298 = arith.sitofp %297 : i64 to f32
-        %299 = arith.constant 3 : index
-        %300 = arith.remsi %287, %299 : index
-        %301 = arith.index_cast %300 : index to i64
-        %302 = arith.sitofp %301 : i64 to f32
-        %303 = arith.cmpf une, %298, %302 : f32
-        %304 = arith.ori %294, %303 : i1
-        %305 = arith.index_cast %287 : index to i64
-        %306 = arith.constant 3 : index
-        %307 = arith.addi %281, %306 : index
-        %308 = arith.constant 1 : index
-        %309 = arith.subi %307, %308 : index
-        %310 = arith.index_cast %309 : index to i64
-        %311 = arith.select %304, %305, %310 : i64
-        %312 = arith.minsi %288, %311 : i64
-        scf.yield %312 : i64
+      ^bb0(%318: i32, %319: i32):
+      %320 = linalg.index 0 : index
+      %321 = arith.constant 3 : index
+      %322 = arith.addi %320, %321 : index
+      %323 = arith.constant 1 : index
+      %324 = arith.constant 9223372036854775807 : i64
+      %325 = scf.for %326 = %320 to %322 step %323 iter_args(%327 = %324) -> (i64) {
+        %328 = arith.constant 3 : index
+        %329 = arith.remsi %326, %328 : index
+        %330 = arith.index_cast %329 : index to i64
+        %331 = arith.sitofp %330 : i64 to f32
+        %332 = memref.load %late_max[%320] : memref<?xf32>
+        %333 = arith.cmpf oeq, %331, %332 : f32
+        %334 = arith.constant 3 : index
+        %335 = arith.remsi %326, %334 : index
+        %336 = arith.index_cast %335 : index to i64
+        %337 = arith.sitofp %336 : i64 to f32
+        %338 = arith.constant 3 : index
+        %339 = arith.remsi %326, %338 : index
+        %340 = arith.index_cast %339 : index to i64
+        %341 = arith.sitofp %340 : i64 to f32
+        %342 = arith.cmpf une, %337, %341 : f32
+        %343 = arith.ori %333, %342 : i1
+        %344 = arith.index_cast %326 : index to i64
+        %345 = arith.constant 3 : index
+        %346 = arith.addi %320, %345 : index
+        %347 = arith.constant 1 : index
+        %348 = arith.subi %346, %347 : index
+        %349 = arith.index_cast %348 : index to i64
+        %350 = arith.select %343, %344, %349 : i64
+        %351 = arith.minsi %327, %350 : i64
+        scf.yield %351 : i64
       }
-      %313 = arith.trunci %286 : i64 to i32
-      linalg.yield %313 : i32
+      %352 = arith.trunci %325 : i64 to i32
+      linalg.yield %352 : i32
     }
     // ints_min = min(c in 0..C: v[c])
-    %314 = arith.constant 2147483647 : i32
-    linalg.fill ins(%314 : i32) outs(%ints_min : memref<i32>)
-    %315 = arith.constant 0 : index
-    %316 = arith.subi %C, %315 : index
-    %317 = arith.constant 0 : index
-    %318 = arith.maxsi %316, %317 : index
-    %319 = arith.constant 0 : index
-    %320 = memref.reinterpret_cast %ints_min to offset: [0], sizes: [%318], strides: [%319] : memref<i32> to memref<?xi32, strided<[?]>>
+    %353 = arith.constant 2147483647 : i32
+    linalg.fill ins(%353 : i32) outs(%ints_min : memref<i32>)
+    %354 = arith.constant 0 : index
+    %355 = arith.subi %C, %354 : index
+    %356 = arith.constant 0 : index
+    %357 = arith.maxsi %355, %356 : index
+    %358 = arith.constant 0 : index
+    %359 = memref.reinterpret_cast %ints_min to offset: [0], sizes: [%357], strides: [%358] : memref<i32> to memref<?xi32, strided<[?]>>
     linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
-        ins(%320, %v : memref<?xi32, strided<[?]>>, memref<?xi32>)
+        ins(%359, %v : memref<?xi32, strided<[?]>>, memref<?xi32>)
         outs(%ints_min : memref<i32>) {
-      ^bb0(%321: i32, %322: i32, %323: i32):
-      %324 = arith.minsi %323, %322 : i32
-      linalg.yield %324 : i32
+      ^bb0(%360: i32, %361: i32, %362: i32):
+      %363 = arith.minsi %362, %361 : i32
+      linalg.yield %363 : i32
     }
     // ints = min(c in 0..C: select(v[c] == ints_min, i64(c), i64(C - 1)))
-    %325 = arith.constant 9223372036854775807 : i64
-    linalg.fill ins(%325 : i64) outs(%ints : memref<i64>)
-    %326 = arith.constant 0 : index
-    %327 = arith.subi %C, %326 : index
-    %328 = arith.constant 0 : index
-    %329 = arith.maxsi %327, %328 : index
-    %330 = arith.constant 0 : index
-    %331 = memref.reinterpret_cast %ints to offset: [0], sizes: [%329], strides: [%330] : memref<i64> to memref<?xi64, strided<[?]>>
-    linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
-        ins(%331, %v, %ints_min : memref<?xi64, strided<[?]>>, memref<?xi32>, memref<i32>)
-        outs(%ints : memref<i64>) {
-      ^bb0(%332: i64, %333: i32, %334: i32, %335: i64):
-      %336 = linalg.index 0 : index
-      %337 = arith.addi %336, %326 : index
-      %338 = arith.cmpi eq, %333, %334 : i32
-      %339 = arith.index_cast %337 : index to i64
-      %340 = arith.constant 1 : index
-      %341 = arith.subi %C, %340 : index
-      %342 = arith.index_cast %341 : index to i64
-      %343 = arith.select %338, %339, %342 : i64
-      %344 = arith.minsi %335, %343 : i64
-      linalg.yield %344 : i64
+    // A search: the first term where the condition holds, in blocks of 128 terms
+    // tested in turn.
+    %364 = arith.constant 0 : index
+    %365 = arith.constant 128 : index
+    %366 = arith.constant 1 : index
+    %367 = scf.while (%368 = %364) : (index) -> index {
+      %370 = arith.cmpi slt, %368, %C : index
+      %371 = scf.if %370 -> (i1) {
+        %372 = arith.addi %368, %365 : index
+        %373 = arith.minsi %372, %C : index
+        %377 = arith.constant false
+        %374 = scf.for %375 = %368 to %373 step %366 iter_args(%376 = %377) -> (i1) {
+          %378 = memref.load %v[%375] : memref<?xi32>
+          %379 = memref.load %ints_min[] : memref<i32>
+          %380 = arith.cmpi eq, %378, %379 : i32
+          %381 = arith.ori %376, %380 : i1
+          scf.yield %381 : i1
+        }
+        scf.yield %374 : i1
+      } else {
+        %382 = arith.constant false
+        scf.yield %382 : i1
+      }
+      %383 = arith.constant true
+      %384 = arith.xori %371, %383 : i1
+      %385 = arith.andi %370, %384 : i1
+      scf.condition(%385) %368 : index
+    } do {
+      ^bb0(%369: index):
+      %386 = arith.addi %369, %365 : index
+      scf.yield %386 : index
     }
+    %387 = arith.addi %367, %365 : index
+    %388 = arith.minsi %387, %C : index
+    %389 = scf.while (%390 = %367) : (index) -> index {
+      %392 = arith.cmpi slt, %390, %388 : index
+      %393 = scf.if %392 -> (i1) {
+        %394 = memref.load %v[%390] : memref<?xi32>
+        %395 = memref.load %ints_min[] : memref<i32>
+        %396 = arith.cmpi eq, %394, %395 : i32
+        scf.yield %396 : i1
+      } else {
+        %397 = arith.constant false
+        scf.yield %397 : i1
+      }
+      %398 = arith.constant true
+      %399 = arith.xori %393, %398 : i1
+      %400 = arith.andi %392, %399 : i1
+      scf.condition(%400) %390 : index
+    } do {
+      ^bb0(%391: index):
+      %401 = arith.addi %391, %366 : index
+      scf.yield %401 : index
+    }
+    %402 = arith.cmpi slt, %389, %388 : index
+    %403 = arith.index_cast %389 : index to i64
+    %404 = arith.constant 1 : index
+    %405 = arith.subi %C, %404 : index
+    %406 = arith.index_cast %405 : index to i64
+    %407 = arith.cmpi slt, %364, %C : index
+    %408 = arith.constant 9223372036854775807 : i64
+    %409 = arith.select %407, %406, %408 : i64
+    %410 = arith.select %402, %403, %409 : i64
+    memref.store %410, %ints[] : memref<i64>
     // mixed_max[r] = max(c in 0..C: q[r, c])
-    %345 = arith.constant 0xFF800000 : f32
-    linalg.fill ins(%345 : f32) outs(%mixed_max : memref<?xf32>)
-    %346 = arith.constant 0 : index
-    %347 = arith.subi %C, %346 : index
-    %348 = arith.constant 0 : index
-    %349 = arith.maxsi %347, %348 : index
-    %350 = arith.constant 0 : index
-    %351 = arith.constant 0 : index
-    %352 = memref.reinterpret_cast %mixed_max to offset: [0], sizes: [%R, %349], strides: [%350, %351] : memref<?xf32> to memref<?x?xf32, strided<[?, ?]>>
+    %411 = arith.constant 0xFF800000 : f32
+    linalg.fill ins(%411 : f32) outs(%mixed_max : memref<?xf32>)
+    %412 = arith.constant 0 : index
+    %413 = arith.subi %C, %412 : index
+    %414 = arith.constant 0 : index
+    %415 = arith.maxsi %413, %414 : index
+    %416 = arith.constant 0 : index
+    %417 = arith.constant 0 : index
+    %418 = memref.reinterpret_cast %mixed_max to offset: [0], sizes: [%R, %415], strides: [%416, %417] : memref<?xf32> to memref<?x?xf32, strided<[?, ?]>>
     linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]}
-        ins(%352, %q : memref<?x?xf32, strided<[?, ?]>>, memref<?x?xf32>)
+        ins(%418, %q : memref<?x?xf32, strided<[?, ?]>>, memref<?x?xf32>)
         outs(%mixed_max : memref<?xf32>) {
-      ^bb0(%353: f32, %354: f32, %355: f32):
-      %356 = arith.maximumf %355, %354 : f32
-      linalg.yield %356 : f32
+      ^bb0(%419: f32, %420: f32, %421: f32):
+      %422 = arith.maximumf %421, %420 : f32
+      linalg.yield %422 : f32
     }
     // mixed[r] = f32(min(c in 0..C: select(q[r, c] == mixed_max[r] || q[r, c] != q[r, c], i64(c), i64(C - 1)))) + x[r, 0]
-    %357 = memref.alloc(%R) : memref<?xi64>
-    %358 = arith.constant 9223372036854775807 : i64
-    linalg.fill ins(%358 : i64) outs(%357 : memref<?xi64>)
-    %359 = arith.constant 0 : index
-    %360 = arith.subi %C, %359 : index
-    %361 = arith.constant 0 : index
-    %362 = arith.maxsi %360, %361 : index
-    %363 = arith.constant 0 : index
-    %364 = arith.constant 0 : index
-    %365 = memref.reinterpret_cast %357 to offset: [0], sizes: [%R, %362], strides: [%363, %364] : memref<?xi64> to memref<?x?xi64, strided<[?, ?]>>
+    %423 = memref.alloc(%R) : memref<?xi64>
+    %424 = arith.constant 9223372036854775807 : i64
+    linalg.fill ins(%424 : i64) outs(%423 : memref<?xi64>)
+    %425 = arith.constant 0 : index
+    %426 = arith.subi %C, %425 : index
+    %427 = arith.constant 0 : index
+    %428 = arith.maxsi %426, %427 : index
+    %429 = arith.constant 0 : index
+    %430 = arith.constant 0 : index
+    %431 = memref.reinterpret_cast %423 to offset: [0], sizes: [%R, %428], strides: [%429, %430] : memref<?xi64> to memref<?x?xi64, strided<[?, ?]>>
     linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]}
-        ins(%365, %q, %mixed_max : memref<?x?xi64, strided<[?, ?]>>, memref<?x?xf32>, memref<?xf32>)
-        outs(%357 : memref<?xi64>) {
-      ^bb0(%366: i64, %367: f32, %368: f32, %369: i64):
-      %370 = linalg.index 1 : index
-      %371 = arith.addi %370, %359 : index
-      %372 = arith.cmpf oeq, %367, %368 : f32
-      %373 = arith.cmpf une, %367, %367 : f32
-      %374 = arith.ori %372, %373 : i1
-      %375 = arith.index_cast %371 : index to i64
-      %376 = arith.constant 1 : index
-      %377 = arith.subi %C, %376 : index
-      %378 = arith.index_cast %377 : index to i64
-      %379 = arith.select %374, %375, %378 : i64
-      %380 = arith.minsi %369, %379 : i64
-      linalg.yield %380 : i64
+        ins(%431, %q, %mixed_max : memref<?x?xi64, strided<[?, ?]>>, memref<?x?xf32>, memref<?xf32>)
+        outs(%423 : memref<?xi64>) {
+      ^bb0(%432: i64, %433: f32, %434: f32, %435: i64):
+      %436 = linalg.index 1 : index
+      %437 = arith.addi %436, %425 : index
+      %438 = arith.cmpf oeq, %433, %434 : f32
+      %439 = arith.cmpf une, %433, %433 : f32
+      %440 = arith.ori %438, %439 : i1
+      %441 = arith.index_cast %437 : index to i64
+      %442 = arith.constant 1 : index
+      %443 = arith.subi %C, %442 : index
+      %444 = arith.index_cast %443 : index to i64
+      %445 = arith.select %440, %441, %444 : i64
+      %446 = arith.minsi %435, %445 : i64
+      linalg.yield %446 : i64
     }
-    %381 = arith.constant 0 : index
-    %382 = memref.reinterpret_cast %mixed to offset: [0], sizes: [%R], strides: [%381] : memref<?xf32> to memref<?xf32, strided<[?]>>
+    %447 = arith.constant 0 : index
+    %448 = memref.reinterpret_cast %mixed to offset: [0], sizes: [%R], strides: [%447] : memref<?xf32> to memref<?xf32, strided<[?]>>
     linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0, 0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-        ins(%382, %x, %357 : memref<?xf32, strided<[?]>>, memref<?x?xf32>, memref<?xi64>)
+        ins(%448, %x, %423 : memref<?xf32, strided<[?]>>, memref<?x?xf32>, memref<?xi64>)
         outs(%mixed : memref<?xf32>) {
-      ^bb0(%383: f32, %384: f32, %385: i64, %386: f32):
-      %387 = arith.sitofp %385 : i64 to f32
-      %388 = arith.addf %387, %384 : f32
-      linalg.yield %388 : f32
+      ^bb0(%449: f32, %450: f32, %451: i64, %452: f32):
+      %453 = arith.sitofp %451 : i64 to f32
+      %454 = arith.addf %453, %450 : f32
+      linalg.yield %454 : f32
     }
-    memref.dealloc %357 : memref<?xi64>
+    memref.dealloc %423 : memref<?xi64>
     return
   }
 }
@@ -1124,127 +1218,277 @@ module attributes {transform.with_named_sequence} {
           linalg.yield %127 : f32
         }
         // ties[r] = min(c in 0..C: select(q[r, c] == ties_max[r] || q[r, c] != q[r, c], i64(c), i64(C - 1)))
-        %128 = arith.constant 9223372036854775807 : i64
-        linalg.fill ins(%128 : i64) outs(%36 : memref<i64, strided<[], offset: ?>>)
-        %129 = arith.constant 0 : index
-        %130 = arith.subi %C, %129 : index
-        %131 = arith.constant 0 : index
-        %132 = arith.maxsi %130, %131 : index
-        %133 = arith.constant 0 : index
-        %134 = memref.reinterpret_cast %36 to offset: [0], sizes: [%132], strides: [%133] : memref<i64, strided<[], offset: ?>> to memref<?xi64, strided<[?]>>
-        linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
-            ins(%134, %35, %29 : memref<?xi64, strided<[?]>>, memref<?xf32, strided<[1], offset: ?>>, memref<f32>)
-            outs(%36 : memref<i64, strided<[], offset: ?>>) {
-          ^bb0(%135: i64, %136: f32, %137: f32, %138: i64):
-          %139 = linalg.index 0 : index
-          %140 = arith.addi %139, %129 : index
-          %141 = arith.cmpf oeq, %136, %137 : f32
-          %142 = arith.cmpf une, %136, %136 : f32
-          %143 = arith.ori %141, %142 : i1
-          %144 = arith.index_cast %140 : index to i64
-          %145 = arith.constant 1 : index
-          %146 = arith.subi %C, %145 : index
-          %147 = arith.index_cast %146 : index to i64
-          %148 = arith.select %143, %144, %147 : i64
-          %149 = arith.minsi %138, %148 : i64
-          linalg.yield %149 : i64
+        // A search: the first term where the condition holds, in blocks of 128 terms
+        // tested in turn.
+        %128 = arith.constant 0 : index
+        %129 = arith.constant 128 : index
+        %130 = arith.constant 1 : index
+        %131 = scf.while (%132 = %128) : (index) -> index {
+          %134 = arith.cmpi slt, %132, %C : index
+          %135 = scf.if %134 -> (i1) {
+            %136 = arith.addi %132, %129 : index
+            %137 = arith.minsi %136, %C : index
+            %141 = arith.constant false
+            %138 = scf.for %139 = %132 to %137 step %130 iter_args(%140 = %141) -> (i1) {
+              %142 = memref.load %35[%139] : memref<?xf32, strided<[1], offset: ?>>
+              %143 = memref.load %29[] : memref<f32>
+              %144 = arith.cmpf oeq, %142, %143 : f32
+              %145 = memref.load %35[%139] : memref<?xf32, strided<[1], offset: ?>>
+              %146 = memref.load %35[%139] : memref<?xf32, strided<[1], offset: ?>>
+              %147 = arith.cmpf une, %145, %146 : f32
+              %148 = arith.ori %144, %147 : i1
+              %149 = arith.ori %140, %148 : i1
+              scf.yield %149 : i1
+            }
+            scf.yield %138 : i1
+          } else {
+            %150 = arith.constant false
+            scf.yield %150 : i1
+          }
+          %151 = arith.constant true
+          %152 = arith.xori %135, %151 : i1
+          %153 = arith.andi %134, %152 : i1
+          scf.condition(%153) %132 : index
+        } do {
+          ^bb0(%133: index):
+          %154 = arith.addi %133, %129 : index
+          scf.yield %154 : index
         }
+        %155 = arith.addi %131, %129 : index
+        %156 = arith.minsi %155, %C : index
+        %157 = scf.while (%158 = %131) : (index) -> index {
+          %160 = arith.cmpi slt, %158, %156 : index
+          %161 = scf.if %160 -> (i1) {
+            %162 = memref.load %35[%158] : memref<?xf32, strided<[1], offset: ?>>
+            %163 = memref.load %29[] : memref<f32>
+            %164 = arith.cmpf oeq, %162, %163 : f32
+            %165 = memref.load %35[%158] : memref<?xf32, strided<[1], offset: ?>>
+            %166 = memref.load %35[%158] : memref<?xf32, strided<[1], offset: ?>>
+            %167 = arith.cmpf une, %165, %166 : f32
+            %168 = arith.ori %164, %167 : i1
+            scf.yield %168 : i1
+          } else {
+            %169 = arith.constant false
+            scf.yield %169 : i1
+          }
+          %170 = arith.constant true
+          %171 = arith.xori %161, %170 : i1
+          %172 = arith.andi %160, %171 : i1
+          scf.condition(%172) %158 : index
+        } do {
+          ^bb0(%159: index):
+          %173 = arith.addi %159, %130 : index
+          scf.yield %173 : index
+        }
+        %174 = arith.cmpi slt, %157, %156 : index
+        %175 = arith.index_cast %157 : index to i64
+        %176 = arith.constant 1 : index
+        %177 = arith.subi %C, %176 : index
+        %178 = arith.index_cast %177 : index to i64
+        %179 = arith.cmpi slt, %128, %C : index
+        %180 = arith.constant 9223372036854775807 : i64
+        %181 = arith.select %179, %178, %180 : i64
+        %182 = arith.select %174, %175, %181 : i64
+        memref.store %182, %36[] : memref<i64, strided<[], offset: ?>>
         // least_min[r] = min(c in 0..C: q[r, c])
-        %150 = arith.constant 0x7F800000 : f32
-        linalg.fill ins(%150 : f32) outs(%30 : memref<f32>)
-        %151 = arith.constant 0 : index
-        %152 = arith.subi %C, %151 : index
-        %153 = arith.constant 0 : index
-        %154 = arith.maxsi %152, %153 : index
-        %155 = arith.constant 0 : index
-        %156 = memref.reinterpret_cast %30 to offset: [0], sizes: [%154], strides: [%155] : memref<f32> to memref<?xf32, strided<[?]>>
-        linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
-            ins(%156, %35 : memref<?xf32, strided<[?]>>, memref<?xf32, strided<[1], offset: ?>>)
-            outs(%30 : memref<f32>) {
-          ^bb0(%157: f32, %158: f32, %159: f32):
-          %160 = arith.minimumf %159, %158 : f32
-          linalg.yield %160 : f32
-        }
-        // least[r] = min(c in 0..C: select(q[r, c] == least_min[r] || q[r, c] != q[r, c], i64(c), i64(C - 1)))
-        %161 = arith.constant 9223372036854775807 : i64
-        linalg.fill ins(%161 : i64) outs(%37 : memref<i64, strided<[], offset: ?>>)
-        %162 = arith.constant 0 : index
-        %163 = arith.subi %C, %162 : index
-        %164 = arith.constant 0 : index
-        %165 = arith.maxsi %163, %164 : index
-        %166 = arith.constant 0 : index
-        %167 = memref.reinterpret_cast %37 to offset: [0], sizes: [%165], strides: [%166] : memref<i64, strided<[], offset: ?>> to memref<?xi64, strided<[?]>>
-        linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
-            ins(%167, %35, %30 : memref<?xi64, strided<[?]>>, memref<?xf32, strided<[1], offset: ?>>, memref<f32>)
-            outs(%37 : memref<i64, strided<[], offset: ?>>) {
-          ^bb0(%168: i64, %169: f32, %170: f32, %171: i64):
-          %172 = linalg.index 0 : index
-          %173 = arith.addi %172, %162 : index
-          %174 = arith.cmpf oeq, %169, %170 : f32
-          %175 = arith.cmpf une, %169, %169 : f32
-          %176 = arith.ori %174, %175 : i1
-          %177 = arith.index_cast %173 : index to i64
-          %178 = arith.constant 1 : index
-          %179 = arith.subi %C, %178 : index
-          %180 = arith.index_cast %179 : index to i64
-          %181 = arith.select %176, %177, %180 : i64
-          %182 = arith.minsi %171, %181 : i64
-          linalg.yield %182 : i64
-        }
-        // nan_max[r] = max(c in 0..C: log(x[r, c] + 0.5))
-        %183 = arith.constant 0xFF800000 : f32
-        linalg.fill ins(%183 : f32) outs(%31 : memref<f32>)
+        %183 = arith.constant 0x7F800000 : f32
+        linalg.fill ins(%183 : f32) outs(%30 : memref<f32>)
         %184 = arith.constant 0 : index
         %185 = arith.subi %C, %184 : index
         %186 = arith.constant 0 : index
         %187 = arith.maxsi %185, %186 : index
         %188 = arith.constant 0 : index
-        %189 = memref.reinterpret_cast %31 to offset: [0], sizes: [%187], strides: [%188] : memref<f32> to memref<?xf32, strided<[?]>>
+        %189 = memref.reinterpret_cast %30 to offset: [0], sizes: [%187], strides: [%188] : memref<f32> to memref<?xf32, strided<[?]>>
         linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
-            ins(%189, %34 : memref<?xf32, strided<[?]>>, memref<?xf32, strided<[1], offset: ?>>)
-            outs(%31 : memref<f32>) {
+            ins(%189, %35 : memref<?xf32, strided<[?]>>, memref<?xf32, strided<[1], offset: ?>>)
+            outs(%30 : memref<f32>) {
           ^bb0(%190: f32, %191: f32, %192: f32):
-          %193 = arith.constant 0.5 : f32
-          %194 = arith.addf %191, %193 : f32
-          %195 = math.log %194 : f32
-          %196 = arith.maximumf %192, %195 : f32
-          linalg.yield %196 : f32
+          %193 = arith.minimumf %192, %191 : f32
+          linalg.yield %193 : f32
+        }
+        // least[r] = min(c in 0..C: select(q[r, c] == least_min[r] || q[r, c] != q[r, c], i64(c), i64(C - 1)))
+        // A search: the first term where the condition holds, in blocks of 128 terms
+        // tested in turn.
+        %194 = arith.constant 0 : index
+        %195 = arith.constant 128 : index
+        %196 = arith.constant 1 : index
+        %197 = scf.while (%198 = %194) : (index) -> index {
+          %200 = arith.cmpi slt, %198, %C : index
+          %201 = scf.if %200 -> (i1) {
+            %202 = arith.addi %198, %195 : index
+            %203 = arith.minsi %202, %C : index
+            %207 = arith.constant false
+            %204 = scf.for %205 = %198 to %203 step %196 iter_args(%206 = %207) -> (i1) {
+              %208 = memref.load %35[%205] : memref<?xf32, strided<[1], offset: ?>>
+              %209 = memref.load %30[] : memref<f32>
+              %210 = arith.cmpf oeq, %208, %209 : f32
+              %211 = memref.load %35[%205] : memref<?xf32, strided<[1], offset: ?>>
+              %212 = memref.load %35[%205] : memref<?xf32, strided<[1], offset: ?>>
+              %213 = arith.cmpf une, %211, %212 : f32
+              %214 = arith.ori %210, %213 : i1
+              %215 = arith.ori %206, %214 : i1
+              scf.yield %215 : i1
+            }
+            scf.yield %204 : i1
+          } else {
+            %216 = arith.constant false
+            scf.yield %216 : i1
+          }
+          %217 = arith.constant true
+          %218 = arith.xori %201, %217 : i1
+          %219 = arith.andi %200, %218 : i1
+          scf.condition(%219) %198 : index
+        } do {
+          ^bb0(%199: index):
+          %220 = arith.addi %199, %195 : index
+          scf.yield %220 : index
+        }
+        %221 = arith.addi %197, %195 : index
+        %222 = arith.minsi %221, %C : index
+        %223 = scf.while (%224 = %197) : (index) -> index {
+          %226 = arith.cmpi slt, %224, %222 : index
+          %227 = scf.if %226 -> (i1) {
+            %228 = memref.load %35[%224] : memref<?xf32, strided<[1], offset: ?>>
+            %229 = memref.load %30[] : memref<f32>
+            %230 = arith.cmpf oeq, %228, %229 : f32
+            %231 = memref.load %35[%224] : memref<?xf32, strided<[1], offset: ?>>
+            %232 = memref.load %35[%224] : memref<?xf32, strided<[1], offset: ?>>
+            %233 = arith.cmpf une, %231, %232 : f32
+            %234 = arith.ori %230, %233 : i1
+            scf.yield %234 : i1
+          } else {
+            %235 = arith.constant false
+            scf.yield %235 : i1
+          }
+          %236 = arith.constant true
+          %237 = arith.xori %227, %236 : i1
+          %238 = arith.andi %226, %237 : i1
+          scf.condition(%238) %224 : index
+        } do {
+          ^bb0(%225: index):
+          %239 = arith.addi %225, %196 : index
+          scf.yield %239 : index
+        }
+        %240 = arith.cmpi slt, %223, %222 : index
+        %241 = arith.index_cast %223 : index to i64
+        %242 = arith.constant 1 : index
+        %243 = arith.subi %C, %242 : index
+        %244 = arith.index_cast %243 : index to i64
+        %245 = arith.cmpi slt, %194, %C : index
+        %246 = arith.constant 9223372036854775807 : i64
+        %247 = arith.select %245, %244, %246 : i64
+        %248 = arith.select %240, %241, %247 : i64
+        memref.store %248, %37[] : memref<i64, strided<[], offset: ?>>
+        // nan_max[r] = max(c in 0..C: log(x[r, c] + 0.5))
+        %249 = arith.constant 0xFF800000 : f32
+        linalg.fill ins(%249 : f32) outs(%31 : memref<f32>)
+        %250 = arith.constant 0 : index
+        %251 = arith.subi %C, %250 : index
+        %252 = arith.constant 0 : index
+        %253 = arith.maxsi %251, %252 : index
+        %254 = arith.constant 0 : index
+        %255 = memref.reinterpret_cast %31 to offset: [0], sizes: [%253], strides: [%254] : memref<f32> to memref<?xf32, strided<[?]>>
+        linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
+            ins(%255, %34 : memref<?xf32, strided<[?]>>, memref<?xf32, strided<[1], offset: ?>>)
+            outs(%31 : memref<f32>) {
+          ^bb0(%256: f32, %257: f32, %258: f32):
+          %259 = arith.constant 0.5 : f32
+          %260 = arith.addf %257, %259 : f32
+          %261 = math.log %260 : f32
+          %262 = arith.maximumf %258, %261 : f32
+          linalg.yield %262 : f32
         }
         // nan[r] = min(c in 0..C: select(log(x[r, c] + 0.5) == nan_max[r] || log(x[r, c] + 0.5) != log(x[r, c] + 0.5), i64(c), i64(C - 1)))
-        %197 = arith.constant 9223372036854775807 : i64
-        linalg.fill ins(%197 : i64) outs(%38 : memref<i64, strided<[], offset: ?>>)
-        %198 = arith.constant 0 : index
-        %199 = arith.subi %C, %198 : index
-        %200 = arith.constant 0 : index
-        %201 = arith.maxsi %199, %200 : index
-        %202 = arith.constant 0 : index
-        %203 = memref.reinterpret_cast %38 to offset: [0], sizes: [%201], strides: [%202] : memref<i64, strided<[], offset: ?>> to memref<?xi64, strided<[?]>>
-        linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
-            ins(%203, %34, %31 : memref<?xi64, strided<[?]>>, memref<?xf32, strided<[1], offset: ?>>, memref<f32>)
-            outs(%38 : memref<i64, strided<[], offset: ?>>) {
-          ^bb0(%204: i64, %205: f32, %206: f32, %207: i64):
-          %208 = linalg.index 0 : index
-          %209 = arith.addi %208, %198 : index
-          %210 = arith.constant 0.5 : f32
-          %211 = arith.addf %205, %210 : f32
-          %212 = math.log %211 : f32
-          %213 = arith.cmpf oeq, %212, %206 : f32
-          %214 = arith.constant 0.5 : f32
-          %215 = arith.addf %205, %214 : f32
-          %216 = math.log %215 : f32
-          %217 = arith.constant 0.5 : f32
-          %218 = arith.addf %205, %217 : f32
-          %219 = math.log %218 : f32
-          %220 = arith.cmpf une, %216, %219 : f32
-          %221 = arith.ori %213, %220 : i1
-          %222 = arith.index_cast %209 : index to i64
-          %223 = arith.constant 1 : index
-          %224 = arith.subi %C, %223 : index
-          %225 = arith.index_cast %224 : index to i64
-          %226 = arith.select %221, %222, %225 : i64
-          %227 = arith.minsi %207, %226 : i64
-          linalg.yield %227 : i64
+        // A search: the first term where the condition holds, in blocks of 128 terms
+        // tested in turn.
+        %263 = arith.constant 0 : index
+        %264 = arith.constant 128 : index
+        %265 = arith.constant 1 : index
+        %266 = scf.while (%267 = %263) : (index) -> index {
+          %269 = arith.cmpi slt, %267, %C : index
+          %270 = scf.if %269 -> (i1) {
+            %271 = arith.addi %267, %264 : index
+            %272 = arith.minsi %271, %C : index
+            %276 = arith.constant false
+            %273 = scf.for %274 = %267 to %272 step %265 iter_args(%275 = %276) -> (i1) {
+              %277 = memref.load %34[%274] : memref<?xf32, strided<[1], offset: ?>>
+              %278 = arith.constant 0.5 : f32
+              %279 = arith.addf %277, %278 : f32
+              %280 = math.log %279 : f32
+              %281 = memref.load %31[] : memref<f32>
+              %282 = arith.cmpf oeq, %280, %281 : f32
+              %283 = memref.load %34[%274] : memref<?xf32, strided<[1], offset: ?>>
+              %284 = arith.constant 0.5 : f32
+              %285 = arith.addf %283, %284 : f32
+              %286 = math.log %285 : f32
+              %287 = memref.load %34[%274] : memref<?xf32, strided<[1], offset: ?>>
+              %288 = arith.constant 0.5 : f32
+              %289 = arith.addf %287, %288 : f32
+              %290 = math.log %289 : f32
+              %291 = arith.cmpf une, %286, %290 : f32
+              %292 = arith.ori %282, %291 : i1
+              %293 = arith.ori %275, %292 : i1
+              scf.yield %293 : i1
+            }
+            scf.yield %273 : i1
+          } else {
+            %294 = arith.constant false
+            scf.yield %294 : i1
+          }
+          %295 = arith.constant true
+          %296 = arith.xori %270, %295 : i1
+          %297 = arith.andi %269, %296 : i1
+          scf.condition(%297) %267 : index
+        } do {
+          ^bb0(%268: index):
+          %298 = arith.addi %268, %264 : index
+          scf.yield %298 : index
         }
+        %299 = arith.addi %266, %264 : index
+        %300 = arith.minsi %299, %C : index
+        %301 = scf.while (%302 = %266) : (index) -> index {
+          %304 = arith.cmpi slt, %302, %300 : index
+          %305 = scf.if %304 -> (i1) {
+            %306 = memref.load %34[%302] : memref<?xf32, strided<[1], offset: ?>>
+            %307 = arith.constant 0.5 : f32
+            %308 = arith.addf %306, %307 : f32
+            %309 = math.log %308 : f32
+            %310 = memref.load %31[] : memref<f32>
+            %311 = arith.cmpf oeq, %309, %310 : f32
+            %312 = memref.load %34[%302] : memref<?xf32, strided<[1], offset: ?>>
+            %313 = arith.constant 0.5 : f32
+            %314 = arith.addf %312, %313 : f32
+            %315 = math.log %314 : f32
+            %316 = memref.load %34[%302] : memref<?xf32, strided<[1], offset: ?>>
+            %317 = arith.constant 0.5 : f32
+            %318 = arith.addf %316, %317 : f32
+            %319 = math.log %318 : f32
+            %320 = arith.cmpf une, %315, %319 : f32
+            %321 = arith.ori %311, %320 : i1
+            scf.yield %321 : i1
+          } else {
+            %322 = arith.constant false
+            scf.yield %322 : i1
+          }
+          %323 = arith.constant true
+          %324 = arith.xori %305, %323 : i1
+          %325 = arith.andi %304, %324 : i1
+          scf.condition(%325) %302 : index
+        } do {
+          ^bb0(%303: index):
+          %326 = arith.addi %303, %265 : index
+          scf.yield %326 : index
+        }
+        %327 = arith.cmpi slt, %301, %300 : index
+        %328 = arith.index_cast %301 : index to i64
+        %329 = arith.constant 1 : index
+        %330 = arith.subi %C, %329 : index
+        %331 = arith.index_cast %330 : index to i64
+        %332 = arith.cmpi slt, %263, %C : index
+        %333 = arith.constant 9223372036854775807 : i64
+        %334 = arith.select %332, %331, %333 : i64
+        %335 = arith.select %327, %328, %334 : i64
+        memref.store %335, %38[] : memref<i64, strided<[], offset: ?>>
       }
       scf.if %17 {
         llvm.fence seq_cst
@@ -1253,444 +1497,491 @@ module attributes {transform.with_named_sequence} {
     }
     // first_max = max(c in 0..C: x[0, c])
     // In parallel blocks, then the blocks' partial results.
-    %228 = arith.constant 0 : index
-    %229 = arith.subi %C, %228 : index
-    %230 = arith.constant 0 : index
-    %231 = arith.maxsi %229, %230 : index
-    %232 = arith.constant 0 : index
-    %233 = arith.constant 1 : index
-    %234 = arith.constant 63 : index
-    %235 = arith.addi %231, %234 : index
-    %236 = arith.constant 64 : index
-    %237 = arith.divui %235, %236 : index
-    %238 = arith.constant 1 : index
-    %239 = arith.maxsi %237, %238 : index
-    %240 = arith.subi %239, %233 : index
-    %241 = arith.addi %231, %240 : index
-    %242 = arith.divui %241, %239 : index
-    %243 = memref.alloca() : memref<64xf32>
-    scf.parallel (%244) = (%232) to (%242) step (%233) {
-      %245 = arith.muli %244, %239 : index
-      %246 = arith.addi %245, %239 : index
-      %247 = arith.minsi %246, %231 : index
-      %248 = arith.subi %247, %245 : index
-      %249 = arith.addi %228, %245 : index
-      %250 = memref.alloca() : memref<f32>
-      %251 = arith.constant 0xFF800000 : f32
-      linalg.fill ins(%251 : f32) outs(%250 : memref<f32>)
-      %252 = arith.constant 0 : index
-      %253 = memref.reinterpret_cast %250 to offset: [0], sizes: [%248], strides: [%252] : memref<f32> to memref<?xf32, strided<[?]>>
+    %336 = arith.constant 0 : index
+    %337 = arith.subi %C, %336 : index
+    %338 = arith.constant 0 : index
+    %339 = arith.maxsi %337, %338 : index
+    %340 = arith.constant 0 : index
+    %341 = arith.constant 1 : index
+    %342 = arith.constant 63 : index
+    %343 = arith.addi %339, %342 : index
+    %344 = arith.constant 64 : index
+    %345 = arith.divui %343, %344 : index
+    %346 = arith.constant 1 : index
+    %347 = arith.maxsi %345, %346 : index
+    %348 = arith.subi %347, %341 : index
+    %349 = arith.addi %339, %348 : index
+    %350 = arith.divui %349, %347 : index
+    %351 = memref.alloca() : memref<64xf32>
+    scf.parallel (%352) = (%340) to (%350) step (%341) {
+      %353 = arith.muli %352, %347 : index
+      %354 = arith.addi %353, %347 : index
+      %355 = arith.minsi %354, %339 : index
+      %356 = arith.subi %355, %353 : index
+      %357 = arith.addi %336, %353 : index
+      %358 = memref.alloca() : memref<f32>
+      %359 = arith.constant 0xFF800000 : f32
+      linalg.fill ins(%359 : f32) outs(%358 : memref<f32>)
+      %360 = arith.constant 0 : index
+      %361 = memref.reinterpret_cast %358 to offset: [0], sizes: [%356], strides: [%360] : memref<f32> to memref<?xf32, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
-          ins(%253 : memref<?xf32, strided<[?]>>)
-          outs(%250 : memref<f32>) {
-        ^bb0(%254: f32, %255: f32):
-        %256 = linalg.index 0 : index
-        %257 = arith.addi %256, %249 : index
-        %258 = arith.constant 0 : index
-        %259 = memref.load %x[%258, %257] : memref<?x?xf32>
-        %260 = arith.maximumf %255, %259 : f32
-        linalg.yield %260 : f32
+          ins(%361 : memref<?xf32, strided<[?]>>)
+          outs(%358 : memref<f32>) {
+        ^bb0(%362: f32, %363: f32):
+        %364 = linalg.index 0 : index
+        %365 = arith.addi %364, %357 : index
+        %366 = arith.constant 0 : index
+        %367 = memref.load %x[%366, %365] : memref<?x?xf32>
+        %368 = arith.maximumf %363, %367 : f32
+        linalg.yield %368 : f32
       }
-      %261 = memref.load %250[] : memref<f32>
-      memref.store %261, %243[%244] : memref<64xf32>
+      %369 = memref.load %358[] : memref<f32>
+      memref.store %369, %351[%352] : memref<64xf32>
       scf.reduce
     }
-    %262 = arith.constant 0xFF800000 : f32
-    linalg.fill ins(%262 : f32) outs(%first_max : memref<f32>)
-    %263 = memref.subview %243[0] [%242] [1] : memref<64xf32> to memref<?xf32, strided<[1]>>
+    %370 = arith.constant 0xFF800000 : f32
+    linalg.fill ins(%370 : f32) outs(%first_max : memref<f32>)
+    %371 = memref.subview %351[0] [%350] [1] : memref<64xf32> to memref<?xf32, strided<[1]>>
     linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
-        ins(%263 : memref<?xf32, strided<[1]>>)
+        ins(%371 : memref<?xf32, strided<[1]>>)
         outs(%first_max : memref<f32>) {
-      ^bb0(%264: f32, %265: f32):
-      %266 = arith.maximumf %265, %264 : f32
-      linalg.yield %266 : f32
+      ^bb0(%372: f32, %373: f32):
+      %374 = arith.maximumf %373, %372 : f32
+      linalg.yield %374 : f32
     }
     // first = min(c in 0..C: select(x[0, c] == first_max || x[0, c] != x[0, c], i64(c), i64(C - 1)))
     // In parallel blocks, then the blocks' partial results.
-    %267 = arith.constant 0 : index
-    %268 = arith.subi %C, %267 : index
-    %269 = arith.constant 0 : index
-    %270 = arith.maxsi %268, %269 : index
-    %271 = arith.constant 0 : index
-    %272 = arith.constant 1 : index
-    %273 = arith.constant 63 : index
-    %274 = arith.addi %270, %273 : index
-    %275 = arith.constant 64 : index
-    %276 = arith.divui %274, %275 : index
-    %277 = arith.constant 1 : index
-    %278 = arith.maxsi %276, %277 : index
-    %279 = arith.subi %278, %272 : index
-    %280 = arith.addi %270, %279 : index
-    %281 = arith.divui %280, %278 : index
-    %282 = memref.alloca() : memref<64xi64>
-    scf.parallel (%283) = (%271) to (%281) step (%272) {
-      %284 = arith.muli %283, %278 : index
-      %285 = arith.addi %284, %278 : index
-      %286 = arith.minsi %285, %270 : index
-      %287 = arith.subi %286, %284 : index
-      %288 = arith.addi %267, %284 : index
-      %289 = memref.alloca() : memref<i64>
-      %290 = arith.constant 9223372036854775807 : i64
-      linalg.fill ins(%290 : i64) outs(%289 : memref<i64>)
-      %291 = arith.constant 0 : index
-      %292 = memref.reinterpret_cast %289 to offset: [0], sizes: [%287], strides: [%291] : memref<i64> to memref<?xi64, strided<[?]>>
+    %375 = arith.constant 0 : index
+    %376 = arith.subi %C, %375 : index
+    %377 = arith.constant 0 : index
+    %378 = arith.maxsi %376, %377 : index
+    %379 = arith.constant 0 : index
+    %380 = arith.constant 1 : index
+    %381 = arith.constant 63 : index
+    %382 = arith.addi %378, %381 : index
+    %383 = arith.constant 64 : index
+    %384 = arith.divui %382, %383 : index
+    %385 = arith.constant 1 : index
+    %386 = arith.maxsi %384, %385 : index
+    %387 = arith.subi %386, %380 : index
+    %388 = arith.addi %378, %387 : index
+    %389 = arith.divui %388, %386 : index
+    %390 = memref.alloca() : memref<64xi64>
+    scf.parallel (%391) = (%379) to (%389) step (%380) {
+      %392 = arith.muli %391, %386 : index
+      %393 = arith.addi %392, %386 : index
+      %394 = arith.minsi %393, %378 : index
+      %395 = arith.subi %394, %392 : index
+      %396 = arith.addi %375, %392 : index
+      %397 = memref.alloca() : memref<i64>
+      %398 = arith.constant 9223372036854775807 : i64
+      linalg.fill ins(%398 : i64) outs(%397 : memref<i64>)
+      %399 = arith.constant 0 : index
+      %400 = memref.reinterpret_cast %397 to offset: [0], sizes: [%395], strides: [%399] : memref<i64> to memref<?xi64, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
-          ins(%292, %first_max : memref<?xi64, strided<[?]>>, memref<f32>)
-          outs(%289 : memref<i64>) {
-        ^bb0(%293: i64, %294: f32, %295: i64):
-        %296 = linalg.index 0 : index
-        %297 = arith.addi %296, %288 : index
-        %298 = arith.constant 0 : index
-        %299 = memref.load %x[%298, %297] : memref<?x?xf32>
-        %300 = arith.cmpf oeq, %299, %294 : f32
-        %301 = arith.constant 0 : index
-        %302 = memref.load %x[%301, %297] : memref<?x?xf32>
-        %303 = arith.constant 0 : index
-        %304 = memref.load %x[%303, %297] : memref<?x?xf32>
-        %305 = arith.cmpf une, %302, %304 : f32
-        %306 = arith.ori %300, %305 : i1
-        %307 = arith.index_cast %297 : index to i64
-        %308 = arith.constant 1 : index
-        %309 = arith.subi %C, %308 : index
-        %310 = arith.index_cast %309 : index to i64
-        %311 = arith.select %306, %307, %310 : i64
-        %312 = arith.minsi %295, %311 : i64
-        linalg.yield %312 : i64
+          ins(%400, %first_max : memref<?xi64, strided<[?]>>, memref<f32>)
+          outs(%397 : memref<i64>) {
+        ^bb0(%401: i64, %402: f32, %403: i64):
+        %404 = linalg.index 0 : index
+        %405 = arith.addi %404, %396 : index
+        %406 = arith.constant 0 : index
+        %407 = memref.load %x[%406, %405] : memref<?x?xf32>
+        %408 = arith.cmpf oeq, %407, %402 : f32
+        %409 = arith.constant 0 : index
+        %410 = memref.load %x[%409, %405] : memref<?x?xf32>
+        %411 = arith.constant 0 : index
+        %412 = memref.load %x[%411, %405] : memref<?x?xf32>
+        %413 = arith.cmpf une, %410, %412 : f32
+        %414 = arith.ori %408, %413 : i1
+        %415 = arith.index_cast %405 : index to i64
+        %416 = arith.constant 1 : index
+        %417 = arith.subi %C, %416 : index
+        %418 = arith.index_cast %417 : index to i64
+        %419 = arith.select %414, %415, %418 : i64
+        %420 = arith.minsi %403, %419 : i64
+        linalg.yield %420 : i64
       }
-      %313 = memref.load %289[] : memref<i64>
-      memref.store %313, %282[%283] : memref<64xi64>
+      %421 = memref.load %397[] : memref<i64>
+      memref.store %421, %390[%391] : memref<64xi64>
       scf.reduce
     }
-    %314 = arith.constant 9223372036854775807 : i64
-    linalg.fill ins(%314 : i64) outs(%first : memref<i64>)
-    %315 = memref.subview %282[0] [%281] [1] : memref<64xi64> to memref<?xi64, strided<[1]>>
+    %422 = arith.constant 9223372036854775807 : i64
+    linalg.fill ins(%422 : i64) outs(%first : memref<i64>)
+    %423 = memref.subview %390[0] [%389] [1] : memref<64xi64> to memref<?xi64, strided<[1]>>
     linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
-        ins(%315 : memref<?xi64, strided<[1]>>)
+        ins(%423 : memref<?xi64, strided<[1]>>)
         outs(%first : memref<i64>) {
-      ^bb0(%316: i64, %317: i64):
-      %318 = arith.minsi %317, %316 : i64
-      linalg.yield %318 : i64
+      ^bb0(%424: i64, %425: i64):
+      %426 = arith.minsi %425, %424 : i64
+      linalg.yield %426 : i64
     }
     // Statements 10 to 11 fused: row by row, in parallel blocks of rows.
-    %319 = arith.constant 0 : index
-    %320 = arith.constant 1 : index
-    %321 = arith.constant 63 : index
-    %322 = arith.addi %C, %321 : index
-    %323 = arith.constant 64 : index
-    %324 = arith.divui %322, %323 : index
-    %325 = arith.constant 1 : index
-    %326 = arith.maxsi %324, %325 : index
-    scf.parallel (%327) = (%319) to (%C) step (%326) {
-      %328 = arith.addi %327, %326 : index
-      %329 = arith.minsi %328, %C : index
-      %330 = memref.alloca() : memref<f32>
-      scf.for %331 = %327 to %329 step %320 {
-        %332 = memref.subview %upto[%331] [1] [1] : memref<?xi64> to memref<i64, strided<[], offset: ?>>
+    %427 = arith.constant 0 : index
+    %428 = arith.constant 1 : index
+    %429 = arith.constant 63 : index
+    %430 = arith.addi %C, %429 : index
+    %431 = arith.constant 64 : index
+    %432 = arith.divui %430, %431 : index
+    %433 = arith.constant 1 : index
+    %434 = arith.maxsi %432, %433 : index
+    scf.parallel (%435) = (%427) to (%C) step (%434) {
+      %436 = arith.addi %435, %434 : index
+      %437 = arith.minsi %436, %C : index
+      %438 = memref.alloca() : memref<f32>
+      scf.for %439 = %435 to %437 step %428 {
+        %440 = memref.subview %upto[%439] [1] [1] : memref<?xi64> to memref<i64, strided<[], offset: ?>>
         // upto_min[j] = min(c in 0..(j + 1): x[0, c])
         linalg.generic {indexing_maps = [affine_map<() -> ()>], iterator_types = []}
-            outs(%330 : memref<f32>) {
-          ^bb0(%333: f32):
-          %334 = arith.constant 0 : index
-          %335 = arith.constant 1 : index
-          %336 = arith.addi %331, %335 : index
-          %337 = arith.constant 1 : index
-          %338 = arith.constant 0x7F800000 : f32
-          %339 = scf.for %340 = %334 to %336 step %337 iter_args(%341 = %338) -> (f32) {
-            %342 = arith.constant 0 : index
-            %343 = memref.load %x[%342, %340] : memref<?x?xf32>
-            %344 = arith.minimumf %341, %343 : f32
-            scf.yield %344 : f32
+            outs(%438 : memref<f32>) {
+          ^bb0(%441: f32):
+          %442 = arith.constant 0 : index
+          %443 = arith.constant 1 : index
+          %444 = arith.addi %439, %443 : index
+          %445 = arith.constant 1 : index
+          %446 = arith.constant 0x7F800000 : f32
+          %447 = scf.for %448 = %442 to %444 step %445 iter_args(%449 = %446) -> (f32) {
+            %450 = arith.constant 0 : index
+            %451 = memref.load %x[%450, %448] : memref<?x?xf32>
+            %452 = arith.minimumf %449, %451 : f32
+            scf.yield %452 : f32
           }
-          linalg.yield %339 : f32
+          linalg.yield %447 : f32
         }
         // upto[j] = min(c in 0..(j + 1): select(x[0, c] == upto_min[j] || x[0, c] != x[0, c], i64(c), i64(j + 1 - 1)))
         linalg.generic {indexing_maps = [affine_map<() -> ()>], iterator_types = []}
-            outs(%332 : memref<i64, strided<[], offset: ?>>) {
-          ^bb0(%345: i64):
-          %346 = arith.constant 0 : index
-          %347 = arith.constant 1 : index
-          %348 = arith.addi %331, %347 : index
-          %349 = arith.constant 1 : index
-          %350 = arith.constant 9223372036854775807 : i64
-          %351 = scf.for %352 = %346 to %348 step %349 iter_args(%353 = %350) -> (i64) {
-            %354 = arith.constant 0 : index
-            %355 = memref.load %x[%354, %352] : memref<?x?xf32>
-            %356 = memref.load %330[] : memref<f32>
-            %357 = arith.cmpf oeq, %355, %356 : f32
-            %358 = arith.constant 0 : index
-            %359 = memref.load %x[%358, %352] : memref<?x?xf32>
-            %360 = arith.constant 0 : index
-            %361 = memref.load %x[%360, %352] : memref<?x?xf32>
-            %362 = arith.cmpf une, %359, %361 : f32
-            %363 = arith.ori %357, %362 : i1
-            %364 = arith.index_cast %352 : index to i64
-            %365 = arith.constant 1 : index
-            %366 = arith.addi %331, %365 : index
-            %367 = arith.constant 1 : index
-            %368 = arith.subi %366, %367 : index
-            %369 = arith.index_cast %368 : index to i64
-            %370 = arith.select %363, %364, %369 : i64
-            %371 = arith.minsi %353, %370 : i64
-            scf.yield %371 : i64
+            outs(%440 : memref<i64, strided<[], offset: ?>>) {
+          ^bb0(%453: i64):
+          %454 = arith.constant 0 : index
+          %455 = arith.constant 1 : index
+          %456 = arith.addi %439, %455 : index
+          %457 = arith.constant 1 : index
+          %458 = arith.constant 9223372036854775807 : i64
+          %459 = scf.for %460 = %454 to %456 step %457 iter_args(%461 = %458) -> (i64) {
+            %462 = arith.constant 0 : index
+            %463 = memref.load %x[%462, %460] : memref<?x?xf32>
+            %464 = memref.load %438[] : memref<f32>
+            %465 = arith.cmpf oeq, %463, %464 : f32
+            %466 = arith.constant 0 : index
+            %467 = memref.load %x[%466, %460] : memref<?x?xf32>
+            %468 = arith.constant 0 : index
+            %469 = memref.load %x[%468, %460] : memref<?x?xf32>
+            %470 = arith.cmpf une, %467, %469 : f32
+            %471 = arith.ori %465, %470 : i1
+            %472 = arith.index_cast %460 : index to i64
+            %473 = arith.constant 1 : index
+            %474 = arith.addi %439, %473 : index
+            %475 = arith.constant 1 : index
+            %476 = arith.subi %474, %475 : index
+            %477 = arith.index_cast %476 : index to i64
+            %478 = arith.select %471, %472, %477 : i64
+            %479 = arith.minsi %461, %478 : i64
+            scf.yield %479 : i64
           }
-          linalg.yield %351 : i64
+          linalg.yield %459 : i64
         }
       }
       scf.reduce
     }
     // Statements 12 to 13 fused: row by row, in parallel blocks of rows.
-    %372 = arith.constant 0 : index
-    %373 = arith.constant 1 : index
-    %374 = arith.constant 63 : index
-    %375 = arith.addi %R, %374 : index
-    %376 = arith.constant 64 : index
-    %377 = arith.divui %375, %376 : index
-    %378 = arith.constant 1 : index
-    %379 = arith.maxsi %377, %378 : index
-    scf.parallel (%380) = (%372) to (%R) step (%379) {
-      %381 = arith.addi %380, %379 : index
-      %382 = arith.minsi %381, %R : index
-      %383 = memref.alloca() : memref<f32>
-      scf.for %384 = %380 to %382 step %373 {
-        %385 = memref.subview %late[%384] [1] [1] : memref<?xi32> to memref<i32, strided<[], offset: ?>>
+    %480 = arith.constant 0 : index
+    %481 = arith.constant 1 : index
+    %482 = arith.constant 63 : index
+    %483 = arith.addi %R, %482 : index
+    %484 = arith.constant 64 : index
+    %485 = arith.divui %483, %484 : index
+    %486 = arith.constant 1 : index
+    %487 = arith.maxsi %485, %486 : index
+    scf.parallel (%488) = (%480) to (%R) step (%487) {
+      %489 = arith.addi %488, %487 : index
+      %490 = arith.minsi %489, %R : index
+      %491 = memref.alloca() : memref<f32>
+      scf.for %492 = %488 to %490 step %481 {
+        %493 = memref.subview %late[%492] [1] [1] : memref<?xi32> to memref<i32, strided<[], offset: ?>>
         // late_max[r] = max(c in r..(r + 3): f32(c % 3))
         linalg.generic {indexing_maps = [affine_map<() -> ()>], iterator_types = []}
-            outs(%383 : memref<f32>) {
-          ^bb0(%386: f32):
-          %387 = arith.constant 3 : index
-          %388 = arith.addi %384, %387 : index
-          %389 = arith.constant 1 : index
-          %390 = arith.constant 0xFF800000 : f32
-          %391 = scf.for %392 = %384 to %388 step %389 iter_args(%393 = %390) -> (f32) {
-            %394 = arith.constant 3 : index
-            %395 = arith.remsi %392, %394 : index
-            %396 = arith.index_cast %395 : index to i64
-            %397 = arith.sitofp %396 : i64 to f32
-            %398 = arith.maximumf %393, %397 : f32
-            scf.yield %398 : f32
+            outs(%491 : memref<f32>) {
+          ^bb0(%494: f32):
+          %495 = arith.constant 3 : index
+          %496 = arith.addi %492, %495 : index
+          %497 = arith.constant 1 : index
+          %498 = arith.constant 0xFF800000 : f32
+          %499 = scf.for %500 = %492 to %496 step %497 iter_args(%501 = %498) -> (f32) {
+            %502 = arith.constant 3 : index
+            %503 = arith.remsi %500, %502 : index
+            %504 = arith.index_cast %503 : index to i64
+            %505 = arith.sitofp %504 : i64 to f32
+            %506 = arith.maximumf %501, %505 : f32
+            scf.yield %506 : f32
           }
-          linalg.yield %391 : f32
+          linalg.yield %499 : f32
         }
         // late[r] = i32(min(c in r..(r + 3): select(f32(c % 3) == late_max[r] || f32(c % 3) != f32(c % 3), i64(c), i64(r + 3 - 1))))
         linalg.generic {indexing_maps = [affine_map<() -> ()>], iterator_types = []}
-            outs(%385 : memref<i32, strided<[], offset: ?>>) {
-          ^bb0(%399: i32):
-          %400 = arith.constant 3 : index
-          %401 = arith.addi %384, %400 : index
-          %402 = arith.constant 1 : index
-          %403 = arith.constant 9223372036854775807 : i64
-          %404 = scf.for %405 = %384 to %401 step %402 iter_args(%406 = %403) -> (i64) {
-            %407 = arith.constant 3 : index
-            %408 = arith.remsi %405, %407 : index
-            %409 = arith.index_cast %408 : index to i64
-            %410 = arith.sitofp %409 : i64 to f32
-            %411 = memref.load %383[] : memref<f32>
-            %412 = arith.cmpf oeq, %410, %411 : f32
-            %413 = arith.constant 3 : index
-            %414 = arith.remsi %405, %413 : index
-            %415 = arith.index_cast %414 : index to i64
-            %416 = arith.sitofp %415 : i64 to f32
-            %417 = arith.constant 3 : index
-            %418 = arith.remsi %405, %417 : index
-            %419 = arith.index_cast %418 : index to i64
-            %420 = arith.sitofp %419 : i64 to f32
-            %421 = arith.cmpf une, %416, %420 : f32
-            %422 = arith.ori %412, %421 : i1
-            %423 = arith.index_cast %405 : index to i64
-            %424 = arith.constant 3 : index
-            %425 = arith.addi %384, %424 : index
-            %426 = arith.constant 1 : index
-            %427 = arith.subi %425, %426 : index
-            %428 = arith.index_cast %427 : index to i64
-            %429 = arith.select %422, %423, %428 : i64
-            %430 = arith.minsi %406, %429 : i64
-            scf.yield %430 : i64
+            outs(%493 : memref<i32, strided<[], offset: ?>>) {
+          ^bb0(%507: i32):
+          %508 = arith.constant 3 : index
+          %509 = arith.addi %492, %508 : index
+          %510 = arith.constant 1 : index
+          %511 = arith.constant 9223372036854775807 : i64
+          %512 = scf.for %513 = %492 to %509 step %510 iter_args(%514 = %511) -> (i64) {
+            %515 = arith.constant 3 : index
+            %516 = arith.remsi %513, %515 : index
+            %517 = arith.index_cast %516 : index to i64
+            %518 = arith.sitofp %517 : i64 to f32
+            %519 = memref.load %491[] : memref<f32>
+            %520 = arith.cmpf oeq, %518, %519 : f32
+            %521 = arith.constant 3 : index
+            %522 = arith.remsi %513, %521 : index
+            %523 = arith.index_cast %522 : index to i64
+            %524 = arith.sitofp %523 : i64 to f32
+            %525 = arith.constant 3 : index
+            %526 = arith.remsi %513, %525 : index
+            %527 = arith.index_cast %526 : index to i64
+            %528 = arith.sitofp %527 : i64 to f32
+            %529 = arith.cmpf une, %524, %528 : f32
+            %530 = arith.ori %520, %529 : i1
+            %531 = arith.index_cast %513 : index to i64
+            %532 = arith.constant 3 : index
+            %533 = arith.addi %492, %532 : index
+            %534 = arith.constant 1 : index
+            %535 = arith.subi %533, %534 : index
+            %536 = arith.index_cast %535 : index to i64
+            %537 = arith.select %530, %531, %536 : i64
+            %538 = arith.minsi %514, %537 : i64
+            scf.yield %538 : i64
           }
-          %431 = arith.trunci %404 : i64 to i32
-          linalg.yield %431 : i32
+          %539 = arith.trunci %512 : i64 to i32
+          linalg.yield %539 : i32
         }
       }
       scf.reduce
     }
     // ints_min = min(c in 0..C: v[c])
     // In parallel blocks, then the blocks' partial results.
-    %432 = arith.constant 0 : index
-    %433 = arith.subi %C, %432 : index
-    %434 = arith.constant 0 : index
-    %435 = arith.maxsi %433, %434 : index
-    %436 = arith.constant 0 : index
-    %437 = arith.constant 1 : index
-    %438 = arith.constant 63 : index
-    %439 = arith.addi %435, %438 : index
-    %440 = arith.constant 64 : index
-    %441 = arith.divui %439, %440 : index
-    %442 = arith.constant 1 : index
-    %443 = arith.maxsi %441, %442 : index
-    %444 = arith.subi %443, %437 : index
-    %445 = arith.addi %435, %444 : index
-    %446 = arith.divui %445, %443 : index
-    %447 = memref.alloca() : memref<64xi32>
-    scf.parallel (%448) = (%436) to (%446) step (%437) {
-      %449 = arith.muli %448, %443 : index
-      %450 = arith.addi %449, %443 : index
-      %451 = arith.minsi %450, %435 : index
-      %452 = arith.subi %451, %449 : index
-      %453 = arith.addi %432, %449 : index
-      %454 = memref.alloca() : memref<i32>
-      %455 = arith.constant 2147483647 : i32
-      linalg.fill ins(%455 : i32) outs(%454 : memref<i32>)
-      %456 = arith.constant 0 : index
-      %457 = memref.reinterpret_cast %454 to offset: [0], sizes: [%452], strides: [%456] : memref<i32> to memref<?xi32, strided<[?]>>
+    %540 = arith.constant 0 : index
+    %541 = arith.subi %C, %540 : index
+    %542 = arith.constant 0 : index
+    %543 = arith.maxsi %541, %542 : index
+    %544 = arith.constant 0 : index
+    %545 = arith.constant 1 : index
+    %546 = arith.constant 63 : index
+    %547 = arith.addi %543, %546 : index
+    %548 = arith.constant 64 : index
+    %549 = arith.divui %547, %548 : index
+    %550 = arith.constant 1 : index
+    %551 = arith.maxsi %549, %550 : index
+    %552 = arith.subi %551, %545 : index
+    %553 = arith.addi %543, %552 : index
+    %554 = arith.divui %553, %551 : index
+    %555 = memref.alloca() : memref<64xi32>
+    scf.parallel (%556) = (%544) to (%554) step (%545) {
+      %557 = arith.muli %556, %551 : index
+      %558 = arith.addi %557, %551 : index
+      %559 = arith.minsi %558, %543 : index
+      %560 = arith.subi %559, %557 : index
+      %561 = arith.addi %540, %557 : index
+      %562 = memref.alloca() : memref<i32>
+      %563 = arith.constant 2147483647 : i32
+      linalg.fill ins(%563 : i32) outs(%562 : memref<i32>)
+      %564 = arith.constant 0 : index
+      %565 = memref.reinterpret_cast %562 to offset: [0], sizes: [%560], strides: [%564] : memref<i32> to memref<?xi32, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
-          ins(%457 : memref<?xi32, strided<[?]>>)
-          outs(%454 : memref<i32>) {
-        ^bb0(%458: i32, %459: i32):
-        %460 = linalg.index 0 : index
-        %461 = arith.addi %460, %453 : index
-        %462 = memref.load %v[%461] : memref<?xi32>
-        %463 = arith.minsi %459, %462 : i32
-        linalg.yield %463 : i32
+          ins(%565 : memref<?xi32, strided<[?]>>)
+          outs(%562 : memref<i32>) {
+        ^bb0(%566: i32, %567: i32):
+        %568 = linalg.index 0 : index
+        %569 = arith.addi %568, %561 : index
+        %570 = memref.load %v[%569] : memref<?xi32>
+        %571 = arith.minsi %567, %570 : i32
+        linalg.yield %571 : i32
       }
-      %464 = memref.load %454[] : memref<i32>
-      memref.store %464, %447[%448] : memref<64xi32>
+      %572 = memref.load %562[] : memref<i32>
+      memref.store %572, %555[%556] : memref<64xi32>
       scf.reduce
     }
-    %465 = arith.constant 2147483647 : i32
-    linalg.fill ins(%465 : i32) outs(%ints_min : memref<i32>)
-    %466 = memref.subview %447[0] [%446] [1] : memref<64xi32> to memref<?xi32, strided<[1]>>
+    %573 = arith.constant 2147483647 : i32
+    linalg.fill ins(%573 : i32) outs(%ints_min : memref<i32>)
+    %574 = memref.subview %555[0] [%554] [1] : memref<64xi32> to memref<?xi32, strided<[1]>>
     linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
-        ins(%466 : memref<?xi32, strided<[1]>>)
+        ins(%574 : memref<?xi32, strided<[1]>>)
         outs(%ints_min : memref<i32>) {
-      ^bb0(%467: i32, %468: i32):
-      %469 = arith.minsi %468, %467 : i32
-      linalg.yield %469 : i32
+      ^bb0(%575: i32, %576: i32):
+      %577 = arith.minsi %576, %575 : i32
+      linalg.yield %577 : i32
     }
     // ints = min(c in 0..C: select(v[c] == ints_min, i64(c), i64(C - 1)))
     // In parallel blocks, then the blocks' partial results.
-    %470 = arith.constant 0 : index
-    %471 = arith.subi %C, %470 : index
-    %472 = arith.constant 0 : index
-    %473 = arith.maxsi %471, %472 : index
-    %474 = arith.constant 0 : index
-    %475 = arith.constant 1 : index
-    %476 = arith.constant 63 : index
-    %477 = arith.addi %473, %476 : index
-    %478 = arith.constant 64 : index
-    %479 = arith.divui %477, %478 : index
-    %480 = arith.constant 1 : index
-    %481 = arith.maxsi %479, %480 : index
-    %482 = arith.subi %481, %475 : index
-    %483 = arith.addi %473, %482 : index
-    %484 = arith.divui %483, %481 : index
-    %485 = memref.alloca() : memref<64xi64>
-    scf.parallel (%486) = (%474) to (%484) step (%475) {
-      %487 = arith.muli %486, %481 : index
-      %488 = arith.addi %487, %481 : index
-      %489 = arith.minsi %488, %473 : index
-      %490 = arith.subi %489, %487 : index
-      %491 = arith.addi %470, %487 : index
-      %492 = memref.alloca() : memref<i64>
-      %493 = arith.constant 9223372036854775807 : i64
-      linalg.fill ins(%493 : i64) outs(%492 : memref<i64>)
-      %494 = arith.constant 0 : index
-      %495 = memref.reinterpret_cast %492 to offset: [0], sizes: [%490], strides: [%494] : memref<i64> to memref<?xi64, strided<[?]>>
+    %578 = arith.constant 0 : index
+    %579 = arith.subi %C, %578 : index
+    %580 = arith.constant 0 : index
+    %581 = arith.maxsi %579, %580 : index
+    %582 = arith.constant 0 : index
+    %583 = arith.constant 1 : index
+    %584 = arith.constant 63 : index
+    %585 = arith.addi %581, %584 : index
+    %586 = arith.constant 64 : index
+    %587 = arith.divui %585, %586 : index
+    %588 = arith.constant 1 : index
+    %589 = arith.maxsi %587, %588 : index
+    %590 = arith.subi %589, %583 : index
+    %591 = arith.addi %581, %590 : index
+    %592 = arith.divui %591, %589 : index
+    %593 = memref.alloca() : memref<64xi64>
+    scf.parallel (%594) = (%582) to (%592) step (%583) {
+      %595 = arith.muli %594, %589 : index
+      %596 = arith.addi %595, %589 : index
+      %597 = arith.minsi %596, %581 : index
+      %598 = arith.subi %597, %595 : index
+      %599 = arith.addi %578, %595 : index
+      %600 = memref.alloca() : memref<i64>
+      %601 = arith.constant 9223372036854775807 : i64
+      linalg.fill ins(%601 : i64) outs(%600 : memref<i64>)
+      %602 = arith.constant 0 : index
+      %603 = memref.reinterpret_cast %600 to offset: [0], sizes: [%598], strides: [%602] : memref<i64> to memref<?xi64, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
-          ins(%495, %ints_min : memref<?xi64, strided<[?]>>, memref<i32>)
-          outs(%492 : memref<i64>) {
-        ^bb0(%496: i64, %497: i32, %498: i64):
-        %499 = linalg.index 0 : index
-        %500 = arith.addi %499, %491 : index
-        %501 = memref.load %v[%500] : memref<?xi32>
-        %502 = arith.cmpi eq, %501, %497 : i32
-        %503 = arith.index_cast %500 : index to i64
-        %504 = arith.constant 1 : index
-        %505 = arith.subi %C, %504 : index
-        %506 = arith.index_cast %505 : index to i64
-        %507 = arith.select %502, %503, %506 : i64
-        %508 = arith.minsi %498, %507 : i64
-        linalg.yield %508 : i64
+          ins(%603, %ints_min : memref<?xi64, strided<[?]>>, memref<i32>)
+          outs(%600 : memref<i64>) {
+        ^bb0(%604: i64, %605: i32, %606: i64):
+        %607 = linalg.index 0 : index
+        %608 = arith.addi %607, %599 : index
+        %609 = memref.load %v[%608] : memref<?xi32>
+        %610 = arith.cmpi eq, %609, %605 : i32
+        %611 = arith.index_cast %608 : index to i64
+        %612 = arith.constant 1 : index
+        %613 = arith.subi %C, %612 : index
+        %614 = arith.index_cast %613 : index to i64
+        %615 = arith.select %610, %611, %614 : i64
+        %616 = arith.minsi %606, %615 : i64
+        linalg.yield %616 : i64
       }
-      %509 = memref.load %492[] : memref<i64>
-      memref.store %509, %485[%486] : memref<64xi64>
+      %617 = memref.load %600[] : memref<i64>
+      memref.store %617, %593[%594] : memref<64xi64>
       scf.reduce
     }
-    %510 = arith.constant 9223372036854775807 : i64
-    linalg.fill ins(%510 : i64) outs(%ints : memref<i64>)
-    %511 = memref.subview %485[0] [%484] [1] : memref<64xi64> to memref<?xi64, strided<[1]>>
+    %618 = arith.constant 9223372036854775807 : i64
+    linalg.fill ins(%618 : i64) outs(%ints : memref<i64>)
+    %619 = memref.subview %593[0] [%592] [1] : memref<64xi64> to memref<?xi64, strided<[1]>>
     linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
-        ins(%511 : memref<?xi64, strided<[1]>>)
+        ins(%619 : memref<?xi64, strided<[1]>>)
         outs(%ints : memref<i64>) {
-      ^bb0(%512: i64, %513: i64):
-      %514 = arith.minsi %513, %512 : i64
-      linalg.yield %514 : i64
+      ^bb0(%620: i64, %621: i64):
+      %622 = arith.minsi %621, %620 : i64
+      linalg.yield %622 : i64
     }
     // Statements 16 to 17 fused: row by row, in parallel blocks of rows.
-    %515 = arith.constant 0 : index
-    %516 = arith.constant 1 : index
-    %517 = arith.constant 63 : index
-    %518 = arith.addi %R, %517 : index
-    %519 = arith.constant 64 : index
-    %520 = arith.divui %518, %519 : index
-    %521 = arith.constant 1 : index
-    %522 = arith.maxsi %520, %521 : index
-    scf.parallel (%523) = (%515) to (%R) step (%522) {
-      %524 = arith.addi %523, %522 : index
-      %525 = arith.minsi %524, %R : index
-      %526 = memref.alloca() : memref<f32>
-      %527 = memref.alloca() : memref<i64>
-      scf.for %528 = %523 to %525 step %516 {
-        %529 = memref.subview %x[%528, 0] [1, %C] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
-        %530 = memref.subview %q[%528, 0] [1, %C] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
-        %531 = memref.subview %mixed[%528] [1] [1] : memref<?xf32> to memref<f32, strided<[], offset: ?>>
+    %623 = arith.constant 0 : index
+    %624 = arith.constant 1 : index
+    %625 = arith.constant 63 : index
+    %626 = arith.addi %R, %625 : index
+    %627 = arith.constant 64 : index
+    %628 = arith.divui %626, %627 : index
+    %629 = arith.constant 1 : index
+    %630 = arith.maxsi %628, %629 : index
+    scf.parallel (%631) = (%623) to (%R) step (%630) {
+      %632 = arith.addi %631, %630 : index
+      %633 = arith.minsi %632, %R : index
+      %634 = memref.alloca() : memref<f32>
+      %635 = memref.alloca() : memref<i64>
+      scf.for %636 = %631 to %633 step %624 {
+        %637 = memref.subview %x[%636, 0] [1, %C] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
+        %638 = memref.subview %q[%636, 0] [1, %C] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
+        %639 = memref.subview %mixed[%636] [1] [1] : memref<?xf32> to memref<f32, strided<[], offset: ?>>
         // mixed_max[r] = max(c in 0..C: q[r, c])
-        %532 = arith.constant 0xFF800000 : f32
-        linalg.fill ins(%532 : f32) outs(%526 : memref<f32>)
-        %533 = arith.constant 0 : index
-        %534 = arith.subi %C, %533 : index
-        %535 = arith.constant 0 : index
-        %536 = arith.maxsi %534, %535 : index
-        %537 = arith.constant 0 : index
-        %538 = memref.reinterpret_cast %526 to offset: [0], sizes: [%536], strides: [%537] : memref<f32> to memref<?xf32, strided<[?]>>
+        %640 = arith.constant 0xFF800000 : f32
+        linalg.fill ins(%640 : f32) outs(%634 : memref<f32>)
+        %641 = arith.constant 0 : index
+        %642 = arith.subi %C, %641 : index
+        %643 = arith.constant 0 : index
+        %644 = arith.maxsi %642, %643 : index
+        %645 = arith.constant 0 : index
+        %646 = memref.reinterpret_cast %634 to offset: [0], sizes: [%644], strides: [%645] : memref<f32> to memref<?xf32, strided<[?]>>
         linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
-            ins(%538, %530 : memref<?xf32, strided<[?]>>, memref<?xf32, strided<[1], offset: ?>>)
-            outs(%526 : memref<f32>) {
-          ^bb0(%539: f32, %540: f32, %541: f32):
-          %542 = arith.maximumf %541, %540 : f32
-          linalg.yield %542 : f32
+            ins(%646, %638 : memref<?xf32, strided<[?]>>, memref<?xf32, strided<[1], offset: ?>>)
+            outs(%634 : memref<f32>) {
+          ^bb0(%647: f32, %648: f32, %649: f32):
+          %650 = arith.maximumf %649, %648 : f32
+          linalg.yield %650 : f32
         }
         // mixed[r] = f32(min(c in 0..C: select(q[r, c] == mixed_max[r] || q[r, c] != q[r, c], i64(c), i64(C - 1)))) + x[r, 0]
-        %543 = arith.constant 9223372036854775807 : i64
-        linalg.fill ins(%543 : i64) outs(%527 : memref<i64>)
-        %544 = arith.constant 0 : index
-        %545 = arith.subi %C, %544 : index
-        %546 = arith.constant 0 : index
-        %547 = arith.maxsi %545, %546 : index
-        %548 = arith.constant 0 : index
-        %549 = memref.reinterpret_cast %527 to offset: [0], sizes: [%547], strides: [%548] : memref<i64> to memref<?xi64, strided<[?]>>
-        linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
-            ins(%549, %530, %526 : memref<?xi64, strided<[?]>>, memref<?xf32, strided<[1], offset: ?>>, memref<f32>)
-            outs(%527 : memref<i64>) {
-          ^bb0(%550: i64, %551: f32, %552: f32, %553: i64):
-          %554 = linalg.index 0 : index
-          %555 = arith.addi %554, %544 : index
-          %556 = arith.cmpf oeq, %551, %552 : f32
-          %557 = arith.cmpf une, %551, %551 : f32
-          %558 = arith.ori %556, %557 : i1
-          %559 = arith.index_cast %555 : index to i64
-          %560 = arith.constant 1 : index
-          %561 = arith.subi %C, %560 : index
-          %562 = arith.index_cast %561 : index to i64
-          %563 = arith.select %558, %559, %562 : i64
-          %564 = arith.minsi %553, %563 : i64
-          linalg.yield %564 : i64
+        // A search: the first term where the condition holds, in blocks of 128 terms
+        // tested in turn.
+        %651 = arith.constant 0 : index
+        %652 = arith.constant 128 : index
+        %653 = arith.constant 1 : index
+        %654 = scf.while (%655 = %651) : (index) -> index {
+          %657 = arith.cmpi slt, %655, %C : index
+          %658 = scf.if %657 -> (i1) {
+            %659 = arith.addi %655, %652 : index
+            %660 = arith.minsi %659, %C : index
+            %664 = arith.constant false
+            %661 = scf.for %662 = %655 to %660 step %653 iter_args(%663 = %664) -> (i1) {
+              %665 = memref.load %638[%662] : memref<?xf32, strided<[1], offset: ?>>
+              %666 = memref.load %634[] : memref<f32>
+              %667 = arith.cmpf oeq, %665, %666 : f32
+              %668 = memref.load %638[%662] : memref<?xf32, strided<[1], offset: ?>>
+              %669 = memref.load %638[%662] : memref<?xf32, strided<[1], offset: ?>>
+              %670 = arith.cmpf une, %668, %669 : f32
+              %671 = arith.ori %667, %670 : i1
+              %672 = arith.ori %663, %671 : i1
+              scf.yield %672 : i1
+            }
+            scf.yield %661 : i1
+          } else {
+            %673 = arith.constant false
+            scf.yield %673 : i1
+          }
+          %674 = arith.constant true
+          %675 = arith.xori %658, %674 : i1
+          %676 = arith.andi %657, %675 : i1
+          scf.condition(%676) %655 : index
+        } do {
+          ^bb0(%656: index):
+          %677 = arith.addi %656, %652 : index
+          scf.yield %677 : index
         }
+        %678 = arith.addi %654, %652 : index
+        %679 = arith.minsi %678, %C : index
+        %680 = scf.while (%681 = %654) : (index) -> index {
+          %683 = arith.cmpi slt, %681, %679 : index
+          %684 = scf.if %683 -> (i1) {
+            %685 = memref.load %638[%681] : memref<?xf32, strided<[1], offset: ?>>
+            %686 = memref.load %634[] : memref<f32>
+            %687 = arith.cmpf oeq, %685, %686 : f32
+            %688 = memref.load %638[%681] : memref<?xf32, strided<[1], offset: ?>>
+            %689 = memref.load %638[%681] : memref<?xf32, strided<[1], offset: ?>>
+            %690 = arith.cmpf une, %688, %689 : f32
+            %691 = arith.ori %687, %690 : i1
+            scf.yield %691 : i1
+          } else {
+            %692 = arith.constant false
+            scf.yield %692 : i1
+          }
+          %693 = arith.constant true
+          %694 = arith.xori %684, %693 : i1
+          %695 = arith.andi %683, %694 : i1
+          scf.condition(%695) %681 : index
+        } do {
+          ^bb0(%682: index):
+          %696 = arith.addi %682, %653 : index
+          scf.yield %696 : index
+        }
+        %697 = arith.cmpi slt, %680, %679 : index
+        %698 = arith.index_cast %680 : index to i64
+        %699 = arith.constant 1 : index
+        %700 = arith.subi %C, %699 : index
+        %701 = arith.index_cast %700 : index to i64
+        %702 = arith.cmpi slt, %651, %C : index
+        %703 = arith.constant 9223372036854775807 : i64
+        %704 = arith.select %702, %701, %703 : i64
+        %705 = arith.select %697, %698, %704 : i64
+        memref.store %705, %635[] : memref<i64>
         linalg.generic {indexing_maps = [affine_map<() -> (0)>, affine_map<() -> ()>, affine_map<() -> ()>], iterator_types = []}
-            ins(%529, %527 : memref<?xf32, strided<[1], offset: ?>>, memref<i64>)
-            outs(%531 : memref<f32, strided<[], offset: ?>>) {
-          ^bb0(%565: f32, %566: i64, %567: f32):
-          %568 = arith.sitofp %566 : i64 to f32
-          %569 = arith.addf %568, %565 : f32
-          linalg.yield %569 : f32
+            ins(%637, %635 : memref<?xf32, strided<[1], offset: ?>>, memref<i64>)
+            outs(%639 : memref<f32, strided<[], offset: ?>>) {
+          ^bb0(%706: f32, %707: i64, %708: f32):
+          %709 = arith.sitofp %707 : i64 to f32
+          %710 = arith.addf %709, %706 : f32
+          linalg.yield %710 : f32
         }
       }
       scf.reduce

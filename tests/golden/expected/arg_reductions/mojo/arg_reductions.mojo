@@ -32,7 +32,7 @@
 from std.algorithm.functional import vectorize
 from std.atomic import fence
 from std.ffi import CStringSpan
-from std.math import floor, inf, iota, log
+from std.math import floor, inf, log
 from std.memory import Layout, alloc, dealloc
 from std.runtime import initialize_runtime, parallelism_level
 from std.sys import simd_width_of
@@ -53,7 +53,6 @@ comptime sb_serial_iterations = get_defined_int["SB_SERIAL_ITERATIONS", 32768]()
 # Native SIMD widths of this machine.
 comptime sb_w_f32 = simd_width_of[DType.float32]()
 comptime sb_w_i32 = simd_width_of[DType.int32]()
-comptime sb_w_i64 = simd_width_of[DType.int64]()
 
 
 # -----------------------------------------------------------------------------
@@ -386,21 +385,31 @@ def sb_vectorize_parallel_s0_6(x: Pointer[Float32, ImmUntrackedOrigin],
 
         # ties[r] = min(c in 0..C: select(q[r, c] == ties_max[r] || q[r, c] != q[r, c], i64(c), i64(C - 1)))
         def sb_row2(r: Int) {imm}:
-            var sb_acc0p = SIMD[DType.int64, 32](Int64.MAX)
-            var sb_endp0 = max(C, 0) // 32 * 32
-            for c in range(0, sb_endp0, 32):
-                sb_acc0p = sb_min(sb_acc0p, (q.unsafe_load[width=32](r * C + c).eq(sb_row_ties_max[unsafe_offset=0]) | ~q.unsafe_load[width=32](r * C + c).eq(q.unsafe_load[width=32](r * C + c))).select(iota[DType.int, 32](c).cast[DType.int64](), Int64(C - 1)))
-            var sb_acc0v = SIMD[DType.int64, sb_w_i64](Int64.MAX)
-            var sb_end0 = sb_endp0 + max(C - sb_endp0, 0) // sb_w_i64 * sb_w_i64
-            for c in range(sb_endp0, sb_end0, sb_w_i64):
-                sb_acc0v = sb_min(sb_acc0v, (q.unsafe_load[width=sb_w_i64](r * C + c).eq(sb_row_ties_max[unsafe_offset=0]) | ~q.unsafe_load[width=sb_w_i64](r * C + c).eq(q.unsafe_load[width=sb_w_i64](r * C + c))).select(iota[DType.int, sb_w_i64](c).cast[DType.int64](), Int64(C - 1)))
+            # A search: the least c where the condition holds, its blocks of 128 terms tested as
+            # vectors in turn, the first block where it holds then one term at a time.
             var sb_acc0 = Int64.MAX
-            for sb_l in range(32):
-                sb_acc0 = sb_min(sb_acc0, sb_acc0p[sb_l])
-            for sb_l in range(sb_w_i64):
-                sb_acc0 = sb_min(sb_acc0, sb_acc0v[sb_l])
-            for c in range(sb_end0, C):
-                sb_acc0 = sb_min(sb_acc0, Int64(c) if q[unsafe_offset=r * C + c] == sb_row_ties_max[unsafe_offset=0] or q[unsafe_offset=r * C + c] != q[unsafe_offset=r * C + c] else Int64(C - 1))
+            var sb_at0 = C
+            var sb_endp0 = max(C, 0) // 128 * 128
+            for sb_b0 in range(0, sb_endp0, 128):
+                var sb_m0 = SIMD[DType.bool, sb_w_f32](fill=False)
+                for c in range(sb_b0, sb_b0 + 128, sb_w_f32):
+                    sb_m0 |= q.unsafe_load[width=sb_w_f32](r * C + c).eq(sb_row_ties_max[unsafe_offset=0]) | ~q.unsafe_load[width=sb_w_f32](r * C + c).eq(q.unsafe_load[width=sb_w_f32](r * C + c))
+                if sb_m0.reduce_or():
+                    for c in range(sb_b0, sb_b0 + 128):
+                        if q[unsafe_offset=r * C + c] == sb_row_ties_max[unsafe_offset=0] or q[unsafe_offset=r * C + c] != q[unsafe_offset=r * C + c]:
+                            sb_at0 = c
+                            break
+                    if sb_at0 != C:
+                        break
+            if sb_at0 == C:
+                for c in range(sb_endp0, C):
+                    if q[unsafe_offset=r * C + c] == sb_row_ties_max[unsafe_offset=0] or q[unsafe_offset=r * C + c] != q[unsafe_offset=r * C + c]:
+                        sb_at0 = c
+                        break
+            if sb_at0 < C:
+                sb_acc0 = sb_min(sb_acc0, Int64(sb_at0))
+            elif 0 < C:
+                sb_acc0 = sb_min(sb_acc0, Int64(C - 1))
             ties[unsafe_offset=r] = sb_acc0
 
         # least_min[r] = min(c in 0..C: q[r, c])
@@ -424,21 +433,31 @@ def sb_vectorize_parallel_s0_6(x: Pointer[Float32, ImmUntrackedOrigin],
 
         # least[r] = min(c in 0..C: select(q[r, c] == least_min[r] || q[r, c] != q[r, c], i64(c), i64(C - 1)))
         def sb_row4(r: Int) {imm}:
-            var sb_acc0p = SIMD[DType.int64, 32](Int64.MAX)
-            var sb_endp0 = max(C, 0) // 32 * 32
-            for c in range(0, sb_endp0, 32):
-                sb_acc0p = sb_min(sb_acc0p, (q.unsafe_load[width=32](r * C + c).eq(sb_row_least_min[unsafe_offset=0]) | ~q.unsafe_load[width=32](r * C + c).eq(q.unsafe_load[width=32](r * C + c))).select(iota[DType.int, 32](c).cast[DType.int64](), Int64(C - 1)))
-            var sb_acc0v = SIMD[DType.int64, sb_w_i64](Int64.MAX)
-            var sb_end0 = sb_endp0 + max(C - sb_endp0, 0) // sb_w_i64 * sb_w_i64
-            for c in range(sb_endp0, sb_end0, sb_w_i64):
-                sb_acc0v = sb_min(sb_acc0v, (q.unsafe_load[width=sb_w_i64](r * C + c).eq(sb_row_least_min[unsafe_offset=0]) | ~q.unsafe_load[width=sb_w_i64](r * C + c).eq(q.unsafe_load[width=sb_w_i64](r * C + c))).select(iota[DType.int, sb_w_i64](c).cast[DType.int64](), Int64(C - 1)))
+            # A search: the least c where the condition holds, its blocks of 128 terms tested as
+            # vectors in turn, the first block where it holds then one term at a time.
             var sb_acc0 = Int64.MAX
-            for sb_l in range(32):
-                sb_acc0 = sb_min(sb_acc0, sb_acc0p[sb_l])
-            for sb_l in range(sb_w_i64):
-                sb_acc0 = sb_min(sb_acc0, sb_acc0v[sb_l])
-            for c in range(sb_end0, C):
-                sb_acc0 = sb_min(sb_acc0, Int64(c) if q[unsafe_offset=r * C + c] == sb_row_least_min[unsafe_offset=0] or q[unsafe_offset=r * C + c] != q[unsafe_offset=r * C + c] else Int64(C - 1))
+            var sb_at0 = C
+            var sb_endp0 = max(C, 0) // 128 * 128
+            for sb_b0 in range(0, sb_endp0, 128):
+                var sb_m0 = SIMD[DType.bool, sb_w_f32](fill=False)
+                for c in range(sb_b0, sb_b0 + 128, sb_w_f32):
+                    sb_m0 |= q.unsafe_load[width=sb_w_f32](r * C + c).eq(sb_row_least_min[unsafe_offset=0]) | ~q.unsafe_load[width=sb_w_f32](r * C + c).eq(q.unsafe_load[width=sb_w_f32](r * C + c))
+                if sb_m0.reduce_or():
+                    for c in range(sb_b0, sb_b0 + 128):
+                        if q[unsafe_offset=r * C + c] == sb_row_least_min[unsafe_offset=0] or q[unsafe_offset=r * C + c] != q[unsafe_offset=r * C + c]:
+                            sb_at0 = c
+                            break
+                    if sb_at0 != C:
+                        break
+            if sb_at0 == C:
+                for c in range(sb_endp0, C):
+                    if q[unsafe_offset=r * C + c] == sb_row_least_min[unsafe_offset=0] or q[unsafe_offset=r * C + c] != q[unsafe_offset=r * C + c]:
+                        sb_at0 = c
+                        break
+            if sb_at0 < C:
+                sb_acc0 = sb_min(sb_acc0, Int64(sb_at0))
+            elif 0 < C:
+                sb_acc0 = sb_min(sb_acc0, Int64(C - 1))
             least[unsafe_offset=r] = sb_acc0
 
         # nan_max[r] = max(c in 0..C: log(x[r, c] + 0.5))
@@ -462,21 +481,31 @@ def sb_vectorize_parallel_s0_6(x: Pointer[Float32, ImmUntrackedOrigin],
 
         # nan[r] = min(c in 0..C: select(log(x[r, c] + 0.5) == nan_max[r] || log(x[r, c] + 0.5) != log(x[r, c] + 0.5), i64(c), i64(C - 1)))
         def sb_row6(r: Int) {imm}:
-            var sb_acc0p = SIMD[DType.int64, 32](Int64.MAX)
-            var sb_endp0 = max(C, 0) // 32 * 32
-            for c in range(0, sb_endp0, 32):
-                sb_acc0p = sb_min(sb_acc0p, (log(x.unsafe_load[width=32](r * C + c) + Float32(0.5)).eq(sb_row_nan_max[unsafe_offset=0]) | ~log(x.unsafe_load[width=32](r * C + c) + Float32(0.5)).eq(log(x.unsafe_load[width=32](r * C + c) + Float32(0.5)))).select(iota[DType.int, 32](c).cast[DType.int64](), Int64(C - 1)))
-            var sb_acc0v = SIMD[DType.int64, sb_w_i64](Int64.MAX)
-            var sb_end0 = sb_endp0 + max(C - sb_endp0, 0) // sb_w_i64 * sb_w_i64
-            for c in range(sb_endp0, sb_end0, sb_w_i64):
-                sb_acc0v = sb_min(sb_acc0v, (log(x.unsafe_load[width=sb_w_i64](r * C + c) + Float32(0.5)).eq(sb_row_nan_max[unsafe_offset=0]) | ~log(x.unsafe_load[width=sb_w_i64](r * C + c) + Float32(0.5)).eq(log(x.unsafe_load[width=sb_w_i64](r * C + c) + Float32(0.5)))).select(iota[DType.int, sb_w_i64](c).cast[DType.int64](), Int64(C - 1)))
+            # A search: the least c where the condition holds, its blocks of 128 terms tested as
+            # vectors in turn, the first block where it holds then one term at a time.
             var sb_acc0 = Int64.MAX
-            for sb_l in range(32):
-                sb_acc0 = sb_min(sb_acc0, sb_acc0p[sb_l])
-            for sb_l in range(sb_w_i64):
-                sb_acc0 = sb_min(sb_acc0, sb_acc0v[sb_l])
-            for c in range(sb_end0, C):
-                sb_acc0 = sb_min(sb_acc0, Int64(c) if log(x[unsafe_offset=r * C + c] + Float32(0.5)) == sb_row_nan_max[unsafe_offset=0] or log(x[unsafe_offset=r * C + c] + Float32(0.5)) != log(x[unsafe_offset=r * C + c] + Float32(0.5)) else Int64(C - 1))
+            var sb_at0 = C
+            var sb_endp0 = max(C, 0) // 128 * 128
+            for sb_b0 in range(0, sb_endp0, 128):
+                var sb_m0 = SIMD[DType.bool, sb_w_f32](fill=False)
+                for c in range(sb_b0, sb_b0 + 128, sb_w_f32):
+                    sb_m0 |= log(x.unsafe_load[width=sb_w_f32](r * C + c) + Float32(0.5)).eq(sb_row_nan_max[unsafe_offset=0]) | ~log(x.unsafe_load[width=sb_w_f32](r * C + c) + Float32(0.5)).eq(log(x.unsafe_load[width=sb_w_f32](r * C + c) + Float32(0.5)))
+                if sb_m0.reduce_or():
+                    for c in range(sb_b0, sb_b0 + 128):
+                        if log(x[unsafe_offset=r * C + c] + Float32(0.5)) == sb_row_nan_max[unsafe_offset=0] or log(x[unsafe_offset=r * C + c] + Float32(0.5)) != log(x[unsafe_offset=r * C + c] + Float32(0.5)):
+                            sb_at0 = c
+                            break
+                    if sb_at0 != C:
+                        break
+            if sb_at0 == C:
+                for c in range(sb_endp0, C):
+                    if log(x[unsafe_offset=r * C + c] + Float32(0.5)) == sb_row_nan_max[unsafe_offset=0] or log(x[unsafe_offset=r * C + c] + Float32(0.5)) != log(x[unsafe_offset=r * C + c] + Float32(0.5)):
+                        sb_at0 = c
+                        break
+            if sb_at0 < C:
+                sb_acc0 = sb_min(sb_acc0, Int64(sb_at0))
+            elif 0 < C:
+                sb_acc0 = sb_min(sb_acc0, Int64(C - 1))
             sb_u_nan[unsafe_offset=r] = sb_acc0
 
         for sb_row in range(sb_lo, sb_hi):
@@ -549,21 +578,31 @@ def sb_vectorize_parallel_s8(x: Pointer[Float32, ImmUntrackedOrigin],
     def sb_chunk0(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n0 // sb_chunks0
         var sb_hi = (sb_c + 1) * sb_n0 // sb_chunks0
-        var sb_acc1p = SIMD[DType.int64, 32](Int64.MAX)
-        var sb_endp1 = sb_lo + max(sb_hi - sb_lo, 0) // 32 * 32
-        for c in range(sb_lo, sb_endp1, 32):
-            sb_acc1p = sb_min(sb_acc1p, (x.unsafe_load[width=32](c).eq(first_max[]) | ~x.unsafe_load[width=32](c).eq(x.unsafe_load[width=32](c))).select(iota[DType.int, 32](c).cast[DType.int64](), Int64(C - 1)))
-        var sb_acc1v = SIMD[DType.int64, sb_w_i64](Int64.MAX)
-        var sb_end1 = sb_endp1 + max(sb_hi - sb_endp1, 0) // sb_w_i64 * sb_w_i64
-        for c in range(sb_endp1, sb_end1, sb_w_i64):
-            sb_acc1v = sb_min(sb_acc1v, (x.unsafe_load[width=sb_w_i64](c).eq(first_max[]) | ~x.unsafe_load[width=sb_w_i64](c).eq(x.unsafe_load[width=sb_w_i64](c))).select(iota[DType.int, sb_w_i64](c).cast[DType.int64](), Int64(C - 1)))
+        # A search: the least c where the condition holds, its blocks of 128 terms tested as
+        # vectors in turn, the first block where it holds then one term at a time.
         var sb_acc1 = Int64.MAX
-        for sb_l in range(32):
-            sb_acc1 = sb_min(sb_acc1, sb_acc1p[sb_l])
-        for sb_l in range(sb_w_i64):
-            sb_acc1 = sb_min(sb_acc1, sb_acc1v[sb_l])
-        for c in range(sb_end1, sb_hi):
-            sb_acc1 = sb_min(sb_acc1, Int64(c) if x[unsafe_offset=c] == first_max[] or x[unsafe_offset=c] != x[unsafe_offset=c] else Int64(C - 1))
+        var sb_at1 = sb_hi
+        var sb_endp1 = sb_lo + max(sb_hi - sb_lo, 0) // 128 * 128
+        for sb_b1 in range(sb_lo, sb_endp1, 128):
+            var sb_m1 = SIMD[DType.bool, sb_w_f32](fill=False)
+            for c in range(sb_b1, sb_b1 + 128, sb_w_f32):
+                sb_m1 |= x.unsafe_load[width=sb_w_f32](c).eq(first_max[]) | ~x.unsafe_load[width=sb_w_f32](c).eq(x.unsafe_load[width=sb_w_f32](c))
+            if sb_m1.reduce_or():
+                for c in range(sb_b1, sb_b1 + 128):
+                    if x[unsafe_offset=c] == first_max[] or x[unsafe_offset=c] != x[unsafe_offset=c]:
+                        sb_at1 = c
+                        break
+                if sb_at1 != sb_hi:
+                    break
+        if sb_at1 == sb_hi:
+            for c in range(sb_endp1, sb_hi):
+                if x[unsafe_offset=c] == first_max[] or x[unsafe_offset=c] != x[unsafe_offset=c]:
+                    sb_at1 = c
+                    break
+        if sb_at1 < sb_hi:
+            sb_acc1 = sb_min(sb_acc1, Int64(sb_at1))
+        elif sb_lo < sb_hi:
+            sb_acc1 = sb_min(sb_acc1, Int64(C - 1))
         sb_p0[unsafe_offset=sb_c] = sb_acc1
 
     parallelize(sb_chunk0, sb_chunks0)
@@ -609,21 +648,31 @@ def sb_vectorize_parallel_s9_10(x: Pointer[Float32, ImmUntrackedOrigin],
 
         # upto[j] = min(c in 0..(j + 1): select(x[0, c] == upto_min[j] || x[0, c] != x[0, c], i64(c), i64(j + 1 - 1)))
         def sb_row1(j: Int) {imm}:
-            var sb_acc0p = SIMD[DType.int64, 32](Int64.MAX)
-            var sb_endp0 = max(j + 1, 0) // 32 * 32
-            for c in range(0, sb_endp0, 32):
-                sb_acc0p = sb_min(sb_acc0p, (x.unsafe_load[width=32](c).eq(sb_row_upto_min[unsafe_offset=0]) | ~x.unsafe_load[width=32](c).eq(x.unsafe_load[width=32](c))).select(iota[DType.int, 32](c).cast[DType.int64](), Int64(j + 1 - 1)))
-            var sb_acc0v = SIMD[DType.int64, sb_w_i64](Int64.MAX)
-            var sb_end0 = sb_endp0 + max(j + 1 - sb_endp0, 0) // sb_w_i64 * sb_w_i64
-            for c in range(sb_endp0, sb_end0, sb_w_i64):
-                sb_acc0v = sb_min(sb_acc0v, (x.unsafe_load[width=sb_w_i64](c).eq(sb_row_upto_min[unsafe_offset=0]) | ~x.unsafe_load[width=sb_w_i64](c).eq(x.unsafe_load[width=sb_w_i64](c))).select(iota[DType.int, sb_w_i64](c).cast[DType.int64](), Int64(j + 1 - 1)))
+            # A search: the least c where the condition holds, its blocks of 128 terms tested as
+            # vectors in turn, the first block where it holds then one term at a time.
             var sb_acc0 = Int64.MAX
-            for sb_l in range(32):
-                sb_acc0 = sb_min(sb_acc0, sb_acc0p[sb_l])
-            for sb_l in range(sb_w_i64):
-                sb_acc0 = sb_min(sb_acc0, sb_acc0v[sb_l])
-            for c in range(sb_end0, j + 1):
-                sb_acc0 = sb_min(sb_acc0, Int64(c) if x[unsafe_offset=c] == sb_row_upto_min[unsafe_offset=0] or x[unsafe_offset=c] != x[unsafe_offset=c] else Int64(j + 1 - 1))
+            var sb_at0 = j + 1
+            var sb_endp0 = max(j + 1, 0) // 128 * 128
+            for sb_b0 in range(0, sb_endp0, 128):
+                var sb_m0 = SIMD[DType.bool, sb_w_f32](fill=False)
+                for c in range(sb_b0, sb_b0 + 128, sb_w_f32):
+                    sb_m0 |= x.unsafe_load[width=sb_w_f32](c).eq(sb_row_upto_min[unsafe_offset=0]) | ~x.unsafe_load[width=sb_w_f32](c).eq(x.unsafe_load[width=sb_w_f32](c))
+                if sb_m0.reduce_or():
+                    for c in range(sb_b0, sb_b0 + 128):
+                        if x[unsafe_offset=c] == sb_row_upto_min[unsafe_offset=0] or x[unsafe_offset=c] != x[unsafe_offset=c]:
+                            sb_at0 = c
+                            break
+                    if sb_at0 != j + 1:
+                        break
+            if sb_at0 == j + 1:
+                for c in range(sb_endp0, j + 1):
+                    if x[unsafe_offset=c] == sb_row_upto_min[unsafe_offset=0] or x[unsafe_offset=c] != x[unsafe_offset=c]:
+                        sb_at0 = c
+                        break
+            if sb_at0 < j + 1:
+                sb_acc0 = sb_min(sb_acc0, Int64(sb_at0))
+            elif 0 < j + 1:
+                sb_acc0 = sb_min(sb_acc0, Int64(j + 1 - 1))
             upto[unsafe_offset=j] = sb_acc0
 
         for sb_row in range(sb_lo, sb_hi):
@@ -725,21 +774,31 @@ def sb_vectorize_parallel_s14(v: Pointer[Int32, ImmUntrackedOrigin],
     def sb_chunk0(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n0 // sb_chunks0
         var sb_hi = (sb_c + 1) * sb_n0 // sb_chunks0
-        var sb_acc1p = SIMD[DType.int64, 32](Int64.MAX)
-        var sb_endp1 = sb_lo + max(sb_hi - sb_lo, 0) // 32 * 32
-        for c in range(sb_lo, sb_endp1, 32):
-            sb_acc1p = sb_min(sb_acc1p, v.unsafe_load[width=32](c).eq(ints_min[]).select(iota[DType.int, 32](c).cast[DType.int64](), Int64(C - 1)))
-        var sb_acc1v = SIMD[DType.int64, sb_w_i64](Int64.MAX)
-        var sb_end1 = sb_endp1 + max(sb_hi - sb_endp1, 0) // sb_w_i64 * sb_w_i64
-        for c in range(sb_endp1, sb_end1, sb_w_i64):
-            sb_acc1v = sb_min(sb_acc1v, v.unsafe_load[width=sb_w_i64](c).eq(ints_min[]).select(iota[DType.int, sb_w_i64](c).cast[DType.int64](), Int64(C - 1)))
+        # A search: the least c where the condition holds, its blocks of 128 terms tested as
+        # vectors in turn, the first block where it holds then one term at a time.
         var sb_acc1 = Int64.MAX
-        for sb_l in range(32):
-            sb_acc1 = sb_min(sb_acc1, sb_acc1p[sb_l])
-        for sb_l in range(sb_w_i64):
-            sb_acc1 = sb_min(sb_acc1, sb_acc1v[sb_l])
-        for c in range(sb_end1, sb_hi):
-            sb_acc1 = sb_min(sb_acc1, Int64(c) if v[unsafe_offset=c] == ints_min[] else Int64(C - 1))
+        var sb_at1 = sb_hi
+        var sb_endp1 = sb_lo + max(sb_hi - sb_lo, 0) // 128 * 128
+        for sb_b1 in range(sb_lo, sb_endp1, 128):
+            var sb_m1 = SIMD[DType.bool, sb_w_i32](fill=False)
+            for c in range(sb_b1, sb_b1 + 128, sb_w_i32):
+                sb_m1 |= v.unsafe_load[width=sb_w_i32](c).eq(ints_min[])
+            if sb_m1.reduce_or():
+                for c in range(sb_b1, sb_b1 + 128):
+                    if v[unsafe_offset=c] == ints_min[]:
+                        sb_at1 = c
+                        break
+                if sb_at1 != sb_hi:
+                    break
+        if sb_at1 == sb_hi:
+            for c in range(sb_endp1, sb_hi):
+                if v[unsafe_offset=c] == ints_min[]:
+                    sb_at1 = c
+                    break
+        if sb_at1 < sb_hi:
+            sb_acc1 = sb_min(sb_acc1, Int64(sb_at1))
+        elif sb_lo < sb_hi:
+            sb_acc1 = sb_min(sb_acc1, Int64(C - 1))
         sb_p0[unsafe_offset=sb_c] = sb_acc1
 
     parallelize(sb_chunk0, sb_chunks0)
@@ -786,21 +845,31 @@ def sb_vectorize_parallel_s15_16(x: Pointer[Float32, ImmUntrackedOrigin],
 
         # mixed[r] = f32(min(c in 0..C: select(q[r, c] == mixed_max[r] || q[r, c] != q[r, c], i64(c), i64(C - 1)))) + x[r, 0]
         def sb_row1(r: Int) {imm}:
-            var sb_acc0p = SIMD[DType.int64, 32](Int64.MAX)
-            var sb_endp0 = max(C, 0) // 32 * 32
-            for c in range(0, sb_endp0, 32):
-                sb_acc0p = sb_min(sb_acc0p, (q.unsafe_load[width=32](r * C + c).eq(sb_row_mixed_max[unsafe_offset=0]) | ~q.unsafe_load[width=32](r * C + c).eq(q.unsafe_load[width=32](r * C + c))).select(iota[DType.int, 32](c).cast[DType.int64](), Int64(C - 1)))
-            var sb_acc0v = SIMD[DType.int64, sb_w_i64](Int64.MAX)
-            var sb_end0 = sb_endp0 + max(C - sb_endp0, 0) // sb_w_i64 * sb_w_i64
-            for c in range(sb_endp0, sb_end0, sb_w_i64):
-                sb_acc0v = sb_min(sb_acc0v, (q.unsafe_load[width=sb_w_i64](r * C + c).eq(sb_row_mixed_max[unsafe_offset=0]) | ~q.unsafe_load[width=sb_w_i64](r * C + c).eq(q.unsafe_load[width=sb_w_i64](r * C + c))).select(iota[DType.int, sb_w_i64](c).cast[DType.int64](), Int64(C - 1)))
+            # A search: the least c where the condition holds, its blocks of 128 terms tested as
+            # vectors in turn, the first block where it holds then one term at a time.
             var sb_acc0 = Int64.MAX
-            for sb_l in range(32):
-                sb_acc0 = sb_min(sb_acc0, sb_acc0p[sb_l])
-            for sb_l in range(sb_w_i64):
-                sb_acc0 = sb_min(sb_acc0, sb_acc0v[sb_l])
-            for c in range(sb_end0, C):
-                sb_acc0 = sb_min(sb_acc0, Int64(c) if q[unsafe_offset=r * C + c] == sb_row_mixed_max[unsafe_offset=0] or q[unsafe_offset=r * C + c] != q[unsafe_offset=r * C + c] else Int64(C - 1))
+            var sb_at0 = C
+            var sb_endp0 = max(C, 0) // 128 * 128
+            for sb_b0 in range(0, sb_endp0, 128):
+                var sb_m0 = SIMD[DType.bool, sb_w_f32](fill=False)
+                for c in range(sb_b0, sb_b0 + 128, sb_w_f32):
+                    sb_m0 |= q.unsafe_load[width=sb_w_f32](r * C + c).eq(sb_row_mixed_max[unsafe_offset=0]) | ~q.unsafe_load[width=sb_w_f32](r * C + c).eq(q.unsafe_load[width=sb_w_f32](r * C + c))
+                if sb_m0.reduce_or():
+                    for c in range(sb_b0, sb_b0 + 128):
+                        if q[unsafe_offset=r * C + c] == sb_row_mixed_max[unsafe_offset=0] or q[unsafe_offset=r * C + c] != q[unsafe_offset=r * C + c]:
+                            sb_at0 = c
+                            break
+                    if sb_at0 != C:
+                        break
+            if sb_at0 == C:
+                for c in range(sb_endp0, C):
+                    if q[unsafe_offset=r * C + c] == sb_row_mixed_max[unsafe_offset=0] or q[unsafe_offset=r * C + c] != q[unsafe_offset=r * C + c]:
+                        sb_at0 = c
+                        break
+            if sb_at0 < C:
+                sb_acc0 = sb_min(sb_acc0, Int64(sb_at0))
+            elif 0 < C:
+                sb_acc0 = sb_min(sb_acc0, Int64(C - 1))
             mixed[unsafe_offset=r] = Float32(sb_acc0) + x[unsafe_offset=r * C + 0]
 
         for sb_row in range(sb_lo, sb_hi):
