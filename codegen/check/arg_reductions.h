@@ -8,7 +8,9 @@
 // for a float e) makes the first NaN the answer when there is one, as in PyTorch, since the max
 // propagates the NaN into the temp. The row-fusing
 // strategies run the two as one loop over rows with the temp in a register, so every backend and
-// strategy that has max and min reductions computes argmax too.
+// strategy that has max and min reductions computes argmax too. The second statement has the
+// form of a search (lower/patterns.h: FirstIndex), which the host printers stop at the first
+// block of terms where it holds.
 //
 // It runs after the bounds proof (the reads it copies are proven where the spec wrote them, and
 // the temp is read at the output indices) and before the variant checks, so the strategies' fit
