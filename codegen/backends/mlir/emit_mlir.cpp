@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <map>
 #include <memory>
@@ -1927,62 +1928,65 @@ class Body {
     const std::string lo = val(*iv.lo), hi = val(*iv.hi);
     const std::string blk = constant(std::to_string(kSearchTerms), DType::Index);
     const std::string one = constant("1", DType::Index);
-    // The condition at term `k`, false past the end `e`.
-    auto cond_before = [&](const std::string& k, const std::string& e) {
-      const std::string in = cmp("arith.cmpi", "slt", k, e, DType::Index);
+    // An i1 that is `value(inside)` where `inside` holds and false elsewhere.
+    auto when = [&](const std::string& inside, const std::function<std::string()>& value) {
       const std::string c = fresh();
-      w_.open(c + " = scf.if " + in + " -> (i1) {");
-      loop_var_[r.ref] = k;
-      const std::string v = val(*m.cond);
-      loop_var_.erase(r.ref);
-      w_.line("scf.yield " + v + " : i1");
+      w_.open(c + " = scf.if " + inside + " -> (i1) {");
+      w_.line("scf.yield " + value() + " : i1");
       w_.close_open("} else {");
       w_.line("scf.yield " + constant("false", DType::Bool) + " : i1");
       w_.close("}");
-      return std::make_pair(in, c);
+      return c;
     };
-    // The first block holding a term where the condition holds, or one at or past hi.
-    const std::string b = fresh(), bb = fresh(), nb = fresh();
-    w_.open(b + " = scf.while (" + bb + " = " + lo + ") : (index) -> index {");
-    const std::string more = cmp("arith.cmpi", "slt", bb, hi, DType::Index);
-    const std::string any = fresh();
-    w_.open(any + " = scf.if " + more + " -> (i1) {");
-    const std::string e =
-        op("arith.minsi", {op("arith.addi", {bb, blk}, DType::Index), hi}, DType::Index);
-    const std::string a = fresh(), k = fresh(), acc = fresh();
-    w_.open(a + " = scf.for " + k + " = " + bb + " to " + e + " step " + one + " iter_args(" + acc +
-            " = " + constant("false", DType::Bool) + ") -> (i1) {");
-    loop_var_[r.ref] = k;
-    const std::string c = val(*m.cond);
-    loop_var_.erase(r.ref);
-    w_.line("scf.yield " + op("arith.ori", {acc, c}, DType::Bool) + " : i1");
-    w_.close("}");
-    w_.line("scf.yield " + a + " : i1");
-    w_.close_open("} else {");
-    w_.line("scf.yield " + constant("false", DType::Bool) + " : i1");
-    w_.close("}");
-    const std::string none_yet =
-        op("arith.xori", {any, constant("true", DType::Bool)}, DType::Bool);
-    w_.line("scf.condition(" + op("arith.andi", {more, none_yet}, DType::Bool) + ") " + bb +
-            " : index");
-    w_.close_open("} do {");
-    w_.line("^bb0(" + nb + ": index):");
-    w_.line("scf.yield " + op("arith.addi", {nb, blk}, DType::Index) + " : index");
-    w_.close("}");
+    // The condition at term `k`.
+    auto cond_at = [&](const std::string& k) {
+      loop_var_[r.ref] = k;
+      const std::string v = val(*m.cond);
+      loop_var_.erase(r.ref);
+      return v;
+    };
+    // An scf.while over an index from `init` in steps of `step`, while `test` (of the index, in
+    // the loop's before region) gives a `go` that holds and a `stop` that does not; its result
+    // is the index at which it stopped.
+    auto walk =
+        [&](const std::string& init, const std::string& step,
+            const std::function<std::pair<std::string, std::string>(const std::string&)>& test) {
+          const std::string res = fresh(), v = fresh(), n = fresh();
+          w_.open(res + " = scf.while (" + v + " = " + init + ") : (index) -> index {");
+          const auto [go, stop] = test(v);
+          const std::string not_stop =
+              op("arith.xori", {stop, constant("true", DType::Bool)}, DType::Bool);
+          w_.line("scf.condition(" + op("arith.andi", {go, not_stop}, DType::Bool) + ") " + v +
+                  " : index");
+          w_.close_open("} do {");
+          w_.line("^bb0(" + n + ": index):");
+          w_.line("scf.yield " + op("arith.addi", {n, step}, DType::Index) + " : index");
+          w_.close("}");
+          return res;
+        };
+    // The first block holding a term where the condition holds, or one at or past hi: each
+    // block's conditions ORed by an scf.for.
+    const std::string b = walk(lo, blk, [&](const std::string& bb) {
+      const std::string more = cmp("arith.cmpi", "slt", bb, hi, DType::Index);
+      const std::string any = when(more, [&] {
+        const std::string e =
+            op("arith.minsi", {op("arith.addi", {bb, blk}, DType::Index), hi}, DType::Index);
+        const std::string a = fresh(), k = fresh(), acc = fresh();
+        w_.open(a + " = scf.for " + k + " = " + bb + " to " + e + " step " + one + " iter_args(" +
+                acc + " = " + constant("false", DType::Bool) + ") -> (i1) {");
+        w_.line("scf.yield " + op("arith.ori", {acc, cond_at(k)}, DType::Bool) + " : i1");
+        w_.close("}");
+        return a;
+      });
+      return std::make_pair(more, any);
+    });
     // That block's first such term, or its end.
     const std::string end =
         op("arith.minsi", {op("arith.addi", {b, blk}, DType::Index), hi}, DType::Index);
-    const std::string at = fresh(), kk = fresh(), nk = fresh();
-    w_.open(at + " = scf.while (" + kk + " = " + b + ") : (index) -> index {");
-    const auto [in, held] = cond_before(kk, end);
-    const std::string not_held =
-        op("arith.xori", {held, constant("true", DType::Bool)}, DType::Bool);
-    w_.line("scf.condition(" + op("arith.andi", {in, not_held}, DType::Bool) + ") " + kk +
-            " : index");
-    w_.close_open("} do {");
-    w_.line("^bb0(" + nk + ": index):");
-    w_.line("scf.yield " + op("arith.addi", {nk, one}, DType::Index) + " : index");
-    w_.close("}");
+    const std::string at = walk(b, one, [&](const std::string& k) {
+      const std::string in = cmp("arith.cmpi", "slt", k, end, DType::Index);
+      return std::make_pair(in, when(in, [&] { return cond_at(k); }));
+    });
     const std::string found = cmp("arith.cmpi", "slt", at, end, DType::Index);
     loop_var_[r.ref] = at;
     const std::string index = val(*m.found);
