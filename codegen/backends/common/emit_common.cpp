@@ -1404,7 +1404,11 @@ StmtLowering::Piece StmtLowering::print_reduce(const Expr& e, CodeWriter& w, int
   if (loop.partials) {
     SB_ASSERT(!contains_reduce(*e.args[0]), "partial accumulators of a nested reduction");
     if (loop.chunks.empty()) {
-      if (const std::optional<FirstIndex> m = match_first_index(st_, e))
+      // A search, unless the loop also computes another statement's element for every term
+      // (set_reduce_prologue), which a search that stops early would leave unwritten.
+      const std::optional<FirstIndex> m =
+          prologues_.count(&e) ? std::nullopt : match_first_index(st_, e);
+      if (m)
         print_search(e, *m, acc, w, depth);
       else
         print_partials(e, acc, loop.pragma, w, depth);
@@ -1506,7 +1510,6 @@ void StmtLowering::print_search(const Expr& e, const FirstIndex& m, const std::s
   w.line("int " + any + " = 0;");
   w.line("#pragma omp simd reduction(|:" + any + ")");
   w.open("for (int64_t " + k + " = " + block + "; " + k + " < " + end + "; ++" + k + ") {");
-  if (auto p = prologues_.find(&e); p != prologues_.end()) p->second(w);
   w.line(any + " |= " + sub(*m.cond, w, depth + 1, nullptr, kPrecTernary + 1) + " ? 1 : 0;");
   w.close();
   w.line("if (!" + any + ") continue;");
@@ -1514,7 +1517,6 @@ void StmtLowering::print_search(const Expr& e, const FirstIndex& m, const std::s
   // (a vector math function's rounding) moves the search on.
   w.line("int64_t " + k + " = " + block + ";");
   w.open("for (; " + k + " < " + end + "; ++" + k + ") {");
-  if (auto p = prologues_.find(&e); p != prologues_.end()) p->second(w);
   w.line("if (" + sub(*m.cond, w, depth + 1, nullptr, 0) + ") break;");
   w.close();
   w.open("if (" + k + " < " + end + ") {");

@@ -377,7 +377,7 @@ class StmtLowering {
   // kSearchTerms terms (lower/vectorize.h), each an `omp simd` loop ORing the condition over the
   // block, up to the first block where it holds for a term, whose terms are then tested one at a
   // time; `acc` folds the index found, or the search's default when the range holds terms and
-  // no condition held.
+  // no condition held. Not for a reduction with a prologue (set_reduce_prologue).
   void print_search(const Expr& e, const FirstIndex& m, const std::string& acc, CodeWriter& w,
                     int depth);
   // Writes `acc = acc op body;` for reduction `e` (wrapping and NaN-propagating helpers as needed).

@@ -2,13 +2,16 @@
 // Do not edit: regenerate with `specbench gen specs/searches.yaml`.
 //
 // Tensors (ABI order):
-//   0  x      f32[R, C]  in
-//   1  at     i64[R]     out
-//   2  rare   i64[R]     out
-//   3  early  i64[R]     out
-//   4  later  i64[R]     out
-//   5  top    f32[R]     temp
-//   6  near   i64[R]     out
+//   0  x         f32[R, C]  in
+//   1  at        i64[R]     out
+//   2  rare      i64[R]     out
+//   3  early     i64[R]     out
+//   4  later     i64[R]     out
+//   5  top       f32[R]     temp
+//   6  near      i64[R]     out
+//   7  e         f32[R, C]  temp
+//   8  fromtemp  i64[R]     out
+//   9  twice     f32[R, C]  out
 // Sizes (ABI order): R, C
 // Variants:
 //   loops     strategy loops
@@ -17,6 +20,10 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
+#if defined(__AVX512F__) || defined(__AVX__) || defined(__SSE2__)
+#include <immintrin.h>
+#endif
 
 #include "specbench_abi.h"
 
@@ -36,6 +43,66 @@ static inline float sb_max_f32(float a, float b) {
 // own max and min do not propagate NaN).
 #pragma omp declare reduction(sb_omp_max_f32 : float : omp_out = sb_max_f32(omp_out, omp_in)) \
     initializer(omp_priv = -INFINITY)
+
+// -----------------------------------------------------------------------------
+// Streaming stores for large elementwise outputs
+// -----------------------------------------------------------------------------
+
+// Elementwise statements whose tensors total at least SB_STREAM_MIN_BYTES (1.5x the size of
+// the last-level cache) write their output with non-temporal stores, one cache line at a time, in
+// parallel blocks of SB_STREAM_BLOCK elements. Both can be overridden with -D.
+#ifndef SB_STREAM_MIN_BYTES
+#define SB_STREAM_MIN_BYTES (48LL << 20)
+#endif
+#ifndef SB_STREAM_BLOCK
+#define SB_STREAM_BLOCK 1024
+#endif
+
+// On the kernels that stream: GCC would otherwise turn a line's copy loop into a call of memcpy
+// (or `rep movs`) per 64 bytes instead of keeping the line in a register.
+#if defined(__GNUC__) && !defined(__clang__)
+#define SB_STREAM_KERNEL __attribute__((optimize("no-tree-loop-distribute-patterns")))
+#else
+#define SB_STREAM_KERNEL
+#endif
+
+// Elements of `size` bytes from `dst` before its next 64-byte boundary (none when `dst` is
+// aligned), at most `left`.
+static inline int64_t sb_head_elems(const void* dst, int64_t size, int64_t left) {
+  const int64_t n = (int64_t)(((64 - ((uintptr_t)dst & 63)) & 63) / (uint64_t)size);
+  return n < left ? n : left;
+}
+
+// Writes `bytes` bytes from `line` (64-byte aligned) to `dst`: a whole aligned cache line with
+// non-temporal stores where the target has them, anything else with plain stores.
+static inline void sb_store_line(void* dst, const void* line, int64_t bytes) {
+#if defined(__AVX512F__)
+  if (bytes == 64) {
+    _mm512_stream_si512((__m512i*)dst, _mm512_load_si512(line));
+    return;
+  }
+#elif defined(__AVX__)
+  if (bytes == 64) {
+    _mm256_stream_si256((__m256i*)dst, _mm256_load_si256((const __m256i*)line));
+    _mm256_stream_si256((__m256i*)dst + 1, _mm256_load_si256((const __m256i*)line + 1));
+    return;
+  }
+#elif defined(__SSE2__)
+  if (bytes == 64) {
+    for (int q = 0; q < 4; ++q)
+      _mm_stream_si128((__m128i*)dst + q, _mm_load_si128((const __m128i*)line + q));
+    return;
+  }
+#endif
+  memcpy(dst, line, (size_t)bytes);
+}
+
+// Orders this thread's streaming stores before whatever follows (the end of the parallel region).
+static inline void sb_stream_fence(void) {
+#if defined(__AVX512F__) || defined(__AVX__) || defined(__SSE2__)
+  _mm_sfence();
+#endif
+}
 
 // -----------------------------------------------------------------------------
 // Kernels: one function per variant and statement
@@ -115,24 +182,71 @@ static void sb_loops_s5(const float* __restrict x, const float* __restrict top,
   }
 }
 
+// e[r, c] = x[r, c] * 2.0
+static void sb_loops_s6(const float* __restrict x, float* __restrict e, const int64_t R,
+                        const int64_t C) {
+  for (int64_t r = 0; r < R; ++r) {
+    for (int64_t c = 0; c < C; ++c) {
+      e[r * C + c] = x[r * C + c] * 2.0f;
+    }
+  }
+}
+
+// fromtemp[r] = min(c in 0..C: select(e[r, c] < -1.9, i64(c), i64(C)))
+static void sb_loops_s7(const float* __restrict e, int64_t* __restrict fromtemp, const int64_t R,
+                        const int64_t C) {
+  for (int64_t r = 0; r < R; ++r) {
+    int64_t sb_acc0 = INT64_MAX;
+    for (int64_t c = 0; c < C; ++c) {
+      sb_acc0 = sb_min_i64(sb_acc0, e[r * C + c] < -1.9f ? (int64_t)c : (int64_t)C);
+    }
+    fromtemp[r] = sb_acc0;
+  }
+}
+
+// twice[r, c] = e[r, c]
+static void sb_loops_s8(const float* __restrict e, float* __restrict twice, const int64_t R,
+                        const int64_t C) {
+  for (int64_t r = 0; r < R; ++r) {
+    for (int64_t c = 0; c < C; ++c) {
+      twice[r * C + c] = e[r * C + c];
+    }
+  }
+}
+
 // Variant omp_simd: OpenMP-parallel outer loop, omp simd inner loop, OpenMP reductions.
 
-// Statements 0 to 5 in one parallel loop over rows (top kept as one row per thread):
+// Statements 0 to 8 in one parallel loop over rows (top, e kept as one row per thread):
 // at[r] = min(c in 0..C: select(c >= r + 120 || x[r, c] > 2.0, i64(c), i64(C)))
 // rare[r] = min(c in 0..C: select(x[r, c] > 0.998, i64(c), i64(C + 5)))
 // early[r] = min(c in 0..C: select(x[r, c] < -0.5, i64(c), i64(C - 1)))
 // later[r] = min(c in r..C: select(x[r, c] * 4.0 > 3.0, i64(c), i64(C)))
 // top[r] = max(c in 0..C: x[r, c])
 // near[r] = min(c in 0..C: select(x[r, c] >= top[r] && c >= r + 120, i64(c), i64(C)))
-static int sb_omp_simd_s0_5(const float* __restrict x, int64_t* __restrict at,
-                            int64_t* __restrict rare, int64_t* __restrict early,
-                            int64_t* __restrict later, int64_t* __restrict near, const int64_t R,
-                            const int64_t C) {
+// e[r, c] = x[r, c] * 2.0
+// fromtemp[r] = min(c in 0..C: select(e[r, c] < -1.9, i64(c), i64(C)))
+// twice[r, c] = e[r, c]
+SB_STREAM_KERNEL static int sb_omp_simd_s0_8(const float* __restrict x, int64_t* __restrict at,
+                                             int64_t* __restrict rare, int64_t* __restrict early,
+                                             int64_t* __restrict later, int64_t* __restrict near,
+                                             int64_t* __restrict fromtemp, float* __restrict twice,
+                                             const int64_t R, const int64_t C) {
+  // Stream the outputs when the tensors in memory outgrow the caches.
+  const int sb_stream = 4 * (R * C) + 8 * R + 8 * R + 8 * R + 8 * R + 8 * R + 8 * R + 4 * (R * C) >= SB_STREAM_MIN_BYTES;
+  int sb_failed = 0;
   #pragma omp parallel
   {
     float sb_row_top[1];
+    float* sb_row_e = (float*)malloc(sizeof(float) * C);
+    const int sb_ok = sb_row_e != NULL;
+    if (!sb_ok) {
+      #pragma omp atomic write
+      sb_failed = 1;
+    }
     #pragma omp for schedule(static)
     for (int64_t sb_row = 0; sb_row < R; ++sb_row) {
+      if (!sb_ok) continue;
+      const int64_t sb_next_row = sb_row + 1 < R ? sb_row + 1 : sb_row;
       {  // at[r] = min(c in 0..C: select(c >= r + 120 || x[r, c] > 2.0, i64(c), i64(C)))
         const int64_t r = sb_row;
         int64_t sb_acc0 = INT64_MAX;
@@ -315,9 +429,86 @@ static int sb_omp_simd_s0_5(const float* __restrict x, int64_t* __restrict at,
         }
         near[r] = sb_acc0;
       }
+      {  // e[r, c] = x[r, c] * 2.0, computed in the loop of:
+        // fromtemp[r] = min(c in 0..C: select(e[r, c] < -1.9, i64(c), i64(C)))
+        [[maybe_unused]] const int64_t r = sb_row;
+        int64_t sb_acc0 = INT64_MAX;
+        int64_t sb_k0 = 0;
+        const int64_t sb_h0 = C;
+        if (sb_h0 - sb_k0 >= 2 * 32) {
+          // 32 partial accumulators: the vector additions do not wait on each other.
+          int64_t sb_part0[32] __attribute__((aligned(64)));
+          for (int sb_q = 0; sb_q < 32; ++sb_q) sb_part0[sb_q] = INT64_MAX;
+          for (; sb_k0 + 32 <= sb_h0; sb_k0 += 32) {
+            if (sb_stream) {  // the next row, for its first pass
+              __builtin_prefetch(&x[sb_next_row * C + sb_k0], 0, 3);
+              __builtin_prefetch(&x[sb_next_row * C + sb_k0 + 16], 0, 3);
+            }
+            #pragma omp simd simdlen(8)
+            for (int64_t sb_q = 0; sb_q < 32; ++sb_q) {
+              const int64_t c = sb_k0 + sb_q;
+              const int64_t sb_col = c;
+              {
+                [[maybe_unused]] const int64_t r = sb_row;
+                const int64_t c = sb_col;
+                sb_row_e[c] = x[r * C + c] * 2.0f;
+              }
+              sb_part0[sb_q] = sb_min_i64(sb_part0[sb_q], sb_row_e[c] < -1.9f ? (int64_t)c : (int64_t)C);
+            }
+          }
+          #pragma omp simd reduction(min:sb_acc0)
+          for (int sb_q = 0; sb_q < 32; ++sb_q) {
+            sb_acc0 = sb_min_i64(sb_acc0, sb_part0[sb_q]);
+          }
+        }
+        #pragma omp simd reduction(min:sb_acc0)
+        for (int64_t c = sb_k0; c < sb_h0; ++c) {
+          const int64_t sb_col = c;
+          {
+            [[maybe_unused]] const int64_t r = sb_row;
+            const int64_t c = sb_col;
+            sb_row_e[c] = x[r * C + c] * 2.0f;
+          }
+          sb_acc0 = sb_min_i64(sb_acc0, sb_row_e[c] < -1.9f ? (int64_t)c : (int64_t)C);
+        }
+        fromtemp[r] = sb_acc0;
+      }
+      {  // twice[r, c] = e[r, c]
+        const int64_t r = sb_row;
+        if (sb_stream) {
+          {
+            const int64_t sb_h = sb_head_elems(&twice[r * C + 0], (int64_t)sizeof(float), C);
+            #pragma omp simd
+            for (int64_t c = 0; c < sb_h; ++c) {
+              twice[r * C + c] = sb_row_e[c];
+            }
+            int64_t sb_j = sb_h;
+            for (; sb_j + (int64_t)(64 / sizeof(float)) <= C; sb_j += (int64_t)(64 / sizeof(float))) {
+              float sb_line[64 / sizeof(float)] __attribute__((aligned(64)));
+              #pragma omp simd simdlen(16)
+              for (int64_t sb_q = 0; sb_q < (int64_t)(64 / sizeof(float)); ++sb_q) {
+                const int64_t c = sb_j + sb_q;
+                sb_line[sb_q] = sb_row_e[c];
+              }
+              sb_store_line(&twice[r * C + sb_j], sb_line, 64);
+            }
+            #pragma omp simd
+            for (int64_t c = sb_j; c < C; ++c) {
+              twice[r * C + c] = sb_row_e[c];
+            }
+          }
+        } else {
+          #pragma omp simd
+          for (int64_t c = 0; c < C; ++c) {
+            twice[r * C + c] = sb_row_e[c];
+          }
+        }
+      }
     }
+    if (sb_stream) sb_stream_fence();
+    free(sb_row_e);
   }
-  return 0;
+  return sb_failed;
 }
 
 // -----------------------------------------------------------------------------
@@ -333,6 +524,9 @@ static int sb_variant_loops(const sb_args* sb_a) {
   int64_t* later = (int64_t*)sb_a->tensors[4];
   float* top = (float*)sb_a->tensors[5];
   int64_t* near = (int64_t*)sb_a->tensors[6];
+  float* e = (float*)sb_a->tensors[7];
+  int64_t* fromtemp = (int64_t*)sb_a->tensors[8];
+  float* twice = (float*)sb_a->tensors[9];
   const int64_t R = sb_a->sizes[0];
   const int64_t C = sb_a->sizes[1];
 
@@ -348,6 +542,12 @@ static int sb_variant_loops(const sb_args* sb_a) {
   sb_loops_s4(x, top, R, C);
   // near[r] = min(c in 0..C: select(x[r, c] >= top[r] && c >= r + 120, i64(c), i64(C)))
   sb_loops_s5(x, top, near, R, C);
+  // e[r, c] = x[r, c] * 2.0
+  sb_loops_s6(x, e, R, C);
+  // fromtemp[r] = min(c in 0..C: select(e[r, c] < -1.9, i64(c), i64(C)))
+  sb_loops_s7(e, fromtemp, R, C);
+  // twice[r, c] = e[r, c]
+  sb_loops_s8(e, twice, R, C);
   return 0;
 }
 
@@ -360,9 +560,13 @@ static int sb_variant_omp_simd(const sb_args* sb_a) {
   int64_t* later = (int64_t*)sb_a->tensors[4];
   float* top = (float*)sb_a->tensors[5];
   int64_t* near = (int64_t*)sb_a->tensors[6];
+  float* e = (float*)sb_a->tensors[7];
+  int64_t* fromtemp = (int64_t*)sb_a->tensors[8];
+  float* twice = (float*)sb_a->tensors[9];
   const int64_t R = sb_a->sizes[0];
   const int64_t C = sb_a->sizes[1];
   (void)top;  // not used by any statement
+  (void)e;  // not used by any statement
 
   // at[r] = min(c in 0..C: select(c >= r + 120 || x[r, c] > 2.0, i64(c), i64(C)))
   // rare[r] = min(c in 0..C: select(x[r, c] > 0.998, i64(c), i64(C + 5)))
@@ -370,7 +574,10 @@ static int sb_variant_omp_simd(const sb_args* sb_a) {
   // later[r] = min(c in r..C: select(x[r, c] * 4.0 > 3.0, i64(c), i64(C)))
   // top[r] = max(c in 0..C: x[r, c])
   // near[r] = min(c in 0..C: select(x[r, c] >= top[r] && c >= r + 120, i64(c), i64(C)))
-  if (sb_omp_simd_s0_5(x, at, rare, early, later, near, R, C) != 0) return 1;
+  // e[r, c] = x[r, c] * 2.0
+  // fromtemp[r] = min(c in 0..C: select(e[r, c] < -1.9, i64(c), i64(C)))
+  // twice[r, c] = e[r, c]
+  if (sb_omp_simd_s0_8(x, at, rare, early, later, near, fromtemp, twice, R, C) != 0) return 1;
   return 0;
 }
 
@@ -387,7 +594,7 @@ static const sb_module sb_module_info = {
     SPECBENCH_ABI_VERSION,
     "searches",  // spec
     "cpu",       // backend
-    7,           // tensors
+    10,          // tensors
     2,           // sizes
     2,           // variants
     sb_variants,

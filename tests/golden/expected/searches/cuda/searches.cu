@@ -2,13 +2,16 @@
 // Do not edit: regenerate with `specbench gen specs/searches.yaml`.
 //
 // Tensors (ABI order):
-//   0  x      f32[R, C]  in
-//   1  at     i64[R]     out
-//   2  rare   i64[R]     out
-//   3  early  i64[R]     out
-//   4  later  i64[R]     out
-//   5  top    f32[R]     temp
-//   6  near   i64[R]     out
+//   0  x         f32[R, C]  in
+//   1  at        i64[R]     out
+//   2  rare      i64[R]     out
+//   3  early     i64[R]     out
+//   4  later     i64[R]     out
+//   5  top       f32[R]     temp
+//   6  near      i64[R]     out
+//   7  e         f32[R, C]  temp
+//   8  fromtemp  i64[R]     out
+//   9  twice     f32[R, C]  out
 // Sizes (ABI order): R, C
 // Variants:
 //   thread_per_output  strategy thread_per_output: block_size = 128
@@ -188,6 +191,48 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s5(
   near[r] = sb_acc0;
 }
 
+// e[r, c] = x[r, c] * 2.0
+__global__ void __launch_bounds__(128) sb_thread_per_output_s6(
+    const float* __restrict__ x, float* __restrict__ e, const int64_t R, const int64_t C) {
+  const int64_t sb_total = R * C;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
+  const int64_t r = sb_t / C;
+  const int64_t c = sb_t % C;
+  e[r * C + c] = x[r * C + c] * 2.0f;
+}
+
+// fromtemp[r] = min(c in 0..C: select(e[r, c] < -1.9, i64(c), i64(C)))
+__global__ void __launch_bounds__(128) sb_thread_per_output_s7(
+    const float* __restrict__ e, int64_t* __restrict__ fromtemp, const int64_t R, const int64_t C) {
+  const int64_t sb_total = R;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
+  const int64_t r = sb_t;
+  int64_t sb_acc0 = INT64_MAX;
+  for (int64_t c = 0; c < C; ++c) {
+    sb_acc0 = sb_min_i64(sb_acc0, e[r * C + c] < -1.9f ? (int64_t)c : (int64_t)C);
+  }
+  fromtemp[r] = sb_acc0;
+}
+
+// twice[r, c] = e[r, c]
+__global__ void __launch_bounds__(128) sb_thread_per_output_s8(
+    const float* __restrict__ e, float* __restrict__ twice, const int64_t R, const int64_t C) {
+  const int64_t sb_total = R * C;
+  const int64_t sb_t = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  if (sb_t >= sb_total) {
+    return;
+  }
+  const int64_t r = sb_t / C;
+  const int64_t c = sb_t % C;
+  twice[r * C + c] = e[r * C + c];
+}
+
 // Variant warp_per_row: row-wise reductions: one warp per output element, lanes striding the
 // reduction, a shuffle combine; a row group is one kernel, a warp owning a row, row temps in
 // registers or shared memory.
@@ -198,17 +243,22 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s5(
 // later[r] = min(c in r..C: select(x[r, c] * 4.0 > 3.0, i64(c), i64(C)))
 // top[r] = max(c in 0..C: x[r, c])
 // near[r] = min(c in 0..C: select(x[r, c] >= top[r] && c >= r + 120, i64(c), i64(C)))
+// e[r, c] = x[r, c] * 2.0
+// fromtemp[r] = min(c in 0..C: select(e[r, c] < -1.9, i64(c), i64(C)))
+// twice[r, c] = e[r, c]
 // Row group fused into one kernel: each warp owns a row at a time (rows grid-stride over a bounded
 // grid) and computes these statements for it in order; top stay in registers (every thread holds
-// its row's value); the row of x is staged in shared memory, read once.
+// its row's value); the row of e lives in shared memory; the row of x is staged in shared memory,
+// read once.
 __global__ void __launch_bounds__(256) sb_warp_per_row_s0_rows(
     const float* __restrict__ x, int64_t* __restrict__ at, int64_t* __restrict__ rare,
     int64_t* __restrict__ early, int64_t* __restrict__ later, int64_t* __restrict__ near,
-    const int64_t R, const int64_t C) {
+    int64_t* __restrict__ fromtemp, float* __restrict__ twice, const int64_t R, const int64_t C) {
   SB_DYNAMIC_SHARED(float, sb_rows);
   // Shared memory: the broadcast tensors once per block, then one set of rows per warp.
-  const int64_t sb_mine = 0 + (threadIdx.x / 32) * (C);  // this warp's rows
+  const int64_t sb_mine = 0 + (threadIdx.x / 32) * (C + C);  // this warp's rows
   const int64_t sb_off_x = sb_mine;
+  const int64_t sb_off_e = sb_off_x + C;
   const int64_t sb_lane = threadIdx.x % 32;
   const int64_t sb_worker = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
   const int64_t sb_workers = (int64_t)gridDim.x * (blockDim.x / 32);
@@ -218,6 +268,7 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s0_rows(
   int64_t sb_row_later[1];  // later[row], in every thread of the warp
   float sb_row_top[1];  // top[row], in every thread of the warp
   int64_t sb_row_near[1];  // near[row], in every thread of the warp
+  int64_t sb_row_fromtemp[1];  // fromtemp[row], in every thread of the warp
   // The per-row outputs of the worker's i-th row are kept by thread i % 32 and stored every 32 rows, so that every thread stores alike.
   int64_t sb_kept_row = -1;
   int64_t sb_i = 0;  // rows this warp has done
@@ -226,9 +277,13 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s0_rows(
   int64_t sb_kept_early = 0;
   int64_t sb_kept_later = 0;
   int64_t sb_kept_near = 0;
+  int64_t sb_kept_fromtemp = 0;
   // The row is the same for every thread of the warp, so loop bounds and barriers are uniform.
   for (int64_t sb_row = sb_worker; sb_row < R; sb_row += sb_workers) {
     if (sb_i % 32 == sb_lane) sb_kept_row = sb_row;
+    const int64_t sb_lead = (int64_t)((uintptr_t)(twice + sb_row * C) / 4) % 32;
+    const int64_t sb_head = sb_lead == 0 ? 0 : (32 - sb_lead < C ? 32 - sb_lead : C);
+    const int64_t sb_body = (C - sb_head) / 32 * 32;
     // Stage the rows read more than once: memory is read once per row.
     {
       const int64_t sb_lead_in = ((int64_t)((uintptr_t)(x) / 4) + sb_row * C) % 32;
@@ -247,7 +302,8 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s0_rows(
     {  // at[r] = min(c in 0..C: select(c >= r + 120 || x[r, c] > 2.0, i64(c), i64(C)))
       [[maybe_unused]] const int64_t r = sb_row;
       int64_t sb_acc = INT64_MAX;
-      for (int64_t c = sb_lane; c < C; c += 32) {
+      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
+        const int64_t c = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
         sb_acc = sb_min_i64(sb_acc, (c >= r + 120 || sb_rows[sb_off_x + c] > 2.0f ? (int64_t)c : (int64_t)C));
       }
       sb_acc = sb_warp_min_i64(sb_acc);  // every lane of the warp gets the warp's value
@@ -258,7 +314,8 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s0_rows(
     {  // rare[r] = min(c in 0..C: select(x[r, c] > 0.998, i64(c), i64(C + 5)))
       [[maybe_unused]] const int64_t r = sb_row;
       int64_t sb_acc = INT64_MAX;
-      for (int64_t c = sb_lane; c < C; c += 32) {
+      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
+        const int64_t c = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
         sb_acc = sb_min_i64(sb_acc, (sb_rows[sb_off_x + c] > 0.998f ? (int64_t)c : (int64_t)(C + 5)));
       }
       sb_acc = sb_warp_min_i64(sb_acc);  // every lane of the warp gets the warp's value
@@ -269,7 +326,8 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s0_rows(
     {  // early[r] = min(c in 0..C: select(x[r, c] < -0.5, i64(c), i64(C - 1)))
       [[maybe_unused]] const int64_t r = sb_row;
       int64_t sb_acc = INT64_MAX;
-      for (int64_t c = sb_lane; c < C; c += 32) {
+      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
+        const int64_t c = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
         sb_acc = sb_min_i64(sb_acc, (sb_rows[sb_off_x + c] < -0.5f ? (int64_t)c : (int64_t)(C - 1)));
       }
       sb_acc = sb_warp_min_i64(sb_acc);  // every lane of the warp gets the warp's value
@@ -291,7 +349,8 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s0_rows(
     {  // top[r] = max(c in 0..C: x[r, c])
       [[maybe_unused]] const int64_t r = sb_row;
       float sb_acc = -INFINITY;
-      for (int64_t c = sb_lane; c < C; c += 32) {
+      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
+        const int64_t c = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
         sb_acc = sb_max_f32(sb_acc, sb_rows[sb_off_x + c]);
       }
       sb_acc = sb_warp_max_f32(sb_acc);  // every lane of the warp gets the warp's value
@@ -301,12 +360,43 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s0_rows(
     {  // near[r] = min(c in 0..C: select(x[r, c] >= top[r] && c >= r + 120, i64(c), i64(C)))
       [[maybe_unused]] const int64_t r = sb_row;
       int64_t sb_acc = INT64_MAX;
-      for (int64_t c = sb_lane; c < C; c += 32) {
+      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
+        const int64_t c = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
         sb_acc = sb_min_i64(sb_acc, (sb_rows[sb_off_x + c] >= sb_row_top[0] && c >= r + 120 ? (int64_t)c : (int64_t)C));
       }
       sb_acc = sb_warp_min_i64(sb_acc);  // every lane of the warp gets the warp's value
       sb_row_near[0] = sb_acc;
       if (sb_i % 32 == sb_lane) sb_kept_near = sb_row_near[0];
+    }
+    __syncwarp();
+    {  // e[r, c] = x[r, c] * 2.0
+      [[maybe_unused]] const int64_t r = sb_row;
+      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
+        const int64_t sb_q = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
+        const int64_t c = sb_q;
+        sb_rows[sb_off_e + sb_q] = sb_rows[sb_off_x + c] * 2.0f;
+      }
+    }
+    __syncwarp();
+    {  // fromtemp[r] = min(c in 0..C: select(e[r, c] < -1.9, i64(c), i64(C)))
+      [[maybe_unused]] const int64_t r = sb_row;
+      int64_t sb_acc = INT64_MAX;
+      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
+        const int64_t c = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
+        sb_acc = sb_min_i64(sb_acc, (sb_rows[sb_off_e + c] < -1.9f ? (int64_t)c : (int64_t)C));
+      }
+      sb_acc = sb_warp_min_i64(sb_acc);  // every lane of the warp gets the warp's value
+      sb_row_fromtemp[0] = sb_acc;
+      if (sb_i % 32 == sb_lane) sb_kept_fromtemp = sb_row_fromtemp[0];
+    }
+    __syncwarp();
+    {  // twice[r, c] = e[r, c]
+      [[maybe_unused]] const int64_t r = sb_row;
+      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
+        const int64_t sb_q = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
+        const int64_t c = sb_q;
+        twice[r * C + c] = sb_rows[sb_off_e + c];
+      }
     }
     __syncwarp();
     ++sb_i;
@@ -316,6 +406,7 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s0_rows(
       early[sb_kept_row] = sb_kept_early;
       later[sb_kept_row] = sb_kept_later;
       near[sb_kept_row] = sb_kept_near;
+      fromtemp[sb_kept_row] = sb_kept_fromtemp;
     }
   }
   if (sb_kept_row >= 0  /* the last rows */) {
@@ -324,6 +415,7 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s0_rows(
     early[sb_kept_row] = sb_kept_early;
     later[sb_kept_row] = sb_kept_later;
     near[sb_kept_row] = sb_kept_near;
+    fromtemp[sb_kept_row] = sb_kept_fromtemp;
   }
 }
 
@@ -333,14 +425,17 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s0_rows(
 // later[r] = min(c in r..C: select(x[r, c] * 4.0 > 3.0, i64(c), i64(C)))
 // top[r] = max(c in 0..C: x[r, c])
 // near[r] = min(c in 0..C: select(x[r, c] >= top[r] && c >= r + 120, i64(c), i64(C)))
+// e[r, c] = x[r, c] * 2.0
+// fromtemp[r] = min(c in 0..C: select(e[r, c] < -1.9, i64(c), i64(C)))
+// twice[r, c] = e[r, c]
 // Row group fused into one kernel: each warp owns a row at a time (rows grid-stride over a bounded
 // grid) and computes these statements for it in order; top stay in registers (every thread holds
-// its row's value); the rows did not fit in shared memory, so reads go to global memory (no temp is
-// stored).
+// its row's value); the rows did not fit in shared memory, so reads go to global memory and e is
+// recomputed where it is read (no temp is stored).
 __global__ void __launch_bounds__(256) sb_warp_per_row_s0_rows_global(
     const float* __restrict__ x, int64_t* __restrict__ at, int64_t* __restrict__ rare,
     int64_t* __restrict__ early, int64_t* __restrict__ later, int64_t* __restrict__ near,
-    const int64_t R, const int64_t C) {
+    int64_t* __restrict__ fromtemp, float* __restrict__ twice, const int64_t R, const int64_t C) {
   const int64_t sb_lane = threadIdx.x % 32;
   const int64_t sb_worker = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
   const int64_t sb_workers = (int64_t)gridDim.x * (blockDim.x / 32);
@@ -350,6 +445,7 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s0_rows_global(
   int64_t sb_row_later[1];  // later[row], in every thread of the warp
   float sb_row_top[1];  // top[row], in every thread of the warp
   int64_t sb_row_near[1];  // near[row], in every thread of the warp
+  int64_t sb_row_fromtemp[1];  // fromtemp[row], in every thread of the warp
   // The per-row outputs of the worker's i-th row are kept by thread i % 32 and stored every 32 rows, so that every thread stores alike.
   int64_t sb_kept_row = -1;
   int64_t sb_i = 0;  // rows this warp has done
@@ -358,13 +454,18 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s0_rows_global(
   int64_t sb_kept_early = 0;
   int64_t sb_kept_later = 0;
   int64_t sb_kept_near = 0;
+  int64_t sb_kept_fromtemp = 0;
   // The row is the same for every thread of the warp, so loop bounds and barriers are uniform.
   for (int64_t sb_row = sb_worker; sb_row < R; sb_row += sb_workers) {
     if (sb_i % 32 == sb_lane) sb_kept_row = sb_row;
+    const int64_t sb_lead = (int64_t)((uintptr_t)(twice + sb_row * C) / 4) % 32;
+    const int64_t sb_head = sb_lead == 0 ? 0 : (32 - sb_lead < C ? 32 - sb_lead : C);
+    const int64_t sb_body = (C - sb_head) / 32 * 32;
     {  // at[r] = min(c in 0..C: select(c >= r + 120 || x[r, c] > 2.0, i64(c), i64(C)))
       [[maybe_unused]] const int64_t r = sb_row;
       int64_t sb_acc = INT64_MAX;
-      for (int64_t c = sb_lane; c < C; c += 32) {
+      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
+        const int64_t c = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
         sb_acc = sb_min_i64(sb_acc, (c >= r + 120 || x[r * C + c] > 2.0f ? (int64_t)c : (int64_t)C));
       }
       sb_acc = sb_warp_min_i64(sb_acc);  // every lane of the warp gets the warp's value
@@ -375,7 +476,8 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s0_rows_global(
     {  // rare[r] = min(c in 0..C: select(x[r, c] > 0.998, i64(c), i64(C + 5)))
       [[maybe_unused]] const int64_t r = sb_row;
       int64_t sb_acc = INT64_MAX;
-      for (int64_t c = sb_lane; c < C; c += 32) {
+      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
+        const int64_t c = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
         sb_acc = sb_min_i64(sb_acc, (x[r * C + c] > 0.998f ? (int64_t)c : (int64_t)(C + 5)));
       }
       sb_acc = sb_warp_min_i64(sb_acc);  // every lane of the warp gets the warp's value
@@ -386,7 +488,8 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s0_rows_global(
     {  // early[r] = min(c in 0..C: select(x[r, c] < -0.5, i64(c), i64(C - 1)))
       [[maybe_unused]] const int64_t r = sb_row;
       int64_t sb_acc = INT64_MAX;
-      for (int64_t c = sb_lane; c < C; c += 32) {
+      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
+        const int64_t c = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
         sb_acc = sb_min_i64(sb_acc, (x[r * C + c] < -0.5f ? (int64_t)c : (int64_t)(C - 1)));
       }
       sb_acc = sb_warp_min_i64(sb_acc);  // every lane of the warp gets the warp's value
@@ -408,7 +511,8 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s0_rows_global(
     {  // top[r] = max(c in 0..C: x[r, c])
       [[maybe_unused]] const int64_t r = sb_row;
       float sb_acc = -INFINITY;
-      for (int64_t c = sb_lane; c < C; c += 32) {
+      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
+        const int64_t c = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
         sb_acc = sb_max_f32(sb_acc, x[r * C + c]);
       }
       sb_acc = sb_warp_max_f32(sb_acc);  // every lane of the warp gets the warp's value
@@ -418,12 +522,37 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s0_rows_global(
     {  // near[r] = min(c in 0..C: select(x[r, c] >= top[r] && c >= r + 120, i64(c), i64(C)))
       [[maybe_unused]] const int64_t r = sb_row;
       int64_t sb_acc = INT64_MAX;
-      for (int64_t c = sb_lane; c < C; c += 32) {
+      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
+        const int64_t c = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
         sb_acc = sb_min_i64(sb_acc, (x[r * C + c] >= sb_row_top[0] && c >= r + 120 ? (int64_t)c : (int64_t)C));
       }
       sb_acc = sb_warp_min_i64(sb_acc);  // every lane of the warp gets the warp's value
       sb_row_near[0] = sb_acc;
       if (sb_i % 32 == sb_lane) sb_kept_near = sb_row_near[0];
+    }
+    __syncwarp();
+    {  // e[r, c] = x[r, c] * 2.0
+      // e is not stored: it is recomputed where it is read.
+    }
+    {  // fromtemp[r] = min(c in 0..C: select(e[r, c] < -1.9, i64(c), i64(C)))
+      [[maybe_unused]] const int64_t r = sb_row;
+      int64_t sb_acc = INT64_MAX;
+      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
+        const int64_t c = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
+        sb_acc = sb_min_i64(sb_acc, ((x[(r) * C + (c)] * 2.0f) < -1.9f ? (int64_t)c : (int64_t)C));
+      }
+      sb_acc = sb_warp_min_i64(sb_acc);  // every lane of the warp gets the warp's value
+      sb_row_fromtemp[0] = sb_acc;
+      if (sb_i % 32 == sb_lane) sb_kept_fromtemp = sb_row_fromtemp[0];
+    }
+    __syncwarp();
+    {  // twice[r, c] = e[r, c]
+      [[maybe_unused]] const int64_t r = sb_row;
+      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
+        const int64_t sb_q = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
+        const int64_t c = sb_q;
+        twice[r * C + c] = (x[(r) * C + (c)] * 2.0f);
+      }
     }
     ++sb_i;
     if (sb_i % 32 == 0) {
@@ -432,6 +561,7 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s0_rows_global(
       early[sb_kept_row] = sb_kept_early;
       later[sb_kept_row] = sb_kept_later;
       near[sb_kept_row] = sb_kept_near;
+      fromtemp[sb_kept_row] = sb_kept_fromtemp;
     }
   }
   if (sb_kept_row >= 0  /* the last rows */) {
@@ -440,6 +570,7 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s0_rows_global(
     early[sb_kept_row] = sb_kept_early;
     later[sb_kept_row] = sb_kept_later;
     near[sb_kept_row] = sb_kept_near;
+    fromtemp[sb_kept_row] = sb_kept_fromtemp;
   }
 }
 
@@ -456,6 +587,9 @@ static int sb_variant_thread_per_output(const sb_args* sb_a) {
   int64_t* later = (int64_t*)sb_a->tensors[4];
   float* top = (float*)sb_a->tensors[5];
   int64_t* near = (int64_t*)sb_a->tensors[6];
+  float* e = (float*)sb_a->tensors[7];
+  int64_t* fromtemp = (int64_t*)sb_a->tensors[8];
+  float* twice = (float*)sb_a->tensors[9];
   const int64_t R = sb_a->sizes[0];
   const int64_t C = sb_a->sizes[1];
   cudaStream_t sb_stream = (cudaStream_t)sb_a->stream;
@@ -507,6 +641,30 @@ static int sb_variant_thread_per_output(const sb_args* sb_a) {
     SB_LAUNCH(sb_thread_per_output_s5, sb_grid, 128, 0, sb_stream, x, top, near, R, C);
     SB_CHECK_LAUNCH(sb_thread_per_output_s5);
   }
+
+  // e[r, c] = x[r, c] * 2.0
+  {
+    const int64_t sb_total = R * C;
+    const unsigned sb_grid = (unsigned)((sb_total + 127) / 128);
+    SB_LAUNCH(sb_thread_per_output_s6, sb_grid, 128, 0, sb_stream, x, e, R, C);
+    SB_CHECK_LAUNCH(sb_thread_per_output_s6);
+  }
+
+  // fromtemp[r] = min(c in 0..C: select(e[r, c] < -1.9, i64(c), i64(C)))
+  {
+    const int64_t sb_total = R;
+    const unsigned sb_grid = (unsigned)((sb_total + 127) / 128);
+    SB_LAUNCH(sb_thread_per_output_s7, sb_grid, 128, 0, sb_stream, e, fromtemp, R, C);
+    SB_CHECK_LAUNCH(sb_thread_per_output_s7);
+  }
+
+  // twice[r, c] = e[r, c]
+  {
+    const int64_t sb_total = R * C;
+    const unsigned sb_grid = (unsigned)((sb_total + 127) / 128);
+    SB_LAUNCH(sb_thread_per_output_s8, sb_grid, 128, 0, sb_stream, e, twice, R, C);
+    SB_CHECK_LAUNCH(sb_thread_per_output_s8);
+  }
   return 0;
 }
 
@@ -519,9 +677,13 @@ static int sb_variant_warp_per_row(const sb_args* sb_a) {
   int64_t* later = (int64_t*)sb_a->tensors[4];
   float* top = (float*)sb_a->tensors[5];
   int64_t* near = (int64_t*)sb_a->tensors[6];
+  float* e = (float*)sb_a->tensors[7];
+  int64_t* fromtemp = (int64_t*)sb_a->tensors[8];
+  float* twice = (float*)sb_a->tensors[9];
   const int64_t R = sb_a->sizes[0];
   const int64_t C = sb_a->sizes[1];
   (void)top;  // not used by any statement
+  (void)e;  // not used by any statement
   cudaStream_t sb_stream = (cudaStream_t)sb_a->stream;
   int sb_device = 0;
   SB_CUDA_CHECK(cudaGetDevice(&sb_device));
@@ -536,19 +698,22 @@ static int sb_variant_warp_per_row(const sb_args* sb_a) {
   // later[r] = min(c in r..C: select(x[r, c] * 4.0 > 3.0, i64(c), i64(C)))
   // top[r] = max(c in 0..C: x[r, c])
   // near[r] = min(c in 0..C: select(x[r, c] >= top[r] && c >= r + 120, i64(c), i64(C)))
+  // e[r, c] = x[r, c] * 2.0
+  // fromtemp[r] = min(c in 0..C: select(e[r, c] < -1.9, i64(c), i64(C)))
+  // twice[r, c] = e[r, c]
   {  // one kernel for the row group
     const int64_t sb_nrows = R;
     int64_t sb_blocks = (sb_nrows + 7) / 8;  // at least 8 rows per block
     if (sb_blocks > sb_max_grid) sb_blocks = sb_max_grid;
     if (sb_blocks < 1) sb_blocks = 1;
-    const int64_t sb_smem = (8 * (C)) * (int64_t)sizeof(float);
+    const int64_t sb_smem = (8 * (C + C)) * (int64_t)sizeof(float);
     if (sb_smem <= 49152) {
       SB_LAUNCH(sb_warp_per_row_s0_rows, (unsigned)sb_blocks, 256, (size_t)sb_smem, sb_stream, x,
-                at, rare, early, later, near, R, C);
+                at, rare, early, later, near, fromtemp, twice, R, C);
       SB_CHECK_LAUNCH(sb_warp_per_row_s0_rows);
     } else {  // the rows do not fit in shared memory
       SB_LAUNCH(sb_warp_per_row_s0_rows_global, (unsigned)sb_blocks, 256, 0, sb_stream, x, at, rare,
-                early, later, near, R, C);
+                early, later, near, fromtemp, twice, R, C);
       SB_CHECK_LAUNCH(sb_warp_per_row_s0_rows_global);
     }
   }
@@ -568,7 +733,7 @@ static const sb_module sb_module_info = {
     SPECBENCH_ABI_VERSION,
     "searches",  // spec
     "cuda",      // backend
-    7,           // tensors
+    10,          // tensors
     2,           // sizes
     2,           // variants
     sb_variants,

@@ -2,13 +2,16 @@
 // Do not edit: regenerate with `specbench gen specs/searches.yaml`.
 //
 // Tensors (ABI order):
-//   0  x      f32[R, C]  in
-//   1  at     i64[R]     out
-//   2  rare   i64[R]     out
-//   3  early  i64[R]     out
-//   4  later  i64[R]     out
-//   5  top    f32[R]     temp
-//   6  near   i64[R]     out
+//   0  x         f32[R, C]  in
+//   1  at        i64[R]     out
+//   2  rare      i64[R]     out
+//   3  early     i64[R]     out
+//   4  later     i64[R]     out
+//   5  top       f32[R]     temp
+//   6  near      i64[R]     out
+//   7  e         f32[R, C]  temp
+//   8  fromtemp  i64[R]     out
+//   9  twice     f32[R, C]  out
 // Sizes (ABI order): R, C
 // Variants:
 //   loops   strategy loops
@@ -22,7 +25,7 @@
 // sb-variant: loops
 // sb-pipeline: --convert-linalg-to-loops --canonicalize --lower-affine --convert-vector-to-scf --convert-scf-to-cf --convert-math-to-libm --expand-strided-metadata --lower-affine --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --finalize-memref-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --reconcile-unrealized-casts
 module {
-  func.func @searches_loops(%x: memref<?x?xf32> {llvm.noalias}, %at: memref<?xi64> {llvm.noalias}, %rare: memref<?xi64> {llvm.noalias}, %early: memref<?xi64> {llvm.noalias}, %later: memref<?xi64> {llvm.noalias}, %top: memref<?xf32> {llvm.noalias}, %near: memref<?xi64> {llvm.noalias}, %R: index, %C: index) attributes {llvm.emit_c_interface} {
+  func.func @searches_loops(%x: memref<?x?xf32> {llvm.noalias}, %at: memref<?xi64> {llvm.noalias}, %rare: memref<?xi64> {llvm.noalias}, %early: memref<?xi64> {llvm.noalias}, %later: memref<?xi64> {llvm.noalias}, %top: memref<?xf32> {llvm.noalias}, %near: memref<?xi64> {llvm.noalias}, %e: memref<?x?xf32> {llvm.noalias}, %fromtemp: memref<?xi64> {llvm.noalias}, %twice: memref<?x?xf32> {llvm.noalias}, %R: index, %C: index) attributes {llvm.emit_c_interface} {
     // at[r] = min(c in 0..C: select(c >= r + 120 || x[r, c] > 2.0, i64(c), i64(C)))
     %0 = arith.constant 9223372036854775807 : i64
     linalg.fill ins(%0 : i64) outs(%at : memref<?xi64>)
@@ -173,6 +176,52 @@ module {
       %120 = arith.minsi %108, %119 : i64
       linalg.yield %120 : i64
     }
+    // e[r, c] = x[r, c] * 2.0
+    %121 = arith.constant 0 : index
+    %122 = arith.constant 0 : index
+    %123 = memref.reinterpret_cast %e to offset: [0], sizes: [%R, %C], strides: [%121, %122] : memref<?x?xf32> to memref<?x?xf32, strided<[?, ?]>>
+    linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+        ins(%123, %x : memref<?x?xf32, strided<[?, ?]>>, memref<?x?xf32>)
+        outs(%e : memref<?x?xf32>) {
+      ^bb0(%124: f32, %125: f32, %126: f32):
+      %127 = arith.constant 2.0 : f32
+      %128 = arith.mulf %125, %127 : f32
+      linalg.yield %128 : f32
+    }
+    // fromtemp[r] = min(c in 0..C: select(e[r, c] < -1.9, i64(c), i64(C)))
+    %129 = arith.constant 9223372036854775807 : i64
+    linalg.fill ins(%129 : i64) outs(%fromtemp : memref<?xi64>)
+    %130 = arith.constant 0 : index
+    %131 = arith.subi %C, %130 : index
+    %132 = arith.constant 0 : index
+    %133 = arith.maxsi %131, %132 : index
+    %134 = arith.constant 0 : index
+    %135 = arith.constant 0 : index
+    %136 = memref.reinterpret_cast %fromtemp to offset: [0], sizes: [%R, %133], strides: [%134, %135] : memref<?xi64> to memref<?x?xi64, strided<[?, ?]>>
+    linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]}
+        ins(%136, %e : memref<?x?xi64, strided<[?, ?]>>, memref<?x?xf32>)
+        outs(%fromtemp : memref<?xi64>) {
+      ^bb0(%137: i64, %138: f32, %139: i64):
+      %140 = linalg.index 1 : index
+      %141 = arith.addi %140, %130 : index
+      %142 = arith.constant -1.9 : f32
+      %143 = arith.cmpf olt, %138, %142 : f32
+      %144 = arith.index_cast %141 : index to i64
+      %145 = arith.index_cast %C : index to i64
+      %146 = arith.select %143, %144, %145 : i64
+      %147 = arith.minsi %139, %146 : i64
+      linalg.yield %147 : i64
+    }
+    // twice[r, c] = e[r, c]
+    %148 = arith.constant 0 : index
+    %149 = arith.constant 0 : index
+    %150 = memref.reinterpret_cast %twice to offset: [0], sizes: [%R, %C], strides: [%148, %149] : memref<?x?xf32> to memref<?x?xf32, strided<[?, ?]>>
+    linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+        ins(%150, %e : memref<?x?xf32, strided<[?, ?]>>, memref<?x?xf32>)
+        outs(%twice : memref<?x?xf32>) {
+      ^bb0(%151: f32, %152: f32, %153: f32):
+      linalg.yield %152 : f32
+    }
     return
   }
 }
@@ -181,335 +230,525 @@ module {
 // sb-variant: openmp
 // sb-pipeline: --transform-interpreter --test-transform-dialect-erase-schedule --convert-linalg-to-parallel-loops --canonicalize --test-math-polynomial-approximation --convert-math-to-llvm --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
 module attributes {transform.with_named_sequence} {
-  func.func @searches_openmp(%x: memref<?x?xf32> {llvm.noalias}, %at: memref<?xi64> {llvm.noalias}, %rare: memref<?xi64> {llvm.noalias}, %early: memref<?xi64> {llvm.noalias}, %later: memref<?xi64> {llvm.noalias}, %top: memref<?xf32> {llvm.noalias}, %near: memref<?xi64> {llvm.noalias}, %R: index, %C: index) attributes {llvm.emit_c_interface} {
-    // Statements 1 to 6 fused: row by row, in parallel blocks of rows.
-    %0 = arith.constant 0 : index
-    %1 = arith.constant 1 : index
-    %2 = arith.constant 63 : index
-    %3 = arith.addi %R, %2 : index
-    %4 = arith.constant 64 : index
-    %5 = arith.divui %3, %4 : index
-    %6 = arith.constant 1 : index
-    %7 = arith.maxsi %5, %6 : index
-    scf.parallel (%8) = (%0) to (%R) step (%7) {
-      %9 = arith.addi %8, %7 : index
-      %10 = arith.minsi %9, %R : index
-      %11 = memref.alloca() : memref<f32>
-      scf.for %12 = %8 to %10 step %1 {
-        %13 = memref.subview %x[%12, 0] [1, %C] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
-        %14 = memref.subview %at[%12] [1] [1] : memref<?xi64> to memref<i64, strided<[], offset: ?>>
-        %15 = memref.subview %rare[%12] [1] [1] : memref<?xi64> to memref<i64, strided<[], offset: ?>>
-        %16 = memref.subview %early[%12] [1] [1] : memref<?xi64> to memref<i64, strided<[], offset: ?>>
-        %17 = memref.subview %later[%12] [1] [1] : memref<?xi64> to memref<i64, strided<[], offset: ?>>
-        %18 = memref.subview %near[%12] [1] [1] : memref<?xi64> to memref<i64, strided<[], offset: ?>>
+  func.func @searches_openmp(%x: memref<?x?xf32> {llvm.noalias}, %at: memref<?xi64> {llvm.noalias}, %rare: memref<?xi64> {llvm.noalias}, %early: memref<?xi64> {llvm.noalias}, %later: memref<?xi64> {llvm.noalias}, %top: memref<?xf32> {llvm.noalias}, %near: memref<?xi64> {llvm.noalias}, %e: memref<?x?xf32> {llvm.noalias}, %fromtemp: memref<?xi64> {llvm.noalias}, %twice: memref<?x?xf32> {llvm.noalias}, %R: index, %C: index) attributes {llvm.emit_c_interface} {
+    // Statements 1 to 9 fused: row by row, in parallel blocks of rows.
+    %0 = arith.constant 4 : index
+    %1 = arith.muli %0, %R : index
+    %2 = arith.muli %1, %C : index
+    %3 = arith.constant 8 : index
+    %4 = arith.muli %3, %R : index
+    %5 = arith.addi %2, %4 : index
+    %6 = arith.constant 8 : index
+    %7 = arith.muli %6, %R : index
+    %8 = arith.addi %5, %7 : index
+    %9 = arith.constant 8 : index
+    %10 = arith.muli %9, %R : index
+    %11 = arith.addi %8, %10 : index
+    %12 = arith.constant 8 : index
+    %13 = arith.muli %12, %R : index
+    %14 = arith.addi %11, %13 : index
+    %15 = arith.constant 8 : index
+    %16 = arith.muli %15, %R : index
+    %17 = arith.addi %14, %16 : index
+    %18 = arith.constant 8 : index
+    %19 = arith.muli %18, %R : index
+    %20 = arith.addi %17, %19 : index
+    %21 = arith.constant 4 : index
+    %22 = arith.muli %21, %R : index
+    %23 = arith.muli %22, %C : index
+    %24 = arith.addi %20, %23 : index
+    %25 = arith.constant 50331648 : index
+    %26 = arith.cmpi sge, %24, %25 : index
+    %27 = arith.constant 0 : index
+    %28 = arith.constant 1 : index
+    %29 = arith.constant 63 : index
+    %30 = arith.addi %R, %29 : index
+    %31 = arith.constant 64 : index
+    %32 = arith.divui %30, %31 : index
+    %33 = arith.constant 1 : index
+    %34 = arith.maxsi %32, %33 : index
+    scf.parallel (%35) = (%27) to (%R) step (%34) {
+      %36 = arith.addi %35, %34 : index
+      %37 = arith.minsi %36, %R : index
+      %38 = memref.alloca() : memref<f32>
+      %39 = memref.alloc(%C) : memref<?xf32>
+      %40 = memref.alloca() : memref<16xf32>
+      scf.for %41 = %35 to %37 step %28 {
+        %42 = memref.subview %x[%41, 0] [1, %C] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
+        %43 = memref.subview %at[%41] [1] [1] : memref<?xi64> to memref<i64, strided<[], offset: ?>>
+        %44 = memref.subview %rare[%41] [1] [1] : memref<?xi64> to memref<i64, strided<[], offset: ?>>
+        %45 = memref.subview %early[%41] [1] [1] : memref<?xi64> to memref<i64, strided<[], offset: ?>>
+        %46 = memref.subview %later[%41] [1] [1] : memref<?xi64> to memref<i64, strided<[], offset: ?>>
+        %47 = memref.subview %near[%41] [1] [1] : memref<?xi64> to memref<i64, strided<[], offset: ?>>
+        %48 = memref.subview %fromtemp[%41] [1] [1] : memref<?xi64> to memref<i64, strided<[], offset: ?>>
+        %49 = memref.subview %twice[%41, 0] [1, %C] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
         // at[r] = min(c in 0..C: select(c >= r + 120 || x[r, c] > 2.0, i64(c), i64(C)))
         // A search: the first term where the condition holds, in blocks of 128 terms
         // tested in turn.
-        %19 = arith.constant 0 : index
-        %20 = arith.constant 128 : index
-        %21 = arith.constant 1 : index
-        %22 = scf.while (%23 = %19) : (index) -> index {
-          %25 = arith.cmpi slt, %23, %C : index
-          %26 = scf.if %25 -> (i1) {
-            %27 = arith.addi %23, %20 : index
-            %28 = arith.minsi %27, %C : index
-            %32 = arith.constant false
-            %29 = scf.for %30 = %23 to %28 step %21 iter_args(%31 = %32) -> (i1) {
-              %33 = arith.constant 120 : index
-              %34 = arith.addi %12, %33 : index
-              %35 = arith.cmpi sge, %30, %34 : index
-              %36 = memref.load %13[%30] : memref<?xf32, strided<[1], offset: ?>>
-              %37 = arith.constant 2.0 : f32
-              %38 = arith.cmpf ogt, %36, %37 : f32
-              %39 = arith.ori %35, %38 : i1
-              %40 = arith.ori %31, %39 : i1
-              scf.yield %40 : i1
+        %50 = arith.constant 0 : index
+        %51 = arith.constant 128 : index
+        %52 = arith.constant 1 : index
+        %53 = scf.while (%54 = %50) : (index) -> index {
+          %56 = arith.cmpi slt, %54, %C : index
+          %57 = scf.if %56 -> (i1) {
+            %58 = arith.addi %54, %51 : index
+            %59 = arith.minsi %58, %C : index
+            %63 = arith.constant false
+            %60 = scf.for %61 = %54 to %59 step %52 iter_args(%62 = %63) -> (i1) {
+              %64 = arith.constant 120 : index
+              %65 = arith.addi %41, %64 : index
+              %66 = arith.cmpi sge, %61, %65 : index
+              %67 = memref.load %42[%61] : memref<?xf32, strided<[1], offset: ?>>
+              %68 = arith.constant 2.0 : f32
+              %69 = arith.cmpf ogt, %67, %68 : f32
+              %70 = arith.ori %66, %69 : i1
+              %71 = arith.ori %62, %70 : i1
+              scf.yield %71 : i1
             }
-            scf.yield %29 : i1
-          } else {
-            %41 = arith.constant false
-            scf.yield %41 : i1
-          }
-          %42 = arith.constant true
-          %43 = arith.xori %26, %42 : i1
-          %44 = arith.andi %25, %43 : i1
-          scf.condition(%44) %23 : index
-        } do {
-          ^bb0(%24: index):
-          %45 = arith.addi %24, %20 : index
-          scf.yield %45 : index
-        }
-        %46 = arith.addi %22, %20 : index
-        %47 = arith.minsi %46, %C : index
-        %48 = scf.while (%49 = %22) : (index) -> index {
-          %51 = arith.cmpi slt, %49, %47 : index
-          %52 = scf.if %51 -> (i1) {
-            %53 = arith.constant 120 : index
-            %54 = arith.addi %12, %53 : index
-            %55 = arith.cmpi sge, %49, %54 : index
-            %56 = memref.load %13[%49] : memref<?xf32, strided<[1], offset: ?>>
-            %57 = arith.constant 2.0 : f32
-            %58 = arith.cmpf ogt, %56, %57 : f32
-            %59 = arith.ori %55, %58 : i1
-            scf.yield %59 : i1
-          } else {
-            %60 = arith.constant false
             scf.yield %60 : i1
+          } else {
+            %72 = arith.constant false
+            scf.yield %72 : i1
           }
-          %61 = arith.constant true
-          %62 = arith.xori %52, %61 : i1
-          %63 = arith.andi %51, %62 : i1
-          scf.condition(%63) %49 : index
+          %73 = arith.constant true
+          %74 = arith.xori %57, %73 : i1
+          %75 = arith.andi %56, %74 : i1
+          scf.condition(%75) %54 : index
         } do {
-          ^bb0(%50: index):
-          %64 = arith.addi %50, %21 : index
-          scf.yield %64 : index
+          ^bb0(%55: index):
+          %76 = arith.addi %55, %51 : index
+          scf.yield %76 : index
         }
-        %65 = arith.cmpi slt, %48, %47 : index
-        %66 = arith.index_cast %48 : index to i64
-        %67 = arith.index_cast %C : index to i64
-        %68 = arith.cmpi slt, %19, %C : index
-        %69 = arith.constant 9223372036854775807 : i64
-        %70 = arith.select %68, %67, %69 : i64
-        %71 = arith.select %65, %66, %70 : i64
-        memref.store %71, %14[] : memref<i64, strided<[], offset: ?>>
+        %77 = arith.addi %53, %51 : index
+        %78 = arith.minsi %77, %C : index
+        %79 = scf.while (%80 = %53) : (index) -> index {
+          %82 = arith.cmpi slt, %80, %78 : index
+          %83 = scf.if %82 -> (i1) {
+            %84 = arith.constant 120 : index
+            %85 = arith.addi %41, %84 : index
+            %86 = arith.cmpi sge, %80, %85 : index
+            %87 = memref.load %42[%80] : memref<?xf32, strided<[1], offset: ?>>
+            %88 = arith.constant 2.0 : f32
+            %89 = arith.cmpf ogt, %87, %88 : f32
+            %90 = arith.ori %86, %89 : i1
+            scf.yield %90 : i1
+          } else {
+            %91 = arith.constant false
+            scf.yield %91 : i1
+          }
+          %92 = arith.constant true
+          %93 = arith.xori %83, %92 : i1
+          %94 = arith.andi %82, %93 : i1
+          scf.condition(%94) %80 : index
+        } do {
+          ^bb0(%81: index):
+          %95 = arith.addi %81, %52 : index
+          scf.yield %95 : index
+        }
+        %96 = arith.cmpi slt, %79, %78 : index
+        %97 = arith.index_cast %79 : index to i64
+        %98 = arith.index_cast %C : index to i64
+        %99 = arith.cmpi slt, %50, %C : index
+        %100 = arith.constant 9223372036854775807 : i64
+        %101 = arith.select %99, %98, %100 : i64
+        %102 = arith.select %96, %97, %101 : i64
+        memref.store %102, %43[] : memref<i64, strided<[], offset: ?>>
         // rare[r] = min(c in 0..C: select(x[r, c] > 0.998, i64(c), i64(C + 5)))
         // A search: the first term where the condition holds, in blocks of 128 terms
         // tested in turn.
-        %72 = arith.constant 0 : index
-        %73 = arith.constant 128 : index
-        %74 = arith.constant 1 : index
-        %75 = scf.while (%76 = %72) : (index) -> index {
-          %78 = arith.cmpi slt, %76, %C : index
-          %79 = scf.if %78 -> (i1) {
-            %80 = arith.addi %76, %73 : index
-            %81 = arith.minsi %80, %C : index
-            %85 = arith.constant false
-            %82 = scf.for %83 = %76 to %81 step %74 iter_args(%84 = %85) -> (i1) {
-              %86 = memref.load %13[%83] : memref<?xf32, strided<[1], offset: ?>>
-              %87 = arith.constant 0.998 : f32
-              %88 = arith.cmpf ogt, %86, %87 : f32
-              %89 = arith.ori %84, %88 : i1
-              scf.yield %89 : i1
+        %103 = arith.constant 0 : index
+        %104 = arith.constant 128 : index
+        %105 = arith.constant 1 : index
+        %106 = scf.while (%107 = %103) : (index) -> index {
+          %109 = arith.cmpi slt, %107, %C : index
+          %110 = scf.if %109 -> (i1) {
+            %111 = arith.addi %107, %104 : index
+            %112 = arith.minsi %111, %C : index
+            %116 = arith.constant false
+            %113 = scf.for %114 = %107 to %112 step %105 iter_args(%115 = %116) -> (i1) {
+              %117 = memref.load %42[%114] : memref<?xf32, strided<[1], offset: ?>>
+              %118 = arith.constant 0.998 : f32
+              %119 = arith.cmpf ogt, %117, %118 : f32
+              %120 = arith.ori %115, %119 : i1
+              scf.yield %120 : i1
             }
-            scf.yield %82 : i1
+            scf.yield %113 : i1
           } else {
-            %90 = arith.constant false
-            scf.yield %90 : i1
+            %121 = arith.constant false
+            scf.yield %121 : i1
           }
-          %91 = arith.constant true
-          %92 = arith.xori %79, %91 : i1
-          %93 = arith.andi %78, %92 : i1
-          scf.condition(%93) %76 : index
+          %122 = arith.constant true
+          %123 = arith.xori %110, %122 : i1
+          %124 = arith.andi %109, %123 : i1
+          scf.condition(%124) %107 : index
         } do {
-          ^bb0(%77: index):
-          %94 = arith.addi %77, %73 : index
-          scf.yield %94 : index
+          ^bb0(%108: index):
+          %125 = arith.addi %108, %104 : index
+          scf.yield %125 : index
         }
-        %95 = arith.addi %75, %73 : index
-        %96 = arith.minsi %95, %C : index
-        %97 = scf.while (%98 = %75) : (index) -> index {
-          %100 = arith.cmpi slt, %98, %96 : index
-          %101 = scf.if %100 -> (i1) {
-            %102 = memref.load %13[%98] : memref<?xf32, strided<[1], offset: ?>>
-            %103 = arith.constant 0.998 : f32
-            %104 = arith.cmpf ogt, %102, %103 : f32
-            scf.yield %104 : i1
+        %126 = arith.addi %106, %104 : index
+        %127 = arith.minsi %126, %C : index
+        %128 = scf.while (%129 = %106) : (index) -> index {
+          %131 = arith.cmpi slt, %129, %127 : index
+          %132 = scf.if %131 -> (i1) {
+            %133 = memref.load %42[%129] : memref<?xf32, strided<[1], offset: ?>>
+            %134 = arith.constant 0.998 : f32
+            %135 = arith.cmpf ogt, %133, %134 : f32
+            scf.yield %135 : i1
           } else {
-            %105 = arith.constant false
-            scf.yield %105 : i1
+            %136 = arith.constant false
+            scf.yield %136 : i1
           }
-          %106 = arith.constant true
-          %107 = arith.xori %101, %106 : i1
-          %108 = arith.andi %100, %107 : i1
-          scf.condition(%108) %98 : index
+          %137 = arith.constant true
+          %138 = arith.xori %132, %137 : i1
+          %139 = arith.andi %131, %138 : i1
+          scf.condition(%139) %129 : index
         } do {
-          ^bb0(%99: index):
-          %109 = arith.addi %99, %74 : index
-          scf.yield %109 : index
+          ^bb0(%130: index):
+          %140 = arith.addi %130, %105 : index
+          scf.yield %140 : index
         }
-        %110 = arith.cmpi slt, %97, %96 : index
-        %111 = arith.index_cast %97 : index to i64
-        %112 = arith.constant 5 : index
-        %113 = arith.addi %C, %112 : index
-        %114 = arith.index_cast %113 : index to i64
-        %115 = arith.cmpi slt, %72, %C : index
-        %116 = arith.constant 9223372036854775807 : i64
-        %117 = arith.select %115, %114, %116 : i64
-        %118 = arith.select %110, %111, %117 : i64
-        memref.store %118, %15[] : memref<i64, strided<[], offset: ?>>
+        %141 = arith.cmpi slt, %128, %127 : index
+        %142 = arith.index_cast %128 : index to i64
+        %143 = arith.constant 5 : index
+        %144 = arith.addi %C, %143 : index
+        %145 = arith.index_cast %144 : index to i64
+        %146 = arith.cmpi slt, %103, %C : index
+        %147 = arith.constant 9223372036854775807 : i64
+        %148 = arith.select %146, %145, %147 : i64
+        %149 = arith.select %141, %142, %148 : i64
+        memref.store %149, %44[] : memref<i64, strided<[], offset: ?>>
         // early[r] = min(c in 0..C: select(x[r, c] < -0.5, i64(c), i64(C - 1)))
         // A search: the first term where the condition holds, in blocks of 128 terms
         // tested in turn.
-        %119 = arith.constant 0 : index
-        %120 = arith.constant 128 : index
-        %121 = arith.constant 1 : index
-        %122 = scf.while (%123 = %119) : (index) -> index {
-          %125 = arith.cmpi slt, %123, %C : index
-          %126 = scf.if %125 -> (i1) {
-            %127 = arith.addi %123, %120 : index
-            %128 = arith.minsi %127, %C : index
-            %132 = arith.constant false
-            %129 = scf.for %130 = %123 to %128 step %121 iter_args(%131 = %132) -> (i1) {
-              %133 = memref.load %13[%130] : memref<?xf32, strided<[1], offset: ?>>
-              %134 = arith.constant -0.5 : f32
-              %135 = arith.cmpf olt, %133, %134 : f32
-              %136 = arith.ori %131, %135 : i1
-              scf.yield %136 : i1
+        %150 = arith.constant 0 : index
+        %151 = arith.constant 128 : index
+        %152 = arith.constant 1 : index
+        %153 = scf.while (%154 = %150) : (index) -> index {
+          %156 = arith.cmpi slt, %154, %C : index
+          %157 = scf.if %156 -> (i1) {
+            %158 = arith.addi %154, %151 : index
+            %159 = arith.minsi %158, %C : index
+            %163 = arith.constant false
+            %160 = scf.for %161 = %154 to %159 step %152 iter_args(%162 = %163) -> (i1) {
+              %164 = memref.load %42[%161] : memref<?xf32, strided<[1], offset: ?>>
+              %165 = arith.constant -0.5 : f32
+              %166 = arith.cmpf olt, %164, %165 : f32
+              %167 = arith.ori %162, %166 : i1
+              scf.yield %167 : i1
             }
-            scf.yield %129 : i1
+            scf.yield %160 : i1
           } else {
-            %137 = arith.constant false
-            scf.yield %137 : i1
+            %168 = arith.constant false
+            scf.yield %168 : i1
           }
-          %138 = arith.constant true
-          %139 = arith.xori %126, %138 : i1
-          %140 = arith.andi %125, %139 : i1
-          scf.condition(%140) %123 : index
+          %169 = arith.constant true
+          %170 = arith.xori %157, %169 : i1
+          %171 = arith.andi %156, %170 : i1
+          scf.condition(%171) %154 : index
         } do {
-          ^bb0(%124: index):
-          %141 = arith.addi %124, %120 : index
-          scf.yield %141 : index
+          ^bb0(%155: index):
+          %172 = arith.addi %155, %151 : index
+          scf.yield %172 : index
         }
-        %142 = arith.addi %122, %120 : index
-        %143 = arith.minsi %142, %C : index
-        %144 = scf.while (%145 = %122) : (index) -> index {
-          %147 = arith.cmpi slt, %145, %143 : index
-          %148 = scf.if %147 -> (i1) {
-            %149 = memref.load %13[%145] : memref<?xf32, strided<[1], offset: ?>>
-            %150 = arith.constant -0.5 : f32
-            %151 = arith.cmpf olt, %149, %150 : f32
-            scf.yield %151 : i1
+        %173 = arith.addi %153, %151 : index
+        %174 = arith.minsi %173, %C : index
+        %175 = scf.while (%176 = %153) : (index) -> index {
+          %178 = arith.cmpi slt, %176, %174 : index
+          %179 = scf.if %178 -> (i1) {
+            %180 = memref.load %42[%176] : memref<?xf32, strided<[1], offset: ?>>
+            %181 = arith.constant -0.5 : f32
+            %182 = arith.cmpf olt, %180, %181 : f32
+            scf.yield %182 : i1
           } else {
-            %152 = arith.constant false
-            scf.yield %152 : i1
+            %183 = arith.constant false
+            scf.yield %183 : i1
           }
-          %153 = arith.constant true
-          %154 = arith.xori %148, %153 : i1
-          %155 = arith.andi %147, %154 : i1
-          scf.condition(%155) %145 : index
+          %184 = arith.constant true
+          %185 = arith.xori %179, %184 : i1
+          %186 = arith.andi %178, %185 : i1
+          scf.condition(%186) %176 : index
         } do {
-          ^bb0(%146: index):
-          %156 = arith.addi %146, %121 : index
-          scf.yield %156 : index
+          ^bb0(%177: index):
+          %187 = arith.addi %177, %152 : index
+          scf.yield %187 : index
         }
-        %157 = arith.cmpi slt, %144, %143 : index
-        %158 = arith.index_cast %144 : index to i64
-        %159 = arith.constant 1 : index
-        %160 = arith.subi %C, %159 : index
-        %161 = arith.index_cast %160 : index to i64
-        %162 = arith.cmpi slt, %119, %C : index
-        %163 = arith.constant 9223372036854775807 : i64
-        %164 = arith.select %162, %161, %163 : i64
-        %165 = arith.select %157, %158, %164 : i64
-        memref.store %165, %16[] : memref<i64, strided<[], offset: ?>>
+        %188 = arith.cmpi slt, %175, %174 : index
+        %189 = arith.index_cast %175 : index to i64
+        %190 = arith.constant 1 : index
+        %191 = arith.subi %C, %190 : index
+        %192 = arith.index_cast %191 : index to i64
+        %193 = arith.cmpi slt, %150, %C : index
+        %194 = arith.constant 9223372036854775807 : i64
+        %195 = arith.select %193, %192, %194 : i64
+        %196 = arith.select %188, %189, %195 : i64
+        memref.store %196, %45[] : memref<i64, strided<[], offset: ?>>
         // later[r] = min(c in r..C: select(x[r, c] * 4.0 > 3.0, i64(c), i64(C)))
         linalg.generic {indexing_maps = [affine_map<() -> ()>], iterator_types = []}
-            outs(%17 : memref<i64, strided<[], offset: ?>>) {
-          ^bb0(%166: i64):
-          %167 = arith.constant 1 : index
-          %168 = arith.constant 9223372036854775807 : i64
-          %169 = scf.for %170 = %12 to %C step %167 iter_args(%171 = %168) -> (i64) {
-            %172 = memref.load %13[%170] : memref<?xf32, strided<[1], offset: ?>>
-            %173 = arith.constant 4.0 : f32
-            %174 = arith.mulf %172, %173 : f32
-            %175 = arith.constant 3.0 : f32
-            %176 = arith.cmpf ogt, %174, %175 : f32
-            %177 = arith.index_cast %170 : index to i64
-            %178 = arith.index_cast %C : index to i64
-            %179 = arith.select %176, %177, %178 : i64
-            %180 = arith.minsi %171, %179 : i64
-            scf.yield %180 : i64
+            outs(%46 : memref<i64, strided<[], offset: ?>>) {
+          ^bb0(%197: i64):
+          %198 = arith.constant 1 : index
+          %199 = arith.constant 9223372036854775807 : i64
+          %200 = scf.for %201 = %41 to %C step %198 iter_args(%202 = %199) -> (i64) {
+            %203 = memref.load %42[%201] : memref<?xf32, strided<[1], offset: ?>>
+            %204 = arith.constant 4.0 : f32
+            %205 = arith.mulf %203, %204 : f32
+            %206 = arith.constant 3.0 : f32
+            %207 = arith.cmpf ogt, %205, %206 : f32
+            %208 = arith.index_cast %201 : index to i64
+            %209 = arith.index_cast %C : index to i64
+            %210 = arith.select %207, %208, %209 : i64
+            %211 = arith.minsi %202, %210 : i64
+            scf.yield %211 : i64
           }
-          linalg.yield %169 : i64
+          linalg.yield %200 : i64
         }
         // top[r] = max(c in 0..C: x[r, c])
-        %181 = arith.constant 0xFF800000 : f32
-        linalg.fill ins(%181 : f32) outs(%11 : memref<f32>)
-        %182 = arith.constant 0 : index
-        %183 = arith.subi %C, %182 : index
-        %184 = arith.constant 0 : index
-        %185 = arith.maxsi %183, %184 : index
-        %186 = arith.constant 0 : index
-        %187 = memref.reinterpret_cast %11 to offset: [0], sizes: [%185], strides: [%186] : memref<f32> to memref<?xf32, strided<[?]>>
+        %212 = arith.constant 0xFF800000 : f32
+        linalg.fill ins(%212 : f32) outs(%38 : memref<f32>)
+        %213 = arith.constant 0 : index
+        %214 = arith.subi %C, %213 : index
+        %215 = arith.constant 0 : index
+        %216 = arith.maxsi %214, %215 : index
+        %217 = arith.constant 0 : index
+        %218 = memref.reinterpret_cast %38 to offset: [0], sizes: [%216], strides: [%217] : memref<f32> to memref<?xf32, strided<[?]>>
         linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
-            ins(%187, %13 : memref<?xf32, strided<[?]>>, memref<?xf32, strided<[1], offset: ?>>)
-            outs(%11 : memref<f32>) {
-          ^bb0(%188: f32, %189: f32, %190: f32):
-          %191 = arith.maximumf %190, %189 : f32
-          linalg.yield %191 : f32
+            ins(%218, %42 : memref<?xf32, strided<[?]>>, memref<?xf32, strided<[1], offset: ?>>)
+            outs(%38 : memref<f32>) {
+          ^bb0(%219: f32, %220: f32, %221: f32):
+          %222 = arith.maximumf %221, %220 : f32
+          linalg.yield %222 : f32
         }
         // near[r] = min(c in 0..C: select(x[r, c] >= top[r] && c >= r + 120, i64(c), i64(C)))
         // A search: the first term where the condition holds, in blocks of 128 terms
         // tested in turn.
-        %192 = arith.constant 0 : index
-        %193 = arith.constant 128 : index
-        %194 = arith.constant 1 : index
-        %195 = scf.while (%196 = %192) : (index) -> index {
-          %198 = arith.cmpi slt, %196, %C : index
-          %199 = scf.if %198 -> (i1) {
-            %200 = arith.addi %196, %193 : index
-            %201 = arith.minsi %200, %C : index
-            %205 = arith.constant false
-            %202 = scf.for %203 = %196 to %201 step %194 iter_args(%204 = %205) -> (i1) {
-              %206 = memref.load %13[%203] : memref<?xf32, strided<[1], offset: ?>>
-              %207 = memref.load %11[] : memref<f32>
-              %208 = arith.cmpf oge, %206, %207 : f32
-              %209 = arith.constant 120 : index
-              %210 = arith.addi %12, %209 : index
-              %211 = arith.cmpi sge, %203, %210 : index
-              %212 = arith.andi %208, %211 : i1
-              %213 = arith.ori %204, %212 : i1
-              scf.yield %213 : i1
+        %223 = arith.constant 0 : index
+        %224 = arith.constant 128 : index
+        %225 = arith.constant 1 : index
+        %226 = scf.while (%227 = %223) : (index) -> index {
+          %229 = arith.cmpi slt, %227, %C : index
+          %230 = scf.if %229 -> (i1) {
+            %231 = arith.addi %227, %224 : index
+            %232 = arith.minsi %231, %C : index
+            %236 = arith.constant false
+            %233 = scf.for %234 = %227 to %232 step %225 iter_args(%235 = %236) -> (i1) {
+              %237 = memref.load %42[%234] : memref<?xf32, strided<[1], offset: ?>>
+              %238 = memref.load %38[] : memref<f32>
+              %239 = arith.cmpf oge, %237, %238 : f32
+              %240 = arith.constant 120 : index
+              %241 = arith.addi %41, %240 : index
+              %242 = arith.cmpi sge, %234, %241 : index
+              %243 = arith.andi %239, %242 : i1
+              %244 = arith.ori %235, %243 : i1
+              scf.yield %244 : i1
             }
-            scf.yield %202 : i1
-          } else {
-            %214 = arith.constant false
-            scf.yield %214 : i1
-          }
-          %215 = arith.constant true
-          %216 = arith.xori %199, %215 : i1
-          %217 = arith.andi %198, %216 : i1
-          scf.condition(%217) %196 : index
-        } do {
-          ^bb0(%197: index):
-          %218 = arith.addi %197, %193 : index
-          scf.yield %218 : index
-        }
-        %219 = arith.addi %195, %193 : index
-        %220 = arith.minsi %219, %C : index
-        %221 = scf.while (%222 = %195) : (index) -> index {
-          %224 = arith.cmpi slt, %222, %220 : index
-          %225 = scf.if %224 -> (i1) {
-            %226 = memref.load %13[%222] : memref<?xf32, strided<[1], offset: ?>>
-            %227 = memref.load %11[] : memref<f32>
-            %228 = arith.cmpf oge, %226, %227 : f32
-            %229 = arith.constant 120 : index
-            %230 = arith.addi %12, %229 : index
-            %231 = arith.cmpi sge, %222, %230 : index
-            %232 = arith.andi %228, %231 : i1
-            scf.yield %232 : i1
-          } else {
-            %233 = arith.constant false
             scf.yield %233 : i1
+          } else {
+            %245 = arith.constant false
+            scf.yield %245 : i1
           }
-          %234 = arith.constant true
-          %235 = arith.xori %225, %234 : i1
-          %236 = arith.andi %224, %235 : i1
-          scf.condition(%236) %222 : index
+          %246 = arith.constant true
+          %247 = arith.xori %230, %246 : i1
+          %248 = arith.andi %229, %247 : i1
+          scf.condition(%248) %227 : index
         } do {
-          ^bb0(%223: index):
-          %237 = arith.addi %223, %194 : index
-          scf.yield %237 : index
+          ^bb0(%228: index):
+          %249 = arith.addi %228, %224 : index
+          scf.yield %249 : index
         }
-        %238 = arith.cmpi slt, %221, %220 : index
-        %239 = arith.index_cast %221 : index to i64
-        %240 = arith.index_cast %C : index to i64
-        %241 = arith.cmpi slt, %192, %C : index
-        %242 = arith.constant 9223372036854775807 : i64
-        %243 = arith.select %241, %240, %242 : i64
-        %244 = arith.select %238, %239, %243 : i64
-        memref.store %244, %18[] : memref<i64, strided<[], offset: ?>>
+        %250 = arith.addi %226, %224 : index
+        %251 = arith.minsi %250, %C : index
+        %252 = scf.while (%253 = %226) : (index) -> index {
+          %255 = arith.cmpi slt, %253, %251 : index
+          %256 = scf.if %255 -> (i1) {
+            %257 = memref.load %42[%253] : memref<?xf32, strided<[1], offset: ?>>
+            %258 = memref.load %38[] : memref<f32>
+            %259 = arith.cmpf oge, %257, %258 : f32
+            %260 = arith.constant 120 : index
+            %261 = arith.addi %41, %260 : index
+            %262 = arith.cmpi sge, %253, %261 : index
+            %263 = arith.andi %259, %262 : i1
+            scf.yield %263 : i1
+          } else {
+            %264 = arith.constant false
+            scf.yield %264 : i1
+          }
+          %265 = arith.constant true
+          %266 = arith.xori %256, %265 : i1
+          %267 = arith.andi %255, %266 : i1
+          scf.condition(%267) %253 : index
+        } do {
+          ^bb0(%254: index):
+          %268 = arith.addi %254, %225 : index
+          scf.yield %268 : index
+        }
+        %269 = arith.cmpi slt, %252, %251 : index
+        %270 = arith.index_cast %252 : index to i64
+        %271 = arith.index_cast %C : index to i64
+        %272 = arith.cmpi slt, %223, %C : index
+        %273 = arith.constant 9223372036854775807 : i64
+        %274 = arith.select %272, %271, %273 : i64
+        %275 = arith.select %269, %270, %274 : i64
+        memref.store %275, %47[] : memref<i64, strided<[], offset: ?>>
+        // e[r, c] = x[r, c] * 2.0
+        %276 = arith.constant 0 : index
+        %277 = memref.reinterpret_cast %39 to offset: [0], sizes: [%C], strides: [%276] : memref<?xf32> to memref<?xf32, strided<[?]>>
+        linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+            ins(%277, %42 : memref<?xf32, strided<[?]>>, memref<?xf32, strided<[1], offset: ?>>)
+            outs(%39 : memref<?xf32>) {
+          ^bb0(%278: f32, %279: f32, %280: f32):
+          %281 = arith.constant 2.0 : f32
+          %282 = arith.mulf %279, %281 : f32
+          linalg.yield %282 : f32
+        }
+        // fromtemp[r] = min(c in 0..C: select(e[r, c] < -1.9, i64(c), i64(C)))
+        // A search: the first term where the condition holds, in blocks of 128 terms
+        // tested in turn.
+        %283 = arith.constant 0 : index
+        %284 = arith.constant 128 : index
+        %285 = arith.constant 1 : index
+        %286 = scf.while (%287 = %283) : (index) -> index {
+          %289 = arith.cmpi slt, %287, %C : index
+          %290 = scf.if %289 -> (i1) {
+            %291 = arith.addi %287, %284 : index
+            %292 = arith.minsi %291, %C : index
+            %296 = arith.constant false
+            %293 = scf.for %294 = %287 to %292 step %285 iter_args(%295 = %296) -> (i1) {
+              %297 = memref.load %39[%294] : memref<?xf32>
+              %298 = arith.constant -1.9 : f32
+              %299 = arith.cmpf olt, %297, %298 : f32
+              %300 = arith.ori %295, %299 : i1
+              scf.yield %300 : i1
+            }
+            scf.yield %293 : i1
+          } else {
+            %301 = arith.constant false
+            scf.yield %301 : i1
+          }
+          %302 = arith.constant true
+          %303 = arith.xori %290, %302 : i1
+          %304 = arith.andi %289, %303 : i1
+          scf.condition(%304) %287 : index
+        } do {
+          ^bb0(%288: index):
+          %305 = arith.addi %288, %284 : index
+          scf.yield %305 : index
+        }
+        %306 = arith.addi %286, %284 : index
+        %307 = arith.minsi %306, %C : index
+        %308 = scf.while (%309 = %286) : (index) -> index {
+          %311 = arith.cmpi slt, %309, %307 : index
+          %312 = scf.if %311 -> (i1) {
+            %313 = memref.load %39[%309] : memref<?xf32>
+            %314 = arith.constant -1.9 : f32
+            %315 = arith.cmpf olt, %313, %314 : f32
+            scf.yield %315 : i1
+          } else {
+            %316 = arith.constant false
+            scf.yield %316 : i1
+          }
+          %317 = arith.constant true
+          %318 = arith.xori %312, %317 : i1
+          %319 = arith.andi %311, %318 : i1
+          scf.condition(%319) %309 : index
+        } do {
+          ^bb0(%310: index):
+          %320 = arith.addi %310, %285 : index
+          scf.yield %320 : index
+        }
+        %321 = arith.cmpi slt, %308, %307 : index
+        %322 = arith.index_cast %308 : index to i64
+        %323 = arith.index_cast %C : index to i64
+        %324 = arith.cmpi slt, %283, %C : index
+        %325 = arith.constant 9223372036854775807 : i64
+        %326 = arith.select %324, %323, %325 : i64
+        %327 = arith.select %321, %322, %326 : i64
+        memref.store %327, %48[] : memref<i64, strided<[], offset: ?>>
+        // twice[r, c] = e[r, c]
+        scf.if %26 {
+          // Non-temporal stores: plain head and tail, whole 64-byte lines in between.
+          %328 = arith.constant 4 : index
+          %329, %330, %331, %332 = memref.extract_strided_metadata %49 : memref<?xf32, strided<[1], offset: ?>> -> memref<f32>, index, index, index
+          %333 = memref.extract_aligned_pointer_as_index %49 : memref<?xf32, strided<[1], offset: ?>> -> index
+          %334 = arith.muli %330, %328 : index
+          %335 = arith.addi %333, %334 : index
+          %336 = arith.constant 64 : index
+          %337 = arith.remui %335, %336 : index
+          %338 = arith.subi %336, %337 : index
+          %339 = arith.remui %338, %336 : index
+          %340 = arith.divui %339, %328 : index
+          %341 = arith.minsi %340, %C : index
+          %342 = arith.constant 16 : index
+          %343 = arith.subi %C, %341 : index
+          %344 = arith.divui %343, %342 : index
+          %345 = arith.muli %344, %342 : index
+          %346 = arith.addi %341, %345 : index
+          %347 = arith.constant 0 : index
+          %348 = arith.constant 1 : index
+          %349 = memref.subview %49[%347] [%341] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
+          %350 = arith.constant 0 : index
+          %351 = memref.reinterpret_cast %349 to offset: [0], sizes: [%341], strides: [%350] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+          linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+              ins(%351 : memref<?xf32, strided<[?]>>)
+              outs(%349 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%352: f32, %353: f32):
+            %354 = linalg.index 0 : index
+            %355 = arith.addi %354, %347 : index
+            %356 = memref.load %39[%355] : memref<?xf32>
+            linalg.yield %356 : f32
+          }
+          scf.for %357 = %347 to %344 step %348 {
+            %358 = arith.muli %357, %342 : index
+            %359 = arith.addi %341, %358 : index
+            %360 = arith.constant 0 : index
+            %361 = memref.reinterpret_cast %40 to offset: [0], sizes: [%342], strides: [%360] : memref<16xf32> to memref<?xf32, strided<[?]>>
+            linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+                ins(%361 : memref<?xf32, strided<[?]>>)
+                outs(%40 : memref<16xf32>) {
+              ^bb0(%362: f32, %363: f32):
+              %364 = linalg.index 0 : index
+              %365 = arith.addi %364, %359 : index
+              %366 = memref.load %39[%365] : memref<?xf32>
+              linalg.yield %366 : f32
+            }
+            %367 = arith.constant 8 : index
+            %368 = vector.load %40[%347] : memref<16xf32>, vector<8xf32>
+            %369 = vector.load %40[%367] : memref<16xf32>, vector<8xf32>
+            %370 = arith.muli %359, %328 : index
+            %371 = arith.addi %335, %370 : index
+            %372 = arith.index_cast %371 : index to i64
+            %373 = llvm.inttoptr %372 : i64 to !llvm.ptr
+            llvm.store %368, %373 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+            %374 = llvm.getelementptr %373[32] : (!llvm.ptr) -> !llvm.ptr, i8
+            llvm.store %369, %374 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+          }
+          %375 = arith.subi %C, %346 : index
+          %376 = memref.subview %49[%346] [%375] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
+          %377 = arith.constant 0 : index
+          %378 = memref.reinterpret_cast %376 to offset: [0], sizes: [%375], strides: [%377] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+          linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+              ins(%378 : memref<?xf32, strided<[?]>>)
+              outs(%376 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%379: f32, %380: f32):
+            %381 = linalg.index 0 : index
+            %382 = arith.addi %381, %346 : index
+            %383 = memref.load %39[%382] : memref<?xf32>
+            linalg.yield %383 : f32
+          }
+        } else {
+          %384 = arith.constant 0 : index
+          %385 = memref.reinterpret_cast %49 to offset: [0], sizes: [%C], strides: [%384] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+          linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+              ins(%385, %39 : memref<?xf32, strided<[?]>>, memref<?xf32>)
+              outs(%49 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%386: f32, %387: f32, %388: f32):
+            linalg.yield %387 : f32
+          }
+        }
+      }
+      memref.dealloc %39 : memref<?xf32>
+      scf.if %26 {
+        llvm.fence seq_cst
       }
       scf.reduce
     }
@@ -535,7 +774,8 @@ module attributes {transform.with_named_sequence} {
 //| typedef struct { void* allocated; void* aligned; int64_t offset; int64_t sizes[2]; int64_t strides[2]; } sb_memref2;
 //|
 //| void _mlir_ciface_searches_loops(sb_memref2*, sb_memref1*, sb_memref1*, sb_memref1*, sb_memref1*,
-//|                                  sb_memref1*, sb_memref1*, int64_t, int64_t);
+//|                                  sb_memref1*, sb_memref1*, sb_memref2*, sb_memref1*, sb_memref2*,
+//|                                  int64_t, int64_t);
 //| static int sb_variant_loops(const sb_args* sb_a) {
 //|   const int64_t* sb_s = sb_a->sizes;
 //|   (void)sb_s;
@@ -583,13 +823,36 @@ module attributes {transform.with_named_sequence} {
 //|   sb_m6.offset = 0;
 //|   sb_m6.sizes[0] = sb_s[0];
 //|   sb_m6.strides[0] = 1;
-//|   _mlir_ciface_searches_loops(&sb_m0, &sb_m1, &sb_m2, &sb_m3, &sb_m4, &sb_m5, &sb_m6, sb_s[0],
-//|                              sb_s[1]);
+//|   sb_memref2 sb_m7;
+//|   sb_m7.allocated = sb_a->tensors[7];
+//|   sb_m7.aligned = sb_a->tensors[7];
+//|   sb_m7.offset = 0;
+//|   sb_m7.sizes[1] = sb_s[1];
+//|   sb_m7.strides[1] = 1;
+//|   sb_m7.sizes[0] = sb_s[0];
+//|   sb_m7.strides[0] = sb_m7.strides[1] * sb_m7.sizes[1];
+//|   sb_memref1 sb_m8;
+//|   sb_m8.allocated = sb_a->tensors[8];
+//|   sb_m8.aligned = sb_a->tensors[8];
+//|   sb_m8.offset = 0;
+//|   sb_m8.sizes[0] = sb_s[0];
+//|   sb_m8.strides[0] = 1;
+//|   sb_memref2 sb_m9;
+//|   sb_m9.allocated = sb_a->tensors[9];
+//|   sb_m9.aligned = sb_a->tensors[9];
+//|   sb_m9.offset = 0;
+//|   sb_m9.sizes[1] = sb_s[1];
+//|   sb_m9.strides[1] = 1;
+//|   sb_m9.sizes[0] = sb_s[0];
+//|   sb_m9.strides[0] = sb_m9.strides[1] * sb_m9.sizes[1];
+//|   _mlir_ciface_searches_loops(&sb_m0, &sb_m1, &sb_m2, &sb_m3, &sb_m4, &sb_m5, &sb_m6, &sb_m7, &sb_m8,
+//|                              &sb_m9, sb_s[0], sb_s[1]);
 //|   return 0;
 //| }
 //|
 //| void _mlir_ciface_searches_openmp(sb_memref2*, sb_memref1*, sb_memref1*, sb_memref1*, sb_memref1*,
-//|                                   sb_memref1*, sb_memref1*, int64_t, int64_t);
+//|                                   sb_memref1*, sb_memref1*, sb_memref2*, sb_memref1*, sb_memref2*,
+//|                                   int64_t, int64_t);
 //| static int sb_variant_openmp(const sb_args* sb_a) {
 //|   const int64_t* sb_s = sb_a->sizes;
 //|   (void)sb_s;
@@ -637,8 +900,30 @@ module attributes {transform.with_named_sequence} {
 //|   sb_m6.offset = 0;
 //|   sb_m6.sizes[0] = sb_s[0];
 //|   sb_m6.strides[0] = 1;
-//|   _mlir_ciface_searches_openmp(&sb_m0, &sb_m1, &sb_m2, &sb_m3, &sb_m4, &sb_m5, &sb_m6, sb_s[0],
-//|                               sb_s[1]);
+//|   sb_memref2 sb_m7;
+//|   sb_m7.allocated = sb_a->tensors[7];
+//|   sb_m7.aligned = sb_a->tensors[7];
+//|   sb_m7.offset = 0;
+//|   sb_m7.sizes[1] = sb_s[1];
+//|   sb_m7.strides[1] = 1;
+//|   sb_m7.sizes[0] = sb_s[0];
+//|   sb_m7.strides[0] = sb_m7.strides[1] * sb_m7.sizes[1];
+//|   sb_memref1 sb_m8;
+//|   sb_m8.allocated = sb_a->tensors[8];
+//|   sb_m8.aligned = sb_a->tensors[8];
+//|   sb_m8.offset = 0;
+//|   sb_m8.sizes[0] = sb_s[0];
+//|   sb_m8.strides[0] = 1;
+//|   sb_memref2 sb_m9;
+//|   sb_m9.allocated = sb_a->tensors[9];
+//|   sb_m9.aligned = sb_a->tensors[9];
+//|   sb_m9.offset = 0;
+//|   sb_m9.sizes[1] = sb_s[1];
+//|   sb_m9.strides[1] = 1;
+//|   sb_m9.sizes[0] = sb_s[0];
+//|   sb_m9.strides[0] = sb_m9.strides[1] * sb_m9.sizes[1];
+//|   _mlir_ciface_searches_openmp(&sb_m0, &sb_m1, &sb_m2, &sb_m3, &sb_m4, &sb_m5, &sb_m6, &sb_m7,
+//|                               &sb_m8, &sb_m9, sb_s[0], sb_s[1]);
 //|   return 0;
 //| }
 //|
@@ -648,6 +933,6 @@ module attributes {transform.with_named_sequence} {
 //| };
 //|
 //| const sb_module* specbench_module(void) {
-//|   static const sb_module m = {SPECBENCH_ABI_VERSION, "searches", "mlir", 7, 2, 2, sb_variants};
+//|   static const sb_module m = {SPECBENCH_ABI_VERSION, "searches", "mlir", 10, 2, 2, sb_variants};
 //|   return &m;
 //| }

@@ -2,13 +2,16 @@
 # Do not edit: regenerate with `specbench gen specs/searches.yaml`.
 #
 # Tensors (ABI order):
-#   0  x      f32[R, C]  in
-#   1  at     i64[R]     out
-#   2  rare   i64[R]     out
-#   3  early  i64[R]     out
-#   4  later  i64[R]     out
-#   5  top    f32[R]     temp
-#   6  near   i64[R]     out
+#   0  x         f32[R, C]  in
+#   1  at        i64[R]     out
+#   2  rare      i64[R]     out
+#   3  early     i64[R]     out
+#   4  later     i64[R]     out
+#   5  top       f32[R]     temp
+#   6  near      i64[R]     out
+#   7  e         f32[R, C]  temp
+#   8  fromtemp  i64[R]     out
+#   9  twice     f32[R, C]  out
 # Sizes (ABI order): R, C
 # Variants:
 #   loops               strategy loops
@@ -17,14 +20,22 @@
 # Built by the harness's mojo runtime (harness/run/runtime_mojo.cpp) into a shared library that
 # exports specbench_module(), the C ABI of harness/abi/specbench_abi.h.
 
+from std.algorithm.functional import vectorize
+from std.atomic import fence
 from std.ffi import CStringSpan
 from std.math import inf, iota
 from std.memory import Layout, alloc, dealloc
 from std.runtime import initialize_runtime, parallelism_level
 from std.sys import simd_width_of
 from std.sys.defines import get_defined_int
+from std.sys.intrinsics import PrefetchOptions, prefetch
 
 from max.algorithm import parallelize
+
+# Elementwise outputs stream (non-temporal stores) when the tensors they touch total at least
+# this many bytes, 1.5x the last-level cache, as in the cpu backend; -D SB_STREAM_MIN_BYTES=n
+# overrides it.
+comptime sb_stream_min_bytes = get_defined_int["SB_STREAM_MIN_BYTES", 50331648]()
 
 # Statements of fewer loop iterations than this run on the calling thread: a parallelize
 # costs more than their work; -D SB_SERIAL_ITERATIONS=n overrides it.
@@ -147,29 +158,64 @@ def sb_loops_s5(x: Pointer[Float32, ImmUntrackedOrigin], top: Pointer[Float32, I
         near[unsafe_offset=r] = sb_acc0
 
 
+# e[r, c] = x[r, c] * 2.0
+def sb_loops_s6(x: Pointer[Float32, ImmUntrackedOrigin], e: Pointer[Float32, MutUntrackedOrigin],
+                R: Int, C: Int):
+    for r in range(R):
+        for c in range(C):
+            e[unsafe_offset=r * C + c] = x[unsafe_offset=r * C + c] * Float32(2.0)
+
+
+# fromtemp[r] = min(c in 0..C: select(e[r, c] < -1.9, i64(c), i64(C)))
+def sb_loops_s7(e: Pointer[Float32, ImmUntrackedOrigin],
+                fromtemp: Pointer[Int64, MutUntrackedOrigin], R: Int, C: Int):
+    for r in range(R):
+        var sb_acc0 = Int64.MAX
+        for c in range(C):
+            sb_acc0 = sb_min(sb_acc0, Int64(c) if e[unsafe_offset=r * C + c] < Float32(-1.9) else Int64(C))
+        fromtemp[unsafe_offset=r] = sb_acc0
+
+
+# twice[r, c] = e[r, c]
+def sb_loops_s8(e: Pointer[Float32, ImmUntrackedOrigin],
+                twice: Pointer[Float32, MutUntrackedOrigin], R: Int, C: Int):
+    for r in range(R):
+        for c in range(C):
+            twice[unsafe_offset=r * C + c] = e[unsafe_offset=r * C + c]
+
+
 # Variant vectorize_parallel: parallel chunks of the outer output dimension, SIMD inner loop or reduction.
 
-# Statements 0 to 5 in one parallel loop over rows (top kept as one row per chunk):
+# Statements 0 to 8 in one parallel loop over rows (top, e kept as one row per chunk):
 # at[r] = min(c in 0..C: select(c >= r + 120 || x[r, c] > 2.0, i64(c), i64(C)))
 # rare[r] = min(c in 0..C: select(x[r, c] > 0.998, i64(c), i64(C + 5)))
 # early[r] = min(c in 0..C: select(x[r, c] < -0.5, i64(c), i64(C - 1)))
 # later[r] = min(c in r..C: select(x[r, c] * 4.0 > 3.0, i64(c), i64(C)))
 # top[r] = max(c in 0..C: x[r, c])
 # near[r] = min(c in 0..C: select(x[r, c] >= top[r] && c >= r + 120, i64(c), i64(C)))
-def sb_vectorize_parallel_s0_5(x: Pointer[Float32, ImmUntrackedOrigin],
+# e[r, c] = x[r, c] * 2.0
+# fromtemp[r] = min(c in 0..C: select(e[r, c] < -1.9, i64(c), i64(C)))
+# twice[r, c] = e[r, c]
+def sb_vectorize_parallel_s0_8(x: Pointer[Float32, ImmUntrackedOrigin],
                                at: Pointer[Int64, MutUntrackedOrigin],
                                rare: Pointer[Int64, MutUntrackedOrigin],
                                early: Pointer[Int64, MutUntrackedOrigin],
                                later: Pointer[Int64, MutUntrackedOrigin],
-                               near: Pointer[Int64, MutUntrackedOrigin], R: Int, C: Int):
+                               near: Pointer[Int64, MutUntrackedOrigin],
+                               fromtemp: Pointer[Int64, MutUntrackedOrigin],
+                               twice: Pointer[Float32, MutUntrackedOrigin], R: Int, C: Int):
+    # Stream the outputs when the tensors this touches outgrow the caches.
+    var sb_stream = 4 * R * C + 8 * R + 8 * R + 8 * R + 8 * R + 8 * R + 8 * R + 4 * R * C >= sb_stream_min_bytes
     var sb_n = R
-    var sb_chunks = 1 if R * C + R * C + R * C + R + R * C + R * C < sb_serial_iterations else min(sb_n, parallelism_level())
+    var sb_chunks = 1 if R * C + R * C + R * C + R + R * C + R * C + R * C + R * C + R * C < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
         var sb_hi = (sb_c + 1) * sb_n // sb_chunks
         var sb_buf_top = alloc(Layout[Float32](count=1))
         var sb_row_top = sb_buf_top.unsafe_ptr()
+        var sb_buf_e = alloc(Layout[Float32](count=C))
+        var sb_row_e = sb_buf_e.unsafe_ptr()
 
         # at[r] = min(c in 0..C: select(c >= r + 120 || x[r, c] > 2.0, i64(c), i64(C)))
         def sb_row0(r: Int) {imm}:
@@ -335,6 +381,114 @@ def sb_vectorize_parallel_s0_5(x: Pointer[Float32, ImmUntrackedOrigin],
                 sb_acc0 = sb_min(sb_acc0, Int64(C))
             near[unsafe_offset=r] = sb_acc0
 
+        # e[r, c] = x[r, c] * 2.0
+        def sb_row6(r: Int) {imm}:
+            var sb_next_row = min(r + 1, R - 1)
+            def sb_vec[sb_w: Int](c: Int) {imm}:
+                if sb_stream:  # the next row, for its first pass
+                    for sb_p in range(0, sb_w, 16):
+                        prefetch[PrefetchOptions().for_read().high_locality().to_data_cache()](x.unsafe_offset(sb_next_row * C + (c + sb_p)))
+                var sb_val = x.unsafe_load[width=sb_w](r * C + c) * Float32(2.0)
+                sb_row_e.unsafe_store[width=sb_w](c, sb_val)
+
+            var sb_vn = C
+            var sb_vr = sb_vn - sb_vn % sb_w_f32
+            vectorize[sb_w_f32](sb_vr, sb_vec)
+            if sb_w_f32 > 32 and sb_vn - sb_vr >= 32:
+                sb_vec[32](sb_vr)
+                sb_vr += 32
+            if sb_w_f32 > 16 and sb_vn - sb_vr >= 16:
+                sb_vec[16](sb_vr)
+                sb_vr += 16
+            if sb_w_f32 > 8 and sb_vn - sb_vr >= 8:
+                sb_vec[8](sb_vr)
+                sb_vr += 8
+            if sb_w_f32 > 4 and sb_vn - sb_vr >= 4:
+                sb_vec[4](sb_vr)
+                sb_vr += 4
+            if sb_w_f32 > 2 and sb_vn - sb_vr >= 2:
+                sb_vec[2](sb_vr)
+                sb_vr += 2
+            if sb_w_f32 > 1 and sb_vn - sb_vr >= 1:
+                sb_vec[1](sb_vr)
+                sb_vr += 1
+
+        # fromtemp[r] = min(c in 0..C: select(e[r, c] < -1.9, i64(c), i64(C)))
+        def sb_row7(r: Int) {imm}:
+            # A search: the least c where the condition holds, its blocks of 128 terms tested as
+            # vectors in turn, the first block where it holds then one term at a time.
+            var sb_acc0 = Int64.MAX
+            var sb_at0 = C
+            var sb_endp0 = max(C, 0) // 128 * 128
+            for sb_b0 in range(0, sb_endp0, 128):
+                var sb_m0 = SIMD[DType.bool, sb_w_f32](fill=False)
+                for c in range(sb_b0, sb_b0 + 128, sb_w_f32):
+                    sb_m0 |= sb_row_e.unsafe_load[width=sb_w_f32](c).lt(Float32(-1.9))
+                if sb_m0.reduce_or():
+                    for c in range(sb_b0, sb_b0 + 128):
+                        if sb_row_e[unsafe_offset=c] < Float32(-1.9):
+                            sb_at0 = c
+                            break
+                    if sb_at0 != C:
+                        break
+            if sb_at0 == C:
+                for c in range(sb_endp0, C):
+                    if sb_row_e[unsafe_offset=c] < Float32(-1.9):
+                        sb_at0 = c
+                        break
+            if sb_at0 < C:
+                sb_acc0 = sb_min(sb_acc0, Int64(sb_at0))
+            elif 0 < C:
+                sb_acc0 = sb_min(sb_acc0, Int64(C))
+            fromtemp[unsafe_offset=r] = sb_acc0
+
+        # twice[r, c] = e[r, c]
+        def sb_row8(r: Int) {imm}:
+            if sb_stream:
+                # Non-temporal stores: plain head and tail, whole 64-byte lines in between.
+                var sb_first = Int(twice.unsafe_offset(r * C))
+                var sb_head = min((64 - sb_first % 64) % 64 // 4, C)
+                var sb_lines_end = sb_head + (C - sb_head) // 16 * 16
+
+                def sb_line(c: Int) {imm}:
+                    var sb_val = sb_row_e.unsafe_load[width=16](c)
+                    twice.unsafe_store[width=16, alignment=64, non_temporal=True](r * C + c, sb_val)
+
+                def sb_one(c: Int) {imm}:
+                    twice[unsafe_offset=r * C + c] = sb_row_e[unsafe_offset=c]
+
+                for c in range(0, sb_head):
+                    sb_one(c)
+                for c in range(sb_head, sb_lines_end, 16):
+                    sb_line(c)
+                for c in range(sb_lines_end, C):
+                    sb_one(c)
+            else:
+                def sb_vec[sb_w: Int](c: Int) {imm}:
+                    twice.unsafe_store[width=sb_w](r * C + c, sb_row_e.unsafe_load[width=sb_w](c))
+
+                var sb_vn = C
+                var sb_vr = sb_vn - sb_vn % sb_w_f32
+                vectorize[sb_w_f32](sb_vr, sb_vec)
+                if sb_w_f32 > 32 and sb_vn - sb_vr >= 32:
+                    sb_vec[32](sb_vr)
+                    sb_vr += 32
+                if sb_w_f32 > 16 and sb_vn - sb_vr >= 16:
+                    sb_vec[16](sb_vr)
+                    sb_vr += 16
+                if sb_w_f32 > 8 and sb_vn - sb_vr >= 8:
+                    sb_vec[8](sb_vr)
+                    sb_vr += 8
+                if sb_w_f32 > 4 and sb_vn - sb_vr >= 4:
+                    sb_vec[4](sb_vr)
+                    sb_vr += 4
+                if sb_w_f32 > 2 and sb_vn - sb_vr >= 2:
+                    sb_vec[2](sb_vr)
+                    sb_vr += 2
+                if sb_w_f32 > 1 and sb_vn - sb_vr >= 1:
+                    sb_vec[1](sb_vr)
+                    sb_vr += 1
+
         for sb_row in range(sb_lo, sb_hi):
             sb_row0(sb_row)
             sb_row1(sb_row)
@@ -342,7 +496,13 @@ def sb_vectorize_parallel_s0_5(x: Pointer[Float32, ImmUntrackedOrigin],
             sb_row3(sb_row)
             sb_row4(sb_row)
             sb_row5(sb_row)
+            sb_row6(sb_row)
+            sb_row7(sb_row)
+            sb_row8(sb_row)
+        if sb_stream:
+            fence()
         dealloc(sb_buf_top^)
+        dealloc(sb_buf_e^)
 
     if sb_chunks == 1:
         sb_chunk(0)
@@ -363,6 +523,9 @@ def sb_variant_loops(sb_a: Pointer[SbArgs, ImmUntrackedOrigin]) abi("C") -> Int3
     var later = sb_a[].tensors[unsafe_offset=4].unsafe_bitcast[Int64]()
     var top = sb_a[].tensors[unsafe_offset=5].unsafe_bitcast[Float32]()
     var near = sb_a[].tensors[unsafe_offset=6].unsafe_bitcast[Int64]()
+    var e = sb_a[].tensors[unsafe_offset=7].unsafe_bitcast[Float32]()
+    var fromtemp = sb_a[].tensors[unsafe_offset=8].unsafe_bitcast[Int64]()
+    var twice = sb_a[].tensors[unsafe_offset=9].unsafe_bitcast[Float32]()
     var R = Int(sb_a[].sizes[unsafe_offset=0])
     var C = Int(sb_a[].sizes[unsafe_offset=1])
 
@@ -378,6 +541,12 @@ def sb_variant_loops(sb_a: Pointer[SbArgs, ImmUntrackedOrigin]) abi("C") -> Int3
     sb_loops_s4(x, top, R, C)
     # near[r] = min(c in 0..C: select(x[r, c] >= top[r] && c >= r + 120, i64(c), i64(C)))
     sb_loops_s5(x, top, near, R, C)
+    # e[r, c] = x[r, c] * 2.0
+    sb_loops_s6(x, e, R, C)
+    # fromtemp[r] = min(c in 0..C: select(e[r, c] < -1.9, i64(c), i64(C)))
+    sb_loops_s7(e, fromtemp, R, C)
+    # twice[r, c] = e[r, c]
+    sb_loops_s8(e, twice, R, C)
     return 0
 
 
@@ -390,6 +559,8 @@ def sb_variant_vectorize_parallel(sb_a: Pointer[SbArgs, ImmUntrackedOrigin]) abi
     var early = sb_a[].tensors[unsafe_offset=3].unsafe_bitcast[Int64]()
     var later = sb_a[].tensors[unsafe_offset=4].unsafe_bitcast[Int64]()
     var near = sb_a[].tensors[unsafe_offset=6].unsafe_bitcast[Int64]()
+    var fromtemp = sb_a[].tensors[unsafe_offset=8].unsafe_bitcast[Int64]()
+    var twice = sb_a[].tensors[unsafe_offset=9].unsafe_bitcast[Float32]()
     var R = Int(sb_a[].sizes[unsafe_offset=0])
     var C = Int(sb_a[].sizes[unsafe_offset=1])
 
@@ -399,7 +570,10 @@ def sb_variant_vectorize_parallel(sb_a: Pointer[SbArgs, ImmUntrackedOrigin]) abi
     # later[r] = min(c in r..C: select(x[r, c] * 4.0 > 3.0, i64(c), i64(C)))
     # top[r] = max(c in 0..C: x[r, c])
     # near[r] = min(c in 0..C: select(x[r, c] >= top[r] && c >= r + 120, i64(c), i64(C)))
-    sb_vectorize_parallel_s0_5(x, at, rare, early, later, near, R, C)
+    # e[r, c] = x[r, c] * 2.0
+    # fromtemp[r] = min(c in 0..C: select(e[r, c] < -1.9, i64(c), i64(C)))
+    # twice[r, c] = e[r, c]
+    sb_vectorize_parallel_s0_8(x, at, rare, early, later, near, fromtemp, twice, R, C)
     return 0
 
 
@@ -420,7 +594,7 @@ def specbench_module() abi("C") -> Pointer[SbModule, ImmUntrackedOrigin]:
             abi_version=1,
             spec="searches".as_c_string_span(),
             backend="mojo".as_c_string_span(),
-            num_tensors=7,
+            num_tensors=10,
             num_sizes=2,
             num_variants=2,
             variants=variants,

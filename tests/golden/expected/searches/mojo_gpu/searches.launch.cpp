@@ -2,13 +2,16 @@
 // Do not edit: regenerate with `specbench gen specs/searches.yaml`.
 //
 // Tensors (ABI order):
-//   0  x      f32[R, C]  in
-//   1  at     i64[R]     out
-//   2  rare   i64[R]     out
-//   3  early  i64[R]     out
-//   4  later  i64[R]     out
-//   5  top    f32[R]     temp
-//   6  near   i64[R]     out
+//   0  x         f32[R, C]  in
+//   1  at        i64[R]     out
+//   2  rare      i64[R]     out
+//   3  early     i64[R]     out
+//   4  later     i64[R]     out
+//   5  top       f32[R]     temp
+//   6  near      i64[R]     out
+//   7  e         f32[R, C]  temp
+//   8  fromtemp  i64[R]     out
+//   9  twice     f32[R, C]  out
 // Sizes (ABI order): R, C
 // Variants:
 //   thread_per_output  strategy thread_per_output: block_size = 128
@@ -34,6 +37,9 @@ SB_MOJO_KERNEL(sb_thread_per_output_s2);
 SB_MOJO_KERNEL(sb_thread_per_output_s3);
 SB_MOJO_KERNEL(sb_thread_per_output_s4);
 SB_MOJO_KERNEL(sb_thread_per_output_s5);
+SB_MOJO_KERNEL(sb_thread_per_output_s6);
+SB_MOJO_KERNEL(sb_thread_per_output_s7);
+SB_MOJO_KERNEL(sb_thread_per_output_s8);
 SB_MOJO_KERNEL(sb_warp_per_row_s0_rows);
 SB_MOJO_KERNEL(sb_warp_per_row_s0_rows_global);
 
@@ -50,6 +56,9 @@ static int sb_variant_thread_per_output(const sb_args* sb_a) {
   int64_t* later = (int64_t*)sb_a->tensors[4];
   float* top = (float*)sb_a->tensors[5];
   int64_t* near = (int64_t*)sb_a->tensors[6];
+  float* e = (float*)sb_a->tensors[7];
+  int64_t* fromtemp = (int64_t*)sb_a->tensors[8];
+  float* twice = (float*)sb_a->tensors[9];
   const int64_t R = sb_a->sizes[0];
   const int64_t C = sb_a->sizes[1];
   void* sb_stream = sb_a->stream;
@@ -95,6 +104,27 @@ static int sb_variant_thread_per_output(const sb_args* sb_a) {
     const unsigned sb_grid = (unsigned)((sb_total + 127) / 128);
     SB_MOJO_LAUNCH(sb_thread_per_output_s5, sb_grid, 128, 0, sb_stream, x, top, near, R, C);
   }
+
+  // e[r, c] = x[r, c] * 2.0
+  {
+    const int64_t sb_total = R * C;
+    const unsigned sb_grid = (unsigned)((sb_total + 127) / 128);
+    SB_MOJO_LAUNCH(sb_thread_per_output_s6, sb_grid, 128, 0, sb_stream, x, e, R, C);
+  }
+
+  // fromtemp[r] = min(c in 0..C: select(e[r, c] < -1.9, i64(c), i64(C)))
+  {
+    const int64_t sb_total = R;
+    const unsigned sb_grid = (unsigned)((sb_total + 127) / 128);
+    SB_MOJO_LAUNCH(sb_thread_per_output_s7, sb_grid, 128, 0, sb_stream, e, fromtemp, R, C);
+  }
+
+  // twice[r, c] = e[r, c]
+  {
+    const int64_t sb_total = R * C;
+    const unsigned sb_grid = (unsigned)((sb_total + 127) / 128);
+    SB_MOJO_LAUNCH(sb_thread_per_output_s8, sb_grid, 128, 0, sb_stream, e, twice, R, C);
+  }
   return 0;
 }
 
@@ -107,9 +137,13 @@ static int sb_variant_warp_per_row(const sb_args* sb_a) {
   int64_t* later = (int64_t*)sb_a->tensors[4];
   float* top = (float*)sb_a->tensors[5];
   int64_t* near = (int64_t*)sb_a->tensors[6];
+  float* e = (float*)sb_a->tensors[7];
+  int64_t* fromtemp = (int64_t*)sb_a->tensors[8];
+  float* twice = (float*)sb_a->tensors[9];
   const int64_t R = sb_a->sizes[0];
   const int64_t C = sb_a->sizes[1];
   (void)top;  // not used by any statement
+  (void)e;  // not used by any statement
   void* sb_stream = sb_a->stream;
   int sb_sm_count = 0;
   SB_MOJO_CHECK(sb_mojo_sm_count(&sb_sm_count));
@@ -121,18 +155,21 @@ static int sb_variant_warp_per_row(const sb_args* sb_a) {
   // later[r] = min(c in r..C: select(x[r, c] * 4.0 > 3.0, i64(c), i64(C)))
   // top[r] = max(c in 0..C: x[r, c])
   // near[r] = min(c in 0..C: select(x[r, c] >= top[r] && c >= r + 120, i64(c), i64(C)))
+  // e[r, c] = x[r, c] * 2.0
+  // fromtemp[r] = min(c in 0..C: select(e[r, c] < -1.9, i64(c), i64(C)))
+  // twice[r, c] = e[r, c]
   {  // one kernel for the row group
     const int64_t sb_nrows = R;
     int64_t sb_blocks = (sb_nrows + 7) / 8;  // at least 8 rows per block
     if (sb_blocks > sb_max_grid) sb_blocks = sb_max_grid;
     if (sb_blocks < 1) sb_blocks = 1;
-    const int64_t sb_smem = (8 * (C)) * (int64_t)sizeof(float);
+    const int64_t sb_smem = (8 * (C + C)) * (int64_t)sizeof(float);
     if (sb_smem <= 49152) {
       SB_MOJO_LAUNCH(sb_warp_per_row_s0_rows, (unsigned)sb_blocks, 256, (size_t)sb_smem, sb_stream,
-                     x, at, rare, early, later, near, R, C);
+                     x, at, rare, early, later, near, fromtemp, twice, R, C);
     } else {  // the rows do not fit in shared memory
       SB_MOJO_LAUNCH(sb_warp_per_row_s0_rows_global, (unsigned)sb_blocks, 256, 0, sb_stream, x, at,
-                     rare, early, later, near, R, C);
+                     rare, early, later, near, fromtemp, twice, R, C);
     }
   }
   return 0;
@@ -151,7 +188,7 @@ static const sb_module sb_module_info = {
     SPECBENCH_ABI_VERSION,
     "searches",  // spec
     "mojo_gpu",  // backend
-    7,           // tensors
+    10,          // tensors
     2,           // sizes
     2,           // variants
     sb_variants,

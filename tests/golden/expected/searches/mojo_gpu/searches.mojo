@@ -2,13 +2,16 @@
 # Do not edit: regenerate with `specbench gen specs/searches.yaml`.
 #
 # Tensors (ABI order):
-#   0  x      f32[R, C]  in
-#   1  at     i64[R]     out
-#   2  rare   i64[R]     out
-#   3  early  i64[R]     out
-#   4  later  i64[R]     out
-#   5  top    f32[R]     temp
-#   6  near   i64[R]     out
+#   0  x         f32[R, C]  in
+#   1  at        i64[R]     out
+#   2  rare      i64[R]     out
+#   3  early     i64[R]     out
+#   4  later     i64[R]     out
+#   5  top       f32[R]     temp
+#   6  near      i64[R]     out
+#   7  e         f32[R, C]  temp
+#   8  fromtemp  i64[R]     out
+#   9  twice     f32[R, C]  out
 # Sizes (ABI order): R, C
 # Variants:
 #   thread_per_output  strategy thread_per_output: block_size = 128
@@ -186,6 +189,59 @@ def sb_thread_per_output_s5(x: Pointer[Float32, ImmUntrackedOrigin],
     near[unsafe_offset=r] = sb_acc0
 
 
+# e[r, c] = x[r, c] * 2.0
+# Launch: blocks of 128 threads, grid = ceil(R * C / 128).
+@export("sb_thread_per_output_s6")
+def sb_thread_per_output_s6(x: Pointer[Float32, ImmUntrackedOrigin],
+                            e: Pointer[Float32, MutUntrackedOrigin], sb_arg_R: Int64,
+                            sb_arg_C: Int64) abi("C"):
+    var R = Int(sb_arg_R)
+    var C = Int(sb_arg_C)
+    var sb_total = R * C
+    var sb_t = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
+    if sb_t >= sb_total:
+        return
+    var r = sb_t // C
+    var c = sb_t % C
+    e[unsafe_offset=r * C + c] = x[unsafe_offset=r * C + c] * Float32(2.0)
+
+
+# fromtemp[r] = min(c in 0..C: select(e[r, c] < -1.9, i64(c), i64(C)))
+# Launch: blocks of 128 threads, grid = ceil(R / 128).
+@export("sb_thread_per_output_s7")
+def sb_thread_per_output_s7(e: Pointer[Float32, ImmUntrackedOrigin],
+                            fromtemp: Pointer[Int64, MutUntrackedOrigin], sb_arg_R: Int64,
+                            sb_arg_C: Int64) abi("C"):
+    var R = Int(sb_arg_R)
+    var C = Int(sb_arg_C)
+    var sb_total = R
+    var sb_t = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
+    if sb_t >= sb_total:
+        return
+    var r = sb_t
+    var sb_acc0 = Int64.MAX
+    for c in range(C):
+        sb_acc0 = sb_min(sb_acc0, Int64(c) if e[unsafe_offset=r * C + c] < Float32(-1.9) else Int64(C))
+    fromtemp[unsafe_offset=r] = sb_acc0
+
+
+# twice[r, c] = e[r, c]
+# Launch: blocks of 128 threads, grid = ceil(R * C / 128).
+@export("sb_thread_per_output_s8")
+def sb_thread_per_output_s8(e: Pointer[Float32, ImmUntrackedOrigin],
+                            twice: Pointer[Float32, MutUntrackedOrigin], sb_arg_R: Int64,
+                            sb_arg_C: Int64) abi("C"):
+    var R = Int(sb_arg_R)
+    var C = Int(sb_arg_C)
+    var sb_total = R * C
+    var sb_t = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
+    if sb_t >= sb_total:
+        return
+    var r = sb_t // C
+    var c = sb_t % C
+    twice[unsafe_offset=r * C + c] = e[unsafe_offset=r * C + c]
+
+
 # Variant warp_per_row: row-wise reductions: one warp per output element, lanes striding the
 # reduction, a shuffle combine; a row group is one kernel, a warp owning a row, row temps in
 # registers or shared memory.
@@ -196,9 +252,13 @@ def sb_thread_per_output_s5(x: Pointer[Float32, ImmUntrackedOrigin],
 # later[r] = min(c in r..C: select(x[r, c] * 4.0 > 3.0, i64(c), i64(C)))
 # top[r] = max(c in 0..C: x[r, c])
 # near[r] = min(c in 0..C: select(x[r, c] >= top[r] && c >= r + 120, i64(c), i64(C)))
+# e[r, c] = x[r, c] * 2.0
+# fromtemp[r] = min(c in 0..C: select(e[r, c] < -1.9, i64(c), i64(C)))
+# twice[r, c] = e[r, c]
 # Row group fused into one kernel: each warp owns a row at a time (rows grid-stride over a bounded
 # grid) and computes these statements for it in order; top stay in registers (every thread holds its
-# row's value); the row of x is staged in shared memory, read once.
+# row's value); the row of e lives in shared memory; the row of x is staged in shared memory, read
+# once.
 # Launch: blocks of 256 threads, grid = min(ceil(R / 8), SMs * 4), at least 1; dynamic shared
 # memory, the launcher's sb_smem bytes, at most 49152.
 @export("sb_warp_per_row_s0_rows")
@@ -207,7 +267,9 @@ def sb_warp_per_row_s0_rows(x: Pointer[Float32, ImmUntrackedOrigin],
                             rare: Pointer[Int64, MutUntrackedOrigin],
                             early: Pointer[Int64, MutUntrackedOrigin],
                             later: Pointer[Int64, MutUntrackedOrigin],
-                            near: Pointer[Int64, MutUntrackedOrigin], sb_arg_R: Int64,
+                            near: Pointer[Int64, MutUntrackedOrigin],
+                            fromtemp: Pointer[Int64, MutUntrackedOrigin],
+                            twice: Pointer[Float32, MutUntrackedOrigin], sb_arg_R: Int64,
                             sb_arg_C: Int64) abi("C"):
     var R = Int(sb_arg_R)
     var C = Int(sb_arg_C)
@@ -215,8 +277,9 @@ def sb_warp_per_row_s0_rows(x: Pointer[Float32, ImmUntrackedOrigin],
         Float32, address_space=AddressSpace.SHARED, alignment=16, name="sb_dynamic_f32"
     ]()
     # Shared memory: the broadcast tensors once per block, then one set of rows per warp.
-    var sb_mine = 0 + (Int(thread_idx.x) // 32) * (C)  # this warp's rows
+    var sb_mine = 0 + (Int(thread_idx.x) // 32) * (C + C)  # this warp's rows
     var sb_off_x = sb_mine
+    var sb_off_e = sb_off_x + C
     var sb_lane = Int(thread_idx.x) % 32
     var sb_worker = (Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)) // 32
     var sb_workers = Int(grid_dim.x) * (Int(block_dim.x) // 32)
@@ -229,10 +292,14 @@ def sb_warp_per_row_s0_rows(x: Pointer[Float32, ImmUntrackedOrigin],
     var sb_kept_early = Int64(0)
     var sb_kept_later = Int64(0)
     var sb_kept_near = Int64(0)
+    var sb_kept_fromtemp = Int64(0)
     # The row is the same for every thread of the warp, so loop bounds and barriers are uniform.
     for sb_row in range(sb_worker, R, sb_workers):
         if sb_i % 32 == sb_lane:
             sb_kept_row = sb_row
+        var sb_lead = (Int(twice) // 4 + sb_row * C) % 32
+        var sb_head = 0 if sb_lead == 0 else (32 - sb_lead if 32 - sb_lead < C else C)
+        var sb_body = (C - sb_head) // 32 * 32
         # Stage the rows read more than once: memory is read once per row.
         var sb_lead_x = (Int(x) // 4 + sb_row * C) % 32
         var sb_head_x = 0 if sb_lead_x == 0 else (32 - sb_lead_x if 32 - sb_lead_x < C else C)
@@ -246,7 +313,8 @@ def sb_warp_per_row_s0_rows(x: Pointer[Float32, ImmUntrackedOrigin],
         syncwarp()
         # at[r] = min(c in 0..C: select(c >= r + 120 || x[r, c] > 2.0, i64(c), i64(C)))
         var sb_acc_at: Int64 = Int64.MAX
-        for c in range(sb_lane, C, 32):
+        for sb_j in range(sb_lane, C, 32):
+            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
             sb_acc_at = sb_min(sb_acc_at, Int64(c) if c >= sb_row + 120 or sb_rows[unsafe_offset=sb_off_x + c] > Float32(2.0) else Int64(C))
         sb_acc_at = sb_warp_min_i64(sb_acc_at)  # every lane of the warp gets the warp's value
         var sb_row_at: Int64 = sb_acc_at
@@ -255,7 +323,8 @@ def sb_warp_per_row_s0_rows(x: Pointer[Float32, ImmUntrackedOrigin],
         syncwarp()
         # rare[r] = min(c in 0..C: select(x[r, c] > 0.998, i64(c), i64(C + 5)))
         var sb_acc_rare: Int64 = Int64.MAX
-        for c in range(sb_lane, C, 32):
+        for sb_j in range(sb_lane, C, 32):
+            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
             sb_acc_rare = sb_min(sb_acc_rare, Int64(c) if sb_rows[unsafe_offset=sb_off_x + c] > Float32(0.998) else Int64(C + 5))
         sb_acc_rare = sb_warp_min_i64(sb_acc_rare)  # every lane of the warp gets the warp's value
         var sb_row_rare: Int64 = sb_acc_rare
@@ -264,7 +333,8 @@ def sb_warp_per_row_s0_rows(x: Pointer[Float32, ImmUntrackedOrigin],
         syncwarp()
         # early[r] = min(c in 0..C: select(x[r, c] < -0.5, i64(c), i64(C - 1)))
         var sb_acc_early: Int64 = Int64.MAX
-        for c in range(sb_lane, C, 32):
+        for sb_j in range(sb_lane, C, 32):
+            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
             sb_acc_early = sb_min(sb_acc_early, Int64(c) if sb_rows[unsafe_offset=sb_off_x + c] < Float32(-0.5) else Int64(C - 1))
         sb_acc_early = sb_warp_min_i64(sb_acc_early)  # every lane of the warp gets the warp's value
         var sb_row_early: Int64 = sb_acc_early
@@ -282,19 +352,41 @@ def sb_warp_per_row_s0_rows(x: Pointer[Float32, ImmUntrackedOrigin],
         syncwarp()
         # top[r] = max(c in 0..C: x[r, c])
         var sb_acc_top: Float32 = -inf[DType.float32]()
-        for c in range(sb_lane, C, 32):
+        for sb_j in range(sb_lane, C, 32):
+            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
             sb_acc_top = sb_max(sb_acc_top, sb_rows[unsafe_offset=sb_off_x + c])
         sb_acc_top = sb_warp_max_f32(sb_acc_top)  # every lane of the warp gets the warp's value
         var sb_row_top: Float32 = sb_acc_top
         syncwarp()
         # near[r] = min(c in 0..C: select(x[r, c] >= top[r] && c >= r + 120, i64(c), i64(C)))
         var sb_acc_near: Int64 = Int64.MAX
-        for c in range(sb_lane, C, 32):
+        for sb_j in range(sb_lane, C, 32):
+            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
             sb_acc_near = sb_min(sb_acc_near, Int64(c) if sb_rows[unsafe_offset=sb_off_x + c] >= sb_row_top and c >= sb_row + 120 else Int64(C))
         sb_acc_near = sb_warp_min_i64(sb_acc_near)  # every lane of the warp gets the warp's value
         var sb_row_near: Int64 = sb_acc_near
         if sb_i % 32 == sb_lane:
             sb_kept_near = sb_row_near
+        syncwarp()
+        # e[r, c] = x[r, c] * 2.0
+        for sb_j in range(sb_lane, C, 32):
+            var sb_q = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
+            sb_rows[unsafe_offset=sb_off_e + sb_q] = sb_rows[unsafe_offset=sb_off_x + sb_q] * Float32(2.0)
+        syncwarp()
+        # fromtemp[r] = min(c in 0..C: select(e[r, c] < -1.9, i64(c), i64(C)))
+        var sb_acc_fromtemp: Int64 = Int64.MAX
+        for sb_j in range(sb_lane, C, 32):
+            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
+            sb_acc_fromtemp = sb_min(sb_acc_fromtemp, Int64(c) if sb_rows[unsafe_offset=sb_off_e + c] < Float32(-1.9) else Int64(C))
+        sb_acc_fromtemp = sb_warp_min_i64(sb_acc_fromtemp)  # every lane of the warp gets the warp's value
+        var sb_row_fromtemp: Int64 = sb_acc_fromtemp
+        if sb_i % 32 == sb_lane:
+            sb_kept_fromtemp = sb_row_fromtemp
+        syncwarp()
+        # twice[r, c] = e[r, c]
+        for sb_j in range(sb_lane, C, 32):
+            var sb_q = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
+            twice[unsafe_offset=sb_row * C + sb_q] = sb_rows[unsafe_offset=sb_off_e + sb_q]
         syncwarp()
         sb_i += 1
         if sb_i % 32 == 0:
@@ -303,6 +395,7 @@ def sb_warp_per_row_s0_rows(x: Pointer[Float32, ImmUntrackedOrigin],
             early[unsafe_offset=sb_kept_row] = sb_kept_early
             later[unsafe_offset=sb_kept_row] = sb_kept_later
             near[unsafe_offset=sb_kept_row] = sb_kept_near
+            fromtemp[unsafe_offset=sb_kept_row] = sb_kept_fromtemp
     # The last rows.
     if sb_kept_row >= 0:
         at[unsafe_offset=sb_kept_row] = sb_kept_at
@@ -310,6 +403,7 @@ def sb_warp_per_row_s0_rows(x: Pointer[Float32, ImmUntrackedOrigin],
         early[unsafe_offset=sb_kept_row] = sb_kept_early
         later[unsafe_offset=sb_kept_row] = sb_kept_later
         near[unsafe_offset=sb_kept_row] = sb_kept_near
+        fromtemp[unsafe_offset=sb_kept_row] = sb_kept_fromtemp
 
 
 # at[r] = min(c in 0..C: select(c >= r + 120 || x[r, c] > 2.0, i64(c), i64(C)))
@@ -318,10 +412,13 @@ def sb_warp_per_row_s0_rows(x: Pointer[Float32, ImmUntrackedOrigin],
 # later[r] = min(c in r..C: select(x[r, c] * 4.0 > 3.0, i64(c), i64(C)))
 # top[r] = max(c in 0..C: x[r, c])
 # near[r] = min(c in 0..C: select(x[r, c] >= top[r] && c >= r + 120, i64(c), i64(C)))
+# e[r, c] = x[r, c] * 2.0
+# fromtemp[r] = min(c in 0..C: select(e[r, c] < -1.9, i64(c), i64(C)))
+# twice[r, c] = e[r, c]
 # Row group fused into one kernel: each warp owns a row at a time (rows grid-stride over a bounded
 # grid) and computes these statements for it in order; top stay in registers (every thread holds its
-# row's value); the rows did not fit in shared memory, so reads go to global memory (no temp is
-# stored).
+# row's value); the rows did not fit in shared memory, so reads go to global memory and e is
+# recomputed where it is read (no temp is stored).
 # Launch: blocks of 256 threads, grid = min(ceil(R / 8), SMs * 4), at least 1.
 @export("sb_warp_per_row_s0_rows_global")
 def sb_warp_per_row_s0_rows_global(x: Pointer[Float32, ImmUntrackedOrigin],
@@ -329,7 +426,9 @@ def sb_warp_per_row_s0_rows_global(x: Pointer[Float32, ImmUntrackedOrigin],
                                    rare: Pointer[Int64, MutUntrackedOrigin],
                                    early: Pointer[Int64, MutUntrackedOrigin],
                                    later: Pointer[Int64, MutUntrackedOrigin],
-                                   near: Pointer[Int64, MutUntrackedOrigin], sb_arg_R: Int64,
+                                   near: Pointer[Int64, MutUntrackedOrigin],
+                                   fromtemp: Pointer[Int64, MutUntrackedOrigin],
+                                   twice: Pointer[Float32, MutUntrackedOrigin], sb_arg_R: Int64,
                                    sb_arg_C: Int64) abi("C"):
     var R = Int(sb_arg_R)
     var C = Int(sb_arg_C)
@@ -345,13 +444,18 @@ def sb_warp_per_row_s0_rows_global(x: Pointer[Float32, ImmUntrackedOrigin],
     var sb_kept_early = Int64(0)
     var sb_kept_later = Int64(0)
     var sb_kept_near = Int64(0)
+    var sb_kept_fromtemp = Int64(0)
     # The row is the same for every thread of the warp, so loop bounds and barriers are uniform.
     for sb_row in range(sb_worker, R, sb_workers):
         if sb_i % 32 == sb_lane:
             sb_kept_row = sb_row
+        var sb_lead = (Int(twice) // 4 + sb_row * C) % 32
+        var sb_head = 0 if sb_lead == 0 else (32 - sb_lead if 32 - sb_lead < C else C)
+        var sb_body = (C - sb_head) // 32 * 32
         # at[r] = min(c in 0..C: select(c >= r + 120 || x[r, c] > 2.0, i64(c), i64(C)))
         var sb_acc_at: Int64 = Int64.MAX
-        for c in range(sb_lane, C, 32):
+        for sb_j in range(sb_lane, C, 32):
+            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
             sb_acc_at = sb_min(sb_acc_at, Int64(c) if c >= sb_row + 120 or x[unsafe_offset=sb_row * C + c] > Float32(2.0) else Int64(C))
         sb_acc_at = sb_warp_min_i64(sb_acc_at)  # every lane of the warp gets the warp's value
         var sb_row_at: Int64 = sb_acc_at
@@ -360,7 +464,8 @@ def sb_warp_per_row_s0_rows_global(x: Pointer[Float32, ImmUntrackedOrigin],
         syncwarp()
         # rare[r] = min(c in 0..C: select(x[r, c] > 0.998, i64(c), i64(C + 5)))
         var sb_acc_rare: Int64 = Int64.MAX
-        for c in range(sb_lane, C, 32):
+        for sb_j in range(sb_lane, C, 32):
+            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
             sb_acc_rare = sb_min(sb_acc_rare, Int64(c) if x[unsafe_offset=sb_row * C + c] > Float32(0.998) else Int64(C + 5))
         sb_acc_rare = sb_warp_min_i64(sb_acc_rare)  # every lane of the warp gets the warp's value
         var sb_row_rare: Int64 = sb_acc_rare
@@ -369,7 +474,8 @@ def sb_warp_per_row_s0_rows_global(x: Pointer[Float32, ImmUntrackedOrigin],
         syncwarp()
         # early[r] = min(c in 0..C: select(x[r, c] < -0.5, i64(c), i64(C - 1)))
         var sb_acc_early: Int64 = Int64.MAX
-        for c in range(sb_lane, C, 32):
+        for sb_j in range(sb_lane, C, 32):
+            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
             sb_acc_early = sb_min(sb_acc_early, Int64(c) if x[unsafe_offset=sb_row * C + c] < Float32(-0.5) else Int64(C - 1))
         sb_acc_early = sb_warp_min_i64(sb_acc_early)  # every lane of the warp gets the warp's value
         var sb_row_early: Int64 = sb_acc_early
@@ -387,19 +493,38 @@ def sb_warp_per_row_s0_rows_global(x: Pointer[Float32, ImmUntrackedOrigin],
         syncwarp()
         # top[r] = max(c in 0..C: x[r, c])
         var sb_acc_top: Float32 = -inf[DType.float32]()
-        for c in range(sb_lane, C, 32):
+        for sb_j in range(sb_lane, C, 32):
+            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
             sb_acc_top = sb_max(sb_acc_top, x[unsafe_offset=sb_row * C + c])
         sb_acc_top = sb_warp_max_f32(sb_acc_top)  # every lane of the warp gets the warp's value
         var sb_row_top: Float32 = sb_acc_top
         syncwarp()
         # near[r] = min(c in 0..C: select(x[r, c] >= top[r] && c >= r + 120, i64(c), i64(C)))
         var sb_acc_near: Int64 = Int64.MAX
-        for c in range(sb_lane, C, 32):
+        for sb_j in range(sb_lane, C, 32):
+            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
             sb_acc_near = sb_min(sb_acc_near, Int64(c) if x[unsafe_offset=sb_row * C + c] >= sb_row_top and c >= sb_row + 120 else Int64(C))
         sb_acc_near = sb_warp_min_i64(sb_acc_near)  # every lane of the warp gets the warp's value
         var sb_row_near: Int64 = sb_acc_near
         if sb_i % 32 == sb_lane:
             sb_kept_near = sb_row_near
+        syncwarp()
+        # e[r, c] = x[r, c] * 2.0
+        # e is not stored: it is recomputed where it is read.
+        # fromtemp[r] = min(c in 0..C: select(e[r, c] < -1.9, i64(c), i64(C)))
+        var sb_acc_fromtemp: Int64 = Int64.MAX
+        for sb_j in range(sb_lane, C, 32):
+            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
+            sb_acc_fromtemp = sb_min(sb_acc_fromtemp, Int64(c) if (x[unsafe_offset=(sb_row) * C + (c)] * Float32(2.0)) < Float32(-1.9) else Int64(C))
+        sb_acc_fromtemp = sb_warp_min_i64(sb_acc_fromtemp)  # every lane of the warp gets the warp's value
+        var sb_row_fromtemp: Int64 = sb_acc_fromtemp
+        if sb_i % 32 == sb_lane:
+            sb_kept_fromtemp = sb_row_fromtemp
+        syncwarp()
+        # twice[r, c] = e[r, c]
+        for sb_j in range(sb_lane, C, 32):
+            var sb_q = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
+            twice[unsafe_offset=sb_row * C + sb_q] = (x[unsafe_offset=(sb_row) * C + (sb_q)] * Float32(2.0))
         sb_i += 1
         if sb_i % 32 == 0:
             at[unsafe_offset=sb_kept_row] = sb_kept_at
@@ -407,6 +532,7 @@ def sb_warp_per_row_s0_rows_global(x: Pointer[Float32, ImmUntrackedOrigin],
             early[unsafe_offset=sb_kept_row] = sb_kept_early
             later[unsafe_offset=sb_kept_row] = sb_kept_later
             near[unsafe_offset=sb_kept_row] = sb_kept_near
+            fromtemp[unsafe_offset=sb_kept_row] = sb_kept_fromtemp
     # The last rows.
     if sb_kept_row >= 0:
         at[unsafe_offset=sb_kept_row] = sb_kept_at
@@ -414,3 +540,4 @@ def sb_warp_per_row_s0_rows_global(x: Pointer[Float32, ImmUntrackedOrigin],
         early[unsafe_offset=sb_kept_row] = sb_kept_early
         later[unsafe_offset=sb_kept_row] = sb_kept_later
         near[unsafe_offset=sb_kept_row] = sb_kept_near
+        fromtemp[unsafe_offset=sb_kept_row] = sb_kept_fromtemp

@@ -2,13 +2,16 @@
 // Do not edit: regenerate with `specbench gen specs/searches.yaml`.
 //
 // Tensors (ABI order):
-//   0  x      f32[R, C]  in
-//   1  at     i64[R]     out
-//   2  rare   i64[R]     out
-//   3  early  i64[R]     out
-//   4  later  i64[R]     out
-//   5  top    f32[R]     temp
-//   6  near   i64[R]     out
+//   0  x         f32[R, C]  in
+//   1  at        i64[R]     out
+//   2  rare      i64[R]     out
+//   3  early     i64[R]     out
+//   4  later     i64[R]     out
+//   5  top       f32[R]     temp
+//   6  near      i64[R]     out
+//   7  e         f32[R, C]  temp
+//   8  fromtemp  i64[R]     out
+//   9  twice     f32[R, C]  out
 // Sizes (ABI order): R, C
 // Variants: none
 
@@ -36,7 +39,7 @@ static const sb_module sb_module_info = {
     SPECBENCH_ABI_VERSION,
     "searches",    // spec
     "vendor_cpu",  // backend
-    7,             // tensors
+    10,            // tensors
     2,             // sizes
     0,             // variants
     sb_variants,
