@@ -1196,8 +1196,9 @@ class MojoLowering {
     return acc;
   }
 
-  // The type whose native vectors a search tests its condition in: that of the values its first
-  // comparison compares (f32 for x[r, c] == m[r]), i64 where it compares none.
+  // The type whose native vectors a search tests its condition in: that of the values compared by
+  // its first comparison of values other than i64 (f32 for x[r, c] == m[r], also where an index
+  // comparison comes first); i64 where every comparison compares i64 values, or there is none.
   DType search_type(const Expr& cond) const {
     const bool compares =
         cond.kind == ExprKind::Binary &&
