@@ -555,7 +555,7 @@ std::optional<FirstIndex> match_first_index(const Statement& st, const Expr& red
   if (!d || !hi || d->overflow || hi->overflow) return std::nullopt;
   const Affine gap = *d - *hi;  // d - hi + 1 >= 0
   if (gap.overflow || !gap.is_constant() || gap.constant + 1 < 0) return std::nullopt;
-  return FirstIndex{&red, body.args[0].get(), body.args[1].get(), body.args[2].get()};
+  return FirstIndex{&red, body.args[0].get(), body.args[1].get(), &found, body.args[2].get()};
 }
 
 Statement epilogue_statement(const Spec& spec, const Statement& st, const Expr* reduce) {

@@ -269,6 +269,7 @@ struct FirstIndex {
   const Expr* reduce = nullptr;
   const Expr* cond = nullptr;   // p
   const Expr* found = nullptr;  // the select's first arm: k's value
+  const Expr* index = nullptr;  // the IndexVar k inside `found` (found itself when unconverted)
   const Expr* none = nullptr;   // the select's second arm: d
 };
 std::optional<FirstIndex> match_first_index(const Statement& st, const Expr& red);

@@ -697,6 +697,7 @@ TEST(MatchFirstIndex, TheLeastIndexWherePHoldsWithADefaultPastTheRange) {
   EXPECT_EQ(m->reduce, l.spec.stmts[0].rhs.get());
   EXPECT_EQ(m->cond, l.spec.stmts[0].rhs->args[0]->args[0].get());
   EXPECT_EQ(m->none, l.spec.stmts[0].rhs->args[0]->args[2].get());
+  EXPECT_EQ(m->index, l.spec.stmts[0].rhs->args[0]->args[1]->args[0].get());  // j under i64()
   EXPECT_TRUE(match(1).has_value());   // a default well past the range's end
   EXPECT_FALSE(match(2).has_value());  // a default below the last index
   EXPECT_FALSE(match(3).has_value());  // max: the last index, not the first

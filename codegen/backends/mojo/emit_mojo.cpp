@@ -1155,7 +1155,8 @@ class MojoLowering {
     w.line("var " + at + " = " + hi);
     w.line("var " + endp + " = " + (lo == "0" ? "" : lo + " + ") + "max(" + len + ", 0) // " + P +
            " * " + P);
-    // The condition at the bound k, one term; `last` the end of the terms to test.
+    // Terms [first, last) one at a time, up to the first where the condition holds (its index
+    // into `at`).
     auto scan = [&](const std::string& first, const std::string& last) {
       w.open("for " + k + " in " + range_text(first, last) + ":");
       const std::string cond = scalar(*m.cond, w, 0);
@@ -1183,14 +1184,12 @@ class MojoLowering {
     scan(endp, hi);
     w.dedent();
     // The index found stands for the reduction's variable in the select's first arm.
-    const Expr* index = m.found;
-    if (index->kind == ExprKind::Cast) index = index->args[0].get();
     w.open("if " + at + " < " + hi + ":");
-    overrides_[index] = at;
+    overrides_[m.index] = at;
     w.line(update(e.rop, t, acc, scalar(*m.found, w, 0)));
-    overrides_.erase(index);
+    overrides_.erase(m.index);
     w.dedent();
-    w.open("elif " + (lo == "0" ? "0" : lo) + " < " + hi + ":");
+    w.open("elif " + lo + " < " + hi + ":");
     w.line(update(e.rop, t, acc, scalar(*m.none, w, 0)));
     w.dedent();
     return acc;
