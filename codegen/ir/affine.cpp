@@ -209,6 +209,65 @@ bool depends_on(const Expr& e, int var, const Statement* st) {
   return d.found;
 }
 
+bool obviously_inside(const Spec& spec, const Statement& st, const Expr& sub, int t, size_t d) {
+  if (sub.kind != ExprKind::IndexVar) return false;
+  const Expr& extent = *spec.tensors[static_cast<size_t>(t)].shape[d];
+  if (static_cast<size_t>(sub.ref) < st.rank())
+    return same_expr(*spec.tensors[static_cast<size_t>(st.out)].shape[static_cast<size_t>(sub.ref)],
+                     extent);
+  const IndexVar& v = st.vars[static_cast<size_t>(sub.ref)];
+  return v.lo && v.hi && v.lo->kind == ExprKind::IntLit && v.lo->ival == 0 &&
+         same_expr(*v.hi, extent);
+}
+
+std::optional<std::vector<BoundaryCheck>> boundary_checks(
+    const Spec& spec, const Statement& st, const Expr& e, int var, const std::set<int>& unbound,
+    const std::function<bool(const Expr&)>& skip) {
+  std::vector<BoundaryCheck> checks;
+  bool ok = true;
+  std::function<void(const Expr&)> walk = [&](const Expr& x) {
+    if (!ok || (skip && skip(x))) return;
+    if (x.kind == ExprKind::Read &&
+        spec.tensors[static_cast<size_t>(x.ref)].boundary != Boundary::None) {
+      for (size_t d = 0; d < x.args.size(); ++d) {
+        if (obviously_inside(spec, st, *x.args[d], x.ref, d)) continue;
+        const std::optional<Affine> a = decompose(*x.args[d], var_free);
+        if (!a || a->overflow) {  // atoms: var_free subtrees, constants here
+          ok = false;
+          return;
+        }
+        BoundaryCheck c{x.ref, d, x.args[d].get(), a->uses_var(var), {}};
+        for (int u : unbound) {
+          if (!depends_on(*x.args[d], u, &st)) continue;
+          if (!fixed_range(st, u) || !a->uses_var(u)) {
+            ok = false;
+            return;
+          }
+          c.spans.push_back(u);
+        }
+        checks.push_back(std::move(c));
+      }
+    }
+    for (const auto& a : x.args) walk(*a);
+  };
+  walk(e);
+  if (!ok) return std::nullopt;
+  return checks;
+}
+
+std::vector<std::vector<std::pair<int, bool>>> check_corners(const BoundaryCheck& c, int var) {
+  std::vector<int> vars;
+  if (c.varies) vars.push_back(var);
+  vars.insert(vars.end(), c.spans.begin(), c.spans.end());
+  std::vector<std::vector<std::pair<int, bool>>> corners;
+  for (size_t corner = 0; corner < (size_t{1} << vars.size()); ++corner) {
+    std::vector<std::pair<int, bool>> at;
+    for (size_t b = 0; b < vars.size(); ++b) at.emplace_back(vars[b], ((corner >> b) & 1) != 0);
+    corners.push_back(std::move(at));
+  }
+  return corners;
+}
+
 std::optional<Affine> offset_from(const Affine& a, int v) {
   if (a.var(v) != 1) return std::nullopt;
   Affine r = a;

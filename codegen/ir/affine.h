@@ -23,6 +23,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <utility>
 #include <vector>
 
@@ -88,6 +89,39 @@ bool fixed_range(const Statement& st, int v);
 // Whether `e` uses index variable `var`. With `st`, also through the ranges of the reductions
 // nested in `e` (whose bounds live in st.vars, not under the Reduce node).
 bool depends_on(const Expr& e, int var, const Statement* st = nullptr);
+
+// Whether subscript `sub` of dimension `d` of tensor `t`, in statement `st`, is inside that
+// dimension by construction: a bare index variable whose range is exactly [0, extent) (an output
+// index of a dimension the same as the output's, or a reduction over 0..extent).
+bool obviously_inside(const Spec& spec, const Statement& st, const Expr& sub, int t, size_t d);
+
+// A subscript of a read under a boundary rule that may fall outside its tensor
+// (boundary_checks).
+struct BoundaryCheck {
+  int tensor = -1;
+  size_t dim = 0;
+  const Expr* sub = nullptr;
+  bool varies = false;     // it uses `var`: it takes its extremes at both ends of var's range
+  std::vector<int> spans;  // the variables of `unbound` it uses, each with a fixed range
+};
+
+// The subscripts of the reads of `e` (but the subtrees `skip` holds) under a boundary rule that
+// are not obviously_inside: the checks under which, all of them holding at every corner (each
+// `varies` subscript at both ends of var's range, each variable of `spans` at both ends of its
+// range), every such read of a range of `var` is inside its tensor, with the variables not in
+// `unbound` bound. Affine subscripts take their extremes at those corners. nullopt when that
+// cannot be put so: a subscript that is not affine, or that uses a variable of `unbound` (one of
+// a reduction nested in `e`) whose range is not fixed. The printers' split of a loop into a form
+// without boundary handling and one with it (cpu: StmtLowering::inside_condition; mojo) reads
+// this, each printing the checks in its language.
+std::optional<std::vector<BoundaryCheck>> boundary_checks(
+    const Spec& spec, const Statement& st, const Expr& e, int var, const std::set<int>& unbound,
+    const std::function<bool(const Expr&)>& skip = {});
+
+// The corners at which check `c` of boundary_checks(..., var, ...) is tested: each a list of
+// (index variable, at its range's last value rather than its first), `var` first where the check
+// varies with it, then the variables of c.spans. One empty corner for a check that uses neither.
+std::vector<std::vector<std::pair<int, bool>>> check_corners(const BoundaryCheck& c, int var);
 
 // `a - v` when `a` has coefficient 1 on index variable v (a subscript `v + offset`), else nullopt.
 std::optional<Affine> offset_from(const Affine& a, int v);

@@ -99,4 +99,49 @@ std::string dump_vectorize(const Spec& spec) {
   return out;
 }
 
+std::optional<int64_t> exact_tap_edge(const Spec& spec, const Statement& st, const Expr& e) {
+  const int inner = static_cast<int>(st.rank()) - 1;
+  const std::optional<Affine> row = decompose(*spec.tensors[st.out].shape.back(), var_free);
+  int64_t edge = 1;
+  bool ok = row.has_value() && !row->overflow;
+  std::function<void(const Expr&)> walk = [&](const Expr& x) {
+    if (!ok) return;
+    if (x.kind == ExprKind::Read && spec.tensors[x.ref].boundary != Boundary::None) {
+      const Tensor& t = spec.tensors[x.ref];
+      for (size_t d = 0; d < x.args.size() && ok; ++d) {
+        if (!depends_on(*x.args[d], inner)) continue;
+        const std::optional<Affine> sub = decompose(*x.args[d], var_free);
+        const std::optional<Affine> off = sub ? offset_from(*sub, inner) : std::nullopt;
+        const std::optional<Affine> ext = decompose(*t.shape[d], var_free);
+        if (!off || off->overflow || !off->sizes.empty() || !off->atoms.empty() || !ext ||
+            ext->overflow || ext->constant != row->constant || ext->sizes != row->sizes ||
+            !ext->vars.empty() || !ext->atoms.empty() || !row->atoms.empty()) {
+          ok = false;
+          return;
+        }
+        // The offset's extremes over the reduction variables' constant ranges.
+        int64_t lo = off->constant, hi = off->constant;
+        for (const auto& [v, coef] : off->vars) {
+          const IndexVar& iv = st.vars[v];
+          const std::optional<Affine> a = iv.lo ? decompose(*iv.lo) : std::nullopt;
+          const std::optional<Affine> b = iv.hi ? decompose(*iv.hi) : std::nullopt;
+          if (!iv.is_reduction || !a || !b || !a->is_constant() || !b->is_constant() ||
+              a->overflow || b->overflow || b->constant <= a->constant) {
+            ok = false;
+            return;
+          }
+          const int64_t first = coef * a->constant, last = coef * (b->constant - 1);
+          lo += std::min(first, last);
+          hi += std::max(first, last);
+        }
+        edge = std::max({edge, -lo, hi});
+      }
+    }
+    for (const auto& a : x.args) walk(*a);
+  };
+  walk(e);
+  if (!ok) return std::nullopt;
+  return edge;
+}
+
 }  // namespace sb

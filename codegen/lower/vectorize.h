@@ -19,6 +19,8 @@
 // (cpu), or of one vector (mojo); mlir orders the loops of its generic so.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 
 #include "ir/ir.h"
@@ -45,8 +47,8 @@ constexpr int kOutsideBlock = 128;
 // known exactly: the whole row takes the checked loop there, where the block checks only the
 // terms past the edge. With the row's edges 8 outputs wide, depthwise_conv2d ran 1.2-1.3x slower
 // that way; with edges of exactly the window's reach (1 output for taps at -1, 0 and +1; the cpu
-// printer's exact_tap_edge) it took 0.67-0.9x the block's time, and a 3-row window without reach
-// along the row 0.4-0.6x (standalone, 2-core VM).
+// printer's edges, exact_tap_edge) it took 0.67-0.9x the block's time, and a 3-row window without
+// reach along the row 0.4-0.6x (standalone, 2-core VM).
 constexpr int kUnrolledTerms = 16;
 
 // A vectorised innermost reduction (SimdLoops::Reductions) accumulates its terms into partials
@@ -68,6 +70,20 @@ constexpr int kReducePartialBytes = 256;
 // 0.75x (mlir openmp) the folding form's time (results/vm/searches-20261206). Standalone (cpu),
 // blocks of 64, 128 and 256 terms ran within 3% of each other, 512 8% slower.
 constexpr int kSearchTerms = 128;
+
+// The outputs at each end of a row that a vector loop along the row sets apart for the checked
+// form of a statement whose reads of `e` have a boundary rule (the cpu printer's edge segments,
+// the mojo printer's split of a row): the widest reach of those reads along the row, so that
+// only the outputs whose terms cross an edge take the checked loop (1 for depthwise_conv2d's
+// x[.., j + b - 1], b in 0..3; 1 for a stencil's x[i, j - 1] .. x[i, j + 1]). The reads of `e`
+// with a boundary rule that use the innermost output index j must each be `j + offset` in a
+// dimension as long as the output's row, the offset a constant plus reduction variables of
+// constant ranges; nullopt otherwise (a printer then keeps its own edges, or checks every
+// load). With all of a 3 x 3 window's terms in one vector loop, edges of 8 left 16 of a
+// 56-output row to the checked loop, and depthwise_conv2d took 1.2-1.3x the block form's time;
+// with edges of 1 it took 0.67-0.75x (cpu, standalone, N=8, 144 x 56 x 56 and N=1, 32 x 112 x
+// 112, 2-core VM).
+std::optional<int64_t> exact_tap_edge(const Spec& spec, const Statement& st, const Expr& e);
 
 // Fills spec.schedule.simd and epilogue_simd (one SimdChoice per statement each) of a typechecked
 // spec.

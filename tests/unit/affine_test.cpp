@@ -183,6 +183,43 @@ TEST(Affine, DependsOnSeesReductionRangesOnlyWithTheStatement) {
   EXPECT_TRUE(var_free(*st.vars[1].lo));
 }
 
+TEST(Affine, BoundaryChecksAndTheirCorners) {
+  // y[i, j] over [N, M]: x2[i + a - 1, j] checks its first subscript only (j spans x2's second
+  // dimension exactly), at both ends of a's range; x[j + i] checks its subscript, which varies
+  // with j; x2[i, j] checks nothing.
+  const Spec& s = load("  y: {type: f32, shape: [N, M], role: out}\n",
+                       "  y[i, j] = sum(a in 0..3: x2[i + a - 1, j]) + x[j + i] + x2[i, j]\n");
+  ASSERT_EQ(s.stmts.size(), 1u);
+  const Statement& st = s.stmts[0];
+  const int a = 2;  // the reduction variable
+  ASSERT_EQ(st.vars.size(), 3u);
+  const auto checks = boundary_checks(s, st, *st.rhs, kJ, {a});
+  ASSERT_TRUE(checks);
+  ASSERT_EQ(checks->size(), 2u);
+  EXPECT_EQ(s.tensors[(*checks)[0].tensor].name, "x2");
+  EXPECT_EQ((*checks)[0].dim, 0u);
+  EXPECT_FALSE((*checks)[0].varies);
+  EXPECT_EQ((*checks)[0].spans, std::vector<int>{a});
+  EXPECT_EQ(s.tensors[(*checks)[1].tensor].name, "x");
+  EXPECT_TRUE((*checks)[1].varies);
+  EXPECT_TRUE((*checks)[1].spans.empty());
+  using Corner = std::vector<std::pair<int, bool>>;
+  EXPECT_EQ(check_corners((*checks)[0], kJ), (std::vector<Corner>{{{a, false}}, {{a, true}}}));
+  EXPECT_EQ(check_corners((*checks)[1], kJ), (std::vector<Corner>{{{kJ, false}}, {{kJ, true}}}));
+  // Skipped subtrees are not checked.
+  const auto none = boundary_checks(s, st, *st.rhs, kJ, {a},
+                                    [](const Expr& e) { return e.kind == ExprKind::Read; });
+  ASSERT_TRUE(none);
+  EXPECT_TRUE(none->empty());
+  // A reduction variable that the caller binds is not spanned; one that is not fixed, or a
+  // subscript that is not affine, gives no condition.
+  EXPECT_TRUE(boundary_checks(s, st, *st.rhs, kJ, {})->at(0).spans.empty());
+  const Spec& g = load("  y: {type: f32, shape: [N], role: out}\n",
+                       "  y[i] = x[idx[i]] + sum(k in 0..i + 1: x[k + 1])\n");
+  ASSERT_EQ(g.stmts.size(), 1u);
+  EXPECT_FALSE(boundary_checks(g, g.stmts[0], *g.stmts[0].rhs, 0, {1}));
+}
+
 TEST(Affine, OffsetFromAnIndexVariable) {
   const auto subs = subscripts("x[i + 3 - N] + x[2 * i + 1] + x[j - 1]");
   ASSERT_EQ(subs.size(), 3u);

@@ -1308,15 +1308,7 @@ StmtLowering::Piece StmtLowering::print_cast(const Expr& e, CodeWriter& w, int d
 }
 
 bool StmtLowering::obviously_inside(const Expr& sub, int t, size_t d) const {
-  // A bare index variable whose range is exactly [0, extent d of tensor t).
-  if (sub.kind != ExprKind::IndexVar) return false;
-  const Expr& extent = *spec_.tensors[t].shape[d];
-  const size_t rank = st_.rank();
-  if (static_cast<size_t>(sub.ref) < rank)
-    return same_expr(*spec_.tensors[st_.out].shape[sub.ref], extent);
-  const IndexVar& v = st_.vars[sub.ref];
-  return v.lo && v.hi && v.lo->kind == ExprKind::IntLit && v.lo->ival == 0 &&
-         same_expr(*v.hi, extent);
+  return sb::obviously_inside(spec_, st_, sub, t, d);
 }
 
 StmtLowering::Piece StmtLowering::print_read(const Expr& e, CodeWriter& w, int depth,
@@ -1621,61 +1613,29 @@ std::optional<std::string> StmtLowering::inside_condition(const Expr& e, int var
                                                           const std::string& last,
                                                           const std::set<int>& unbound,
                                                           CodeWriter& w, bool* varies) {
-  // The checked subscripts, each as (tensor, dimension, subscript).
-  struct Checked {
-    int t;
-    size_t d;
-    const Expr* sub;
-    bool varies;            // it uses `var`: checked at both ends
-    std::vector<int> spans;  // the variables of `unbound` it uses: checked at both ends of each
-  };
-  // A variable of `unbound` may be used where it has a fixed range: an affine subscript then
-  // takes its extremes at the corners of the box its variables span.
-  std::vector<Checked> checked;
-  bool ok = true;
-  std::function<void(const Expr&)> walk = [&](const Expr& x) {
-    if (overrides_.count(&x)) return;
-    if (x.kind == ExprKind::Read && spec_.tensors[x.ref].boundary != Boundary::None) {
-      for (size_t d = 0; d < x.args.size(); ++d) {
-        if (obviously_inside(*x.args[d], x.ref, d)) continue;
-        const std::optional<Affine> a = decompose(*x.args[d], var_free);
-        if (!a || a->overflow) ok = false;  // atoms: var_free subtrees, constants here
-        std::vector<int> spans;
-        for (int u : unbound) {
-          if (!depends_on(*x.args[d], u, &st_)) continue;
-          if (fixed_range(st_, u) && a && a->uses_var(u))
-            spans.push_back(u);
-          else
-            ok = false;
-        }
-        checked.push_back({x.ref, d, x.args[d].get(), a && a->uses_var(var), spans});
-      }
-    }
-    for (const auto& a : x.args) walk(*a);
-  };
-  walk(e);
-  if (!ok) return std::nullopt;
+  const std::optional<std::vector<BoundaryCheck>> checked = boundary_checks(
+      spec_, st_, e, var, unbound, [this](const Expr& x) { return overrides_.count(&x) != 0; });
+  if (!checked) return std::nullopt;
   if (varies)
-    *varies = std::any_of(checked.begin(), checked.end(), [](const Checked& c) { return c.varies; });
+    *varies = std::any_of(checked->begin(), checked->end(),
+                          [](const BoundaryCheck& c) { return c.varies; });
   std::string cond;
   const std::vector<std::string> names = var_names_;
-  for (const Checked& c : checked) {
-    // Every corner: `var` at first and last (when it varies), each spanned variable at its
-    // range's first and last value.
-    const size_t dims = (c.varies ? 1 : 0) + c.spans.size();
-    for (size_t corner = 0; corner < (size_t{1} << dims); ++corner) {
-      size_t bit = 0;
-      if (c.varies) var_names_[var] = (corner >> bit++) & 1 ? last : first;
-      for (int u : c.spans) {
+  for (const BoundaryCheck& c : *checked) {
+    for (const auto& corner : check_corners(c, var)) {
+      for (const auto& [u, last_value] : corner) {
+        if (u == var) {
+          var_names_[u] = last_value ? last : first;
+          continue;
+        }
         const IndexVar& v = st_.vars[u];
-        var_names_[u] = (corner >> bit++) & 1
-                            ? "(" + sub(*v.hi, w, 0, nullptr, kPrecAdd) + " - 1)"
-                            : sub(*v.lo, w, 0, nullptr, kPrecAdd + 1);
+        var_names_[u] = last_value ? "(" + sub(*v.hi, w, 0, nullptr, kPrecAdd) + " - 1)"
+                                   : sub(*v.lo, w, 0, nullptr, kPrecAdd + 1);
       }
       const std::string s = sub(*c.sub, w, 0, nullptr, kPrecRel + 1);
       var_names_ = names;
       cond += (cond.empty() ? "" : " && ") + s + " >= 0 && " + s + " < " +
-              extent(c.t, c.d, kPrecRel + 1);
+              extent(c.tensor, c.dim, kPrecRel + 1);
     }
   }
   return cond;

@@ -330,13 +330,14 @@ class StmtLowering {
   std::string use_vector_scan(const Expr& e);
 
   // The reads of `e` that need boundary handling (a zero or clamp rule, a subscript that may
-  // fall outside), outside the nodes printed by an override: the C condition under which all of
-  // them are inside their tensors for every value of index variable `var` from `first` to `last`
-  // (C expressions, inclusive), with the other variables they use bound. "" when no read needs
-  // it; nullopt when the condition cannot be put so: a subscript that is not affine, or that uses
-  // a variable of `unbound` (one of a reduction nested in `e`, say) whose range's bounds use an
-  // index variable. Affine subscripts take their extremes at `first` and `last`, and at the
-  // first and last value of each variable of `unbound` they use.
+  // fall outside; ir/affine.h: boundary_checks), outside the nodes printed by an override: the C
+  // condition under which all of them are inside their tensors for every value of index
+  // variable `var` from `first` to `last` (C expressions, inclusive), with the other variables
+  // they use bound. "" when no read needs it; nullopt when the condition cannot be put so: a
+  // subscript that is not affine, or that uses a variable of `unbound` (one of a reduction nested
+  // in `e`, say) whose range's bounds use an index variable. Affine subscripts take their
+  // extremes at `first` and `last`, and at the first and last value of each variable of
+  // `unbound` they use.
   // With `varies`, also whether the condition depends on `var` (some subscript checked uses it).
   std::optional<std::string> inside_condition(const Expr& e, int var, const std::string& first,
                                               const std::string& last, const std::set<int>& unbound,

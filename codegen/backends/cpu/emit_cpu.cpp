@@ -540,8 +540,6 @@ bool window_crosses_outer_edge(const Spec& spec, const Statement& st, const Expr
   return false;
 }
 
-std::optional<int64_t> exact_tap_edge(const Spec& spec, const Statement& st, const Expr& e);
-
 // Whether every top-level reduction of `st` has a constant number of terms, kUnrolledTerms at
 // most, counting those of the reductions nested in it (lower/vectorize.h), and no window of them
 // crosses an edge across the vector loop (window_crosses_outer_edge) unless the edges along the
@@ -633,61 +631,6 @@ int edge_elems(const StmtLowering& L) {
 // 13.9 ms, conv2d_s2 44.9 ms (70.5 ms unsegmented) and depthwise_conv2d 1.83 ms against 2.01 ms
 // unsegmented (side by side, median of 31).
 constexpr int kTapEdgeElems = 8;
-
-// The elements at each end of a row that a window of few constant terms (few_constant_terms)
-// needs apart: the widest reach of its checked reads along the row, so that only the outputs
-// whose window crosses an edge take the checked loop (1 for depthwise_conv2d's x[.., j + b - 1],
-// b in 0..3). The reads of `e` with a boundary rule that use the innermost output index j must
-// each be `j + offset` in a dimension as long as the output's row, the offset a constant plus
-// reduction variables of constant ranges; nullopt otherwise (the edges then stay
-// kTapEdgeElems). With all of a 3 x 3 window's terms in one vector loop, edges of 8 left 16 of
-// a 56-output row to the checked loop, and depthwise_conv2d took 1.2-1.3x the block form's time;
-// with edges of 1 it took 0.67-0.75x (standalone, N=8, 144 x 56 x 56 and N=1, 32 x 112 x 112,
-// 2-core VM).
-std::optional<int64_t> exact_tap_edge(const Spec& spec, const Statement& st, const Expr& e) {
-  const int inner = static_cast<int>(st.rank()) - 1;
-  const std::optional<Affine> row = decompose(*spec.tensors[st.out].shape.back(), var_free);
-  int64_t edge = 1;
-  bool ok = row.has_value() && !row->overflow;
-  std::function<void(const Expr&)> walk = [&](const Expr& x) {
-    if (!ok) return;
-    if (x.kind == ExprKind::Read && spec.tensors[x.ref].boundary != Boundary::None) {
-      const Tensor& t = spec.tensors[x.ref];
-      for (size_t d = 0; d < x.args.size() && ok; ++d) {
-        if (!depends_on(*x.args[d], inner)) continue;
-        const std::optional<Affine> sub = decompose(*x.args[d], var_free);
-        const std::optional<Affine> off = sub ? offset_from(*sub, inner) : std::nullopt;
-        const std::optional<Affine> ext = decompose(*t.shape[d], var_free);
-        if (!off || off->overflow || !off->sizes.empty() || !off->atoms.empty() || !ext ||
-            ext->overflow || ext->constant != row->constant || ext->sizes != row->sizes ||
-            !ext->vars.empty() || !ext->atoms.empty() || !row->atoms.empty()) {
-          ok = false;
-          return;
-        }
-        // The offset's extremes over the reduction variables' constant ranges.
-        int64_t lo = off->constant, hi = off->constant;
-        for (const auto& [v, coef] : off->vars) {
-          const IndexVar& iv = st.vars[v];
-          const std::optional<Affine> a = iv.lo ? decompose(*iv.lo) : std::nullopt;
-          const std::optional<Affine> b = iv.hi ? decompose(*iv.hi) : std::nullopt;
-          if (!iv.is_reduction || !a || !b || !a->is_constant() || !b->is_constant() ||
-              a->overflow || b->overflow || b->constant <= a->constant) {
-            ok = false;
-            return;
-          }
-          const int64_t first = coef * a->constant, last = coef * (b->constant - 1);
-          lo += std::min(first, last);
-          hi += std::max(first, last);
-        }
-        edge = std::max({edge, -lo, hi});
-      }
-    }
-    for (const auto& a : x.args) walk(*a);
-  };
-  walk(e);
-  if (!ok) return std::nullopt;
-  return edge;
-}
 
 // The range [first, end) of L's innermost output index (C expressions; the other output indices
 // bound) as three segments, its first `edge` elements (0: edge_elems), its middle and its last
