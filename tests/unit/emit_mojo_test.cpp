@@ -531,6 +531,65 @@ TEST(EmitMojo, ZeroBoundaryReadsAreGuarded) {
   EXPECT_TRUE(has(k, "sb_ld0_x[sb_l] = x[unsafe_offset=sb_ld0_x_i0 + sb_l]")) << k;
 }
 
+TEST(EmitMojo, RowsWithExactEdgesSetThemApartAndRunTheMiddleUnchecked) {
+  // A 3 x 3 window under a zero rule, its reach along the row exactly 1 (lower/vectorize.h:
+  // exact_tap_edge): where the rows above and below are inside (the checks that do not vary
+  // along the row, at the corners of a), the row's first and last output run the checked vector
+  // loop one at a time and the middle a copy without checks (sb_vec_in); elsewhere the whole row
+  // runs the checked loop.
+  Result<Spec> r = load("win", kRC,
+                        "  x: {type: f32, shape: [R, C], role: in, boundary: zero}\n"
+                        "  y: {type: f32, shape: [R, C], role: out}\n",
+                        "  y[i, j] = sum(a in 0..3: sum(b in 0..3: x[i + a - 1, j + b - 1]))\n");
+  ASSERT_TRUE(r.ok()) << format_error(r.error());
+  // The kernels' lines without their indentation.
+  auto unindented = [](const std::string& text) {
+    std::string out;
+    bool start = true;
+    for (char ch : text) {
+      if (start && ch == ' ') continue;
+      out += ch;
+      start = ch == '\n';
+    }
+    return out;
+  };
+  const std::string k = unindented(vp_kernels(emit(r.value())));
+  EXPECT_TRUE(has(k, "def sb_vec_in[sb_w: Int](j: Int) {imm}:")) << k;
+  EXPECT_TRUE(has(k, "x.unsafe_load[width=sb_w]((i + a - 1) * C + (j + b - 1))")) << k;
+  EXPECT_TRUE(has(k,
+                  "if i + 0 - 1 >= 0 and i + 0 - 1 < R and i + (3 - 1) - 1 >= 0 and "
+                  "i + (3 - 1) - 1 < R:\n"))
+      << k;
+  EXPECT_TRUE(has(k, "var sb_p = min(1, C)\n")) << k;
+  EXPECT_TRUE(has(k, "var sb_t = max(C - 1, sb_p)\n")) << k;
+  EXPECT_TRUE(has(k, "for sb_v in range(sb_p):\nsb_vec[1](sb_v)")) << k;
+  EXPECT_TRUE(has(k, "for sb_v in range(sb_p, sb_vr, sb_w_f32):\nsb_vec_in[sb_w_f32](sb_v)")) << k;
+  EXPECT_TRUE(has(k, "for sb_v in range(sb_t, C):\nsb_vec[1](sb_v)")) << k;
+  EXPECT_TRUE(has(k, "else:\nvar sb_vn = C\n")) << k;
+  // The checked copy still tests its loads.
+  EXPECT_TRUE(has(k, "sb_ld0_x_i1 + sb_w <= C")) << k;
+
+  // A window across rows only: one test per row, the whole row without checks where it holds.
+  Result<Spec> rows = load("rows", kRC,
+                           "  x: {type: f32, shape: [R, C], role: in, boundary: zero}\n"
+                           "  y: {type: f32, shape: [R, C], role: out}\n",
+                           "  y[i, j] = sum(a in 0..3: x[i + a - 1, j])\n");
+  ASSERT_TRUE(rows.ok()) << format_error(rows.error());
+  const std::string kr = vp_kernels(emit(rows.value()));
+  EXPECT_TRUE(has(kr, "vectorize[sb_w_f32](sb_vr, sb_vec_in)")) << kr;
+  EXPECT_FALSE(has(kr, "sb_p")) << kr;
+
+  // Strided along the row (x[i, 2 * j + b]): the reach is not exact, so every load is checked
+  // and there is no second copy.
+  Result<Spec> s = load("strided", kRC,
+                        "  x: {type: f32, shape: [R, C], role: in, boundary: zero}\n"
+                        "  y: {type: f32, shape: [R, C], role: out}\n",
+                        "  y[i, j] = sum(b in 0..3: x[i, 2 * j + b - 1])\n");
+  ASSERT_TRUE(s.ok()) << format_error(s.error());
+  const std::string ks = vp_kernels(emit(s.value()));
+  EXPECT_FALSE(has(ks, "sb_vec_in")) << ks;
+}
+
 TEST(EmitMojo, IntegerDivisionTruncatesAsInC) {
   Result<Spec> r = load("idiv", kN,
                         "  a: {type: i32, shape: [N], role: in, init: [-9, 9]}\n"

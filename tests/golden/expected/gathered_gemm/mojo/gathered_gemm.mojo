@@ -898,27 +898,59 @@ def sb_im2col_s3(x: Pointer[Float32, ImmUntrackedOrigin], w: Pointer[Float32, Im
                     sb_acc0 += sb_acc1
                 r.unsafe_store[width=sb_w](o * L + l, sb_acc0)
 
-            var sb_vn = L
-            var sb_vr = sb_vn - sb_vn % sb_w_f32
-            vectorize[sb_w_f32](sb_vr, sb_vec)
-            if sb_w_f32 > 32 and sb_vn - sb_vr >= 32:
-                sb_vec[32](sb_vr)
-                sb_vr += 32
-            if sb_w_f32 > 16 and sb_vn - sb_vr >= 16:
-                sb_vec[16](sb_vr)
-                sb_vr += 16
-            if sb_w_f32 > 8 and sb_vn - sb_vr >= 8:
-                sb_vec[8](sb_vr)
-                sb_vr += 8
-            if sb_w_f32 > 4 and sb_vn - sb_vr >= 4:
-                sb_vec[4](sb_vr)
-                sb_vr += 4
-            if sb_w_f32 > 2 and sb_vn - sb_vr >= 2:
-                sb_vec[2](sb_vr)
-                sb_vr += 2
-            if sb_w_f32 > 1 and sb_vn - sb_vr >= 1:
-                sb_vec[1](sb_vr)
-                sb_vr += 1
+            def sb_vec_in[sb_w: Int](l: Int) {imm}:
+                var sb_acc2 = SIMD[DType.float32, sb_w](Float32(0.0))
+                for k in range(K):
+                    var sb_acc3 = SIMD[DType.float32, sb_w](Float32(0.0))
+                    for t in range(3):
+                        sb_acc3 += w[unsafe_offset=((o * P + 0) * K + k) * 3 + t] * x.unsafe_load[width=sb_w](k * L + l)
+                    sb_acc2 += sb_acc3
+                r.unsafe_store[width=sb_w](o * L + l, sb_acc2)
+
+            if 0 >= 0 and 0 < B and 0 >= 0 and 0 < G:
+                var sb_vn = L
+                var sb_vr = sb_vn - sb_vn % sb_w_f32
+                vectorize[sb_w_f32](sb_vr, sb_vec_in)
+                if sb_w_f32 > 32 and sb_vn - sb_vr >= 32:
+                    sb_vec_in[32](sb_vr)
+                    sb_vr += 32
+                if sb_w_f32 > 16 and sb_vn - sb_vr >= 16:
+                    sb_vec_in[16](sb_vr)
+                    sb_vr += 16
+                if sb_w_f32 > 8 and sb_vn - sb_vr >= 8:
+                    sb_vec_in[8](sb_vr)
+                    sb_vr += 8
+                if sb_w_f32 > 4 and sb_vn - sb_vr >= 4:
+                    sb_vec_in[4](sb_vr)
+                    sb_vr += 4
+                if sb_w_f32 > 2 and sb_vn - sb_vr >= 2:
+                    sb_vec_in[2](sb_vr)
+                    sb_vr += 2
+                if sb_w_f32 > 1 and sb_vn - sb_vr >= 1:
+                    sb_vec_in[1](sb_vr)
+                    sb_vr += 1
+            else:
+                var sb_vn = L
+                var sb_vr = sb_vn - sb_vn % sb_w_f32
+                vectorize[sb_w_f32](sb_vr, sb_vec)
+                if sb_w_f32 > 32 and sb_vn - sb_vr >= 32:
+                    sb_vec[32](sb_vr)
+                    sb_vr += 32
+                if sb_w_f32 > 16 and sb_vn - sb_vr >= 16:
+                    sb_vec[16](sb_vr)
+                    sb_vr += 16
+                if sb_w_f32 > 8 and sb_vn - sb_vr >= 8:
+                    sb_vec[8](sb_vr)
+                    sb_vr += 8
+                if sb_w_f32 > 4 and sb_vn - sb_vr >= 4:
+                    sb_vec[4](sb_vr)
+                    sb_vr += 4
+                if sb_w_f32 > 2 and sb_vn - sb_vr >= 2:
+                    sb_vec[2](sb_vr)
+                    sb_vr += 2
+                if sb_w_f32 > 1 and sb_vn - sb_vr >= 1:
+                    sb_vec[1](sb_vr)
+                    sb_vr += 1
 
     if sb_chunks == 1:
         sb_chunk(0)

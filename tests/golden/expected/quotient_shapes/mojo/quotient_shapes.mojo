@@ -261,27 +261,59 @@ def sb_vectorize_parallel_s1(xz: Pointer[Float32, ImmUntrackedOrigin],
                     sb_acc0 += sb_ld0_xz
                 q.unsafe_store[width=sb_w](i * W + j, sb_acc0)
 
-            var sb_vn = W
-            var sb_vr = sb_vn - sb_vn % sb_w_f32
-            vectorize[sb_w_f32](sb_vr, sb_vec)
-            if sb_w_f32 > 32 and sb_vn - sb_vr >= 32:
-                sb_vec[32](sb_vr)
-                sb_vr += 32
-            if sb_w_f32 > 16 and sb_vn - sb_vr >= 16:
-                sb_vec[16](sb_vr)
-                sb_vr += 16
-            if sb_w_f32 > 8 and sb_vn - sb_vr >= 8:
-                sb_vec[8](sb_vr)
-                sb_vr += 8
-            if sb_w_f32 > 4 and sb_vn - sb_vr >= 4:
-                sb_vec[4](sb_vr)
-                sb_vr += 4
-            if sb_w_f32 > 2 and sb_vn - sb_vr >= 2:
-                sb_vec[2](sb_vr)
-                sb_vr += 2
-            if sb_w_f32 > 1 and sb_vn - sb_vr >= 1:
-                sb_vec[1](sb_vr)
-                sb_vr += 1
+            def sb_vec_in[sb_w: Int](j: Int) {imm}:
+                var sb_acc1 = SIMD[DType.float32, sb_w](Float32(0.0))
+                for u in range(3):
+                    sb_acc1 += xz.unsafe_load[width=sb_w]((2 * i + u - 1) * W + j)
+                q.unsafe_store[width=sb_w](i * W + j, sb_acc1)
+
+            if (
+                2 * i + 0 - 1 >= 0 and 2 * i + 0 - 1 < H and 2 * i + (3 - 1) - 1 >= 0 and
+                2 * i + (3 - 1) - 1 < H
+            ):
+                var sb_vn = W
+                var sb_vr = sb_vn - sb_vn % sb_w_f32
+                vectorize[sb_w_f32](sb_vr, sb_vec_in)
+                if sb_w_f32 > 32 and sb_vn - sb_vr >= 32:
+                    sb_vec_in[32](sb_vr)
+                    sb_vr += 32
+                if sb_w_f32 > 16 and sb_vn - sb_vr >= 16:
+                    sb_vec_in[16](sb_vr)
+                    sb_vr += 16
+                if sb_w_f32 > 8 and sb_vn - sb_vr >= 8:
+                    sb_vec_in[8](sb_vr)
+                    sb_vr += 8
+                if sb_w_f32 > 4 and sb_vn - sb_vr >= 4:
+                    sb_vec_in[4](sb_vr)
+                    sb_vr += 4
+                if sb_w_f32 > 2 and sb_vn - sb_vr >= 2:
+                    sb_vec_in[2](sb_vr)
+                    sb_vr += 2
+                if sb_w_f32 > 1 and sb_vn - sb_vr >= 1:
+                    sb_vec_in[1](sb_vr)
+                    sb_vr += 1
+            else:
+                var sb_vn = W
+                var sb_vr = sb_vn - sb_vn % sb_w_f32
+                vectorize[sb_w_f32](sb_vr, sb_vec)
+                if sb_w_f32 > 32 and sb_vn - sb_vr >= 32:
+                    sb_vec[32](sb_vr)
+                    sb_vr += 32
+                if sb_w_f32 > 16 and sb_vn - sb_vr >= 16:
+                    sb_vec[16](sb_vr)
+                    sb_vr += 16
+                if sb_w_f32 > 8 and sb_vn - sb_vr >= 8:
+                    sb_vec[8](sb_vr)
+                    sb_vr += 8
+                if sb_w_f32 > 4 and sb_vn - sb_vr >= 4:
+                    sb_vec[4](sb_vr)
+                    sb_vr += 4
+                if sb_w_f32 > 2 and sb_vn - sb_vr >= 2:
+                    sb_vec[2](sb_vr)
+                    sb_vr += 2
+                if sb_w_f32 > 1 and sb_vn - sb_vr >= 1:
+                    sb_vec[1](sb_vr)
+                    sb_vr += 1
 
     if sb_chunks == 1:
         sb_chunk(0)

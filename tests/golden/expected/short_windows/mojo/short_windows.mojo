@@ -665,27 +665,40 @@ def sb_vectorize_parallel_s7(m: Pointer[Float32, ImmUntrackedOrigin],
                     sb_acc0 += sb_ld0_m
                 z.unsafe_store[width=sb_w](r * C + j, sb_acc0)
 
-            var sb_vn = C
-            var sb_vr = sb_vn - sb_vn % sb_w_f32
-            vectorize[sb_w_f32](sb_vr, sb_vec)
-            if sb_w_f32 > 32 and sb_vn - sb_vr >= 32:
-                sb_vec[32](sb_vr)
+            def sb_vec_in[sb_w: Int](j: Int) {imm}:
+                var sb_acc1 = SIMD[DType.float32, sb_w](Float32(0.0))
+                for k in range(3):
+                    sb_acc1 += m.unsafe_load[width=sb_w](r * C + (j + k - 1))
+                z.unsafe_store[width=sb_w](r * C + j, sb_acc1)
+
+            # Its first and last output apart: only they can reach past an edge.
+            var sb_p = min(1, C)
+            var sb_t = max(C - 1, sb_p)
+            for sb_v in range(sb_p):
+                sb_vec[1](sb_v)
+            var sb_vr = sb_t - (sb_t - sb_p) % sb_w_f32
+            for sb_v in range(sb_p, sb_vr, sb_w_f32):
+                sb_vec_in[sb_w_f32](sb_v)
+            if sb_w_f32 > 32 and sb_t - sb_vr >= 32:
+                sb_vec_in[32](sb_vr)
                 sb_vr += 32
-            if sb_w_f32 > 16 and sb_vn - sb_vr >= 16:
-                sb_vec[16](sb_vr)
+            if sb_w_f32 > 16 and sb_t - sb_vr >= 16:
+                sb_vec_in[16](sb_vr)
                 sb_vr += 16
-            if sb_w_f32 > 8 and sb_vn - sb_vr >= 8:
-                sb_vec[8](sb_vr)
+            if sb_w_f32 > 8 and sb_t - sb_vr >= 8:
+                sb_vec_in[8](sb_vr)
                 sb_vr += 8
-            if sb_w_f32 > 4 and sb_vn - sb_vr >= 4:
-                sb_vec[4](sb_vr)
+            if sb_w_f32 > 4 and sb_t - sb_vr >= 4:
+                sb_vec_in[4](sb_vr)
                 sb_vr += 4
-            if sb_w_f32 > 2 and sb_vn - sb_vr >= 2:
-                sb_vec[2](sb_vr)
+            if sb_w_f32 > 2 and sb_t - sb_vr >= 2:
+                sb_vec_in[2](sb_vr)
                 sb_vr += 2
-            if sb_w_f32 > 1 and sb_vn - sb_vr >= 1:
-                sb_vec[1](sb_vr)
+            if sb_w_f32 > 1 and sb_t - sb_vr >= 1:
+                sb_vec_in[1](sb_vr)
                 sb_vr += 1
+            for sb_v in range(sb_t, C):
+                sb_vec[1](sb_v)
 
     if sb_chunks == 1:
         sb_chunk(0)
@@ -718,27 +731,56 @@ def sb_vectorize_parallel_s8(m: Pointer[Float32, ImmUntrackedOrigin],
                     sb_acc0 += sb_ld0_m
                 zr.unsafe_store[width=sb_w](r * C + j, sb_acc0)
 
-            var sb_vn = C
-            var sb_vr = sb_vn - sb_vn % sb_w_f32
-            vectorize[sb_w_f32](sb_vr, sb_vec)
-            if sb_w_f32 > 32 and sb_vn - sb_vr >= 32:
-                sb_vec[32](sb_vr)
-                sb_vr += 32
-            if sb_w_f32 > 16 and sb_vn - sb_vr >= 16:
-                sb_vec[16](sb_vr)
-                sb_vr += 16
-            if sb_w_f32 > 8 and sb_vn - sb_vr >= 8:
-                sb_vec[8](sb_vr)
-                sb_vr += 8
-            if sb_w_f32 > 4 and sb_vn - sb_vr >= 4:
-                sb_vec[4](sb_vr)
-                sb_vr += 4
-            if sb_w_f32 > 2 and sb_vn - sb_vr >= 2:
-                sb_vec[2](sb_vr)
-                sb_vr += 2
-            if sb_w_f32 > 1 and sb_vn - sb_vr >= 1:
-                sb_vec[1](sb_vr)
-                sb_vr += 1
+            def sb_vec_in[sb_w: Int](j: Int) {imm}:
+                var sb_acc1 = SIMD[DType.float32, sb_w](Float32(0.0))
+                for k in range(3):
+                    sb_acc1 += m.unsafe_load[width=sb_w]((r + k - 1) * C + j)
+                zr.unsafe_store[width=sb_w](r * C + j, sb_acc1)
+
+            if r + 0 - 1 >= 0 and r + 0 - 1 < R and r + (3 - 1) - 1 >= 0 and r + (3 - 1) - 1 < R:
+                var sb_vn = C
+                var sb_vr = sb_vn - sb_vn % sb_w_f32
+                vectorize[sb_w_f32](sb_vr, sb_vec_in)
+                if sb_w_f32 > 32 and sb_vn - sb_vr >= 32:
+                    sb_vec_in[32](sb_vr)
+                    sb_vr += 32
+                if sb_w_f32 > 16 and sb_vn - sb_vr >= 16:
+                    sb_vec_in[16](sb_vr)
+                    sb_vr += 16
+                if sb_w_f32 > 8 and sb_vn - sb_vr >= 8:
+                    sb_vec_in[8](sb_vr)
+                    sb_vr += 8
+                if sb_w_f32 > 4 and sb_vn - sb_vr >= 4:
+                    sb_vec_in[4](sb_vr)
+                    sb_vr += 4
+                if sb_w_f32 > 2 and sb_vn - sb_vr >= 2:
+                    sb_vec_in[2](sb_vr)
+                    sb_vr += 2
+                if sb_w_f32 > 1 and sb_vn - sb_vr >= 1:
+                    sb_vec_in[1](sb_vr)
+                    sb_vr += 1
+            else:
+                var sb_vn = C
+                var sb_vr = sb_vn - sb_vn % sb_w_f32
+                vectorize[sb_w_f32](sb_vr, sb_vec)
+                if sb_w_f32 > 32 and sb_vn - sb_vr >= 32:
+                    sb_vec[32](sb_vr)
+                    sb_vr += 32
+                if sb_w_f32 > 16 and sb_vn - sb_vr >= 16:
+                    sb_vec[16](sb_vr)
+                    sb_vr += 16
+                if sb_w_f32 > 8 and sb_vn - sb_vr >= 8:
+                    sb_vec[8](sb_vr)
+                    sb_vr += 8
+                if sb_w_f32 > 4 and sb_vn - sb_vr >= 4:
+                    sb_vec[4](sb_vr)
+                    sb_vr += 4
+                if sb_w_f32 > 2 and sb_vn - sb_vr >= 2:
+                    sb_vec[2](sb_vr)
+                    sb_vr += 2
+                if sb_w_f32 > 1 and sb_vn - sb_vr >= 1:
+                    sb_vec[1](sb_vr)
+                    sb_vr += 1
 
     if sb_chunks == 1:
         sb_chunk(0)

@@ -292,27 +292,61 @@ def sb_vectorize_parallel_s0(x: Pointer[Float32, ImmUntrackedOrigin],
                     var sb_val = sb_ld8_x + sb_ld9_x + sb_ld10_x + sb_ld11_x - Float32(4.0) * x.unsafe_load[width=sb_w](i * W + j)
                     lap.unsafe_store[width=sb_w](i * W + j, sb_val)
 
-                var sb_vn = W
-                var sb_vr = sb_vn - sb_vn % sb_w_f32
-                vectorize[sb_w_f32](sb_vr, sb_vec)
-                if sb_w_f32 > 32 and sb_vn - sb_vr >= 32:
-                    sb_vec[32](sb_vr)
-                    sb_vr += 32
-                if sb_w_f32 > 16 and sb_vn - sb_vr >= 16:
-                    sb_vec[16](sb_vr)
-                    sb_vr += 16
-                if sb_w_f32 > 8 and sb_vn - sb_vr >= 8:
-                    sb_vec[8](sb_vr)
-                    sb_vr += 8
-                if sb_w_f32 > 4 and sb_vn - sb_vr >= 4:
-                    sb_vec[4](sb_vr)
-                    sb_vr += 4
-                if sb_w_f32 > 2 and sb_vn - sb_vr >= 2:
-                    sb_vec[2](sb_vr)
-                    sb_vr += 2
-                if sb_w_f32 > 1 and sb_vn - sb_vr >= 1:
-                    sb_vec[1](sb_vr)
-                    sb_vr += 1
+                def sb_vec_in[sb_w: Int](j: Int) {imm}:
+                    var sb_val = x.unsafe_load[width=sb_w]((i - 1) * W + j) + x.unsafe_load[width=sb_w]((i + 1) * W + j) + x.unsafe_load[width=sb_w](i * W + (j - 1)) + x.unsafe_load[width=sb_w](i * W + (j + 1)) - Float32(4.0) * x.unsafe_load[width=sb_w](i * W + j)
+                    lap.unsafe_store[width=sb_w](i * W + j, sb_val)
+
+                if i - 1 >= 0 and i - 1 < H and i + 1 >= 0 and i + 1 < H:
+                    # Its first and last output apart: only they can reach past an edge.
+                    var sb_p = min(1, W)
+                    var sb_t = max(W - 1, sb_p)
+                    for sb_v in range(sb_p):
+                        sb_vec[1](sb_v)
+                    var sb_vr = sb_t - (sb_t - sb_p) % sb_w_f32
+                    for sb_v in range(sb_p, sb_vr, sb_w_f32):
+                        sb_vec_in[sb_w_f32](sb_v)
+                    if sb_w_f32 > 32 and sb_t - sb_vr >= 32:
+                        sb_vec_in[32](sb_vr)
+                        sb_vr += 32
+                    if sb_w_f32 > 16 and sb_t - sb_vr >= 16:
+                        sb_vec_in[16](sb_vr)
+                        sb_vr += 16
+                    if sb_w_f32 > 8 and sb_t - sb_vr >= 8:
+                        sb_vec_in[8](sb_vr)
+                        sb_vr += 8
+                    if sb_w_f32 > 4 and sb_t - sb_vr >= 4:
+                        sb_vec_in[4](sb_vr)
+                        sb_vr += 4
+                    if sb_w_f32 > 2 and sb_t - sb_vr >= 2:
+                        sb_vec_in[2](sb_vr)
+                        sb_vr += 2
+                    if sb_w_f32 > 1 and sb_t - sb_vr >= 1:
+                        sb_vec_in[1](sb_vr)
+                        sb_vr += 1
+                    for sb_v in range(sb_t, W):
+                        sb_vec[1](sb_v)
+                else:
+                    var sb_vn = W
+                    var sb_vr = sb_vn - sb_vn % sb_w_f32
+                    vectorize[sb_w_f32](sb_vr, sb_vec)
+                    if sb_w_f32 > 32 and sb_vn - sb_vr >= 32:
+                        sb_vec[32](sb_vr)
+                        sb_vr += 32
+                    if sb_w_f32 > 16 and sb_vn - sb_vr >= 16:
+                        sb_vec[16](sb_vr)
+                        sb_vr += 16
+                    if sb_w_f32 > 8 and sb_vn - sb_vr >= 8:
+                        sb_vec[8](sb_vr)
+                        sb_vr += 8
+                    if sb_w_f32 > 4 and sb_vn - sb_vr >= 4:
+                        sb_vec[4](sb_vr)
+                        sb_vr += 4
+                    if sb_w_f32 > 2 and sb_vn - sb_vr >= 2:
+                        sb_vec[2](sb_vr)
+                        sb_vr += 2
+                    if sb_w_f32 > 1 and sb_vn - sb_vr >= 1:
+                        sb_vec[1](sb_vr)
+                        sb_vr += 1
         if sb_stream:
             fence()
 
