@@ -195,29 +195,34 @@ void emit_vectorize_range(DType t, const std::string& lo, const std::string& hi,
   }
 }
 
-// Opens `if cond:` (a condition of terms joined by " and "), the terms as many to a line as fit
-// in 100 columns, inside parentheses where it takes more than one line.
-void emit_if_lines(const std::string& cond, PyWriter& w) {
+// `head` + `cond` + `tail` (a condition of terms joined by " and ") as lines at w's depth: one
+// where it fits in 100 columns, else the condition inside parentheses, its terms as many to a
+// line as fit.
+std::vector<std::string> condition_lines(const std::string& head, const std::string& cond,
+                                         const std::string& tail, const PyWriter& w) {
+  const size_t cols = static_cast<size_t>(w.columns());
+  if (cols + head.size() + cond.size() + tail.size() <= 100) return {head + cond + tail};
   const std::string sep = " and ";
-  if (static_cast<size_t>(w.columns()) + cond.size() + 4 <= 100) {
-    w.open("if " + cond + ":");
-    return;
-  }
-  std::vector<std::string> lines{""};
+  std::vector<std::string> lines{head + "(", "    "};
   size_t at = 0;
   while (at <= cond.size()) {
     const size_t next = std::min(cond.find(sep, at), cond.size());
     const std::string term = cond.substr(at, next - at) + (next < cond.size() ? " and" : "");
-    if (!lines.back().empty() &&
-        static_cast<size_t>(w.columns()) + 4 + lines.back().size() + 1 + term.size() > 100)
-      lines.push_back(term);
+    if (lines.back() != "    " && cols + lines.back().size() + 1 + term.size() > 100)
+      lines.push_back("    " + term);
     else
-      lines.back() += (lines.back().empty() ? "" : " ") + term;
+      lines.back() += (lines.back() == "    " ? "" : " ") + term;
     at = next + sep.size();
   }
-  w.line("if (");
-  for (const std::string& l : lines) w.line("    " + l);
-  w.open("):");
+  lines.push_back(")" + tail);
+  return lines;
+}
+
+// Opens `if cond:`, wrapped as condition_lines wraps it.
+void emit_if_lines(const std::string& cond, PyWriter& w) {
+  const std::vector<std::string> lines = condition_lines("if ", cond, ":", w);
+  for (size_t i = 0; i + 1 < lines.size(); ++i) w.line(lines[i]);
+  w.open(lines.back());
 }
 
 // A floating-point constant of type F32, F64, F16 or BF16 as Float32(...), .... The decimal text is
@@ -1839,6 +1844,38 @@ void emit_next_row_prefetches(MojoLowering& L, const std::map<int, int>& next_ro
   if (!streaming) w.dedent();
 }
 
+// A row split by its reads' exact reach along it (row_split).
+struct RowSplit {
+  std::string uniform;  // the checks that do not vary along the row ("" when none)
+  bool along = false;   // some check varies along the row: the row's ends are set apart
+  int64_t edge = 0;     // then the outputs at each end that can reach past an edge
+};
+
+// Where statement L, vectorised over its innermost output index, has reads with a boundary rule
+// whose reach along the row is exact (lower/vectorize.h: exact_tap_edge), its row is split as the
+// cpu printer's edge segments split it: where the checks that do not vary along the row hold
+// (the rows above and below inside, say), the row's first and last `edge` outputs run the
+// checked loop and the middle, whose reads are inside by the edges' construction, a copy without
+// checks; elsewhere the whole row runs the checked loop. Without the split every vector load
+// tests its subscripts. nullopt where no read needs checks, or the reach is not exact. A
+// streamed row (emit_stream_lines) keeps its checks: with its middle lines split so too,
+// stencil2d at 2048^2 and 4096^2 and stencil3d at 256^3 ran within the machine's noise
+// (0.98-1.0x; 6-8 alternations of 5 repetitions, 2-core VM), bound by memory.
+std::optional<RowSplit> row_split(MojoLowering& L) {
+  const Statement& st = L.stmt();
+  if (st.rank() < 2) return std::nullopt;
+  const std::optional<int64_t> edge = exact_tap_edge(L.spec(), st, *st.rhs);
+  if (!edge) return std::nullopt;
+  PyWriter cond_code;
+  RowSplit s;
+  const std::optional<std::string> uniform = L.inside_condition(
+      *st.rhs, static_cast<int>(st.rank()) - 1, "", "", cond_code, &s.along, true);
+  if (!uniform || (!s.along && uniform->empty()) || !cond_code.str().empty()) return std::nullopt;
+  s.uniform = *uniform;
+  s.edge = *edge;
+  return s;
+}
+
 // The output elements [lo, hi) (texts) of statement L's innermost dimension, its other indices
 // bound, with non-temporal stores: plain stores up to the first 64-byte boundary, one SIMD store
 // per whole line, plain stores for the rest, so that a large output costs no read-for-ownership
@@ -1957,6 +1994,7 @@ bool emit_row_body(MojoLowering& L, PyWriter& w, bool stream = false,
     w.open("for " + L.var_name(static_cast<int>(d)) + " in range(" + L.extent(st.out, d, 0) + "):");
     ++opened;
   }
+  const std::optional<RowSplit> split = vec ? row_split(L) : std::nullopt;
   if (stream) {
     w.open("if sb_stream:");
     emit_stream_lines(L, "0", L.extent(st.out, rank - 1, kMAdd + 1), prefetch, w, next_rows);
@@ -1968,22 +2006,10 @@ bool emit_row_body(MojoLowering& L, PyWriter& w, bool stream = false,
     const DType t = value_type(*st.rhs);
     L.needs().vectorize = true;
     L.needs().widths.insert(t);
-    // Reads with a boundary rule whose reach along the row is exact (lower/vectorize.h:
-    // exact_tap_edge) split the row as the cpu printer's edge segments do. Where the checks that
-    // do not vary along the row hold (the rows above and below inside, say), the row's first and
-    // last `edge` outputs run the checked vector loop (sb_vec) and the middle, whose reads are
-    // inside by the edges' construction, a copy without checks (sb_vec_in); elsewhere the whole
-    // row runs the checked loop. Without the split every vector load tests its subscripts.
-    // Edges of exactly the reach, not of whole vectors: with a vector at each end, conv2d's rows
-    // of 28 f32 took 0.92x the unsplit form's time against 0.45x, depthwise_conv2d 0.54-0.76x
-    // against 0.41-0.54x (side by side, 4 runs of 5 repetitions, 2-core VM).
-    std::optional<std::string> uniform;
-    std::optional<int64_t> edge;
-    if (rank > 1) edge = exact_tap_edge(L.spec(), st, *st.rhs);
-    PyWriter cond_code;
-    bool along = false;
-    if (edge) uniform = L.inside_condition(*st.rhs, v, "", "", cond_code, &along, true);
-    const bool split = uniform && (along || !uniform->empty()) && cond_code.str().empty();
+    // The row split by its reads' exact reach (row_split). Edges of exactly the reach, not of
+    // whole vectors: with a vector at each end, conv2d's rows of 28 f32 took 0.92x the unsplit
+    // form's time against 0.45-0.59x, depthwise_conv2d 0.54-0.76x against 0.41-0.58x (side by
+    // side, 4 runs of 5 repetitions, 2-core VM; results/vm/mojo-row-edges-20261207).
     for (const bool in : split ? std::vector<bool>{false, true} : std::vector<bool>{false}) {
       w.open("def sb_vec" + std::string(in ? "_in" : "") + "[sb_w: Int](" + L.var_name(v) +
              ": Int) {imm}:");
@@ -1999,12 +2025,13 @@ bool emit_row_body(MojoLowering& L, PyWriter& w, bool stream = false,
     if (!split) {
       emit_vectorize(t, n, "sb_vec", w);
     } else {
-      if (!uniform->empty()) emit_if_lines(*uniform, w);
-      if (!along) {
+      if (!split->uniform.empty()) emit_if_lines(split->uniform, w);
+      if (!split->along) {
         emit_vectorize(t, n, "sb_vec_in", w);
       } else {
-        const std::string e = std::to_string(*edge);
-        w.line("# Its first and last " + (*edge == 1 ? std::string("output") : e + " outputs") +
+        const std::string e = std::to_string(split->edge);
+        w.line("# Its first and last " +
+               (split->edge == 1 ? std::string("output") : e + " outputs") +
                " apart: only they can reach past an edge.");
         w.line("var sb_p = min(" + e + ", " + n + ")");
         w.line("var sb_t = max(" + L.extent(st.out, rank - 1, kMAdd + 1) + " - " + e + ", sb_p)");
@@ -2017,7 +2044,7 @@ bool emit_row_body(MojoLowering& L, PyWriter& w, bool stream = false,
         w.line("sb_vec[1](sb_v)");
         w.dedent();
       }
-      if (!uniform->empty()) {
+      if (!split->uniform.empty()) {
         w.dedent();
         w.open("else:");
         emit_vectorize(t, n, "sb_vec", w);
