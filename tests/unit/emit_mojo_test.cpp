@@ -108,6 +108,28 @@ TEST(EmitMojo, BlockedMatmulCallsTheGemmWithTheOperandsStridesThenTheEpilogue) {
   EXPECT_TRUE(has(file, "parallelize(sb_par_t, nt)")) << file;
 }
 
+TEST(EmitMojo, Im2colGathersItsColumnsInVectors) {
+  // A convolution under im2col: the columns' innermost index, contiguous in sb_col and in x,
+  // gathered in SIMD vectors (each load checked, then stored whole), then the GEMM.
+  Result<Spec> r =
+      load("conv",
+           "  C: {bench: [8], verify: [1, 3]}\n  O: {bench: [8], verify: [2, 5]}\n"
+           "  W: {bench: [64], verify: [1, 9]}\n",
+           "  x: {type: f32, shape: [C, W], role: in, boundary: zero}\n"
+           "  w: {type: f32, shape: [O, C, 3], role: in}\n"
+           "  y: {type: f32, shape: [O, W], role: out}\n",
+           "  y[o, j] = sum(c in 0..C: sum(b in 0..3: x[c, j + b - 1] * w[o, c, b]))\n",
+           "  mojo:\n    - {name: ic, strategy: im2col}\n");
+  ASSERT_TRUE(r.ok()) << format_error(r.error());
+  const std::string file = emit(r.value());
+  EXPECT_TRUE(has(file, "def sb_column[sb_w: Int](j: Int) {imm}:")) << file;
+  EXPECT_TRUE(has(file, "sb_col.unsafe_store[width=sb_w]((c * 3 + b) * sb_gn + j, sb_ld0_x)"))
+      << file;
+  EXPECT_TRUE(has(file, "vectorize[sb_w_f32](sb_vr, sb_column)")) << file;
+  EXPECT_TRUE(has(file, "parallelize(sb_gather, C)")) << file;
+  EXPECT_FALSE(has(file, "sb_col[unsafe_offset=")) << file;
+}
+
 TEST(EmitMojo, DeclaresTheCAbiAndExportsTheModuleTable) {
   Result<Spec> r = load("vadd", kN,
                         "  a: {type: f32, shape: [N], role: in}\n"

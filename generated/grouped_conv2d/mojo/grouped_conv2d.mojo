@@ -482,16 +482,40 @@ def sb_im2col_s0(x: Pointer[Float32, ImmUntrackedOrigin], w: Pointer[Float32, Im
                     for a in range(3):
                         for b in range(3):
                             for i in range(H):
-                                for j in range(W):
+                                def sb_column[sb_w: Int](j: Int) {imm}:
                                     var sb_ld0_x_i1 = sb_g * CIG + c
                                     var sb_ld0_x_i2 = i + a - 1
                                     var sb_ld0_x_i3 = j + b - 1
-                                    var sb_ld0_x = (
-                                        x[unsafe_offset=((n * (G * CIG) + sb_ld0_x_i1) * H + sb_ld0_x_i2) * W + sb_ld0_x_i3]
-                                        if sb_ld0_x_i1 >= 0 and sb_ld0_x_i1 < G * CIG and sb_ld0_x_i2 >= 0 and sb_ld0_x_i2 < H and sb_ld0_x_i3 >= 0 and sb_ld0_x_i3 < W
-                                        else Float32(0.0)
-                                    )
-                                    sb_col[unsafe_offset=((c * 3 + a) * 3 + b) * sb_gn + (i * W + j)] = sb_ld0_x
+                                    var sb_ld0_x = SIMD[DType.float32, sb_w](Float32(0.0))
+                                    if sb_ld0_x_i1 >= 0 and sb_ld0_x_i1 < G * CIG and sb_ld0_x_i2 >= 0 and sb_ld0_x_i2 < H and sb_ld0_x_i3 >= 0 and sb_ld0_x_i3 + sb_w <= W:
+                                        sb_ld0_x = x.unsafe_load[width=sb_w](((n * (G * CIG) + sb_ld0_x_i1) * H + sb_ld0_x_i2) * W + sb_ld0_x_i3)
+                                    else:
+                                        for sb_l in range(sb_w):
+                                            if sb_ld0_x_i1 >= 0 and sb_ld0_x_i1 < G * CIG and sb_ld0_x_i2 >= 0 and sb_ld0_x_i2 < H and sb_ld0_x_i3 + sb_l >= 0 and sb_ld0_x_i3 + sb_l < W:
+                                                sb_ld0_x[sb_l] = x[unsafe_offset=((n * (G * CIG) + sb_ld0_x_i1) * H + sb_ld0_x_i2) * W + (sb_ld0_x_i3 + sb_l)]
+                                    sb_col.unsafe_store[width=sb_w](((c * 3 + a) * 3 + b) * sb_gn + (i * W + j), sb_ld0_x)
+
+                                var sb_vn = W
+                                var sb_vr = sb_vn - sb_vn % sb_w_f32
+                                vectorize[sb_w_f32](sb_vr, sb_column)
+                                if sb_w_f32 > 32 and sb_vn - sb_vr >= 32:
+                                    sb_column[32](sb_vr)
+                                    sb_vr += 32
+                                if sb_w_f32 > 16 and sb_vn - sb_vr >= 16:
+                                    sb_column[16](sb_vr)
+                                    sb_vr += 16
+                                if sb_w_f32 > 8 and sb_vn - sb_vr >= 8:
+                                    sb_column[8](sb_vr)
+                                    sb_vr += 8
+                                if sb_w_f32 > 4 and sb_vn - sb_vr >= 4:
+                                    sb_column[4](sb_vr)
+                                    sb_vr += 4
+                                if sb_w_f32 > 2 and sb_vn - sb_vr >= 2:
+                                    sb_column[2](sb_vr)
+                                    sb_vr += 2
+                                if sb_w_f32 > 1 and sb_vn - sb_vr >= 1:
+                                    sb_column[1](sb_vr)
+                                    sb_vr += 1
                 # y = w (M x K) * sb_col (K x N), row-major, blocked with mc = 128, kc = 512, nc = 4096.
                 # (group sb_g's rows only)
                 _ = sb_gemm_f32(sb_rows, sb_gn, sb_gk, w.unsafe_offset(sb_g * sb_q * sb_gk), sb_gk,
@@ -512,16 +536,40 @@ def sb_im2col_s0(x: Pointer[Float32, ImmUntrackedOrigin], w: Pointer[Float32, Im
                         for a in range(3):
                             for b in range(3):
                                 for i in range(H):
-                                    for j in range(W):
+                                    def sb_column[sb_w: Int](j: Int) {imm}:
                                         var sb_ld1_x_i1 = sb_g * CIG + c
                                         var sb_ld1_x_i2 = i + a - 1
                                         var sb_ld1_x_i3 = j + b - 1
-                                        var sb_ld1_x = (
-                                            x[unsafe_offset=((n * (G * CIG) + sb_ld1_x_i1) * H + sb_ld1_x_i2) * W + sb_ld1_x_i3]
-                                            if sb_ld1_x_i1 >= 0 and sb_ld1_x_i1 < G * CIG and sb_ld1_x_i2 >= 0 and sb_ld1_x_i2 < H and sb_ld1_x_i3 >= 0 and sb_ld1_x_i3 < W
-                                            else Float32(0.0)
-                                        )
-                                        sb_col[unsafe_offset=((c * 3 + a) * 3 + b) * sb_gn + (i * W + j)] = sb_ld1_x
+                                        var sb_ld1_x = SIMD[DType.float32, sb_w](Float32(0.0))
+                                        if sb_ld1_x_i1 >= 0 and sb_ld1_x_i1 < G * CIG and sb_ld1_x_i2 >= 0 and sb_ld1_x_i2 < H and sb_ld1_x_i3 >= 0 and sb_ld1_x_i3 + sb_w <= W:
+                                            sb_ld1_x = x.unsafe_load[width=sb_w](((n * (G * CIG) + sb_ld1_x_i1) * H + sb_ld1_x_i2) * W + sb_ld1_x_i3)
+                                        else:
+                                            for sb_l in range(sb_w):
+                                                if sb_ld1_x_i1 >= 0 and sb_ld1_x_i1 < G * CIG and sb_ld1_x_i2 >= 0 and sb_ld1_x_i2 < H and sb_ld1_x_i3 + sb_l >= 0 and sb_ld1_x_i3 + sb_l < W:
+                                                    sb_ld1_x[sb_l] = x[unsafe_offset=((n * (G * CIG) + sb_ld1_x_i1) * H + sb_ld1_x_i2) * W + (sb_ld1_x_i3 + sb_l)]
+                                        sb_col.unsafe_store[width=sb_w](((c * 3 + a) * 3 + b) * sb_gn + (i * W + j), sb_ld1_x)
+
+                                    var sb_vn = W
+                                    var sb_vr = sb_vn - sb_vn % sb_w_f32
+                                    vectorize[sb_w_f32](sb_vr, sb_column)
+                                    if sb_w_f32 > 32 and sb_vn - sb_vr >= 32:
+                                        sb_column[32](sb_vr)
+                                        sb_vr += 32
+                                    if sb_w_f32 > 16 and sb_vn - sb_vr >= 16:
+                                        sb_column[16](sb_vr)
+                                        sb_vr += 16
+                                    if sb_w_f32 > 8 and sb_vn - sb_vr >= 8:
+                                        sb_column[8](sb_vr)
+                                        sb_vr += 8
+                                    if sb_w_f32 > 4 and sb_vn - sb_vr >= 4:
+                                        sb_column[4](sb_vr)
+                                        sb_vr += 4
+                                    if sb_w_f32 > 2 and sb_vn - sb_vr >= 2:
+                                        sb_column[2](sb_vr)
+                                        sb_vr += 2
+                                    if sb_w_f32 > 1 and sb_vn - sb_vr >= 1:
+                                        sb_column[1](sb_vr)
+                                        sb_vr += 1
 
                     parallelize(sb_gather, CIG)
                     # y = w (M x K) * sb_col (K x N), row-major, blocked with mc = 128, kc = 512, nc = 4096.

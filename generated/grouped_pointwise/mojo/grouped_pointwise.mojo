@@ -450,8 +450,30 @@ def sb_im2col_s0(x: Pointer[Float32, ImmUntrackedOrigin], w: Pointer[Float32, Im
                 # The columns: sb_col[k][p] for k over the reduction indices, p over the output's last.
                 for c in range(CIG):
                     for i in range(H):
-                        for j in range(W):
-                            sb_col[unsafe_offset=c * sb_gn + (i * W + j)] = x[unsafe_offset=((n * (G * CIG) + (sb_g * CIG + c)) * H + i) * W + j]
+                        def sb_column[sb_w: Int](j: Int) {imm}:
+                            sb_col.unsafe_store[width=sb_w](c * sb_gn + (i * W + j), x.unsafe_load[width=sb_w](((n * (G * CIG) + (sb_g * CIG + c)) * H + i) * W + j))
+
+                        var sb_vn = W
+                        var sb_vr = sb_vn - sb_vn % sb_w_f32
+                        vectorize[sb_w_f32](sb_vr, sb_column)
+                        if sb_w_f32 > 32 and sb_vn - sb_vr >= 32:
+                            sb_column[32](sb_vr)
+                            sb_vr += 32
+                        if sb_w_f32 > 16 and sb_vn - sb_vr >= 16:
+                            sb_column[16](sb_vr)
+                            sb_vr += 16
+                        if sb_w_f32 > 8 and sb_vn - sb_vr >= 8:
+                            sb_column[8](sb_vr)
+                            sb_vr += 8
+                        if sb_w_f32 > 4 and sb_vn - sb_vr >= 4:
+                            sb_column[4](sb_vr)
+                            sb_vr += 4
+                        if sb_w_f32 > 2 and sb_vn - sb_vr >= 2:
+                            sb_column[2](sb_vr)
+                            sb_vr += 2
+                        if sb_w_f32 > 1 and sb_vn - sb_vr >= 1:
+                            sb_column[1](sb_vr)
+                            sb_vr += 1
                 # y = w (M x K) * sb_col (K x N), row-major, blocked with mc = 128, kc = 512, nc = 4096.
                 # (group sb_g's rows only)
                 _ = sb_gemm_f32(sb_rows, sb_gn, sb_gk, w.unsafe_offset(sb_g * sb_q * sb_gk), sb_gk,
@@ -470,8 +492,30 @@ def sb_im2col_s0(x: Pointer[Float32, ImmUntrackedOrigin], w: Pointer[Float32, Im
                     # The columns: sb_col[k][p] for k over the reduction indices, p over the output's last.
                     def sb_gather(c: Int) {imm}:
                         for i in range(H):
-                            for j in range(W):
-                                sb_col[unsafe_offset=c * sb_gn + (i * W + j)] = x[unsafe_offset=((n * (G * CIG) + (sb_g * CIG + c)) * H + i) * W + j]
+                            def sb_column[sb_w: Int](j: Int) {imm}:
+                                sb_col.unsafe_store[width=sb_w](c * sb_gn + (i * W + j), x.unsafe_load[width=sb_w](((n * (G * CIG) + (sb_g * CIG + c)) * H + i) * W + j))
+
+                            var sb_vn = W
+                            var sb_vr = sb_vn - sb_vn % sb_w_f32
+                            vectorize[sb_w_f32](sb_vr, sb_column)
+                            if sb_w_f32 > 32 and sb_vn - sb_vr >= 32:
+                                sb_column[32](sb_vr)
+                                sb_vr += 32
+                            if sb_w_f32 > 16 and sb_vn - sb_vr >= 16:
+                                sb_column[16](sb_vr)
+                                sb_vr += 16
+                            if sb_w_f32 > 8 and sb_vn - sb_vr >= 8:
+                                sb_column[8](sb_vr)
+                                sb_vr += 8
+                            if sb_w_f32 > 4 and sb_vn - sb_vr >= 4:
+                                sb_column[4](sb_vr)
+                                sb_vr += 4
+                            if sb_w_f32 > 2 and sb_vn - sb_vr >= 2:
+                                sb_column[2](sb_vr)
+                                sb_vr += 2
+                            if sb_w_f32 > 1 and sb_vn - sb_vr >= 1:
+                                sb_column[1](sb_vr)
+                                sb_vr += 1
 
                     parallelize(sb_gather, CIG)
                     # y = w (M x K) * sb_col (K x N), row-major, blocked with mc = 128, kc = 512, nc = 4096.

@@ -807,14 +807,38 @@ def sb_im2col_s0(x: Pointer[Float32, ImmUntrackedOrigin], w: Pointer[Float32, Im
                 # The columns: sb_col[k][p] for k over the reduction indices, p over the output's last.
                 def sb_gather(k: Int) {imm}:
                     for t in range(3):
-                        for l in range(L):
+                        def sb_column[sb_w: Int](l: Int) {imm}:
                             var sb_ld0_x_i3 = l + t - 1
-                            var sb_ld0_x = (
-                                x[unsafe_offset=((b * G + g) * K + k) * L + sb_ld0_x_i3]
-                                if sb_ld0_x_i3 >= 0 and sb_ld0_x_i3 < L
-                                else Float32(0.0)
-                            )
-                            sb_col[unsafe_offset=(k * 3 + t) * sb_gn + l] = Float32(2.0) * sb_ld0_x + Float32(1.0)
+                            var sb_ld0_x = SIMD[DType.float32, sb_w](Float32(0.0))
+                            if sb_ld0_x_i3 >= 0 and sb_ld0_x_i3 + sb_w <= L:
+                                sb_ld0_x = x.unsafe_load[width=sb_w](((b * G + g) * K + k) * L + sb_ld0_x_i3)
+                            else:
+                                for sb_l in range(sb_w):
+                                    if sb_ld0_x_i3 + sb_l >= 0 and sb_ld0_x_i3 + sb_l < L:
+                                        sb_ld0_x[sb_l] = x[unsafe_offset=((b * G + g) * K + k) * L + (sb_ld0_x_i3 + sb_l)]
+                            sb_col.unsafe_store[width=sb_w]((k * 3 + t) * sb_gn + l, Float32(2.0) * sb_ld0_x + Float32(1.0))
+
+                        var sb_vn = L
+                        var sb_vr = sb_vn - sb_vn % sb_w_f32
+                        vectorize[sb_w_f32](sb_vr, sb_column)
+                        if sb_w_f32 > 32 and sb_vn - sb_vr >= 32:
+                            sb_column[32](sb_vr)
+                            sb_vr += 32
+                        if sb_w_f32 > 16 and sb_vn - sb_vr >= 16:
+                            sb_column[16](sb_vr)
+                            sb_vr += 16
+                        if sb_w_f32 > 8 and sb_vn - sb_vr >= 8:
+                            sb_column[8](sb_vr)
+                            sb_vr += 8
+                        if sb_w_f32 > 4 and sb_vn - sb_vr >= 4:
+                            sb_column[4](sb_vr)
+                            sb_vr += 4
+                        if sb_w_f32 > 2 and sb_vn - sb_vr >= 2:
+                            sb_column[2](sb_vr)
+                            sb_vr += 2
+                        if sb_w_f32 > 1 and sb_vn - sb_vr >= 1:
+                            sb_column[1](sb_vr)
+                            sb_vr += 1
 
                 parallelize(sb_gather, K)
                 # y = w (M x K) * sb_col (K x N), row-major, blocked with mc = 4, kc = 8, nc = 16.
@@ -985,14 +1009,38 @@ def sb_im2col_s4(x: Pointer[Float32, ImmUntrackedOrigin], w: Pointer[Float32, Im
                 # The columns: sb_col[k][p] for k over the reduction indices, p over the output's last.
                 for k in range(K):
                     for t in range(3):
-                        for l in range(L):
+                        def sb_column[sb_w: Int](l: Int) {imm}:
                             var sb_ld0_x_i3 = l + t - 1
-                            var sb_ld0_x = (
-                                x[unsafe_offset=((b * G + sb_g) * K + k) * L + sb_ld0_x_i3]
-                                if sb_g >= 0 and sb_g < G and sb_ld0_x_i3 >= 0 and sb_ld0_x_i3 < L
-                                else Float32(0.0)
-                            )
-                            sb_col[unsafe_offset=(k * 3 + t) * sb_gn + l] = sb_ld0_x
+                            var sb_ld0_x = SIMD[DType.float32, sb_w](Float32(0.0))
+                            if sb_g >= 0 and sb_g < G and sb_ld0_x_i3 >= 0 and sb_ld0_x_i3 + sb_w <= L:
+                                sb_ld0_x = x.unsafe_load[width=sb_w](((b * G + sb_g) * K + k) * L + sb_ld0_x_i3)
+                            else:
+                                for sb_l in range(sb_w):
+                                    if sb_g >= 0 and sb_g < G and sb_ld0_x_i3 + sb_l >= 0 and sb_ld0_x_i3 + sb_l < L:
+                                        sb_ld0_x[sb_l] = x[unsafe_offset=((b * G + sb_g) * K + k) * L + (sb_ld0_x_i3 + sb_l)]
+                            sb_col.unsafe_store[width=sb_w]((k * 3 + t) * sb_gn + l, sb_ld0_x)
+
+                        var sb_vn = L
+                        var sb_vr = sb_vn - sb_vn % sb_w_f32
+                        vectorize[sb_w_f32](sb_vr, sb_column)
+                        if sb_w_f32 > 32 and sb_vn - sb_vr >= 32:
+                            sb_column[32](sb_vr)
+                            sb_vr += 32
+                        if sb_w_f32 > 16 and sb_vn - sb_vr >= 16:
+                            sb_column[16](sb_vr)
+                            sb_vr += 16
+                        if sb_w_f32 > 8 and sb_vn - sb_vr >= 8:
+                            sb_column[8](sb_vr)
+                            sb_vr += 8
+                        if sb_w_f32 > 4 and sb_vn - sb_vr >= 4:
+                            sb_column[4](sb_vr)
+                            sb_vr += 4
+                        if sb_w_f32 > 2 and sb_vn - sb_vr >= 2:
+                            sb_column[2](sb_vr)
+                            sb_vr += 2
+                        if sb_w_f32 > 1 and sb_vn - sb_vr >= 1:
+                            sb_column[1](sb_vr)
+                            sb_vr += 1
                 # gy = w (M x K) * sb_col (K x N), row-major, blocked with mc = 4, kc = 8, nc = 16.
                 # (group sb_g's rows only)
                 _ = sb_gemm_f32(sb_rows, sb_gn, sb_gk, w.unsafe_offset(sb_g * sb_q * sb_gk), sb_gk,
@@ -1011,14 +1059,38 @@ def sb_im2col_s4(x: Pointer[Float32, ImmUntrackedOrigin], w: Pointer[Float32, Im
                     # The columns: sb_col[k][p] for k over the reduction indices, p over the output's last.
                     def sb_gather(k: Int) {imm}:
                         for t in range(3):
-                            for l in range(L):
+                            def sb_column[sb_w: Int](l: Int) {imm}:
                                 var sb_ld1_x_i3 = l + t - 1
-                                var sb_ld1_x = (
-                                    x[unsafe_offset=((b * G + sb_g) * K + k) * L + sb_ld1_x_i3]
-                                    if sb_g >= 0 and sb_g < G and sb_ld1_x_i3 >= 0 and sb_ld1_x_i3 < L
-                                    else Float32(0.0)
-                                )
-                                sb_col[unsafe_offset=(k * 3 + t) * sb_gn + l] = sb_ld1_x
+                                var sb_ld1_x = SIMD[DType.float32, sb_w](Float32(0.0))
+                                if sb_g >= 0 and sb_g < G and sb_ld1_x_i3 >= 0 and sb_ld1_x_i3 + sb_w <= L:
+                                    sb_ld1_x = x.unsafe_load[width=sb_w](((b * G + sb_g) * K + k) * L + sb_ld1_x_i3)
+                                else:
+                                    for sb_l in range(sb_w):
+                                        if sb_g >= 0 and sb_g < G and sb_ld1_x_i3 + sb_l >= 0 and sb_ld1_x_i3 + sb_l < L:
+                                            sb_ld1_x[sb_l] = x[unsafe_offset=((b * G + sb_g) * K + k) * L + (sb_ld1_x_i3 + sb_l)]
+                                sb_col.unsafe_store[width=sb_w]((k * 3 + t) * sb_gn + l, sb_ld1_x)
+
+                            var sb_vn = L
+                            var sb_vr = sb_vn - sb_vn % sb_w_f32
+                            vectorize[sb_w_f32](sb_vr, sb_column)
+                            if sb_w_f32 > 32 and sb_vn - sb_vr >= 32:
+                                sb_column[32](sb_vr)
+                                sb_vr += 32
+                            if sb_w_f32 > 16 and sb_vn - sb_vr >= 16:
+                                sb_column[16](sb_vr)
+                                sb_vr += 16
+                            if sb_w_f32 > 8 and sb_vn - sb_vr >= 8:
+                                sb_column[8](sb_vr)
+                                sb_vr += 8
+                            if sb_w_f32 > 4 and sb_vn - sb_vr >= 4:
+                                sb_column[4](sb_vr)
+                                sb_vr += 4
+                            if sb_w_f32 > 2 and sb_vn - sb_vr >= 2:
+                                sb_column[2](sb_vr)
+                                sb_vr += 2
+                            if sb_w_f32 > 1 and sb_vn - sb_vr >= 1:
+                                sb_column[1](sb_vr)
+                                sb_vr += 1
 
                     parallelize(sb_gather, K)
                     # gy = w (M x K) * sb_col (K x N), row-major, blocked with mc = 4, kc = 8, nc = 16.
@@ -1053,8 +1125,30 @@ def sb_im2col_s5(d: Pointer[Float64, ImmUntrackedOrigin], w2: Pointer[Float64, I
                 var sb_col = sb_colbuf.unsafe_ptr().unsafe_origin_cast[MutUntrackedOrigin]()
                 # The columns: sb_col[k][p] for k over the reduction indices, p over the output's last.
                 for k in range(K):
-                    for l in range(L):
-                        sb_col[unsafe_offset=k * sb_gn + l] = d[unsafe_offset=k * L + l] + Float64(sb_g)
+                    def sb_column[sb_w: Int](l: Int) {imm}:
+                        sb_col.unsafe_store[width=sb_w](k * sb_gn + l, d.unsafe_load[width=sb_w](k * L + l) + Float64(sb_g))
+
+                    var sb_vn = L
+                    var sb_vr = sb_vn - sb_vn % sb_w_f64
+                    vectorize[sb_w_f64](sb_vr, sb_column)
+                    if sb_w_f64 > 32 and sb_vn - sb_vr >= 32:
+                        sb_column[32](sb_vr)
+                        sb_vr += 32
+                    if sb_w_f64 > 16 and sb_vn - sb_vr >= 16:
+                        sb_column[16](sb_vr)
+                        sb_vr += 16
+                    if sb_w_f64 > 8 and sb_vn - sb_vr >= 8:
+                        sb_column[8](sb_vr)
+                        sb_vr += 8
+                    if sb_w_f64 > 4 and sb_vn - sb_vr >= 4:
+                        sb_column[4](sb_vr)
+                        sb_vr += 4
+                    if sb_w_f64 > 2 and sb_vn - sb_vr >= 2:
+                        sb_column[2](sb_vr)
+                        sb_vr += 2
+                    if sb_w_f64 > 1 and sb_vn - sb_vr >= 1:
+                        sb_column[1](sb_vr)
+                        sb_vr += 1
                 # gz = w2 (M x K) * sb_col (K x N), row-major, blocked with mc = 4, kc = 8, nc = 16.
                 # (group sb_g's rows only)
                 _ = sb_gemm_f64(sb_rows, sb_gn, sb_gk, w2.unsafe_offset(sb_g * sb_q * sb_gk), sb_gk,
@@ -1070,8 +1164,30 @@ def sb_im2col_s5(d: Pointer[Float64, ImmUntrackedOrigin], w2: Pointer[Float64, I
                 var sb_rows = min(sb_q, sb_gm - sb_g * sb_q)
                 # The columns: sb_col[k][p] for k over the reduction indices, p over the output's last.
                 def sb_gather(k: Int) {imm}:
-                    for l in range(L):
-                        sb_col[unsafe_offset=k * sb_gn + l] = d[unsafe_offset=k * L + l] + Float64(sb_g)
+                    def sb_column[sb_w: Int](l: Int) {imm}:
+                        sb_col.unsafe_store[width=sb_w](k * sb_gn + l, d.unsafe_load[width=sb_w](k * L + l) + Float64(sb_g))
+
+                    var sb_vn = L
+                    var sb_vr = sb_vn - sb_vn % sb_w_f64
+                    vectorize[sb_w_f64](sb_vr, sb_column)
+                    if sb_w_f64 > 32 and sb_vn - sb_vr >= 32:
+                        sb_column[32](sb_vr)
+                        sb_vr += 32
+                    if sb_w_f64 > 16 and sb_vn - sb_vr >= 16:
+                        sb_column[16](sb_vr)
+                        sb_vr += 16
+                    if sb_w_f64 > 8 and sb_vn - sb_vr >= 8:
+                        sb_column[8](sb_vr)
+                        sb_vr += 8
+                    if sb_w_f64 > 4 and sb_vn - sb_vr >= 4:
+                        sb_column[4](sb_vr)
+                        sb_vr += 4
+                    if sb_w_f64 > 2 and sb_vn - sb_vr >= 2:
+                        sb_column[2](sb_vr)
+                        sb_vr += 2
+                    if sb_w_f64 > 1 and sb_vn - sb_vr >= 1:
+                        sb_column[1](sb_vr)
+                        sb_vr += 1
 
                 parallelize(sb_gather, K)
                 # gz = w2 (M x K) * sb_col (K x N), row-major, blocked with mc = 4, kc = 8, nc = 16.
