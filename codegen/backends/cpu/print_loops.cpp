@@ -246,9 +246,11 @@ class CStmt : public StmtFunctor<void()> {
   void visit_if(const Stmt& s) override {
     w_.open("if (" + e(*s.exprs[0]) + ") {");
     block(s.body);
-    w_.close();
-    if (s.other.empty()) return;
-    w_.open("else {");
+    if (s.other.empty()) {
+      w_.close();
+      return;
+    }
+    w_.close_open("} else {");
     block(s.other);
     w_.close();
   }

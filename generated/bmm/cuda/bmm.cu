@@ -122,8 +122,7 @@ __global__ void __launch_bounds__(256) sb_tiled_matmul_s0(
         const int64_t i = (int64_t)blockIdx.y * 16 + sb_ty;
         const int64_t k = sb_k0 + sb_tx;
         sb_ta[sb_tx * 17 + sb_ty] = a[(b * M + i) * K + k];
-      }
-      else {
+      } else {
         sb_ta[sb_tx * 17 + sb_ty] = 0.0f;
       }
       if ((int64_t)blockIdx.x * 16 + sb_tx < N && sb_k0 + sb_ty < sb_hi) {
@@ -131,8 +130,7 @@ __global__ void __launch_bounds__(256) sb_tiled_matmul_s0(
         const int64_t j = (int64_t)blockIdx.x * 16 + sb_tx;
         const int64_t k = sb_k0 + sb_ty;
         sb_tb[sb_ty * 17 + sb_tx] = w[(b * K + k) * N + j];
-      }
-      else {
+      } else {
         sb_tb[sb_ty * 17 + sb_tx] = 0.0f;
       }
       __syncthreads();
@@ -143,8 +141,7 @@ __global__ void __launch_bounds__(256) sb_tiled_matmul_s0(
           const float sb_b = sb_tb[sb_kk * 17 + sb_tx];
           sb_acc += sb_a * sb_b;
         }
-      }
-      else {
+      } else {
         for (int64_t sb_kk = 0; sb_kk < sb_hi - sb_k0; ++sb_kk) {
           const float sb_a = sb_ta[sb_kk * 17 + sb_ty];
           const float sb_b = sb_tb[sb_kk * 17 + sb_tx];

@@ -117,16 +117,14 @@ __global__ void __launch_bounds__(256) sb_tiled_matmul_s0(
       const int64_t r = (int64_t)blockIdx.y * 16 + sb_ty;
       const int64_t c = sb_k0 + sb_tx;
       sb_ta[sb_tx * 17 + sb_ty] = inp[r * C + c];
-    }
-    else {
+    } else {
       sb_ta[sb_tx * 17 + sb_ty] = 0.0f;
     }
     if ((int64_t)blockIdx.x * 16 + sb_ty < OC && sb_k0 + sb_tx < sb_hi) {
       const int64_t o = (int64_t)blockIdx.x * 16 + sb_ty;
       const int64_t c = sb_k0 + sb_tx;
       sb_tb[sb_tx * 17 + sb_ty] = weight[o * C + c];
-    }
-    else {
+    } else {
       sb_tb[sb_tx * 17 + sb_ty] = 0.0f;
     }
     __syncthreads();
@@ -137,8 +135,7 @@ __global__ void __launch_bounds__(256) sb_tiled_matmul_s0(
         const float sb_b = sb_tb[sb_kk * 17 + sb_tx];
         sb_acc += sb_a * sb_b;
       }
-    }
-    else {
+    } else {
       for (int64_t sb_kk = 0; sb_kk < sb_hi - sb_k0; ++sb_kk) {
         const float sb_a = sb_ta[sb_kk * 17 + sb_ty];
         const float sb_b = sb_tb[sb_kk * 17 + sb_tx];

@@ -212,8 +212,7 @@ __global__ void __launch_bounds__(64) sb_tiled_s0(const float* __restrict__ a,
         const int64_t i = (int64_t)blockIdx.y * 8 + sb_ty;
         const int64_t k = sb_k0 + sb_tx;
         sb_ta[sb_tx * 9 + sb_ty] = a[(b * M + i) * K + k];
-      }
-      else {
+      } else {
         sb_ta[sb_tx * 9 + sb_ty] = 0.0f;
       }
       if ((int64_t)blockIdx.x * 8 + sb_tx < N && sb_k0 + sb_ty < sb_hi) {
@@ -221,8 +220,7 @@ __global__ void __launch_bounds__(64) sb_tiled_s0(const float* __restrict__ a,
         const int64_t j = (int64_t)blockIdx.x * 8 + sb_tx;
         const int64_t k = sb_k0 + sb_ty;
         sb_tb[sb_ty * 9 + sb_tx] = w[(b * K + k) * N + j];
-      }
-      else {
+      } else {
         sb_tb[sb_ty * 9 + sb_tx] = 0.0f;
       }
       __syncthreads();
@@ -233,8 +231,7 @@ __global__ void __launch_bounds__(64) sb_tiled_s0(const float* __restrict__ a,
           const float sb_b = sb_tb[sb_kk * 9 + sb_tx];
           sb_acc += sb_a * sb_b;
         }
-      }
-      else {
+      } else {
         for (int64_t sb_kk = 0; sb_kk < sb_hi - sb_k0; ++sb_kk) {
           const float sb_a = sb_ta[sb_kk * 9 + sb_ty];
           const float sb_b = sb_tb[sb_kk * 9 + sb_tx];
@@ -279,16 +276,14 @@ __global__ void __launch_bounds__(64) sb_tiled_s1(const float* __restrict__ a,
         const int64_t i = (int64_t)blockIdx.y * 8 + sb_ty;
         const int64_t k = sb_k0 + sb_tx;
         sb_ta[sb_tx * 9 + sb_ty] = a[(b * M + i) * K + k];
-      }
-      else {
+      } else {
         sb_ta[sb_tx * 9 + sb_ty] = 0.0f;
       }
       if ((int64_t)blockIdx.x * 8 + sb_ty < N && sb_k0 + sb_tx < sb_hi) {
         const int64_t j = (int64_t)blockIdx.x * 8 + sb_ty;
         const int64_t k = sb_k0 + sb_tx;
         sb_tb[sb_tx * 9 + sb_ty] = wt[j * K + k];
-      }
-      else {
+      } else {
         sb_tb[sb_tx * 9 + sb_ty] = 0.0f;
       }
       __syncthreads();
@@ -299,8 +294,7 @@ __global__ void __launch_bounds__(64) sb_tiled_s1(const float* __restrict__ a,
           const float sb_b = sb_tb[sb_kk * 9 + sb_tx];
           sb_acc += sb_b * sb_a;
         }
-      }
-      else {
+      } else {
         for (int64_t sb_kk = 0; sb_kk < sb_hi - sb_k0; ++sb_kk) {
           const float sb_a = sb_ta[sb_kk * 9 + sb_ty];
           const float sb_b = sb_tb[sb_kk * 9 + sb_tx];
@@ -344,16 +338,14 @@ __global__ void __launch_bounds__(64) sb_tiled_s2(const float* __restrict__ wt,
         const int64_t i = (int64_t)blockIdx.y * 8 + sb_tx;
         const int64_t k = sb_k0 + sb_ty;
         sb_ta[sb_ty * 9 + sb_tx] = at[(b * K + k) * M + i];
-      }
-      else {
+      } else {
         sb_ta[sb_ty * 9 + sb_tx] = 0.0f;
       }
       if ((int64_t)blockIdx.x * 8 + sb_ty < N && sb_k0 + sb_tx < sb_hi) {
         const int64_t j = (int64_t)blockIdx.x * 8 + sb_ty;
         const int64_t k = sb_k0 + sb_tx;
         sb_tb[sb_tx * 9 + sb_ty] = wt[j * K + k];
-      }
-      else {
+      } else {
         sb_tb[sb_tx * 9 + sb_ty] = 0.0f;
       }
       __syncthreads();
@@ -364,8 +356,7 @@ __global__ void __launch_bounds__(64) sb_tiled_s2(const float* __restrict__ wt,
           const float sb_b = sb_tb[sb_kk * 9 + sb_tx];
           sb_acc += sb_a * sb_b;
         }
-      }
-      else {
+      } else {
         for (int64_t sb_kk = 0; sb_kk < sb_hi - sb_k0; ++sb_kk) {
           const float sb_a = sb_ta[sb_kk * 9 + sb_ty];
           const float sb_b = sb_tb[sb_kk * 9 + sb_tx];
@@ -408,8 +399,7 @@ __global__ void __launch_bounds__(64) sb_tiled_s3(const double* __restrict__ x,
         const int64_t i = (int64_t)blockIdx.y * 8 + sb_ty;
         const int64_t k = sb_k0 + sb_tx;
         sb_ta[sb_tx * 9 + sb_ty] = x[i * K + k];
-      }
-      else {
+      } else {
         sb_ta[sb_tx * 9 + sb_ty] = 0.0;
       }
       if ((int64_t)blockIdx.x * 8 + sb_ty < N && sb_k0 + sb_tx < sb_hi) {
@@ -417,8 +407,7 @@ __global__ void __launch_bounds__(64) sb_tiled_s3(const double* __restrict__ x,
         const int64_t j = (int64_t)blockIdx.x * 8 + sb_ty;
         const int64_t k = sb_k0 + sb_tx;
         sb_tb[sb_tx * 9 + sb_ty] = y[(b * N + j) * K + k];
-      }
-      else {
+      } else {
         sb_tb[sb_tx * 9 + sb_ty] = 0.0;
       }
       __syncthreads();
@@ -429,8 +418,7 @@ __global__ void __launch_bounds__(64) sb_tiled_s3(const double* __restrict__ x,
           const double sb_b = sb_tb[sb_kk * 9 + sb_tx];
           sb_acc += sb_a * sb_b;
         }
-      }
-      else {
+      } else {
         for (int64_t sb_kk = 0; sb_kk < sb_hi - sb_k0; ++sb_kk) {
           const double sb_a = sb_ta[sb_kk * 9 + sb_ty];
           const double sb_b = sb_tb[sb_kk * 9 + sb_tx];
