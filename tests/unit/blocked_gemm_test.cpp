@@ -120,6 +120,39 @@ TEST(BlockedGemm, DriverSplitsRowBlocksOverThreadsInOneAlignedScratchBuffer) {
   EXPECT_EQ(order, (std::vector<std::string>{"jc", "pc", "jp", "blk", "ip", "jr", "ir"}));
 }
 
+TEST(BlockedGemm, WholeContiguousStripsOfYCopyAsVectors) {
+  // pack_y: a whole strip (w == NR) of a Y with contiguous columns (ys_j == 1) copies each step's
+  // NR elements as two vector loads and stores; any other strip, and pack_x, element by element.
+  const loops::Module m = blocked_gemm(DType::F32, gemm_target_cpu());
+  const loops::Function& y = function(m, "sb_gemm_pack_y_f32");
+  ASSERT_EQ(y.body.size(), 1u);
+  ASSERT_EQ(y.body[0]->kind, StmtKind::If);
+  int vector_stores = 0;
+  loops::for_each_stmt(y.body[0]->body, [&](const Stmt& s) {
+    if (s.kind == StmtKind::Store && s.width == loops::Width::Vector) ++vector_stores;
+  });
+  EXPECT_EQ(vector_stores, 2);
+  EXPECT_FALSE(y.body[0]->other.empty());
+  const loops::Function& x = function(m, "sb_gemm_pack_x_f32");
+  EXPECT_EQ(find(x.body, [](const Stmt& s) { return s.kind == StmtKind::If; }), nullptr);
+  const std::string c = print_cpu_loops({m});
+  EXPECT_TRUE(
+      has(c,
+          "  if (ys_j == 1 && w == sb_gemm_nr_f32) {\n"
+          "    for (int64_t p = 0; p < kc; ++p) {\n"
+          "      sb_simd_store_f32(dst + p * sb_gemm_nr_f32, sb_simd_load_f32(y + p * ys_k));\n"))
+      << c;
+  EXPECT_TRUE(has(c, "  } else {\n    for (int64_t p = 0; p < kc; ++p) {")) << c;
+  const std::string mojo = print_mojo_loops({blocked_gemm(DType::F32, gemm_target_mojo())});
+  EXPECT_TRUE(has(mojo, "    if ys_j == 1 and w == sb_gemm_nr_f32:\n")) << mojo;
+  EXPECT_TRUE(has(mojo, "y.unsafe_load[width=sb_gemm_vl_f32](p * ys_k + sb_gemm_vl_f32)")) << mojo;
+  // An operand that widens as it is packed keeps the element loop.
+  const loops::Module h = blocked_gemm(DType::F32, gemm_target_cpu(), {{DType::BF16, DType::BF16}});
+  EXPECT_EQ(find(function(h, "sb_gemm_pack_y_bf16_f32").body,
+                 [](const Stmt& s) { return s.kind == StmtKind::If; }),
+            nullptr);
+}
+
 TEST(BlockedGemm, CpuPrinterKeepsTheCForm) {
   const std::string c = print_cpu_loops({blocked_gemm(DType::F32, gemm_target_cpu())});
   EXPECT_TRUE(has(c, "#if defined(__AVX512F__)\n#define SB_SIMD_BYTES 64\n")) << c;

@@ -147,12 +147,19 @@ static inline void sb_gemm_pack_x_f32(int64_t kc, int64_t h, const float* x, int
 // Y(p, q), zero for q >= w.
 static inline void sb_gemm_pack_y_f32(int64_t kc, int64_t w, const float* y, int64_t ys_k,
                                       int64_t ys_j, float* __restrict dst) {
-  for (int64_t p = 0; p < kc; ++p) {
-    for (int64_t q = 0; q < w; ++q) {
-      dst[p * sb_gemm_nr_f32 + q] = y[p * ys_k + q * ys_j];
+  if (ys_j == 1 && w == sb_gemm_nr_f32) {
+    for (int64_t p = 0; p < kc; ++p) {
+      sb_simd_store_f32(dst + p * sb_gemm_nr_f32, sb_simd_load_f32(y + p * ys_k));
+      sb_simd_store_f32(dst + (p * sb_gemm_nr_f32 + sb_gemm_vl_f32), sb_simd_load_f32(y + (p * ys_k + sb_gemm_vl_f32)));
     }
-    for (int64_t q = w; q < sb_gemm_nr_f32; ++q) {
-      dst[p * sb_gemm_nr_f32 + q] = 0.0f;
+  } else {
+    for (int64_t p = 0; p < kc; ++p) {
+      for (int64_t q = 0; q < w; ++q) {
+        dst[p * sb_gemm_nr_f32 + q] = y[p * ys_k + q * ys_j];
+      }
+      for (int64_t q = w; q < sb_gemm_nr_f32; ++q) {
+        dst[p * sb_gemm_nr_f32 + q] = 0.0f;
+      }
     }
   }
 }

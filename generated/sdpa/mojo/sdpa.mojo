@@ -139,11 +139,19 @@ def sb_gemm_pack_x_f32(kc: Int, h: Int, x: Pointer[Float32, ImmUntrackedOrigin],
 # Y(p, q), zero for q >= w.
 def sb_gemm_pack_y_f32(kc: Int, w: Int, y: Pointer[Float32, ImmUntrackedOrigin], ys_k: Int,
                        ys_j: Int, dst: Pointer[Float32, MutUntrackedOrigin]):
-    for p in range(kc):
-        for q in range(w):
-            dst[unsafe_offset=p * sb_gemm_nr_f32 + q] = y[unsafe_offset=p * ys_k + q * ys_j]
-        for q in range(w, sb_gemm_nr_f32):
-            dst[unsafe_offset=p * sb_gemm_nr_f32 + q] = Float32(0)
+    if ys_j == 1 and w == sb_gemm_nr_f32:
+        for p in range(kc):
+            dst.unsafe_store[width=sb_gemm_vl_f32](
+                p * sb_gemm_nr_f32, y.unsafe_load[width=sb_gemm_vl_f32](p * ys_k))
+            dst.unsafe_store[width=sb_gemm_vl_f32](
+                p * sb_gemm_nr_f32 + sb_gemm_vl_f32,
+                y.unsafe_load[width=sb_gemm_vl_f32](p * ys_k + sb_gemm_vl_f32))
+    else:
+        for p in range(kc):
+            for q in range(w):
+                dst[unsafe_offset=p * sb_gemm_nr_f32 + q] = y[unsafe_offset=p * ys_k + q * ys_j]
+            for q in range(w, sb_gemm_nr_f32):
+                dst[unsafe_offset=p * sb_gemm_nr_f32 + q] = Float32(0)
 
 
 # The micro-kernel: C[0:mr, 0:nr] = (C + if accumulate) the product of a packed strip of X
