@@ -1619,23 +1619,36 @@ std::optional<std::string> StmtLowering::inside_condition(const Expr& e, int var
   if (varies)
     *varies = std::any_of(checked->begin(), checked->end(),
                           [](const BoundaryCheck& c) { return c.varies; });
-  std::string cond;
   const std::vector<std::string> names = var_names_;
-  for (const BoundaryCheck& c : *checked) {
+  CornerSpelling spelling;
+  spelling.bind = [&](int u, bool at_last) {
+    if (u == var) {
+      var_names_[u] = at_last ? last : first;
+      return;
+    }
+    const IndexVar& v = st_.vars[u];
+    var_names_[u] = at_last ? "(" + sub(*v.hi, w, 0, nullptr, kPrecAdd) + " - 1)"
+                            : sub(*v.lo, w, 0, nullptr, kPrecAdd + 1);
+  };
+  spelling.test = [&](const BoundaryCheck& c) {
+    const std::string s = sub(*c.sub, w, 0, nullptr, kPrecRel + 1);
+    return s + " >= 0 && " + s + " < " + extent(c.tensor, c.dim, kPrecRel + 1);
+  };
+  spelling.unbind = [&] { var_names_ = names; };
+  spelling.conj = " && ";
+  return corners_condition(*checked, var, false, spelling);
+}
+
+std::string corners_condition(const std::vector<BoundaryCheck>& checks, int var, bool leave_varying,
+                              const CornerSpelling& s) {
+  std::string cond;
+  for (const BoundaryCheck& c : checks) {
+    if (leave_varying && c.varies) continue;
     for (const auto& corner : check_corners(c, var)) {
-      for (const auto& [u, last_value] : corner) {
-        if (u == var) {
-          var_names_[u] = last_value ? last : first;
-          continue;
-        }
-        const IndexVar& v = st_.vars[u];
-        var_names_[u] = last_value ? "(" + sub(*v.hi, w, 0, nullptr, kPrecAdd) + " - 1)"
-                                   : sub(*v.lo, w, 0, nullptr, kPrecAdd + 1);
-      }
-      const std::string s = sub(*c.sub, w, 0, nullptr, kPrecRel + 1);
-      var_names_ = names;
-      cond += (cond.empty() ? "" : " && ") + s + " >= 0 && " + s + " < " +
-              extent(c.tensor, c.dim, kPrecRel + 1);
+      for (const auto& [u, at_last] : corner) s.bind(u, at_last);
+      const std::string test = s.test(c);
+      s.unbind();
+      cond += (cond.empty() ? "" : s.conj) + test;
     }
   }
   return cond;

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "backends/emitter.h"
+#include "ir/affine.h"
 #include "ir/ir.h"
 #include "lower/patterns.h"
 
@@ -443,6 +444,22 @@ std::vector<std::string> gemm_args(const GemmOperands& g, int64_t mc, int64_t kc
 // (without the comment marker), from the tensor names and whether each operand is transposed.
 std::string gemm_comment(const std::string& c, const std::string& x, bool x_trans,
                          const std::string& y, bool y_trans, int64_t mc, int64_t kc, int64_t nc);
+
+// How a printer spells a boundary condition (corners_condition).
+struct CornerSpelling {
+  // Binds index variable `u` to its value at its range's first (false) or last (true) value.
+  std::function<void(int u, bool last)> bind;
+  // Check c's two comparisons, under the current bindings.
+  std::function<std::string(const BoundaryCheck& c)> test;
+  // Undoes every binding.
+  std::function<void()> unbind;
+  std::string conj;  // " && ", " and "
+};
+// The condition under which every check of `checks` (ir/affine.h: boundary_checks over `var`)
+// holds at each of its corners (check_corners), those that vary with `var` left out with
+// `leave_varying`, in a printer's spelling; "" when nothing is tested.
+std::string corners_condition(const std::vector<BoundaryCheck>& checks, int var, bool leave_varying,
+                              const CornerSpelling& s);
 
 // ---- File assembly ----------------------------------------------------------------------------
 

@@ -699,28 +699,25 @@ class MojoLowering {
     if (varies)
       *varies = std::any_of(checks->begin(), checks->end(),
                             [](const BoundaryCheck& c) { return c.varies; });
-    std::string cond;
     const std::vector<std::string> names = var_names_;
-    for (const BoundaryCheck& c : *checks) {
-      if (leave_varying && c.varies) continue;
-      for (const auto& corner : check_corners(c, var)) {
-        for (const auto& [u, last_value] : corner) {
-          if (u == var) {
-            var_names_[u] = last_value ? last : first;
-            continue;
-          }
-          const IndexVar& v = st_.vars[u];
-          var_names_[u] =
-              last_value ? "(" + scalar(*v.hi, w, kMAdd) + " - 1)" : scalar(*v.lo, w, kMAdd + 1);
-        }
-        const Piece p = subscript(*c.sub, w);
-        const std::string s = mparen(p.text, p.prec, kMCmp + 1);
-        var_names_ = names;
-        cond += (cond.empty() ? "" : " and ") + s + " >= 0 and " + s + " < " +
-                extent(c.tensor, c.dim, kMCmp + 1);
+    CornerSpelling spelling;
+    spelling.bind = [&](int u, bool at_last) {
+      if (u == var) {
+        var_names_[u] = at_last ? last : first;
+        return;
       }
-    }
-    return cond;
+      const IndexVar& v = st_.vars[u];
+      var_names_[u] =
+          at_last ? "(" + scalar(*v.hi, w, kMAdd) + " - 1)" : scalar(*v.lo, w, kMAdd + 1);
+    };
+    spelling.test = [&](const BoundaryCheck& c) {
+      const Piece p = subscript(*c.sub, w);
+      const std::string s = mparen(p.text, p.prec, kMCmp + 1);
+      return s + " >= 0 and " + s + " < " + extent(c.tensor, c.dim, kMCmp + 1);
+    };
+    spelling.unbind = [&] { var_names_ = names; };
+    spelling.conj = " and ";
+    return corners_condition(*checks, var, leave_varying, spelling);
   }
   // While set, reads print without boundary handling: code that runs only where
   // inside_condition holds.
