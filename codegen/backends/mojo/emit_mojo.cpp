@@ -875,14 +875,14 @@ class MojoLowering {
     w.dedent();
   }
 
-  // out[..., v:v+width] = rhs, as one SIMD store (v is the innermost output index); with
-  // `line`, a non-temporal store of one whole 64-byte-aligned line.
   // `e` as a SIMD vector of `width` lanes over index variable `v` (lane l holding the value at
   // v + l; vec_ok), of e's value type; hoisted code goes to `w`.
   std::string vector_value(const Expr& e, PyWriter& w, int v, const std::string& width) {
     const Mode m{v, width};
     return vec_text(print(e, w, m), value_type(e), m);
   }
+  // out[..., v:v+width] = rhs, as one SIMD store (v is the innermost output index); with
+  // `line`, a non-temporal store of one whole 64-byte-aligned line.
   void assign_vector(PyWriter& w, const Mode& m, bool line = false) {
     Piece rhs = print(*st_.rhs, w, m);
     const DType ot = spec_.tensors[st_.out].type;
