@@ -158,6 +158,19 @@ std::string width_const(DType t) {
   return std::string("sb_w_") + sb::scalar(t).mojo_suffix;
 }
 
+// The elements from sb_vr to `end` (fewer than `width`) in narrower vectors, each power of two
+// below the width at most once.
+void emit_vector_remainder(const std::string& width, const std::string& end, const std::string& fn,
+                           PyWriter& w) {
+  for (int h : {32, 16, 8, 4, 2, 1}) {
+    const std::string hs = std::to_string(h);
+    w.open("if " + width + " > " + hs + " and " + end + " - sb_vr >= " + hs + ":");
+    w.line(fn + "[" + hs + "](sb_vr)");
+    w.line("sb_vr += " + hs);
+    w.dedent();
+  }
+}
+
 // Calls closure `fn` (a `def fn[sb_w: Int](i: Int)`) over [0, n) as vectorize does, but with
 // the remainder in narrower vectors, each power of two below the width at most once: vectorize
 // runs its remainder one element at a time, so a row of 28 f32 took 12 scalar calls. Side by
@@ -168,13 +181,7 @@ void emit_vectorize(DType t, const std::string& n, const std::string& fn, PyWrit
   w.line("var sb_vn = " + n);
   w.line("var sb_vr = sb_vn - sb_vn % " + width);
   w.line("vectorize[" + width + "](sb_vr, " + fn + ")");
-  for (int h : {32, 16, 8, 4, 2, 1}) {
-    const std::string hs = std::to_string(h);
-    w.open("if " + width + " > " + hs + " and sb_vn - sb_vr >= " + hs + ":");
-    w.line(fn + "[" + hs + "](sb_vr)");
-    w.line("sb_vr += " + hs);
-    w.dedent();
-  }
+  emit_vector_remainder(width, "sb_vn", fn, w);
 }
 
 // The same over [lo, hi) (names of Int variables): whole vectors from lo, then the remainder in
@@ -186,43 +193,32 @@ void emit_vectorize_range(DType t, const std::string& lo, const std::string& hi,
   w.open("for sb_v in range(" + lo + ", sb_vr, " + width + "):");
   w.line(fn + "[" + width + "](sb_v)");
   w.dedent();
-  for (int h : {32, 16, 8, 4, 2, 1}) {
-    const std::string hs = std::to_string(h);
-    w.open("if " + width + " > " + hs + " and " + hi + " - sb_vr >= " + hs + ":");
-    w.line(fn + "[" + hs + "](sb_vr)");
-    w.line("sb_vr += " + hs);
-    w.dedent();
-  }
+  emit_vector_remainder(width, hi, fn, w);
 }
 
-// `head` + `cond` + `tail` (a condition of terms joined by " and ") as lines at w's depth: one
-// where it fits in 100 columns, else the condition inside parentheses, its terms as many to a
-// line as fit.
-std::vector<std::string> condition_lines(const std::string& head, const std::string& cond,
-                                         const std::string& tail, const PyWriter& w) {
+// Opens `if cond:` (a condition of terms joined by " and "): on one line where it fits in 100
+// columns, else the condition inside parentheses, its terms as many to a line as fit.
+void emit_if_lines(const std::string& cond, PyWriter& w) {
   const size_t cols = static_cast<size_t>(w.columns());
-  if (cols + head.size() + cond.size() + tail.size() <= 100) return {head + cond + tail};
+  if (cols + cond.size() + 4 <= 100) {
+    w.open("if " + cond + ":");
+    return;
+  }
   const std::string sep = " and ";
-  std::vector<std::string> lines{head + "(", "    "};
+  std::vector<std::string> lines{""};
   size_t at = 0;
   while (at <= cond.size()) {
     const size_t next = std::min(cond.find(sep, at), cond.size());
     const std::string term = cond.substr(at, next - at) + (next < cond.size() ? " and" : "");
-    if (lines.back() != "    " && cols + lines.back().size() + 1 + term.size() > 100)
-      lines.push_back("    " + term);
+    if (!lines.back().empty() && cols + 4 + lines.back().size() + 1 + term.size() > 100)
+      lines.push_back(term);
     else
-      lines.back() += (lines.back() == "    " ? "" : " ") + term;
+      lines.back() += (lines.back().empty() ? "" : " ") + term;
     at = next + sep.size();
   }
-  lines.push_back(")" + tail);
-  return lines;
-}
-
-// Opens `if cond:`, wrapped as condition_lines wraps it.
-void emit_if_lines(const std::string& cond, PyWriter& w) {
-  const std::vector<std::string> lines = condition_lines("if ", cond, ":", w);
-  for (size_t i = 0; i + 1 < lines.size(); ++i) w.line(lines[i]);
-  w.open(lines.back());
+  w.line("if (");
+  for (const std::string& l : lines) w.line("    " + l);
+  w.open("):");
 }
 
 // A floating-point constant of type F32, F64, F16 or BF16 as Float32(...), .... The decimal text is
@@ -680,32 +676,24 @@ class MojoLowering {
   // scalar() under the name a loop IR printer's leaves call (backends/common/loop_leaves.h).
   std::string expr(const Expr& e, PyWriter& w, int min_prec = 0) { return scalar(e, w, min_prec); }
 
-  // The condition under which every read of `e` with a boundary rule (but those printed by an
-  // override) is inside its tensor for index variable `var` from `first` to `last` (texts,
-  // inclusive), the other output indices bound and the statement's reductions over their whole
-  // ranges (ir/affine.h: boundary_checks, each check at its corners). "" when no read needs
-  // checks; nullopt when the condition cannot be put so. With `varies`, also whether some check
-  // depends on `var`; with `leave_varying`, those checks are left out of the condition (the
-  // caller's range keeps them: an edge segment's middle).
-  std::optional<std::string> inside_condition(const Expr& e, int var, const std::string& first,
-                                              const std::string& last, PyWriter& w,
-                                              bool* varies = nullptr, bool leave_varying = false) {
+  // The condition under which every check of a read of `e` with a boundary rule (but those
+  // printed by an override) that does not vary with index variable `var` holds, the other output
+  // indices bound and the statement's reductions over their whole ranges (ir/affine.h:
+  // boundary_checks, each check at its corners): the part of a row's checks that one test per
+  // row decides. "" when no such check is needed; nullopt when the condition cannot be put so.
+  // `varies`: whether some check varies with `var` (those the row's edges keep).
+  std::optional<std::string> uniform_condition(const Expr& e, int var, PyWriter& w, bool& varies) {
     std::set<int> reductions;
     for (size_t u = st_.rank(); u < st_.vars.size(); ++u) reductions.insert(static_cast<int>(u));
     const std::optional<std::vector<BoundaryCheck>> checks =
         boundary_checks(spec_, st_, e, var, reductions,
                         [this](const Expr& x) { return overrides_.count(&x) != 0; });
     if (!checks) return std::nullopt;
-    if (varies)
-      *varies = std::any_of(checks->begin(), checks->end(),
-                            [](const BoundaryCheck& c) { return c.varies; });
+    varies = std::any_of(checks->begin(), checks->end(),
+                         [](const BoundaryCheck& c) { return c.varies; });
     const std::vector<std::string> names = var_names_;
     CornerSpelling spelling;
     spelling.bind = [&](int u, bool at_last) {
-      if (u == var) {
-        var_names_[u] = at_last ? last : first;
-        return;
-      }
       const IndexVar& v = st_.vars[u];
       var_names_[u] =
           at_last ? "(" + scalar(*v.hi, w, kMAdd) + " - 1)" : scalar(*v.lo, w, kMAdd + 1);
@@ -717,10 +705,10 @@ class MojoLowering {
     };
     spelling.unbind = [&] { var_names_ = names; };
     spelling.conj = " and ";
-    return corners_condition(*checks, var, leave_varying, spelling);
+    return corners_condition(*checks, var, /*leave_varying=*/true, spelling);
   }
-  // While set, reads print without boundary handling: code that runs only where
-  // inside_condition holds.
+  // While set, reads print without boundary handling: code that runs only where every read is
+  // known to be inside (a row's middle where its uniform_condition holds).
   void set_assume_inside(bool on) { assume_inside_ = on; }
 
   // The flat index of the element of tensor `t` (the output, or a tensor of its rank) whose
@@ -1871,8 +1859,8 @@ std::optional<RowSplit> row_split(MojoLowering& L) {
   if (!edge) return std::nullopt;
   PyWriter cond_code;
   RowSplit s;
-  const std::optional<std::string> uniform = L.inside_condition(
-      *st.rhs, static_cast<int>(st.rank()) - 1, "", "", cond_code, &s.along, true);
+  const std::optional<std::string> uniform =
+      L.uniform_condition(*st.rhs, static_cast<int>(st.rank()) - 1, cond_code, s.along);
   if (!uniform || (!s.along && uniform->empty()) || !cond_code.str().empty()) return std::nullopt;
   s.uniform = *uniform;
   s.edge = *edge;
