@@ -13,7 +13,8 @@
 // part of the module's cache key), run as `bash -c SCRIPT mlir -o <module> <kernel>.mlir`:
 //   1. split the file at its `// -----` lines, one module per variant;
 //   2. for each: mlir-opt-19 <the module's `// sb-pipeline:` line>
-//   (codegen/backends/mlir/mlir_pipelines.cpp),
+//   (codegen/backends/mlir/mlir_pipelines.cpp, its @simd_bytes@ replaced by the bytes of the
+//   host's widest vectors, 64, 32 or 16, from clang-19 -march=native's predefined macros),
 //      mlir-translate-19 --mlir-to-llvmir, clang-19 -O3 -march=native -fPIC -c (with
 //      -fveclib=libmvec on x86-64 glibc);
 //   3. the C shim (the file's `//| ` lines) compiled by clang-19 -O3 -fPIC -c against
@@ -35,6 +36,7 @@
 #include <filesystem>
 #include <mutex>
 
+#include "backends/mlir/mlir_pipelines.h"
 #include "run/runtime.h"
 
 namespace sb {
@@ -182,12 +184,22 @@ step() {
     exit 1
   fi
 }
+# The host's native vector bytes, as the cpu backend's SB_SIMD_BYTES: a pipeline line may name
+# the transform schedule for them (mlir_native_tiles, codegen/backends/mlir/mlir_pipelines.h).
+defs=$("$clang" -march=native -dM -E -x c /dev/null)
+case $defs in
+  *__AVX512F__*) simd=64 ;;
+  *__AVX__*) simd=32 ;;
+  *) simd=16 ;;
+esac
 objs=()
 for f in "$work"/v*.mlir; do
   [ -e "$f" ] || { echo "mlir: $src holds no variant module"; exit 1; }
   name=$(sed -n 's@^// sb-variant: @@p' "$f")
   pipeline=$(sed -n 's@^// sb-pipeline: @@p' "$f")
   [ -n "$pipeline" ] || { echo "mlir: variant $name has no sb-pipeline line"; exit 1; }
+  pipeline=${pipeline//)SH" +
+         std::string(kMlirSimdBytes) + R"SH(/$simd}
   read -r -a passes <<< "$pipeline"
   step "variant $name: mlir-opt" "$opt" "${passes[@]}" "$f" -o "${f%.mlir}.llvm.mlir"
   step "variant $name: mlir-translate" "$translate" --mlir-to-llvmir "${f%.mlir}.llvm.mlir" -o "${f%.mlir}.ll"

@@ -161,13 +161,32 @@ TEST(HostStrategyRegistry, MlirRecordsNameTheirPipelines) {
   EXPECT_EQ(mlir_openmp_pipeline(false).find("--transform-interpreter"), std::string::npos);
 }
 
+// blocked_matmul's default register tiles follow the native vector width: the pipeline names
+// the schedule for the host's width by a token the runtime replaces, and a thread's rows are a
+// multiple of every native tile's rows. Tiles given in the variant keep the default entry point.
+TEST(HostStrategyRegistry, MlirNativeTilesNameTheirScheduleByWidth) {
+  EXPECT_EQ(mlir_blocked_matmul_pipeline(true).rfind(
+                "--transform-interpreter=entry-point=sb_schedule_simd@simd_bytes@ ", 0),
+            0u);
+  EXPECT_EQ(mlir_blocked_matmul_pipeline(false).rfind("--transform-interpreter ", 0), 0u);
+  EXPECT_TRUE(mlir_native_tiles_wanted(0, 0));
+  EXPECT_TRUE(mlir_native_tiles_wanted(0, 64));
+  EXPECT_TRUE(mlir_native_tiles_wanted(4, 0));
+  EXPECT_FALSE(mlir_native_tiles_wanted(4, 64));
+  EXPECT_EQ(mlir_gemm_row_multiple(5), 5);
+  const int64_t rows = mlir_gemm_row_multiple(0);
+  EXPECT_GT(mlir_native_tiles().size(), 1u);
+  for (const MlirNativeTile& t : mlir_native_tiles()) EXPECT_EQ(rows % t.mr, 0) << t.simd_bytes;
+}
+
 // A module with bf16 memory: every pipeline expands the bf16 conversions right before the arith
 // lowering (no __truncsfbf2 call), once.
 TEST(HostStrategyRegistry, MlirBf16PipelinesExpandConversions) {
   const std::string at = "--arith-expand=include-bf16=true --convert-arith-to-llvm ";
   for (const std::string& p :
        {mlir_loops_pipeline(), mlir_tiled_vector_pipeline(32, 4), mlir_openmp_pipeline(true),
-        mlir_openmp_pipeline(false), mlir_blocked_matmul_pipeline()}) {
+        mlir_openmp_pipeline(false), mlir_blocked_matmul_pipeline(false),
+        mlir_blocked_matmul_pipeline(true)}) {
     const std::string b = mlir_bf16_pipeline(p);
     EXPECT_NE(b.find(at), std::string::npos) << b;
     EXPECT_EQ(b.find("--arith-expand"), b.rfind("--arith-expand")) << b;

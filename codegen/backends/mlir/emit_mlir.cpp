@@ -120,7 +120,7 @@ bool linalg_reduction(const Expr& r, const Statement& st) {
 // The cache blocks of strategy blocked_matmul (its parameters mc, nc, kc).
 struct GemmBlocks {
   int64_t mc = 0, nc = 0, kc = 0;
-  int64_t mr = 0;  // rows of a register tile: a thread's rows are a multiple of it
+  int64_t mr = 0;  // a thread's rows are a multiple of it (mlir_gemm_row_multiple)
 };
 
 // The padding of each row of blocked_matmul's packed block, in bytes: a row of nc elements plus
@@ -2576,7 +2576,8 @@ GeneratedFile MlirEmitter::print(const Spec& spec) const {
     const Tiles tiles = sched.parallel ? host::variant_tiles(v, strategy.info) : Tiles{};
     std::optional<GemmBlocks> blocks;
     if (sched.gemm == host::Gemm::Transform)
-      blocks = GemmBlocks{params.at("mc"), params.at("nc"), params.at("kc"), params.at("mr")};
+      blocks = GemmBlocks{params.at("mc"), params.at("nc"), params.at("kc"),
+                          mlir_gemm_row_multiple(params.at("mr"))};
     SB_ASSERT(sched.gemm == host::Gemm::None || (blocks && sched.parallel),
               "mlir strategy with a GEMM other than a parallel transform one: " + v.strategy);
     const std::vector<int64_t> shape{tiles.outer,
@@ -2603,12 +2604,29 @@ GeneratedFile MlirEmitter::print(const Spec& spec) const {
            ") attributes {llvm.emit_c_interface} {\n";
     out += text.body;
     out += "  }\n";
-    std::string gemm_schedule;
-    for (DType t : text.gemm_types)
-      gemm_schedule +=
-          mlir_gemm_schedule(mlir_type(t), params.at("mr"),
-                             std::max<int64_t>(1, params.at("nr_bytes") / dtype_bytes(t)));
-    if (text.explicit_loops) out += mlir_parallel_loops_schedule(gemm_schedule);
+    // The register tiles of each element type, for native vectors of `simd` bytes (0: the
+    // variant's own mr and nr_bytes only).
+    auto gemm_schedule = [&](int64_t simd, int64_t native_mr) {
+      std::string s;
+      if (!blocks) return s;
+      const int64_t mr = params.at("mr") != 0 ? params.at("mr") : native_mr;
+      const int64_t nr_bytes = params.at("nr_bytes") != 0 ? params.at("nr_bytes") : 2 * simd;
+      for (DType t : text.gemm_types)
+        s += mlir_gemm_schedule(mlir_type(t), mr, std::max<int64_t>(1, nr_bytes / dtype_bytes(t)));
+      return s;
+    };
+    if (blocks && mlir_native_tiles_wanted(params.at("mr"), params.at("nr_bytes"))) {
+      // One entry point per native vector width; the pipeline names the host's.
+      SB_ASSERT(text.explicit_loops, "a blocked_matmul module without explicit loops");
+      for (const MlirNativeTile& n : mlir_native_tiles()) {
+        out += "  // The register tiles where the widest native vectors are " +
+               std::to_string(n.simd_bytes) + " bytes (the runtime runs the host's).\n";
+        out += mlir_parallel_loops_schedule(gemm_schedule(n.simd_bytes, n.mr),
+                                            mlir_gemm_entry_point(std::to_string(n.simd_bytes)));
+      }
+    } else if (text.explicit_loops) {
+      out += mlir_parallel_loops_schedule(gemm_schedule(0, 0));
+    }
     out += "}\n";
   }
   out += "\n" + shim(spec, variants);

@@ -1,5 +1,7 @@
 #include "backends/mlir/mlir_pipelines.h"
 
+#include <numeric>
+
 #include "support/diag.h"
 
 namespace sb {
@@ -58,10 +60,16 @@ std::string mlir_openmp_pipeline(bool explicit_loops) {
          kOmpToLLVM;
 }
 
-std::string mlir_blocked_matmul_pipeline() {
+std::string mlir_blocked_matmul_pipeline(bool native_tiles) {
   // As openmp, with the register tiles' remaining vector transfers (reads of A's strided rows)
   // lowered to scf before the LLVM conversion.
   std::string p = mlir_openmp_pipeline(true);
+  if (native_tiles) {
+    const std::string interp = "--transform-interpreter ";
+    SB_ASSERT(p.rfind(interp, 0) == 0, "the openmp pipeline does not start with the interpreter");
+    p.replace(0, interp.size(),
+              "--transform-interpreter=entry-point=" + mlir_gemm_entry_point(kMlirSimdBytes) + " ");
+  }
   const std::string at = "--convert-scf-to-openmp ";
   const size_t pos = p.find(at);
   SB_ASSERT(pos != std::string::npos, "the openmp pipeline has no --convert-scf-to-openmp");
@@ -78,8 +86,37 @@ std::string mlir_bf16_pipeline(const std::string& pipeline) {
   return p;
 }
 
-std::string mlir_parallel_loops_schedule(const std::string& first) {
-  return "  transform.named_sequence @__transform_main(%root: !transform.any_op "
+const std::vector<MlirNativeTile>& mlir_native_tiles() {
+  static const std::vector<MlirNativeTile> tiles{{64, 8}, {32, 4}, {16, 4}};
+  return tiles;
+}
+
+std::string mlir_native_tiles_doc() {
+  std::string s;
+  for (const MlirNativeTile& t : mlir_native_tiles())
+    s += (s.empty() ? "" : ", ") + std::to_string(t.mr) + " where native vectors are " +
+         std::to_string(t.simd_bytes) + " bytes";
+  return s;
+}
+
+bool mlir_native_tiles_wanted(int64_t mr, int64_t nr_bytes) {
+  return mr == 0 || nr_bytes == 0;
+}
+
+int64_t mlir_gemm_row_multiple(int64_t mr) {
+  if (mr != 0) return mr;
+  int64_t m = 1;
+  for (const MlirNativeTile& t : mlir_native_tiles()) m = std::lcm(m, t.mr);
+  return m;
+}
+
+std::string mlir_gemm_entry_point(const std::string& simd) {
+  return "sb_schedule_simd" + simd;
+}
+
+std::string mlir_parallel_loops_schedule(const std::string& first, const std::string& name) {
+  return "  transform.named_sequence @" + name +
+         "(%root: !transform.any_op "
          "{transform.readonly}) {\n" +
          first +
          "    %loops = transform.structured.match ops{[\"scf.parallel\"]} in %root : "

@@ -25,6 +25,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace sb {
 
@@ -37,20 +38,51 @@ std::string mlir_tiled_vector_pipeline(int64_t tile, int64_t vector, bool vector
 // `explicit_loops`: the module holds scf.parallel loops of its own, whose linalg ops must run
 // sequentially inside them; it then carries mlir_parallel_loops_schedule().
 std::string mlir_openmp_pipeline(bool explicit_loops);
-// blocked_matmul: its modules always hold explicit loops (the block products').
-std::string mlir_blocked_matmul_pipeline();
+// blocked_matmul: its modules always hold explicit loops (the block products'). With
+// `native_tiles` (mlir_native_tiles_wanted), the transform interpreter's entry point is
+// mlir_gemm_entry_point(kMlirSimdBytes): the runtime replaces that token by the host's native
+// vector bytes before it runs the line.
+std::string mlir_blocked_matmul_pipeline(bool native_tiles);
 // `pipeline` for a module with bf16 memory: arith-expand with include-bf16 before the arith
 // lowering turns every bf16 arith.truncf (and extf) into integer arithmetic, rounding to nearest
 // even (NaN kept a quiet NaN). Else LLVM 19 lowers an fptrunc to bfloat on an x86 without
 // AVX512-BF16 to a call of __truncsfbf2, which libgcc 12 (Debian 12's) lacks.
 std::string mlir_bf16_pipeline(const std::string& pipeline);
 
-// A transform-dialect schedule (`transform.named_sequence @__transform_main`, for a module with
-// the `transform.with_named_sequence` attribute) that runs the transform ops `first` (lines of
-// mlir_gemm_schedule, or empty), then lowers the linalg ops nested in scf.parallel loops to
-// sequential scf.for loops, so that the OpenMP lowering makes only the outer loop a parallel
-// region. Two-space indented lines, ending in a newline.
-std::string mlir_parallel_loops_schedule(const std::string& first = "");
+// blocked_matmul's register tiles by the native vector width, as the cpu printer's SB_SIMD_BYTES
+// chooses its tiles: `mr` rows of two native vectors each, for a machine whose widest vectors
+// are `simd_bytes` wide (AVX-512: 64, AVX and AVX2: 32, else 16). Measured on sgemm at 512 to
+// 2048 (results/vm/mlir-native-tiles-20261207): with AVX-512, 8 rows (12 took 1.3x the time);
+// with AVX2 (clang -march=haswell), 8 rows (4 ymm accumulators each) want 32 of its 16 registers
+// and took 1.6x the time of 4 rows. 6 rows took 0.95x the time of 4 there, but a thread's rows
+// are then a multiple of lcm(8, 6) = 24, and an even split of 512 or 1024 rows over 2 threads
+// is not: the rows stay a multiple of 8, so the AVX-512 module is what it was.
+struct MlirNativeTile {
+  int64_t simd_bytes = 0;
+  int64_t mr = 0;
+};
+const std::vector<MlirNativeTile>& mlir_native_tiles();
+// The table above in words, for the strategy's parameter doc.
+std::string mlir_native_tiles_doc();
+// Whether a blocked_matmul variant's tiles come from mlir_native_tiles: its `mr` or `nr_bytes`
+// is 0 (their defaults).
+bool mlir_native_tiles_wanted(int64_t mr, int64_t nr_bytes);
+// The rows that a thread's share of C is a multiple of: `mr`, or with mr == 0 a multiple of every
+// native tile's rows.
+int64_t mlir_gemm_row_multiple(int64_t mr);
+// The token in a pipeline line that the runtime replaces by the host's native vector bytes.
+inline constexpr const char* kMlirSimdBytes = "@simd_bytes@";
+// The named sequence of the native tiles for `simd` ("sb_schedule_simd64"; `simd` may be
+// kMlirSimdBytes).
+std::string mlir_gemm_entry_point(const std::string& simd);
+
+// A transform-dialect schedule (`transform.named_sequence @<name>`, by default __transform_main,
+// for a module with the `transform.with_named_sequence` attribute) that runs the transform ops
+// `first` (lines of mlir_gemm_schedule, or empty), then lowers the linalg ops nested in
+// scf.parallel loops to sequential scf.for loops, so that the OpenMP lowering makes only the outer
+// loop a parallel region. Two-space indented lines, ending in a newline.
+std::string mlir_parallel_loops_schedule(const std::string& first = "",
+                                         const std::string& name = "__transform_main");
 
 // The attribute that marks the linalg.generic of a blocked_matmul block product of element type
 // `type` (an MLIR type name: f32, f64), for mlir_gemm_schedule to find it.

@@ -78,13 +78,16 @@ host::HostStrategy blocked_matmul() {
       "the block product of each mc of its rows tiled by MLIR's transform dialect into mr-row "
       "tiles of C held in vector registers along the sum (tiling, peeling, vectorisation, "
       "hoisting, outer products as FMAs); other statements as openmp";
-  s.info.params.push_back({"mc", 64, 1, 1 << 16, false, "rows of C per block product"});
+  s.info.params.push_back({"mc", 64, 1, 1 << 16, false,
+                           "rows of C per block product (64: a multiple of every native "
+                           "register tile's rows)"});
   s.info.params.push_back({"nc", 256, 1, 512, false, "columns of the packed block of B"});
   s.info.params.push_back({"kc", 256, 1, 512, false, "terms of the sum per packed block"});
-  s.info.params.push_back({"mr", 8, 1, 16, false, "rows of a register tile of C"});
-  s.info.params.push_back({"nr_bytes", 128, 4, 512, false,
-                           "bytes of a register tile's row (f32: 32 elements, f64: 16; two "
-                           "AVX-512 registers)"});
+  s.info.params.push_back(
+      {"mr", 0, 0, 16, false,
+       "rows of a register tile of C; 0: by the native vector width, " + mlir_native_tiles_doc()});
+  s.info.params.push_back(
+      {"nr_bytes", 0, 0, 512, false, "bytes of a register tile's row; 0: two native vectors"});
   s.info.algorithm = "transform_gemm";
   s.needs = std::string(
                 "a contraction statement of one product (no batch) whose operands have the "
@@ -94,8 +97,10 @@ host::HostStrategy blocked_matmul() {
     return match_mlir_gemm(spec, st).has_value();
   };
   s.schedule.gemm = host::Gemm::Transform;
-  s.schedule.pipeline = [](const std::map<std::string, int64_t>&, const host::PipelineFacts&) {
-    return mlir_blocked_matmul_pipeline();
+  s.schedule.pipeline = [](const std::map<std::string, int64_t>& params,
+                           const host::PipelineFacts&) {
+    return mlir_blocked_matmul_pipeline(
+        mlir_native_tiles_wanted(params.at("mr"), params.at("nr_bytes")));
   };
   return s;
 }

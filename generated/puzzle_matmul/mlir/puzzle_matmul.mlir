@@ -10,7 +10,7 @@
 //   loops           strategy loops
 //   tiled_vector    strategy tiled_vector: tile = 64 (default), vector = 8 (default)
 //   openmp          strategy openmp: tile = 512 (default), tile_inner = 16 (default)
-//   blocked_matmul  strategy blocked_matmul: tile = 512 (default), tile_inner = 16 (default), mc = 64 (default), nc = 256 (default), kc = 256 (default), mr = 8 (default), nr_bytes = 128 (default)
+//   blocked_matmul  strategy blocked_matmul: tile = 512 (default), tile_inner = 16 (default), mc = 64 (default), nc = 256 (default), kc = 256 (default), mr = 0 (default), nr_bytes = 0 (default)
 //
 // One module per variant, each after a split marker line (mlir-opt --split-input-file);
 // the `sb-pipeline` line above each is the mlir-opt pass pipeline that lowers it. The C
@@ -129,7 +129,7 @@ module attributes {transform.with_named_sequence} {
 
 // -----
 // sb-variant: blocked_matmul
-// sb-pipeline: --transform-interpreter --test-transform-dialect-erase-schedule --convert-linalg-to-parallel-loops --canonicalize --test-math-polynomial-approximation --convert-math-to-llvm --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --convert-vector-to-scf --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
+// sb-pipeline: --transform-interpreter=entry-point=sb_schedule_simd@simd_bytes@ --test-transform-dialect-erase-schedule --convert-linalg-to-parallel-loops --canonicalize --test-math-polynomial-approximation --convert-math-to-llvm --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --convert-vector-to-scf --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
 module attributes {transform.with_named_sequence} {
   func.func private @omp_get_max_threads() -> i32
   func.func @puzzle_matmul_blocked_matmul(%a: memref<?x?xf32> {llvm.noalias}, %b: memref<?x?xf32> {llvm.noalias}, %y: memref<?x?xf32> {llvm.noalias}, %N: index) attributes {llvm.emit_c_interface} {
@@ -195,7 +195,8 @@ module attributes {transform.with_named_sequence} {
     }
     return
   }
-  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+  // The register tiles where the widest native vectors are 64 bytes (the runtime runs the host's).
+  transform.named_sequence @sb_schedule_simd64(%root: !transform.any_op {transform.readonly}) {
     // blocked_matmul, f32: register tiles of 8 x 32 along k steps of 4
     %sb_gemm_f32_ops = transform.structured.match ops{["linalg.generic"]} attributes{sb_gemm_f32} in %root : (!transform.any_op) -> !transform.any_op
     transform.foreach %sb_gemm_f32_ops : !transform.any_op {
@@ -205,6 +206,108 @@ module attributes {transform.with_named_sequence} {
       %sb_gemm_f32_i_whole, %sb_gemm_f32_i_rest = transform.loop.peel %sb_gemm_f32_i_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
       %sb_gemm_f32_rows = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_i_whole : (!transform.any_op) -> !transform.any_op
       %sb_gemm_f32_j_op, %sb_gemm_f32_j_loop = transform.structured.tile_using_for %sb_gemm_f32_rows tile_sizes [0, 32, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_j_for = transform.cast %sb_gemm_f32_j_loop : !transform.any_op to !transform.op<"scf.for">
+      %sb_gemm_f32_j_whole, %sb_gemm_f32_j_rest = transform.loop.peel %sb_gemm_f32_j_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_tile = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_j_whole : (!transform.any_op) -> !transform.any_op
+      %sb_gemm_f32_k_op, %sb_gemm_f32_k_loop = transform.structured.tile_using_for %sb_gemm_f32_tile tile_sizes [0, 0, 4] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_k_for = transform.cast %sb_gemm_f32_k_loop : !transform.any_op to !transform.op<"scf.for">
+      %sb_gemm_f32_k_whole, %sb_gemm_f32_k_rest = transform.loop.peel %sb_gemm_f32_k_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_step = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_k_whole : (!transform.any_op) -> !transform.any_op
+      transform.annotate %sb_gemm_f32_step "sb_gemm_f32_tile" : !transform.any_op
+    }
+    %sb_gemm_f32_f = transform.structured.match ops{["func.func"]} attributes{llvm.emit_c_interface} in %root : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %sb_gemm_f32_f {
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    %sb_gemm_f32_whole = transform.structured.match ops{["linalg.generic"]} attributes{sb_gemm_f32_tile} in %root : (!transform.any_op) -> !transform.any_op
+    transform.structured.vectorize %sb_gemm_f32_whole : !transform.any_op
+    transform.apply_patterns to %sb_gemm_f32_f {
+      transform.apply_patterns.memref.fold_memref_alias_ops
+      transform.apply_patterns.vector.reduction_to_contract
+      transform.apply_patterns.vector.transfer_permutation_patterns
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    transform.apply_cse to %sb_gemm_f32_f : !transform.any_op
+    %sb_gemm_f32_loops = transform.structured.match ops{["scf.for"]} in %sb_gemm_f32_f : (!transform.any_op) -> !transform.any_op
+    transform.apply_licm to %sb_gemm_f32_loops : !transform.any_op
+    %sb_gemm_f32_hoisted = transform.structured.hoist_redundant_vector_transfers %sb_gemm_f32_f : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %sb_gemm_f32_hoisted {
+      transform.apply_patterns.vector.lower_contraction lowering_strategy = "outerproduct"
+      transform.apply_patterns.vector.lower_outerproduct
+      transform.apply_patterns.vector.transfer_permutation_patterns
+      transform.apply_patterns.vector.lower_transfer max_transfer_rank = 1
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    %loops = transform.structured.match ops{["scf.parallel"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %loops : !transform.any_op {
+    ^bb0(%loop: !transform.any_op):
+      %inner = transform.structured.match ops{["linalg.generic", "linalg.fill"]} in %loop : (!transform.any_op) -> !transform.any_op
+      %lowered = transform.structured.convert_to_loops %inner : (!transform.any_op) -> !transform.any_op
+    }
+    transform.yield
+  }
+  // The register tiles where the widest native vectors are 32 bytes (the runtime runs the host's).
+  transform.named_sequence @sb_schedule_simd32(%root: !transform.any_op {transform.readonly}) {
+    // blocked_matmul, f32: register tiles of 4 x 16 along k steps of 4
+    %sb_gemm_f32_ops = transform.structured.match ops{["linalg.generic"]} attributes{sb_gemm_f32} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %sb_gemm_f32_ops : !transform.any_op {
+    ^bb0(%sb_gemm_f32_op: !transform.any_op):
+      %sb_gemm_f32_i_op, %sb_gemm_f32_i_loop = transform.structured.tile_using_for %sb_gemm_f32_op tile_sizes [4, 0, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_i_for = transform.cast %sb_gemm_f32_i_loop : !transform.any_op to !transform.op<"scf.for">
+      %sb_gemm_f32_i_whole, %sb_gemm_f32_i_rest = transform.loop.peel %sb_gemm_f32_i_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_rows = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_i_whole : (!transform.any_op) -> !transform.any_op
+      %sb_gemm_f32_j_op, %sb_gemm_f32_j_loop = transform.structured.tile_using_for %sb_gemm_f32_rows tile_sizes [0, 16, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_j_for = transform.cast %sb_gemm_f32_j_loop : !transform.any_op to !transform.op<"scf.for">
+      %sb_gemm_f32_j_whole, %sb_gemm_f32_j_rest = transform.loop.peel %sb_gemm_f32_j_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_tile = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_j_whole : (!transform.any_op) -> !transform.any_op
+      %sb_gemm_f32_k_op, %sb_gemm_f32_k_loop = transform.structured.tile_using_for %sb_gemm_f32_tile tile_sizes [0, 0, 4] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_k_for = transform.cast %sb_gemm_f32_k_loop : !transform.any_op to !transform.op<"scf.for">
+      %sb_gemm_f32_k_whole, %sb_gemm_f32_k_rest = transform.loop.peel %sb_gemm_f32_k_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_step = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_k_whole : (!transform.any_op) -> !transform.any_op
+      transform.annotate %sb_gemm_f32_step "sb_gemm_f32_tile" : !transform.any_op
+    }
+    %sb_gemm_f32_f = transform.structured.match ops{["func.func"]} attributes{llvm.emit_c_interface} in %root : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %sb_gemm_f32_f {
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    %sb_gemm_f32_whole = transform.structured.match ops{["linalg.generic"]} attributes{sb_gemm_f32_tile} in %root : (!transform.any_op) -> !transform.any_op
+    transform.structured.vectorize %sb_gemm_f32_whole : !transform.any_op
+    transform.apply_patterns to %sb_gemm_f32_f {
+      transform.apply_patterns.memref.fold_memref_alias_ops
+      transform.apply_patterns.vector.reduction_to_contract
+      transform.apply_patterns.vector.transfer_permutation_patterns
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    transform.apply_cse to %sb_gemm_f32_f : !transform.any_op
+    %sb_gemm_f32_loops = transform.structured.match ops{["scf.for"]} in %sb_gemm_f32_f : (!transform.any_op) -> !transform.any_op
+    transform.apply_licm to %sb_gemm_f32_loops : !transform.any_op
+    %sb_gemm_f32_hoisted = transform.structured.hoist_redundant_vector_transfers %sb_gemm_f32_f : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %sb_gemm_f32_hoisted {
+      transform.apply_patterns.vector.lower_contraction lowering_strategy = "outerproduct"
+      transform.apply_patterns.vector.lower_outerproduct
+      transform.apply_patterns.vector.transfer_permutation_patterns
+      transform.apply_patterns.vector.lower_transfer max_transfer_rank = 1
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    %loops = transform.structured.match ops{["scf.parallel"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %loops : !transform.any_op {
+    ^bb0(%loop: !transform.any_op):
+      %inner = transform.structured.match ops{["linalg.generic", "linalg.fill"]} in %loop : (!transform.any_op) -> !transform.any_op
+      %lowered = transform.structured.convert_to_loops %inner : (!transform.any_op) -> !transform.any_op
+    }
+    transform.yield
+  }
+  // The register tiles where the widest native vectors are 16 bytes (the runtime runs the host's).
+  transform.named_sequence @sb_schedule_simd16(%root: !transform.any_op {transform.readonly}) {
+    // blocked_matmul, f32: register tiles of 4 x 8 along k steps of 4
+    %sb_gemm_f32_ops = transform.structured.match ops{["linalg.generic"]} attributes{sb_gemm_f32} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %sb_gemm_f32_ops : !transform.any_op {
+    ^bb0(%sb_gemm_f32_op: !transform.any_op):
+      %sb_gemm_f32_i_op, %sb_gemm_f32_i_loop = transform.structured.tile_using_for %sb_gemm_f32_op tile_sizes [4, 0, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_i_for = transform.cast %sb_gemm_f32_i_loop : !transform.any_op to !transform.op<"scf.for">
+      %sb_gemm_f32_i_whole, %sb_gemm_f32_i_rest = transform.loop.peel %sb_gemm_f32_i_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_rows = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_i_whole : (!transform.any_op) -> !transform.any_op
+      %sb_gemm_f32_j_op, %sb_gemm_f32_j_loop = transform.structured.tile_using_for %sb_gemm_f32_rows tile_sizes [0, 8, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
       %sb_gemm_f32_j_for = transform.cast %sb_gemm_f32_j_loop : !transform.any_op to !transform.op<"scf.for">
       %sb_gemm_f32_j_whole, %sb_gemm_f32_j_rest = transform.loop.peel %sb_gemm_f32_j_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
       %sb_gemm_f32_tile = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_j_whole : (!transform.any_op) -> !transform.any_op
