@@ -54,9 +54,9 @@ std::string mlir_bf16_pipeline(const std::string& pipeline);
 // are `simd_bytes` wide (AVX-512: 64, AVX and AVX2: 32, else 16). Measured on sgemm at 512 to
 // 2048 (results/vm/mlir-native-tiles-20261207): with AVX-512, 8 rows (12 took 1.3x the time);
 // with AVX2 (clang -march=haswell), 8 rows (4 ymm accumulators each) want 32 of its 16 registers
-// and took 1.6x the time of 4 rows. 6 rows took 0.95x the time of 4 there, but a thread's rows
-// are then a multiple of lcm(8, 6) = 24, and an even split of 512 or 1024 rows over 2 threads
-// is not: the rows stay a multiple of 8, so the AVX-512 module is what it was.
+// and took 1.6x the time of 4 rows. 6 rows took 0.90-0.95x the time of 4 there, but a thread's
+// rows are then a multiple of lcm(8, 6) = 24, and an even split of 512 or 1024 rows over 2
+// threads is not: the rows stay a multiple of 8, so the AVX-512 module is what it was.
 struct MlirNativeTile {
   int64_t simd_bytes = 0;
   int64_t mr = 0;
