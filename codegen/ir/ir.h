@@ -216,11 +216,15 @@ struct SimdChoice {
 // statement that is not part of a row group (a row group's row loop is always the parallel one).
 enum class ParallelLoops {
   None,        // nothing: a scalar statement without reductions
-  Outputs,     // the outermost output loop (output dimension 0), in contiguous ranges
+  Outputs,     // the leading output loops (ParallelChoice::collapse), in contiguous ranges
   Reductions,  // the top-level reductions of a scalar output, each split over the threads
 };
 struct ParallelChoice {
   ParallelLoops loops = ParallelLoops::None;
+  // Under Outputs: how many leading output loops share one parallel range, collapsed into one
+  // loop over their product (OpenMP collapse, one flat index in Mojo): 1 up to rank 3, all but
+  // the last two above.
+  int collapse = 1;
   // The reductions (Expr::ref of each Reduce node) outside every output loop's reach: top-level
   // (not nested in another reduction), their values and ranges independent of the output
   // indices. A backend that computes such a reduction apart from the output loops splits it over

@@ -20,9 +20,10 @@ ParallelChoice choice(const Statement& st) {
       reached = reached || depends_on(*r, static_cast<int>(d), &st);
     if (!reached) c.apart.insert(r->ref);
   }
-  if (st.rank() > 0)
+  if (st.rank() > 0) {
     c.loops = ParallelLoops::Outputs;
-  else if (!tops.empty())
+    c.collapse = st.rank() >= 4 ? static_cast<int>(st.rank()) - 2 : 1;
+  } else if (!tops.empty())
     c.loops = ParallelLoops::Reductions;
   return c;
 }
@@ -61,6 +62,7 @@ std::string dump_parallelize(const Spec& spec) {
     const ParallelChoice& c = sched.parallel[k];
     out += "stmt " + std::to_string(k) + " (" + source_text(st, spec) + "): " +
            parallel_loops_name(c.loops);
+    if (c.collapse > 1) out += " (" + std::to_string(c.collapse) + " loops collapsed)";
     std::string apart;
     for (int r : c.apart) apart += (apart.empty() ? "" : ", ") + st.vars[r].name;
     if (!apart.empty()) out += "; apart: " + apart;

@@ -169,6 +169,30 @@ TEST(EmitCpuOmpSimd, ApproxMathOnlyForF32ExpAndTanhOfThatVariant) {
   EXPECT_FALSE(has(p, "sb_approx")) << p;
 }
 
+// An output of rank 4 shares its two outer loops as one collapsed OpenMP range (the parallelize
+// pass): with M = 1 every thread still gets planes. A rank-3 output keeps its outer loop alone.
+TEST(EmitCpuOmpSimd, OuterOutputLoopsOfRankFourAreOneCollapsedRange) {
+  const Spec s = load(
+      "  x: {type: f32, shape: [M, N, K, K], role: in}\n"
+      "  y: {type: f32, shape: [M, N, K, K], role: out}\n"
+      "  z: {type: f32, shape: [N, K, K], role: out}\n",
+      "  y[m, n, k, l] = x[m, n, k, l] * 2\n  z[n, k, l] = x[0, n, k, l] + 1\n",
+      "  cpu:\n    - {name: omp, strategy: omp_simd}\n");
+  const std::string c = emit("cpu", s);
+  // The plain (in-cache) form; the streamed form collapses its line blocks too, as before.
+  EXPECT_TRUE(has(c,
+                  "    #pragma omp parallel for schedule(static) collapse(2)\n"
+                  "    for (int64_t m = 0; m < M; ++m) {\n"
+                  "      for (int64_t n = 0; n < N; ++n) {\n"
+                  "        for (int64_t k = 0; k < K; ++k) {\n"))
+      << c;
+  EXPECT_EQ(count(c, "#pragma omp parallel for schedule(static) collapse("), 1u) << c;
+  EXPECT_TRUE(has(c,
+                  "    #pragma omp parallel for schedule(static)\n"
+                  "    for (int64_t n = 0; n < N; ++n) {\n"))
+      << c;
+}
+
 TEST(EmitCpuOmpSimd, StreamedLinesPrefetchAndAreOneVector) {
   const Spec s = load(
       "  x: {type: f32, shape: [M, N], role: in}\n  y: {type: f32, shape: [N], role: in}\n"

@@ -195,6 +195,30 @@ TEST(EmitMojo, ElementwiseIsParallelAndVectorised) {
   EXPECT_TRUE(has(k, "c.unsafe_store[width=sb_w](i, sb_val)")) << k;
 }
 
+// An output of rank 4 runs its two outer loops as one range of their product in parallel
+// chunks, each index recovered from the flat one (the parallelize pass's collapse), so that a
+// batch of one still gives every worker planes; each plane's rows stay a loop, and the innermost
+// the vector loop.
+TEST(EmitMojo, OuterOutputLoopsOfRankFourAreOneFlatParallelRange) {
+  Result<Spec> r = load("batch",
+                        "  N: {bench: [1], verify: [1, 2]}\n  C: {bench: [3], verify: [3]}\n"
+                        "  H: {bench: [5], verify: [5]}\n  W: {bench: [7], verify: [7]}\n",
+                        "  x: {type: f32, shape: [N, C, H, W], role: in}\n"
+                        "  y: {type: f32, shape: [N, C, H, W], role: out}\n",
+                        "  y[n, c, i, j] = x[n, c, i, j] * 2\n");
+  ASSERT_TRUE(r.ok()) << format_error(r.error());
+  const std::string k = vp_kernels(emit(r.value()));
+  EXPECT_TRUE(has(k, "var sb_n = N * C\n")) << k;
+  EXPECT_TRUE(has(k,
+                  "        for sb_f in range(sb_lo, sb_hi):\n"
+                  "            var n = sb_f // C\n"
+                  "            var c = sb_f % C\n"
+                  "            for i in range(H):\n"))
+      << k;
+  EXPECT_FALSE(has(k, "for c in range(")) << k;
+  EXPECT_TRUE(has(k, "def sb_vec[sb_w: Int](j: Int)")) << k;
+}
+
 TEST(EmitMojo, LongScansStreamWholeLines) {
   Result<Spec> r = load("csum", kN,
                         "  x: {type: f32, shape: [N], role: in}\n"

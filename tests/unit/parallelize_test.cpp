@@ -33,6 +33,36 @@ TEST(Parallelize, AnOutputRunsItsOutermostLoopInParallel) {
   }
 }
 
+// Rank 4 and up: every output loop but the last two shares one parallel range, so that a batch
+// of one still gives every thread work; ranks 1 to 3 keep the outermost loop alone.
+TEST(Parallelize, OutputsOfRankFourOrMoreCollapseAllButTheirLastTwoLoops) {
+  Spec s = load_rc_spec(
+      "  a: {type: f32, shape: [R, C], role: in}\n"
+      "  y: {type: f32, shape: [R, C], role: out}\n"
+      "  t: {type: f32, shape: [R, R, C], role: out}\n"
+      "  q: {type: f32, shape: [R, C, R, C], role: out}\n"
+      "  v: {type: f32, shape: [C], role: out}\n"
+      "  p: {type: f32, shape: [R, C, R, R, C], role: out}\n",
+      "  y[r, c] = a[r, c] * 2\n"
+      "  t[i, r, c] = a[r, c] + a[i, c]\n"
+      "  q[i, k, r, c] = sum(m in 0..C: a[r, m]) * a[i, k] + a[r, c]\n"
+      "  v[c] = a[0, c]\n"
+      "  p[h, i, k, r, c] = a[h, i] + a[k, c] + a[r, c]\n");
+  parallelize(s);
+  EXPECT_EQ(s.schedule.parallel[0].collapse, 1);
+  EXPECT_EQ(s.schedule.parallel[1].collapse, 1);
+  EXPECT_EQ(s.schedule.parallel[2].collapse, 2);
+  EXPECT_EQ(s.schedule.parallel[3].collapse, 1);
+  EXPECT_EQ(s.schedule.parallel[4].collapse, 3);
+  for (const ParallelChoice& c : s.schedule.parallel) EXPECT_EQ(c.loops, ParallelLoops::Outputs);
+  const std::string dump = dump_parallelize(s);
+  EXPECT_NE(dump.find("stmt 2 (q[i, k, r, c] = "), std::string::npos) << dump;
+  EXPECT_NE(dump.find("): outputs (2 loops collapsed)\n"), std::string::npos) << dump;
+  EXPECT_NE(dump.find("): outputs (3 loops collapsed)\n"), std::string::npos) << dump;
+  EXPECT_NE(dump.find("stmt 1 (t[i, r, c] = a[r, c] + a[i, c]): outputs\n"), std::string::npos)
+      << dump;
+}
+
 TEST(Parallelize, AScalarSplitsItsTopLevelReductions) {
   const Spec spec = planned(rc_tensors({"a", "x", "z"}),
                             "  z = sum(c in 0..C: x[c]) * max(r in 0..R: sum(k in 0..C: a[r, k]))\n");

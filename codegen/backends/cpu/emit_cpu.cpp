@@ -47,14 +47,25 @@ class CpuEmitter final : public Emitter {
   GeneratedFile print(const Spec& spec) const override;
 };
 
+// The OpenMP clause that collapses the parallelize pass's leading output loops of L's statement
+// (ParallelChoice::collapse) into one parallel range, or "" for one loop.
+std::string collapse_clause(const StmtLowering& L) {
+  const int n = parallel_choice(L.spec(), L.stmt()).collapse;
+  SB_ASSERT(n == 1 || n + 1 < static_cast<int>(L.stmt().rank()),
+            "a collapse that reaches the innermost output loop");
+  return n > 1 ? " collapse(" + std::to_string(n) + ")" : "";
+}
+
 // Opens the loops of output dimensions [first, rank - 1) of L's statement (all but the
-// innermost), dimension 0's as `#pragma omp parallel for` when `parallel`. Returns how many it
-// opened, for the caller to close.
+// innermost), dimension 0's as `#pragma omp parallel for` when `parallel`, collapsed with the
+// others as the parallelize pass says (the loops open one right inside the other). Returns how
+// many it opened, for the caller to close.
 size_t open_outer_loops(StmtLowering& L, size_t first, bool parallel, CodeWriter& w) {
   const Statement& st = L.stmt();
   size_t opened = 0;
   for (size_t d = first; d + 1 < st.rank(); ++d, ++opened) {
-    if (parallel && d == 0) w.line("#pragma omp parallel for schedule(static)");
+    if (parallel && d == 0)
+      w.line("#pragma omp parallel for schedule(static)" + collapse_clause(L));
     const std::string& v = L.var_name(static_cast<int>(d));
     w.open("for (int64_t " + v + " = 0; " + v + " < " + L.extent(st.out, d, kPrecRel + 1) + "; ++" +
            v + ") {");
@@ -822,7 +833,7 @@ void emit_loop_nest(StmtLowering& L, bool omp, CodeWriter& w, bool in_row = fals
       std::string p;
       if (d == 0) p = "#pragma omp parallel for";
       if (d + 1 == rank && simd_out) p = p.empty() ? "#pragma omp simd" : p + " simd";
-      if (d == 0) p += " schedule(static)";
+      if (d == 0) p += " schedule(static)" + collapse_clause(L);
       if (!p.empty()) w.line(p);
     }
     const std::string& v = L.var_name(static_cast<int>(d));

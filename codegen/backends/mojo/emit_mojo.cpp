@@ -1954,19 +1954,20 @@ bool emit_running_scan(MojoLowering& L, const Expr& red, size_t first, PyWriter&
   return streamed;
 }
 
-// Statement L's code for one row, its first index already bound: loops over its other output
-// dimensions, the innermost vectorised where its expression allows (else its innermost reductions
-// are strip-mined). With `stream`, an elementwise statement vectorised over its innermost index
-// chooses at run time (sb_stream) between that and emit_stream_lines; with `scan_stream`, a
-// running scan's walk stores its whole lines non-temporally under sb_stream. Returns whether the
-// row has such stores.
+// Statement L's code for one row, its first `first` indices already bound: loops over its other
+// output dimensions, the innermost vectorised where its expression allows (else its innermost
+// reductions are strip-mined). With `stream`, an elementwise statement vectorised over its
+// innermost index chooses at run time (sb_stream) between that and emit_stream_lines; with
+// `scan_stream`, a running scan's walk stores its whole lines non-temporally under sb_stream.
+// Returns whether the row has such stores.
 bool emit_row_body(MojoLowering& L, PyWriter& w, bool stream = false,
                    const std::set<int>& prefetch = {}, bool scan_stream = false,
-                   const std::map<int, int>& next_rows = {}) {
+                   const std::map<int, int>& next_rows = {}, size_t first = 1) {
   const Statement& st = L.stmt();
   const size_t rank = st.rank();
+  SB_ASSERT(first >= 1 && first < std::max<size_t>(rank, 2), "a row body with no row to walk");
   if (const Expr* red = running_scan(L.spec(), L.stmt(), /*rows=*/true))
-    return emit_running_scan(L, *red, 1, w, scan_stream);
+    return emit_running_scan(L, *red, first, w, scan_stream);
   const int v = static_cast<int>(rank) - 1;
   const bool vec = vectorises_outputs(L, /*rows=*/true);
   // Next-row prefetches (lower/streaming.h) go in the vector loop along the innermost output
@@ -1980,7 +1981,7 @@ bool emit_row_body(MojoLowering& L, PyWriter& w, bool stream = false,
   L.strip = !vec;
   stream = stream && vec;  // a candidate of lower/streaming.h that this printer vectorises
   size_t opened = 0;
-  for (size_t d = 1; d < rank; ++d) {
+  for (size_t d = first; d < rank; ++d) {
     if (vec && d + 1 == rank) break;
     w.open("for " + L.var_name(static_cast<int>(d)) + " in range(" + L.extent(st.out, d, 0) + "):");
     ++opened;
@@ -2231,7 +2232,18 @@ bool emit_vectorize_parallel(MojoLowering& L, PyWriter& w, const Tiles& tiles) {
     emit_tiled_chunks(L, dim, tiles, w);
     return false;
   }
-  open_chunks(L.extent(st.out, 0, 0), L.iterations(), L.needs(), w);
+  // The parallelize pass's leading output loops, collapsed into one range of their product.
+  const size_t collapse = static_cast<size_t>(parallel_choice(L.spec(), st).collapse);
+  SB_ASSERT(collapse == 1 || collapse + 1 < rank, "a collapse that reaches the innermost loop");
+  std::vector<std::string> extents;
+  for (size_t d = 0; d < collapse; ++d)
+    extents.push_back(L.extent(st.out, static_cast<int>(d), collapse > 1 ? kMMul + 1 : 0));
+  auto product = [&](size_t from) {
+    std::string p;
+    for (size_t d = from; d < collapse; ++d) p += (p.empty() ? "" : " * ") + extents[d];
+    return p;
+  };
+  open_chunks(product(0), L.iterations(), L.needs(), w);
   const bool vec_rows = rank == 1 && vectorises_outputs(L, /*rows=*/false);
   bool stream = false;
   if (vec_rows) {
@@ -2255,6 +2267,21 @@ bool emit_vectorize_parallel(MojoLowering& L, PyWriter& w, const Tiles& tiles) {
     w.line("");
     emit_vectorize(t, "sb_hi - sb_lo", "sb_vec", w);
     if (stream) w.dedent();
+  } else if (collapse > 1) {
+    // One flat index over the collapsed loops; each of their indices recovered from it.
+    w.open("for sb_f in range(sb_lo, sb_hi):");
+    for (size_t d = 0; d < collapse; ++d) {
+      std::string v = "sb_f";
+      if (d + 1 < collapse)
+        v += " // " + (d + 2 < collapse ? "(" + product(d + 1) + ")" : product(d + 1));
+      if (d > 0) v = (d + 1 < collapse ? "(" + v + ")" : v) + " % " + extents[d];
+      w.line("var " + L.var_name(static_cast<int>(d)) + " = " + v);
+    }
+    stream =
+        emit_row_body(L, w, stream_choice(L.spec(), st).whole, stream_choice(L.spec(), st).prefetch,
+                      stream_choice(L.spec(), st).scan, {}, collapse);
+    w.dedent();
+    if (stream) emit_stream_fence(w);
   } else {
     w.open("for " + L.var_name(0) + " in range(sb_lo, sb_hi):");
     stream = emit_row_body(L, w, stream_choice(L.spec(), st).whole,

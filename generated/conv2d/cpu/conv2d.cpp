@@ -286,7 +286,7 @@ static void sb_loops_s0(const float* __restrict x, const float* __restrict w, fl
 static void sb_omp_simd_s0(const float* __restrict x, const float* __restrict w,
                            float* __restrict y, const int64_t N, const int64_t CI, const int64_t CO,
                            const int64_t H, const int64_t W) {
-  #pragma omp parallel for schedule(static)
+  #pragma omp parallel for schedule(static) collapse(2)
   for (int64_t n = 0; n < N; ++n) {
     for (int64_t o = 0; o < CO; ++o) {
       for (int64_t i = 0; i < H; ++i) {

@@ -434,58 +434,59 @@ def sb_vectorize_parallel_s0(x: Pointer[Float32, ImmUntrackedOrigin],
                              w: Pointer[Float32, ImmUntrackedOrigin],
                              y: Pointer[Float32, MutUntrackedOrigin], N: Int, CI: Int, CO: Int,
                              H: Int, W: Int):
-    var sb_n = N
+    var sb_n = N * CO
     var sb_chunks = 1 if N * CO * (sb_div_int(H + 2 - 3, 2) + 1) * (sb_div_int(W + 2 - 3, 2) + 1) * CI * 3 * 3 < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
         var sb_hi = (sb_c + 1) * sb_n // sb_chunks
-        for n in range(sb_lo, sb_hi):
-            for o in range(CO):
-                for i in range(sb_div_int(H + 2 - 3, 2) + 1):
-                    def sb_vec[sb_w: Int](j: Int) {imm}:
-                        var sb_acc0 = SIMD[DType.float32, sb_w](Float32(0.0))
-                        for c in range(CI):
-                            var sb_acc1 = SIMD[DType.float32, sb_w](Float32(0.0))
-                            for a in range(3):
-                                var sb_acc2 = SIMD[DType.float32, sb_w](Float32(0.0))
-                                for b in range(3):
-                                    var sb_ld0_x_i2 = 2 * i + a - 1
-                                    var sb_ld0_x_i3 = 2 * j + b - 1
-                                    var sb_ld0_x = SIMD[DType.float32, sb_w](Float32(0.0))
-                                    if sb_ld0_x_i2 >= 0 and sb_ld0_x_i2 < H and sb_ld0_x_i3 >= 0 and sb_ld0_x_i3 + 2 * (sb_w - 1) < W:
-                                        sb_ld0_x = sb_load_step2[DType.float32, sb_w](x, ((n * CI + c) * H + sb_ld0_x_i2) * W + sb_ld0_x_i3, N * CI * H * W)
-                                    else:
-                                        for sb_l in range(sb_w):
-                                            if sb_ld0_x_i2 >= 0 and sb_ld0_x_i2 < H and sb_ld0_x_i3 + 2 * sb_l >= 0 and sb_ld0_x_i3 + 2 * sb_l < W:
-                                                sb_ld0_x[sb_l] = x[unsafe_offset=((n * CI + c) * H + sb_ld0_x_i2) * W + (sb_ld0_x_i3 + 2 * sb_l)]
-                                    sb_acc2 += sb_ld0_x * w[unsafe_offset=((o * CI + c) * 3 + a) * 3 + b]
-                                sb_acc1 += sb_acc2
-                            sb_acc0 += sb_acc1
-                        var sb_val = sb_acc0
-                        y.unsafe_store[width=sb_w](((n * CO + o) * (sb_div_int(H + 2 - 3, 2) + 1) + i) * (sb_div_int(W + 2 - 3, 2) + 1) + j, sb_val)
+        for sb_f in range(sb_lo, sb_hi):
+            var n = sb_f // CO
+            var o = sb_f % CO
+            for i in range(sb_div_int(H + 2 - 3, 2) + 1):
+                def sb_vec[sb_w: Int](j: Int) {imm}:
+                    var sb_acc0 = SIMD[DType.float32, sb_w](Float32(0.0))
+                    for c in range(CI):
+                        var sb_acc1 = SIMD[DType.float32, sb_w](Float32(0.0))
+                        for a in range(3):
+                            var sb_acc2 = SIMD[DType.float32, sb_w](Float32(0.0))
+                            for b in range(3):
+                                var sb_ld0_x_i2 = 2 * i + a - 1
+                                var sb_ld0_x_i3 = 2 * j + b - 1
+                                var sb_ld0_x = SIMD[DType.float32, sb_w](Float32(0.0))
+                                if sb_ld0_x_i2 >= 0 and sb_ld0_x_i2 < H and sb_ld0_x_i3 >= 0 and sb_ld0_x_i3 + 2 * (sb_w - 1) < W:
+                                    sb_ld0_x = sb_load_step2[DType.float32, sb_w](x, ((n * CI + c) * H + sb_ld0_x_i2) * W + sb_ld0_x_i3, N * CI * H * W)
+                                else:
+                                    for sb_l in range(sb_w):
+                                        if sb_ld0_x_i2 >= 0 and sb_ld0_x_i2 < H and sb_ld0_x_i3 + 2 * sb_l >= 0 and sb_ld0_x_i3 + 2 * sb_l < W:
+                                            sb_ld0_x[sb_l] = x[unsafe_offset=((n * CI + c) * H + sb_ld0_x_i2) * W + (sb_ld0_x_i3 + 2 * sb_l)]
+                                sb_acc2 += sb_ld0_x * w[unsafe_offset=((o * CI + c) * 3 + a) * 3 + b]
+                            sb_acc1 += sb_acc2
+                        sb_acc0 += sb_acc1
+                    var sb_val = sb_acc0
+                    y.unsafe_store[width=sb_w](((n * CO + o) * (sb_div_int(H + 2 - 3, 2) + 1) + i) * (sb_div_int(W + 2 - 3, 2) + 1) + j, sb_val)
 
-                    var sb_vn = sb_div_int(W + 2 - 3, 2) + 1
-                    var sb_vr = sb_vn - sb_vn % sb_w_f32
-                    vectorize[sb_w_f32](sb_vr, sb_vec)
-                    if sb_w_f32 > 32 and sb_vn - sb_vr >= 32:
-                        sb_vec[32](sb_vr)
-                        sb_vr += 32
-                    if sb_w_f32 > 16 and sb_vn - sb_vr >= 16:
-                        sb_vec[16](sb_vr)
-                        sb_vr += 16
-                    if sb_w_f32 > 8 and sb_vn - sb_vr >= 8:
-                        sb_vec[8](sb_vr)
-                        sb_vr += 8
-                    if sb_w_f32 > 4 and sb_vn - sb_vr >= 4:
-                        sb_vec[4](sb_vr)
-                        sb_vr += 4
-                    if sb_w_f32 > 2 and sb_vn - sb_vr >= 2:
-                        sb_vec[2](sb_vr)
-                        sb_vr += 2
-                    if sb_w_f32 > 1 and sb_vn - sb_vr >= 1:
-                        sb_vec[1](sb_vr)
-                        sb_vr += 1
+                var sb_vn = sb_div_int(W + 2 - 3, 2) + 1
+                var sb_vr = sb_vn - sb_vn % sb_w_f32
+                vectorize[sb_w_f32](sb_vr, sb_vec)
+                if sb_w_f32 > 32 and sb_vn - sb_vr >= 32:
+                    sb_vec[32](sb_vr)
+                    sb_vr += 32
+                if sb_w_f32 > 16 and sb_vn - sb_vr >= 16:
+                    sb_vec[16](sb_vr)
+                    sb_vr += 16
+                if sb_w_f32 > 8 and sb_vn - sb_vr >= 8:
+                    sb_vec[8](sb_vr)
+                    sb_vr += 8
+                if sb_w_f32 > 4 and sb_vn - sb_vr >= 4:
+                    sb_vec[4](sb_vr)
+                    sb_vr += 4
+                if sb_w_f32 > 2 and sb_vn - sb_vr >= 2:
+                    sb_vec[2](sb_vr)
+                    sb_vr += 2
+                if sb_w_f32 > 1 and sb_vn - sb_vr >= 1:
+                    sb_vec[1](sb_vr)
+                    sb_vr += 1
 
     if sb_chunks == 1:
         sb_chunk(0)

@@ -97,96 +97,97 @@ def sb_vectorize_parallel_s0(x: Pointer[Float32, ImmUntrackedOrigin],
                              w: Pointer[Float32, ImmUntrackedOrigin],
                              y: Pointer[Float32, MutUntrackedOrigin], N: Int, C: Int, H: Int,
                              W: Int):
-    var sb_n = N
+    var sb_n = N * C
     var sb_chunks = 1 if N * C * H * W * 3 * 3 < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
         var sb_hi = (sb_c + 1) * sb_n // sb_chunks
-        for n in range(sb_lo, sb_hi):
-            for c in range(C):
-                for i in range(H):
-                    def sb_vec[sb_w: Int](j: Int) {imm}:
-                        var sb_acc0 = SIMD[DType.float32, sb_w](Float32(0.0))
-                        for a in range(3):
-                            var sb_acc1 = SIMD[DType.float32, sb_w](Float32(0.0))
-                            for b in range(3):
-                                var sb_ld0_x_i2 = i + a - 1
-                                var sb_ld0_x_i3 = j + b - 1
-                                var sb_ld0_x = SIMD[DType.float32, sb_w](Float32(0.0))
-                                if sb_ld0_x_i2 >= 0 and sb_ld0_x_i2 < H and sb_ld0_x_i3 >= 0 and sb_ld0_x_i3 + sb_w <= W:
-                                    sb_ld0_x = x.unsafe_load[width=sb_w](((n * C + c) * H + sb_ld0_x_i2) * W + sb_ld0_x_i3)
-                                else:
-                                    for sb_l in range(sb_w):
-                                        if sb_ld0_x_i2 >= 0 and sb_ld0_x_i2 < H and sb_ld0_x_i3 + sb_l >= 0 and sb_ld0_x_i3 + sb_l < W:
-                                            sb_ld0_x[sb_l] = x[unsafe_offset=((n * C + c) * H + sb_ld0_x_i2) * W + (sb_ld0_x_i3 + sb_l)]
-                                sb_acc1 += sb_ld0_x * w[unsafe_offset=(c * 3 + a) * 3 + b]
-                            sb_acc0 += sb_acc1
-                        y.unsafe_store[width=sb_w](((n * C + c) * H + i) * W + j, sb_acc0)
+        for sb_f in range(sb_lo, sb_hi):
+            var n = sb_f // C
+            var c = sb_f % C
+            for i in range(H):
+                def sb_vec[sb_w: Int](j: Int) {imm}:
+                    var sb_acc0 = SIMD[DType.float32, sb_w](Float32(0.0))
+                    for a in range(3):
+                        var sb_acc1 = SIMD[DType.float32, sb_w](Float32(0.0))
+                        for b in range(3):
+                            var sb_ld0_x_i2 = i + a - 1
+                            var sb_ld0_x_i3 = j + b - 1
+                            var sb_ld0_x = SIMD[DType.float32, sb_w](Float32(0.0))
+                            if sb_ld0_x_i2 >= 0 and sb_ld0_x_i2 < H and sb_ld0_x_i3 >= 0 and sb_ld0_x_i3 + sb_w <= W:
+                                sb_ld0_x = x.unsafe_load[width=sb_w](((n * C + c) * H + sb_ld0_x_i2) * W + sb_ld0_x_i3)
+                            else:
+                                for sb_l in range(sb_w):
+                                    if sb_ld0_x_i2 >= 0 and sb_ld0_x_i2 < H and sb_ld0_x_i3 + sb_l >= 0 and sb_ld0_x_i3 + sb_l < W:
+                                        sb_ld0_x[sb_l] = x[unsafe_offset=((n * C + c) * H + sb_ld0_x_i2) * W + (sb_ld0_x_i3 + sb_l)]
+                            sb_acc1 += sb_ld0_x * w[unsafe_offset=(c * 3 + a) * 3 + b]
+                        sb_acc0 += sb_acc1
+                    y.unsafe_store[width=sb_w](((n * C + c) * H + i) * W + j, sb_acc0)
 
-                    def sb_vec_in[sb_w: Int](j: Int) {imm}:
-                        var sb_acc2 = SIMD[DType.float32, sb_w](Float32(0.0))
-                        for a in range(3):
-                            var sb_acc3 = SIMD[DType.float32, sb_w](Float32(0.0))
-                            for b in range(3):
-                                sb_acc3 += x.unsafe_load[width=sb_w](((n * C + c) * H + (i + a - 1)) * W + (j + b - 1)) * w[unsafe_offset=(c * 3 + a) * 3 + b]
-                            sb_acc2 += sb_acc3
-                        y.unsafe_store[width=sb_w](((n * C + c) * H + i) * W + j, sb_acc2)
+                def sb_vec_in[sb_w: Int](j: Int) {imm}:
+                    var sb_acc2 = SIMD[DType.float32, sb_w](Float32(0.0))
+                    for a in range(3):
+                        var sb_acc3 = SIMD[DType.float32, sb_w](Float32(0.0))
+                        for b in range(3):
+                            sb_acc3 += x.unsafe_load[width=sb_w](((n * C + c) * H + (i + a - 1)) * W + (j + b - 1)) * w[unsafe_offset=(c * 3 + a) * 3 + b]
+                        sb_acc2 += sb_acc3
+                    y.unsafe_store[width=sb_w](((n * C + c) * H + i) * W + j, sb_acc2)
 
-                    if (
-                        i + 0 - 1 >= 0 and i + 0 - 1 < H and i + (3 - 1) - 1 >= 0 and
-                        i + (3 - 1) - 1 < H
-                    ):
-                        # Its first and last output apart: only they can reach past an edge.
-                        var sb_p = min(1, W)
-                        var sb_t = max(W - 1, sb_p)
-                        for sb_v in range(sb_p):
-                            sb_vec[1](sb_v)
-                        var sb_vr = sb_t - (sb_t - sb_p) % sb_w_f32
-                        for sb_v in range(sb_p, sb_vr, sb_w_f32):
-                            sb_vec_in[sb_w_f32](sb_v)
-                        if sb_w_f32 > 32 and sb_t - sb_vr >= 32:
-                            sb_vec_in[32](sb_vr)
-                            sb_vr += 32
-                        if sb_w_f32 > 16 and sb_t - sb_vr >= 16:
-                            sb_vec_in[16](sb_vr)
-                            sb_vr += 16
-                        if sb_w_f32 > 8 and sb_t - sb_vr >= 8:
-                            sb_vec_in[8](sb_vr)
-                            sb_vr += 8
-                        if sb_w_f32 > 4 and sb_t - sb_vr >= 4:
-                            sb_vec_in[4](sb_vr)
-                            sb_vr += 4
-                        if sb_w_f32 > 2 and sb_t - sb_vr >= 2:
-                            sb_vec_in[2](sb_vr)
-                            sb_vr += 2
-                        if sb_w_f32 > 1 and sb_t - sb_vr >= 1:
-                            sb_vec_in[1](sb_vr)
-                            sb_vr += 1
-                        for sb_v in range(sb_t, W):
-                            sb_vec[1](sb_v)
-                    else:
-                        var sb_vn = W
-                        var sb_vr = sb_vn - sb_vn % sb_w_f32
-                        vectorize[sb_w_f32](sb_vr, sb_vec)
-                        if sb_w_f32 > 32 and sb_vn - sb_vr >= 32:
-                            sb_vec[32](sb_vr)
-                            sb_vr += 32
-                        if sb_w_f32 > 16 and sb_vn - sb_vr >= 16:
-                            sb_vec[16](sb_vr)
-                            sb_vr += 16
-                        if sb_w_f32 > 8 and sb_vn - sb_vr >= 8:
-                            sb_vec[8](sb_vr)
-                            sb_vr += 8
-                        if sb_w_f32 > 4 and sb_vn - sb_vr >= 4:
-                            sb_vec[4](sb_vr)
-                            sb_vr += 4
-                        if sb_w_f32 > 2 and sb_vn - sb_vr >= 2:
-                            sb_vec[2](sb_vr)
-                            sb_vr += 2
-                        if sb_w_f32 > 1 and sb_vn - sb_vr >= 1:
-                            sb_vec[1](sb_vr)
-                            sb_vr += 1
+                if (
+                    i + 0 - 1 >= 0 and i + 0 - 1 < H and i + (3 - 1) - 1 >= 0 and
+                    i + (3 - 1) - 1 < H
+                ):
+                    # Its first and last output apart: only they can reach past an edge.
+                    var sb_p = min(1, W)
+                    var sb_t = max(W - 1, sb_p)
+                    for sb_v in range(sb_p):
+                        sb_vec[1](sb_v)
+                    var sb_vr = sb_t - (sb_t - sb_p) % sb_w_f32
+                    for sb_v in range(sb_p, sb_vr, sb_w_f32):
+                        sb_vec_in[sb_w_f32](sb_v)
+                    if sb_w_f32 > 32 and sb_t - sb_vr >= 32:
+                        sb_vec_in[32](sb_vr)
+                        sb_vr += 32
+                    if sb_w_f32 > 16 and sb_t - sb_vr >= 16:
+                        sb_vec_in[16](sb_vr)
+                        sb_vr += 16
+                    if sb_w_f32 > 8 and sb_t - sb_vr >= 8:
+                        sb_vec_in[8](sb_vr)
+                        sb_vr += 8
+                    if sb_w_f32 > 4 and sb_t - sb_vr >= 4:
+                        sb_vec_in[4](sb_vr)
+                        sb_vr += 4
+                    if sb_w_f32 > 2 and sb_t - sb_vr >= 2:
+                        sb_vec_in[2](sb_vr)
+                        sb_vr += 2
+                    if sb_w_f32 > 1 and sb_t - sb_vr >= 1:
+                        sb_vec_in[1](sb_vr)
+                        sb_vr += 1
+                    for sb_v in range(sb_t, W):
+                        sb_vec[1](sb_v)
+                else:
+                    var sb_vn = W
+                    var sb_vr = sb_vn - sb_vn % sb_w_f32
+                    vectorize[sb_w_f32](sb_vr, sb_vec)
+                    if sb_w_f32 > 32 and sb_vn - sb_vr >= 32:
+                        sb_vec[32](sb_vr)
+                        sb_vr += 32
+                    if sb_w_f32 > 16 and sb_vn - sb_vr >= 16:
+                        sb_vec[16](sb_vr)
+                        sb_vr += 16
+                    if sb_w_f32 > 8 and sb_vn - sb_vr >= 8:
+                        sb_vec[8](sb_vr)
+                        sb_vr += 8
+                    if sb_w_f32 > 4 and sb_vn - sb_vr >= 4:
+                        sb_vec[4](sb_vr)
+                        sb_vr += 4
+                    if sb_w_f32 > 2 and sb_vn - sb_vr >= 2:
+                        sb_vec[2](sb_vr)
+                        sb_vr += 2
+                    if sb_w_f32 > 1 and sb_vn - sb_vr >= 1:
+                        sb_vec[1](sb_vr)
+                        sb_vr += 1
 
     if sb_chunks == 1:
         sb_chunk(0)

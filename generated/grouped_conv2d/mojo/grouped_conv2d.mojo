@@ -400,58 +400,59 @@ def sb_vectorize_parallel_s0(x: Pointer[Float32, ImmUntrackedOrigin],
                              w: Pointer[Float32, ImmUntrackedOrigin],
                              y: Pointer[Float32, MutUntrackedOrigin], N: Int, G: Int, CIG: Int,
                              COG: Int, H: Int, W: Int):
-    var sb_n = N
+    var sb_n = N * (G * COG)
     var sb_chunks = 1 if N * (G * COG) * H * W * CIG * 3 * 3 < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
         var sb_hi = (sb_c + 1) * sb_n // sb_chunks
-        for n in range(sb_lo, sb_hi):
-            for o in range(G * COG):
-                for i in range(H):
-                    def sb_vec[sb_w: Int](j: Int) {imm}:
-                        var sb_acc0 = SIMD[DType.float32, sb_w](Float32(0.0))
-                        for c in range(CIG):
-                            var sb_acc1 = SIMD[DType.float32, sb_w](Float32(0.0))
-                            for a in range(3):
-                                var sb_acc2 = SIMD[DType.float32, sb_w](Float32(0.0))
-                                for b in range(3):
-                                    var sb_ld0_x_i1 = o // COG * CIG + c
-                                    var sb_ld0_x_i2 = i + a - 1
-                                    var sb_ld0_x_i3 = j + b - 1
-                                    var sb_ld0_x = SIMD[DType.float32, sb_w](Float32(0.0))
-                                    if sb_ld0_x_i1 >= 0 and sb_ld0_x_i1 < G * CIG and sb_ld0_x_i2 >= 0 and sb_ld0_x_i2 < H and sb_ld0_x_i3 >= 0 and sb_ld0_x_i3 + sb_w <= W:
-                                        sb_ld0_x = x.unsafe_load[width=sb_w](((n * (G * CIG) + sb_ld0_x_i1) * H + sb_ld0_x_i2) * W + sb_ld0_x_i3)
-                                    else:
-                                        for sb_l in range(sb_w):
-                                            if sb_ld0_x_i1 >= 0 and sb_ld0_x_i1 < G * CIG and sb_ld0_x_i2 >= 0 and sb_ld0_x_i2 < H and sb_ld0_x_i3 + sb_l >= 0 and sb_ld0_x_i3 + sb_l < W:
-                                                sb_ld0_x[sb_l] = x[unsafe_offset=((n * (G * CIG) + sb_ld0_x_i1) * H + sb_ld0_x_i2) * W + (sb_ld0_x_i3 + sb_l)]
-                                    sb_acc2 += sb_ld0_x * w[unsafe_offset=((o * CIG + c) * 3 + a) * 3 + b]
-                                sb_acc1 += sb_acc2
-                            sb_acc0 += sb_acc1
-                        y.unsafe_store[width=sb_w](((n * (G * COG) + o) * H + i) * W + j, sb_acc0)
+        for sb_f in range(sb_lo, sb_hi):
+            var n = sb_f // (G * COG)
+            var o = sb_f % (G * COG)
+            for i in range(H):
+                def sb_vec[sb_w: Int](j: Int) {imm}:
+                    var sb_acc0 = SIMD[DType.float32, sb_w](Float32(0.0))
+                    for c in range(CIG):
+                        var sb_acc1 = SIMD[DType.float32, sb_w](Float32(0.0))
+                        for a in range(3):
+                            var sb_acc2 = SIMD[DType.float32, sb_w](Float32(0.0))
+                            for b in range(3):
+                                var sb_ld0_x_i1 = o // COG * CIG + c
+                                var sb_ld0_x_i2 = i + a - 1
+                                var sb_ld0_x_i3 = j + b - 1
+                                var sb_ld0_x = SIMD[DType.float32, sb_w](Float32(0.0))
+                                if sb_ld0_x_i1 >= 0 and sb_ld0_x_i1 < G * CIG and sb_ld0_x_i2 >= 0 and sb_ld0_x_i2 < H and sb_ld0_x_i3 >= 0 and sb_ld0_x_i3 + sb_w <= W:
+                                    sb_ld0_x = x.unsafe_load[width=sb_w](((n * (G * CIG) + sb_ld0_x_i1) * H + sb_ld0_x_i2) * W + sb_ld0_x_i3)
+                                else:
+                                    for sb_l in range(sb_w):
+                                        if sb_ld0_x_i1 >= 0 and sb_ld0_x_i1 < G * CIG and sb_ld0_x_i2 >= 0 and sb_ld0_x_i2 < H and sb_ld0_x_i3 + sb_l >= 0 and sb_ld0_x_i3 + sb_l < W:
+                                            sb_ld0_x[sb_l] = x[unsafe_offset=((n * (G * CIG) + sb_ld0_x_i1) * H + sb_ld0_x_i2) * W + (sb_ld0_x_i3 + sb_l)]
+                                sb_acc2 += sb_ld0_x * w[unsafe_offset=((o * CIG + c) * 3 + a) * 3 + b]
+                            sb_acc1 += sb_acc2
+                        sb_acc0 += sb_acc1
+                    y.unsafe_store[width=sb_w](((n * (G * COG) + o) * H + i) * W + j, sb_acc0)
 
-                    var sb_vn = W
-                    var sb_vr = sb_vn - sb_vn % sb_w_f32
-                    vectorize[sb_w_f32](sb_vr, sb_vec)
-                    if sb_w_f32 > 32 and sb_vn - sb_vr >= 32:
-                        sb_vec[32](sb_vr)
-                        sb_vr += 32
-                    if sb_w_f32 > 16 and sb_vn - sb_vr >= 16:
-                        sb_vec[16](sb_vr)
-                        sb_vr += 16
-                    if sb_w_f32 > 8 and sb_vn - sb_vr >= 8:
-                        sb_vec[8](sb_vr)
-                        sb_vr += 8
-                    if sb_w_f32 > 4 and sb_vn - sb_vr >= 4:
-                        sb_vec[4](sb_vr)
-                        sb_vr += 4
-                    if sb_w_f32 > 2 and sb_vn - sb_vr >= 2:
-                        sb_vec[2](sb_vr)
-                        sb_vr += 2
-                    if sb_w_f32 > 1 and sb_vn - sb_vr >= 1:
-                        sb_vec[1](sb_vr)
-                        sb_vr += 1
+                var sb_vn = W
+                var sb_vr = sb_vn - sb_vn % sb_w_f32
+                vectorize[sb_w_f32](sb_vr, sb_vec)
+                if sb_w_f32 > 32 and sb_vn - sb_vr >= 32:
+                    sb_vec[32](sb_vr)
+                    sb_vr += 32
+                if sb_w_f32 > 16 and sb_vn - sb_vr >= 16:
+                    sb_vec[16](sb_vr)
+                    sb_vr += 16
+                if sb_w_f32 > 8 and sb_vn - sb_vr >= 8:
+                    sb_vec[8](sb_vr)
+                    sb_vr += 8
+                if sb_w_f32 > 4 and sb_vn - sb_vr >= 4:
+                    sb_vec[4](sb_vr)
+                    sb_vr += 4
+                if sb_w_f32 > 2 and sb_vn - sb_vr >= 2:
+                    sb_vec[2](sb_vr)
+                    sb_vr += 2
+                if sb_w_f32 > 1 and sb_vn - sb_vr >= 1:
+                    sb_vec[1](sb_vr)
+                    sb_vr += 1
 
     if sb_chunks == 1:
         sb_chunk(0)

@@ -386,42 +386,43 @@ def sb_vectorize_parallel_s0(x: Pointer[Float32, ImmUntrackedOrigin],
                              w: Pointer[Float32, ImmUntrackedOrigin],
                              y: Pointer[Float32, MutUntrackedOrigin], N: Int, G: Int, CIG: Int,
                              COG: Int, H: Int, W: Int):
-    var sb_n = N
+    var sb_n = N * (G * COG)
     var sb_chunks = 1 if N * (G * COG) * H * W * CIG < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
         var sb_hi = (sb_c + 1) * sb_n // sb_chunks
-        for n in range(sb_lo, sb_hi):
-            for o in range(G * COG):
-                for i in range(H):
-                    def sb_vec[sb_w: Int](j: Int) {imm}:
-                        var sb_acc0 = SIMD[DType.float32, sb_w](Float32(0.0))
-                        for c in range(CIG):
-                            sb_acc0 += x.unsafe_load[width=sb_w](((n * (G * CIG) + (o // COG * CIG + c)) * H + i) * W + j) * w[unsafe_offset=o * CIG + c]
-                        y.unsafe_store[width=sb_w](((n * (G * COG) + o) * H + i) * W + j, sb_acc0)
+        for sb_f in range(sb_lo, sb_hi):
+            var n = sb_f // (G * COG)
+            var o = sb_f % (G * COG)
+            for i in range(H):
+                def sb_vec[sb_w: Int](j: Int) {imm}:
+                    var sb_acc0 = SIMD[DType.float32, sb_w](Float32(0.0))
+                    for c in range(CIG):
+                        sb_acc0 += x.unsafe_load[width=sb_w](((n * (G * CIG) + (o // COG * CIG + c)) * H + i) * W + j) * w[unsafe_offset=o * CIG + c]
+                    y.unsafe_store[width=sb_w](((n * (G * COG) + o) * H + i) * W + j, sb_acc0)
 
-                    var sb_vn = W
-                    var sb_vr = sb_vn - sb_vn % sb_w_f32
-                    vectorize[sb_w_f32](sb_vr, sb_vec)
-                    if sb_w_f32 > 32 and sb_vn - sb_vr >= 32:
-                        sb_vec[32](sb_vr)
-                        sb_vr += 32
-                    if sb_w_f32 > 16 and sb_vn - sb_vr >= 16:
-                        sb_vec[16](sb_vr)
-                        sb_vr += 16
-                    if sb_w_f32 > 8 and sb_vn - sb_vr >= 8:
-                        sb_vec[8](sb_vr)
-                        sb_vr += 8
-                    if sb_w_f32 > 4 and sb_vn - sb_vr >= 4:
-                        sb_vec[4](sb_vr)
-                        sb_vr += 4
-                    if sb_w_f32 > 2 and sb_vn - sb_vr >= 2:
-                        sb_vec[2](sb_vr)
-                        sb_vr += 2
-                    if sb_w_f32 > 1 and sb_vn - sb_vr >= 1:
-                        sb_vec[1](sb_vr)
-                        sb_vr += 1
+                var sb_vn = W
+                var sb_vr = sb_vn - sb_vn % sb_w_f32
+                vectorize[sb_w_f32](sb_vr, sb_vec)
+                if sb_w_f32 > 32 and sb_vn - sb_vr >= 32:
+                    sb_vec[32](sb_vr)
+                    sb_vr += 32
+                if sb_w_f32 > 16 and sb_vn - sb_vr >= 16:
+                    sb_vec[16](sb_vr)
+                    sb_vr += 16
+                if sb_w_f32 > 8 and sb_vn - sb_vr >= 8:
+                    sb_vec[8](sb_vr)
+                    sb_vr += 8
+                if sb_w_f32 > 4 and sb_vn - sb_vr >= 4:
+                    sb_vec[4](sb_vr)
+                    sb_vr += 4
+                if sb_w_f32 > 2 and sb_vn - sb_vr >= 2:
+                    sb_vec[2](sb_vr)
+                    sb_vr += 2
+                if sb_w_f32 > 1 and sb_vn - sb_vr >= 1:
+                    sb_vec[1](sb_vr)
+                    sb_vr += 1
 
     if sb_chunks == 1:
         sb_chunk(0)

@@ -56,7 +56,7 @@ static void sb_loops_s0(const float* __restrict x, float* __restrict y, const in
 // y[n, c, i, j] = max(a in 0..2: max(b in 0..2: x[n, c, 2 * i + a, 2 * j + b]))
 static void sb_omp_simd_s0(const float* __restrict x, float* __restrict y, const int64_t N,
                            const int64_t C, const int64_t H, const int64_t W) {
-  #pragma omp parallel for schedule(static)
+  #pragma omp parallel for schedule(static) collapse(2)
   for (int64_t n = 0; n < N; ++n) {
     for (int64_t c = 0; c < C; ++c) {
       for (int64_t i = 0; i < (H - 2) / 2 + 1; ++i) {

@@ -137,46 +137,47 @@ def sb_loops_s0(x: Pointer[Float32, ImmUntrackedOrigin], y: Pointer[Float32, Mut
 def sb_vectorize_parallel_s0(x: Pointer[Float32, ImmUntrackedOrigin],
                              y: Pointer[Float32, MutUntrackedOrigin], N: Int, C: Int, H: Int,
                              W: Int):
-    var sb_n = N
+    var sb_n = N * C
     var sb_chunks = 1 if N * C * (sb_div_int(H - 2, 2) + 1) * (sb_div_int(W - 2, 2) + 1) * 2 * 2 < sb_serial_iterations else min(sb_n, parallelism_level())
 
     def sb_chunk(sb_c: Int) {imm}:
         var sb_lo = sb_c * sb_n // sb_chunks
         var sb_hi = (sb_c + 1) * sb_n // sb_chunks
-        for n in range(sb_lo, sb_hi):
-            for c in range(C):
-                for i in range(sb_div_int(H - 2, 2) + 1):
-                    def sb_vec[sb_w: Int](j: Int) {imm}:
-                        var sb_acc0 = SIMD[DType.float32, sb_w](-inf[DType.float32]())
-                        for a in range(2):
-                            var sb_acc1 = SIMD[DType.float32, sb_w](-inf[DType.float32]())
-                            for b in range(2):
-                                sb_acc1 = sb_max(sb_acc1, sb_load_step2[DType.float32, sb_w](x, ((n * C + c) * H + (2 * i + a)) * W + (2 * j + b), N * C * H * W))
-                            sb_acc0 = sb_max(sb_acc0, sb_acc1)
-                        var sb_val = sb_acc0
-                        y.unsafe_store[width=sb_w](((n * C + c) * (sb_div_int(H - 2, 2) + 1) + i) * (sb_div_int(W - 2, 2) + 1) + j, sb_val)
+        for sb_f in range(sb_lo, sb_hi):
+            var n = sb_f // C
+            var c = sb_f % C
+            for i in range(sb_div_int(H - 2, 2) + 1):
+                def sb_vec[sb_w: Int](j: Int) {imm}:
+                    var sb_acc0 = SIMD[DType.float32, sb_w](-inf[DType.float32]())
+                    for a in range(2):
+                        var sb_acc1 = SIMD[DType.float32, sb_w](-inf[DType.float32]())
+                        for b in range(2):
+                            sb_acc1 = sb_max(sb_acc1, sb_load_step2[DType.float32, sb_w](x, ((n * C + c) * H + (2 * i + a)) * W + (2 * j + b), N * C * H * W))
+                        sb_acc0 = sb_max(sb_acc0, sb_acc1)
+                    var sb_val = sb_acc0
+                    y.unsafe_store[width=sb_w](((n * C + c) * (sb_div_int(H - 2, 2) + 1) + i) * (sb_div_int(W - 2, 2) + 1) + j, sb_val)
 
-                    var sb_vn = sb_div_int(W - 2, 2) + 1
-                    var sb_vr = sb_vn - sb_vn % sb_w_f32
-                    vectorize[sb_w_f32](sb_vr, sb_vec)
-                    if sb_w_f32 > 32 and sb_vn - sb_vr >= 32:
-                        sb_vec[32](sb_vr)
-                        sb_vr += 32
-                    if sb_w_f32 > 16 and sb_vn - sb_vr >= 16:
-                        sb_vec[16](sb_vr)
-                        sb_vr += 16
-                    if sb_w_f32 > 8 and sb_vn - sb_vr >= 8:
-                        sb_vec[8](sb_vr)
-                        sb_vr += 8
-                    if sb_w_f32 > 4 and sb_vn - sb_vr >= 4:
-                        sb_vec[4](sb_vr)
-                        sb_vr += 4
-                    if sb_w_f32 > 2 and sb_vn - sb_vr >= 2:
-                        sb_vec[2](sb_vr)
-                        sb_vr += 2
-                    if sb_w_f32 > 1 and sb_vn - sb_vr >= 1:
-                        sb_vec[1](sb_vr)
-                        sb_vr += 1
+                var sb_vn = sb_div_int(W - 2, 2) + 1
+                var sb_vr = sb_vn - sb_vn % sb_w_f32
+                vectorize[sb_w_f32](sb_vr, sb_vec)
+                if sb_w_f32 > 32 and sb_vn - sb_vr >= 32:
+                    sb_vec[32](sb_vr)
+                    sb_vr += 32
+                if sb_w_f32 > 16 and sb_vn - sb_vr >= 16:
+                    sb_vec[16](sb_vr)
+                    sb_vr += 16
+                if sb_w_f32 > 8 and sb_vn - sb_vr >= 8:
+                    sb_vec[8](sb_vr)
+                    sb_vr += 8
+                if sb_w_f32 > 4 and sb_vn - sb_vr >= 4:
+                    sb_vec[4](sb_vr)
+                    sb_vr += 4
+                if sb_w_f32 > 2 and sb_vn - sb_vr >= 2:
+                    sb_vec[2](sb_vr)
+                    sb_vr += 2
+                if sb_w_f32 > 1 and sb_vn - sb_vr >= 1:
+                    sb_vec[1](sb_vr)
+                    sb_vr += 1
 
     if sb_chunks == 1:
         sb_chunk(0)

@@ -588,7 +588,7 @@ static void sb_loops_s5(const double* __restrict d, const double* __restrict w2,
 static void sb_omp_simd_s0(const float* __restrict x, const float* __restrict w,
                            float* __restrict y, const int64_t B, const int64_t G, const int64_t M,
                            const int64_t P, const int64_t K, const int64_t L) {
-  #pragma omp parallel for schedule(static)
+  #pragma omp parallel for schedule(static) collapse(3)
   for (int64_t b = 0; b < B; ++b) {
     for (int64_t g = 0; g < G; ++g) {
       for (int64_t o = 0; o < M; ++o) {
@@ -756,7 +756,7 @@ static void sb_omp_simd_s3(const float* __restrict x, const float* __restrict w,
 static void sb_omp_simd_s4(const float* __restrict x, const float* __restrict w,
                            float* __restrict gy, const int64_t B, const int64_t G, const int64_t M,
                            const int64_t P, const int64_t K, const int64_t L) {
-  #pragma omp parallel for schedule(static)
+  #pragma omp parallel for schedule(static) collapse(2)
   for (int64_t b = 0; b < B; ++b) {
     for (int64_t o = 0; o < M; ++o) {
       for (int64_t p = 0; p < P; ++p) {
