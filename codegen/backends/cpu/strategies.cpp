@@ -8,7 +8,7 @@ namespace {
 host::HostStrategy omp_simd() {
   host::HostStrategy s;
   s.info = {"omp_simd",
-            "OpenMP-parallel outer loop, omp simd inner loop, OpenMP reductions",
+            "OpenMP-parallel outer loops, omp simd inner loop, OpenMP reductions",
             {
                 {"approx_math", 0, 0, 1, false,
                  "1: f32 exp and tanh as inline polynomial forms (within 4 and 6 ulp) instead of "

@@ -124,7 +124,7 @@ static void sb_loops_s2(const float* __restrict param, const float* __restrict l
   }
 }
 
-// Variant omp_simd: OpenMP-parallel outer loop, omp simd inner loop, OpenMP reductions.
+// Variant omp_simd: OpenMP-parallel outer loops, omp simd inner loop, OpenMP reductions.
 
 // m_out[i] = beta1 * m[i] + (1.0 - beta1) * grad[i]
 SB_STREAM_KERNEL static void sb_omp_simd_s0(const float* __restrict grad, const float* __restrict m,

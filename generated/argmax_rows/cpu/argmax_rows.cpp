@@ -63,7 +63,7 @@ static void sb_loops_s1(const float* __restrict x, int64_t* __restrict y,
   }
 }
 
-// Variant omp_simd: OpenMP-parallel outer loop, omp simd inner loop, OpenMP reductions.
+// Variant omp_simd: OpenMP-parallel outer loops, omp simd inner loop, OpenMP reductions.
 
 // Statements 0 to 1 in one parallel loop over rows (y_max kept as one row per thread):
 // y_max[r] = max(c in 0..C: x[r, c])

@@ -32,7 +32,7 @@ static void sb_loops_s0(const float* __restrict x, float* __restrict s, const in
   }
 }
 
-// Variant omp_simd: OpenMP-parallel outer loop, omp simd inner loop, OpenMP reductions.
+// Variant omp_simd: OpenMP-parallel outer loops, omp simd inner loop, OpenMP reductions.
 
 // s[j] = sum(i in 0..R: x[i, j])
 static void sb_omp_simd_s0(const float* __restrict x, float* __restrict s, const int64_t R,

@@ -31,7 +31,7 @@ static void sb_loops_s0(const double* __restrict a, const double* __restrict b,
   total[0] = sb_acc0;
 }
 
-// Variant omp_simd: OpenMP-parallel outer loop, omp simd inner loop, OpenMP reductions.
+// Variant omp_simd: OpenMP-parallel outer loops, omp simd inner loop, OpenMP reductions.
 
 // total = sum(i in 0..N: a[i] * b[i])
 static void sb_omp_simd_s0(const double* __restrict a, const double* __restrict b,

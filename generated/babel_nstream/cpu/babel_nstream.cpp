@@ -96,7 +96,7 @@ static void sb_loops_s0(const double* __restrict a, const double* __restrict b,
   }
 }
 
-// Variant omp_simd: OpenMP-parallel outer loop, omp simd inner loop, OpenMP reductions.
+// Variant omp_simd: OpenMP-parallel outer loops, omp simd inner loop, OpenMP reductions.
 
 // a_out[i] = a[i] + b[i] + scalar * c[i]
 SB_STREAM_KERNEL static void sb_omp_simd_s0(const double* __restrict a, const double* __restrict b,

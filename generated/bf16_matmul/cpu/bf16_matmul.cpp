@@ -288,7 +288,7 @@ static void sb_loops_s0(const sb_bf16* __restrict a, const sb_bf16* __restrict b
   }
 }
 
-// Variant omp_simd: OpenMP-parallel outer loop, omp simd inner loop, OpenMP reductions.
+// Variant omp_simd: OpenMP-parallel outer loops, omp simd inner loop, OpenMP reductions.
 
 // y[i, j] = sum(k in 0..K: a[i, k] * b[k, j])
 static void sb_omp_simd_s0(const sb_bf16* __restrict a, const sb_bf16* __restrict b,

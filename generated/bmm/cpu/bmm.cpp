@@ -265,7 +265,7 @@ static void sb_loops_s0(const float* __restrict a, const float* __restrict w, fl
   }
 }
 
-// Variant omp_simd: OpenMP-parallel outer loop, omp simd inner loop, OpenMP reductions.
+// Variant omp_simd: OpenMP-parallel outer loops, omp simd inner loop, OpenMP reductions.
 
 // c[b, i, j] = sum(k in 0..K: a[b, i, k] * w[b, k, j])
 static void sb_omp_simd_s0(const float* __restrict a, const float* __restrict w,

@@ -35,7 +35,7 @@ static void sb_loops_s0(const float* __restrict x, const float* __restrict w, fl
   }
 }
 
-// Variant omp_simd: OpenMP-parallel outer loop, omp simd inner loop, OpenMP reductions.
+// Variant omp_simd: OpenMP-parallel outer loops, omp simd inner loop, OpenMP reductions.
 
 // y[i] = sum(k in 0..K: x[i + k - K / 2] * w[k])
 static void sb_omp_simd_s0(const float* __restrict x, const float* __restrict w,

@@ -280,7 +280,7 @@ static void sb_loops_s0(const float* __restrict x, const float* __restrict w, fl
   }
 }
 
-// Variant omp_simd: OpenMP-parallel outer loop, omp simd inner loop, OpenMP reductions.
+// Variant omp_simd: OpenMP-parallel outer loops, omp simd inner loop, OpenMP reductions.
 
 // y[n, o, i, j] = sum(c in 0..CI: sum(a in 0..3: sum(b in 0..3: x[n, c, i + a - 1, j + b - 1] * w[o, c, a, b])))
 static void sb_omp_simd_s0(const float* __restrict x, const float* __restrict w,

@@ -106,7 +106,7 @@ static void sb_loops_s0(const float* __restrict probs, const int32_t* __restrict
   }
 }
 
-// Variant omp_simd: OpenMP-parallel outer loop, omp simd inner loop, OpenMP reductions.
+// Variant omp_simd: OpenMP-parallel outer loops, omp simd inner loop, OpenMP reductions.
 
 // losses[r] = -log(probs[r, targets[r]])
 SB_STREAM_KERNEL static void sb_omp_simd_s0(const float* __restrict probs,

@@ -179,7 +179,7 @@ static void sb_loops_s0(const float* __restrict x, float* __restrict y, const in
   }
 }
 
-// Variant omp_simd: OpenMP-parallel outer loop, omp simd inner loop, OpenMP reductions.
+// Variant omp_simd: OpenMP-parallel outer loops, omp simd inner loop, OpenMP reductions.
 
 // y[r, c] = prod(k in 0..(c + 1): select(x[r, k] < 0.0, x[r, k] - 1.0, x[r, k] + 1.0))
 SB_STREAM_KERNEL static void sb_omp_simd_s0(const float* __restrict x, float* __restrict y,

@@ -95,7 +95,7 @@ static void sb_loops_s0(const int64_t* __restrict ids, const float* __restrict w
   }
 }
 
-// Variant omp_simd: OpenMP-parallel outer loop, omp simd inner loop, OpenMP reductions.
+// Variant omp_simd: OpenMP-parallel outer loops, omp simd inner loop, OpenMP reductions.
 
 // y[n, c] = weight[ids[n], c]
 SB_STREAM_KERNEL static void sb_omp_simd_s0(const int64_t* __restrict ids,

@@ -99,7 +99,7 @@ static void sb_loops_s0(const int32_t* __restrict inp, const float* __restrict w
   }
 }
 
-// Variant omp_simd: OpenMP-parallel outer loop, omp simd inner loop, OpenMP reductions.
+// Variant omp_simd: OpenMP-parallel outer loops, omp simd inner loop, OpenMP reductions.
 
 // y[b, t, c] = wte[inp[b, t], c] + wpe[t, c]
 SB_STREAM_KERNEL static void sb_omp_simd_s0(const int32_t* __restrict inp,

@@ -119,7 +119,7 @@ static void sb_loops_s0(const float* __restrict x, float* __restrict y, const in
   }
 }
 
-// Variant omp_simd: OpenMP-parallel outer loop, omp simd inner loop, OpenMP reductions.
+// Variant omp_simd: OpenMP-parallel outer loops, omp simd inner loop, OpenMP reductions.
 
 // y[i] = 0.5 * x[i] * (1.0 + tanh(sqrt(2.0 / pi) * (x[i] + 0.044715 * x[i] * x[i] * x[i])))
 SB_STREAM_KERNEL static void sb_omp_simd_s0(const float* __restrict x, float* __restrict y,
@@ -165,7 +165,7 @@ SB_STREAM_KERNEL static void sb_omp_simd_s0(const float* __restrict x, float* __
   }
 }
 
-// Variant omp_simd_approx: OpenMP-parallel outer loop, omp simd inner loop, OpenMP reductions.
+// Variant omp_simd_approx: OpenMP-parallel outer loops, omp simd inner loop, OpenMP reductions.
 
 // y[i] = 0.5 * x[i] * (1.0 + tanh(sqrt(2.0 / pi) * (x[i] + 0.044715 * x[i] * x[i] * x[i])))
 SB_STREAM_KERNEL static void sb_omp_simd_approx_s0(

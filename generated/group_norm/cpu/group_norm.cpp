@@ -142,7 +142,7 @@ static void sb_loops_s2(const float* __restrict x, const float* __restrict gamma
   }
 }
 
-// Variant omp_simd: OpenMP-parallel outer loop, omp simd inner loop, OpenMP reductions.
+// Variant omp_simd: OpenMP-parallel outer loops, omp simd inner loop, OpenMP reductions.
 
 // Statements 0 to 2 in one parallel loop over rows (mean, rstd kept as one row per thread):
 // mean[n, g] = sum(c in 0..CG: sum(s in 0..S: x[n, g, c, s])) / f32(CG * S)

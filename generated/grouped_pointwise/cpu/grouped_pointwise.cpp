@@ -268,7 +268,7 @@ static void sb_loops_s0(const float* __restrict x, const float* __restrict w, fl
   }
 }
 
-// Variant omp_simd: OpenMP-parallel outer loop, omp simd inner loop, OpenMP reductions.
+// Variant omp_simd: OpenMP-parallel outer loops, omp simd inner loop, OpenMP reductions.
 
 // y[n, o, i, j] = sum(c in 0..CIG: x[n, o / COG * CIG + c, i, j] * w[o, c])
 static void sb_omp_simd_s0(const float* __restrict x, const float* __restrict w,

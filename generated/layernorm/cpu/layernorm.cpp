@@ -134,7 +134,7 @@ static void sb_loops_s3(const float* __restrict inp, const float* __restrict wei
   }
 }
 
-// Variant omp_simd: OpenMP-parallel outer loop, omp simd inner loop, OpenMP reductions.
+// Variant omp_simd: OpenMP-parallel outer loops, omp simd inner loop, OpenMP reductions.
 
 // Statements 0 to 3 in one parallel loop over rows (variance kept as one row per thread):
 // mean[r] = sum(c in 0..C: inp[r, c]) / f32(C)

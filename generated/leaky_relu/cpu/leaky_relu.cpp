@@ -91,7 +91,7 @@ static void sb_loops_s0(const float* __restrict x, float* __restrict y, const in
   }
 }
 
-// Variant omp_simd: OpenMP-parallel outer loop, omp simd inner loop, OpenMP reductions.
+// Variant omp_simd: OpenMP-parallel outer loops, omp simd inner loop, OpenMP reductions.
 
 // y[i] = select(x[i] > 0.0, x[i], 0.01 * x[i])
 SB_STREAM_KERNEL static void sb_omp_simd_s0(const float* __restrict x, float* __restrict y,

@@ -103,7 +103,7 @@ static void sb_loops_s0(const int32_t* __restrict a, int32_t* __restrict b, cons
   }
 }
 
-// Variant omp_simd: OpenMP-parallel outer loop, omp simd inner loop, OpenMP reductions.
+// Variant omp_simd: OpenMP-parallel outer loops, omp simd inner loop, OpenMP reductions.
 
 // b[i, j] = a[i, j] + 10
 SB_STREAM_KERNEL static void sb_omp_simd_s0(const int32_t* __restrict a, int32_t* __restrict b,

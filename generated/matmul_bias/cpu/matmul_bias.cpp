@@ -328,7 +328,7 @@ static void sb_loops_s0(const float* __restrict inp, const float* __restrict wei
   }
 }
 
-// Variant omp_simd: OpenMP-parallel outer loop, omp simd inner loop, OpenMP reductions.
+// Variant omp_simd: OpenMP-parallel outer loops, omp simd inner loop, OpenMP reductions.
 
 // y[r, o] = sum(c in 0..C: inp[r, c] * weight[o, c]) + bias[o]
 static void sb_omp_simd_s0(const float* __restrict inp, const float* __restrict weight,

@@ -51,7 +51,7 @@ static void sb_loops_s0(const float* __restrict x, float* __restrict y, const in
   }
 }
 
-// Variant omp_simd: OpenMP-parallel outer loop, omp simd inner loop, OpenMP reductions.
+// Variant omp_simd: OpenMP-parallel outer loops, omp simd inner loop, OpenMP reductions.
 
 // y[n, c, i, j] = max(a in 0..2: max(b in 0..2: x[n, c, 2 * i + a, 2 * j + b]))
 static void sb_omp_simd_s0(const float* __restrict x, float* __restrict y, const int64_t N,

@@ -31,7 +31,7 @@ static void sb_loops_s0(const float* __restrict a, const float* __restrict b, fl
   y[0] = sb_acc0;
 }
 
-// Variant omp_simd: OpenMP-parallel outer loop, omp simd inner loop, OpenMP reductions.
+// Variant omp_simd: OpenMP-parallel outer loops, omp simd inner loop, OpenMP reductions.
 
 // y = sum(i in 0..N: a[i] * b[i])
 static void sb_omp_simd_s0(const float* __restrict a, const float* __restrict b,

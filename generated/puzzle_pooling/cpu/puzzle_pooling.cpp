@@ -33,7 +33,7 @@ static void sb_loops_s0(const float* __restrict a, float* __restrict y, const in
   }
 }
 
-// Variant omp_simd: OpenMP-parallel outer loop, omp simd inner loop, OpenMP reductions.
+// Variant omp_simd: OpenMP-parallel outer loops, omp simd inner loop, OpenMP reductions.
 
 // y[i] = sum(k in 0..3: a[i - k])
 static void sb_omp_simd_s0(const float* __restrict a, float* __restrict y, const int64_t N) {

@@ -110,7 +110,7 @@ static void sb_loops_s1(const float* __restrict x, const float* __restrict weigh
   }
 }
 
-// Variant omp_simd: OpenMP-parallel outer loop, omp simd inner loop, OpenMP reductions.
+// Variant omp_simd: OpenMP-parallel outer loops, omp simd inner loop, OpenMP reductions.
 
 // Statements 0 to 1 in one parallel loop over rows (rstd kept as one row per thread):
 // rstd[r] = 1.0 / sqrt(sum(c in 0..C: x[r, c] * x[r, c]) / f32(C) + 1e-05)

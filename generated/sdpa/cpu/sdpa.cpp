@@ -598,7 +598,7 @@ static void sb_loops_s4(const float* __restrict v, const float* __restrict p,
   }
 }
 
-// Variant omp_simd: OpenMP-parallel outer loop, omp simd inner loop, OpenMP reductions.
+// Variant omp_simd: OpenMP-parallel outer loops, omp simd inner loop, OpenMP reductions.
 
 // Statements 0 to 4 in one parallel loop over rows (s, rowmax, p, rowsum kept as one row per thread):
 // s[h, i, j] = sum(d in 0..D: q[h, i, d] * k[h, j, d]) / sqrt(f32(D))

@@ -184,7 +184,7 @@ static void sb_loops_s3(const float* __restrict e, const float* __restrict rowsu
   }
 }
 
-// Variant omp_simd: OpenMP-parallel outer loop, omp simd inner loop, OpenMP reductions.
+// Variant omp_simd: OpenMP-parallel outer loops, omp simd inner loop, OpenMP reductions.
 
 // Statements 0 to 3 in one parallel loop over rows (rowmax, e, rowsum kept as one row per thread):
 // rowmax[r] = max(c in 0..C: x[r, c])
@@ -321,7 +321,7 @@ SB_STREAM_KERNEL static int sb_omp_simd_s0_3(const float* __restrict x, float* _
   return sb_failed;
 }
 
-// Variant omp_simd_approx: OpenMP-parallel outer loop, omp simd inner loop, OpenMP reductions.
+// Variant omp_simd_approx: OpenMP-parallel outer loops, omp simd inner loop, OpenMP reductions.
 
 // Statements 0 to 3 in one parallel loop over rows (rowmax, e, rowsum kept as one row per thread):
 // rowmax[r] = max(c in 0..C: x[r, c])

@@ -102,7 +102,7 @@ static void sb_loops_s0(const double* __restrict x, double* __restrict y, const 
   }
 }
 
-// Variant omp_simd: OpenMP-parallel outer loop, omp simd inner loop, OpenMP reductions.
+// Variant omp_simd: OpenMP-parallel outer loops, omp simd inner loop, OpenMP reductions.
 
 // y[i, j] = 0.2 * (x[i, j] + x[i - 1, j] + x[i + 1, j] + x[i, j - 1] + x[i, j + 1])
 SB_STREAM_KERNEL static void sb_omp_simd_s0(const double* __restrict x, double* __restrict y,

@@ -103,7 +103,7 @@ static void sb_loops_s0(const double* __restrict x, double* __restrict y, const 
   }
 }
 
-// Variant omp_simd: OpenMP-parallel outer loop, omp simd inner loop, OpenMP reductions.
+// Variant omp_simd: OpenMP-parallel outer loops, omp simd inner loop, OpenMP reductions.
 
 // y[i, j, k] = 0.4 * x[i, j, k] + 0.1 * (x[i - 1, j, k] + x[i + 1, j, k] + x[i, j - 1, k] + x[i, j + 1, k] + x[i, j, k - 1] + x[i, j, k + 1])
 SB_STREAM_KERNEL static void sb_omp_simd_s0(const double* __restrict x, double* __restrict y,

@@ -341,7 +341,7 @@ static void sb_loops_s16(const float* __restrict x, const float* __restrict q,
   }
 }
 
-// Variant omp_simd: OpenMP-parallel outer loop, omp simd inner loop, OpenMP reductions.
+// Variant omp_simd: OpenMP-parallel outer loops, omp simd inner loop, OpenMP reductions.
 
 // Statements 0 to 6 in one parallel loop over rows (ties_max, least_min, nan_max kept as one row per thread):
 // q[r, c] = floor(4.0 * x[r, c])

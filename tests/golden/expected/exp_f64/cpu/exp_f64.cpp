@@ -113,7 +113,7 @@ static void sb_loops_s1(const double* __restrict s, double* __restrict z, const 
   }
 }
 
-// Variant omp_simd: OpenMP-parallel outer loop, omp simd inner loop, OpenMP reductions.
+// Variant omp_simd: OpenMP-parallel outer loops, omp simd inner loop, OpenMP reductions.
 
 // y[i] = exp(x[i])
 SB_STREAM_KERNEL static void sb_omp_simd_s0(const double* __restrict x, double* __restrict y,

@@ -582,7 +582,7 @@ static void sb_loops_s5(const double* __restrict d, const double* __restrict w2,
   }
 }
 
-// Variant omp_simd: OpenMP-parallel outer loop, omp simd inner loop, OpenMP reductions.
+// Variant omp_simd: OpenMP-parallel outer loops, omp simd inner loop, OpenMP reductions.
 
 // y[b, g, o, p, l] = sum(k in 0..K: sum(t in 0..3: w[o, p, k, t] * (2.0 * x[b, g, k, l + t - 1] + 1.0)))
 static void sb_omp_simd_s0(const float* __restrict x, const float* __restrict w,

@@ -544,7 +544,7 @@ static int64_t sb_gemm_f64(int64_t M, int64_t N, int64_t K, const double* x, int
 // Kernels: one function per variant and statement
 // -----------------------------------------------------------------------------
 
-// Variant omp_simd: OpenMP-parallel outer loop, omp simd inner loop, OpenMP reductions.
+// Variant omp_simd: OpenMP-parallel outer loops, omp simd inner loop, OpenMP reductions.
 
 // Statements 0 to 5 in one parallel loop over rows (rm kept as one row per thread):
 // c[b, i, j] = sum(k in 0..K: a[b, i, k] * w[b, k, j])

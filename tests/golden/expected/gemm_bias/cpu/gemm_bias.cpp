@@ -510,7 +510,7 @@ static int64_t sb_gemm_f64(int64_t M, int64_t N, int64_t K, const double* x, int
 // Kernels: one function per variant and statement
 // -----------------------------------------------------------------------------
 
-// Variant omp_simd: OpenMP-parallel outer loop, omp simd inner loop, OpenMP reductions.
+// Variant omp_simd: OpenMP-parallel outer loops, omp simd inner loop, OpenMP reductions.
 
 // y[i, j] = sum(k in 1..K: a[i, k] * bt[j, k]) + bias[j]
 static void sb_omp_simd_s0(const float* __restrict a, const float* __restrict bt,

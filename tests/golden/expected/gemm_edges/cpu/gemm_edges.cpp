@@ -341,7 +341,7 @@ static int64_t sb_gemm_f32(int64_t M, int64_t N, int64_t K, const float* x, int6
 // Kernels: one function per variant and statement
 // -----------------------------------------------------------------------------
 
-// Variant omp_simd: OpenMP-parallel outer loop, omp simd inner loop, OpenMP reductions.
+// Variant omp_simd: OpenMP-parallel outer loops, omp simd inner loop, OpenMP reductions.
 
 // Statements 0 to 4 in one parallel loop over rows (rm kept as one row per thread):
 // c[i, j] = max(sum(k in 0..K: a[i, k] * b[k, j]), 0.0)

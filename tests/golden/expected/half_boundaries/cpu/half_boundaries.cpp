@@ -143,7 +143,7 @@ static inline void sb_stream_fence(void) {
 // Kernels: one function per variant and statement
 // -----------------------------------------------------------------------------
 
-// Variant omp_simd: OpenMP-parallel outer loop, omp simd inner loop, OpenMP reductions.
+// Variant omp_simd: OpenMP-parallel outer loops, omp simd inner loop, OpenMP reductions.
 
 // y[i] = x[i - 1] + x[i + 1] - 2.0 * z[i + 2]
 SB_STREAM_KERNEL static void sb_omp_simd_s0(const sb_bf16* __restrict x, const sb_f16* __restrict z,

@@ -225,7 +225,7 @@ static void sb_loops_s4(const sb_bf16* __restrict b, sb_bf16* __restrict t, cons
   }
 }
 
-// Variant omp_simd: OpenMP-parallel outer loop, omp simd inner loop, OpenMP reductions.
+// Variant omp_simd: OpenMP-parallel outer loops, omp simd inner loop, OpenMP reductions.
 
 // Statements 0 to 4 in one parallel loop over rows (m, e, s kept as one row per thread):
 // m[r] = max(c in 0..C: x[r, c])

@@ -252,7 +252,7 @@ static void sb_loops_s6(const sb_f16* __restrict t, sb_f16* __restrict y3, const
   }
 }
 
-// Variant omp_simd: OpenMP-parallel outer loop, omp simd inner loop, OpenMP reductions.
+// Variant omp_simd: OpenMP-parallel outer loops, omp simd inner loop, OpenMP reductions.
 
 // Statements 0 to 6 in one parallel loop over rows (m, t kept as one row per thread):
 // y1[r, c] = x[r, c] * 2.0 + h[r, c]

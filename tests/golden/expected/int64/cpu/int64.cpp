@@ -194,7 +194,7 @@ static void sb_loops_s8(const int64_t* __restrict a, const int32_t* __restrict t
   }
 }
 
-// Variant omp_simd: OpenMP-parallel outer loop, omp simd inner loop, OpenMP reductions.
+// Variant omp_simd: OpenMP-parallel outer loops, omp simd inner loop, OpenMP reductions.
 
 // g[i, c] = w[ids[i], c]
 SB_STREAM_KERNEL static void sb_omp_simd_s0(const int64_t* __restrict ids,

@@ -68,7 +68,7 @@ static void sb_loops_s2(const int64_t* __restrict x, int64_t* __restrict rs, con
   }
 }
 
-// Variant omp_simd: OpenMP-parallel outer loop, omp simd inner loop, OpenMP reductions.
+// Variant omp_simd: OpenMP-parallel outer loops, omp simd inner loop, OpenMP reductions.
 
 // s = sum(i in 0..N: a[i] * 3)
 static void sb_omp_simd_s0(const int64_t* __restrict a, int64_t* __restrict s, const int64_t N) {

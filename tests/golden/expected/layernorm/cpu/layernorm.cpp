@@ -129,7 +129,7 @@ static void sb_loops_s2(const float* __restrict x, const float* __restrict gain,
   }
 }
 
-// Variant omp_simd: OpenMP-parallel outer loop, omp simd inner loop, OpenMP reductions.
+// Variant omp_simd: OpenMP-parallel outer loops, omp simd inner loop, OpenMP reductions.
 
 // Statements 0 to 2 in one parallel loop over rows (mean, rstd kept as one row per thread):
 // mean[b, r] = sum(c in 0..C: x[b, r, c]) / f32(C)

@@ -202,7 +202,7 @@ static void sb_loops_s10(const float* __restrict p, float* __restrict y_rsqrt, c
   }
 }
 
-// Variant omp_simd: OpenMP-parallel outer loop, omp simd inner loop, OpenMP reductions.
+// Variant omp_simd: OpenMP-parallel outer loops, omp simd inner loop, OpenMP reductions.
 
 // y_sigmoid[n] = sigmoid(x[n] * 4.0)
 SB_STREAM_KERNEL static void sb_omp_simd_s0(const float* __restrict x, float* __restrict y_sigmoid,

@@ -189,7 +189,7 @@ static void sb_loops_s9(const double* __restrict d, double* __restrict allmax, c
   allmax[0] = sb_acc0;
 }
 
-// Variant omp_simd: OpenMP-parallel outer loop, omp simd inner loop, OpenMP reductions.
+// Variant omp_simd: OpenMP-parallel outer loops, omp simd inner loop, OpenMP reductions.
 
 // rmax[r] = max(c in 0..C: select(c == 7 * r % C, log(x[r, c] - 2.0), x[r, c]))
 static void sb_omp_simd_s0(const float* __restrict x, float* __restrict rmax, const int64_t R,

@@ -771,7 +771,7 @@ static void sb_loops_s12(const float* __restrict q, float* __restrict wq, const 
   }
 }
 
-// Variant omp_simd: OpenMP-parallel outer loop, omp simd inner loop, OpenMP reductions.
+// Variant omp_simd: OpenMP-parallel outer loops, omp simd inner loop, OpenMP reductions.
 
 // mx[r, c] = max(k in 0..(c + 1): select(k == 7 * r % C, log(x[r, k] - 2.0), x[r, k]))
 SB_STREAM_KERNEL static void sb_omp_simd_s0(const float* __restrict x, float* __restrict mx,

@@ -93,7 +93,7 @@ static void sb_loops_s3(const double* __restrict a, double* __restrict rowmax_su
   rowmax_sum[0] = sb_acc0;
 }
 
-// Variant omp_simd: OpenMP-parallel outer loop, omp simd inner loop, OpenMP reductions.
+// Variant omp_simd: OpenMP-parallel outer loops, omp simd inner loop, OpenMP reductions.
 
 // l2 = sqrt(sum(r in 0..R: sum(c in 0..C: a[r, c] * a[r, c])))
 static void sb_omp_simd_s0(const double* __restrict a, double* __restrict l2, const int64_t R,

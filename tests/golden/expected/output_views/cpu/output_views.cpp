@@ -376,7 +376,7 @@ static void sb_loops_s4(const float* __restrict x, float* __restrict u, const in
   }
 }
 
-// Variant omp_simd: OpenMP-parallel outer loop, omp simd inner loop, OpenMP reductions.
+// Variant omp_simd: OpenMP-parallel outer loops, omp simd inner loop, OpenMP reductions.
 
 // Statements 0 to 2 in one parallel loop over rows:
 // yrows[r, o] = sum(c in 0..C: rows[r, c] * w[o, c])

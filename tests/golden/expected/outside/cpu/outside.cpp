@@ -127,7 +127,7 @@ static void sb_loops_s5(const float* __restrict z, float* __restrict p, const in
   }
 }
 
-// Variant omp_simd: OpenMP-parallel outer loop, omp simd inner loop, OpenMP reductions.
+// Variant omp_simd: OpenMP-parallel outer loops, omp simd inner loop, OpenMP reductions.
 
 // s[c] = sum(r in 0..R: x[r, c])
 static void sb_omp_simd_s0(const float* __restrict x, float* __restrict s, const int64_t R,

@@ -150,7 +150,7 @@ static inline void sb_stream_fence(void) {
 // Kernels: one function per variant and statement
 // -----------------------------------------------------------------------------
 
-// Variant omp_simd: OpenMP-parallel outer loop, omp simd inner loop, OpenMP reductions.
+// Variant omp_simd: OpenMP-parallel outer loops, omp simd inner loop, OpenMP reductions.
 
 // p = prod(i in 0..N: x[i])
 static void sb_omp_simd_s0(const float* __restrict x, float* __restrict p, const int64_t N) {

@@ -162,7 +162,7 @@ static void sb_loops_s4(const float* __restrict x, const float* __restrict xz, f
   }
 }
 
-// Variant omp_simd: OpenMP-parallel outer loop, omp simd inner loop, OpenMP reductions.
+// Variant omp_simd: OpenMP-parallel outer loops, omp simd inner loop, OpenMP reductions.
 
 // p[i, j] = max(u in 0..2: max(v in 0..3: x[2 * i + u, 2 * j + v]))
 static void sb_omp_simd_s0(const float* __restrict x, float* __restrict p, const int64_t H,

@@ -116,7 +116,7 @@ static void sb_loops_s3(const float* __restrict x, float* __restrict grp, const 
   }
 }
 
-// Variant omp_simd: OpenMP-parallel outer loop, omp simd inner loop, OpenMP reductions.
+// Variant omp_simd: OpenMP-parallel outer loops, omp simd inner loop, OpenMP reductions.
 
 // up[i] = x[i / 2]
 SB_STREAM_KERNEL static void sb_omp_simd_s0(const float* __restrict x, float* __restrict up,

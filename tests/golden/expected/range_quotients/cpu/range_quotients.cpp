@@ -46,7 +46,7 @@ static void sb_loops_s1(const float* __restrict xz, float* __restrict z, const i
   }
 }
 
-// Variant omp_simd: OpenMP-parallel outer loop, omp simd inner loop, OpenMP reductions.
+// Variant omp_simd: OpenMP-parallel outer loops, omp simd inner loop, OpenMP reductions.
 
 // y[i] = sum(k in 0..((N - 1) / 2 + 1): x[2 * k]) + x[i]
 static void sb_omp_simd_s0(const float* __restrict x, float* __restrict y, const int64_t N) {

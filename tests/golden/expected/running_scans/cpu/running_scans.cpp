@@ -491,7 +491,7 @@ static void sb_loops_s7(const int32_t* __restrict v, int32_t* __restrict n, cons
   }
 }
 
-// Variant omp_simd: OpenMP-parallel outer loop, omp simd inner loop, OpenMP reductions.
+// Variant omp_simd: OpenMP-parallel outer loops, omp simd inner loop, OpenMP reductions.
 
 // e[r, c] = sum(k in 1..c: x[r, k])
 SB_STREAM_KERNEL static void sb_omp_simd_s0(const float* __restrict x, float* __restrict e,

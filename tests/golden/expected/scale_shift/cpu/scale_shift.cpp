@@ -130,7 +130,7 @@ static void sb_loops_s1(const float* __restrict x, const float* __restrict alpha
   }
 }
 
-// Variant omp_simd: OpenMP-parallel outer loop, omp simd inner loop, OpenMP reductions.
+// Variant omp_simd: OpenMP-parallel outer loops, omp simd inner loop, OpenMP reductions.
 
 // y[i] = alpha * x[i] + 0.1 * f32(i % 3) - 2.5e-07
 SB_STREAM_KERNEL static void sb_omp_simd_s0(const float* __restrict x,

@@ -534,7 +534,7 @@ static void sb_loops_s6(const float* __restrict xf, float* __restrict y6v, const
   }
 }
 
-// Variant omp_simd: OpenMP-parallel outer loop, omp simd inner loop, OpenMP reductions.
+// Variant omp_simd: OpenMP-parallel outer loops, omp simd inner loop, OpenMP reductions.
 
 // y1[i] = sum(k in 0..(i + 1): xf[k])
 SB_STREAM_KERNEL static void sb_omp_simd_s0(const float* __restrict xf, float* __restrict y1,

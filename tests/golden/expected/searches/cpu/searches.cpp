@@ -214,7 +214,7 @@ static void sb_loops_s8(const float* __restrict e, float* __restrict twice, cons
   }
 }
 
-// Variant omp_simd: OpenMP-parallel outer loop, omp simd inner loop, OpenMP reductions.
+// Variant omp_simd: OpenMP-parallel outer loops, omp simd inner loop, OpenMP reductions.
 
 // Statements 0 to 8 in one parallel loop over rows (top, e kept as one row per thread):
 // at[r] = min(c in 0..C: select(c >= r + 120 || x[r, c] > 2.0, i64(c), i64(C)))

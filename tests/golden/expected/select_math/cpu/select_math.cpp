@@ -248,7 +248,7 @@ static void sb_loops_s8(const float* __restrict m, const float* __restrict mx, f
   }
 }
 
-// Variant omp_simd: OpenMP-parallel outer loop, omp simd inner loop, OpenMP reductions.
+// Variant omp_simd: OpenMP-parallel outer loops, omp simd inner loop, OpenMP reductions.
 
 // a[i] = select(x[i] > 2.0, x[i], log1p(exp(x[i])))
 SB_STREAM_KERNEL static void sb_omp_simd_s0(const float* __restrict x, float* __restrict a,

@@ -190,7 +190,7 @@ static void sb_loops_s8(const float* __restrict m, float* __restrict zr, const i
   }
 }
 
-// Variant omp_simd: OpenMP-parallel outer loop, omp simd inner loop, OpenMP reductions.
+// Variant omp_simd: OpenMP-parallel outer loops, omp simd inner loop, OpenMP reductions.
 
 // y0[i] = sum(k in 0..5: a[i + k - 2] * w[k])
 static void sb_omp_simd_s0(const float* __restrict a, const float* __restrict w,

@@ -98,7 +98,7 @@ static void sb_loops_s4(const int32_t* __restrict v, int32_t* __restrict w, cons
   w[0] = sb_acc0;
 }
 
-// Variant omp_simd: OpenMP-parallel outer loop, omp simd inner loop, OpenMP reductions.
+// Variant omp_simd: OpenMP-parallel outer loops, omp simd inner loop, OpenMP reductions.
 
 // s = sum(i in 0..N: f32(v[i] % 16) * f32(i % 9))
 static void sb_omp_simd_s0(const int32_t* __restrict v, float* __restrict s, const int64_t N) {

@@ -212,7 +212,7 @@ static void sb_loops_s2(const float* __restrict x, float* __restrict cum, const 
   }
 }
 
-// Variant omp_simd: OpenMP-parallel outer loop, omp simd inner loop, OpenMP reductions.
+// Variant omp_simd: OpenMP-parallel outer loops, omp simd inner loop, OpenMP reductions.
 
 // lap[i, j] = x[i - 1, j] + x[i + 1, j] + x[i, j - 1] + x[i, j + 1] - 4.0 * x[i, j]
 SB_STREAM_KERNEL static void sb_omp_simd_s0(const float* __restrict x, float* __restrict lap,

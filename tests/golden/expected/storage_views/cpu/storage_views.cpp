@@ -451,7 +451,7 @@ static void sb_loops_s8(const float* __restrict gbt, float* __restrict u, const 
   }
 }
 
-// Variant omp_simd: OpenMP-parallel outer loop, omp simd inner loop, OpenMP reductions.
+// Variant omp_simd: OpenMP-parallel outer loops, omp simd inner loop, OpenMP reductions.
 
 // h[b, t, c] = x[b, t, c] * 0.5 + 1.0
 SB_STREAM_KERNEL static void sb_omp_simd_s0(const float* __restrict x, float* __restrict h,

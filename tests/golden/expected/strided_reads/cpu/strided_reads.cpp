@@ -105,7 +105,7 @@ static void sb_loops_s1(const float* __restrict f, float* __restrict z, const in
   }
 }
 
-// Variant omp_simd: OpenMP-parallel outer loop, omp simd inner loop, OpenMP reductions.
+// Variant omp_simd: OpenMP-parallel outer loops, omp simd inner loop, OpenMP reductions.
 
 // y[k] = f[2 * k] - x[2 * k + 1]
 SB_STREAM_KERNEL static void sb_omp_simd_s0(const float* __restrict x, const float* __restrict f,

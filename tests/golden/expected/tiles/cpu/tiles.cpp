@@ -193,7 +193,7 @@ static void sb_loops_s4(const int32_t* __restrict k, int32_t* __restrict q, cons
   }
 }
 
-// Variant omp_simd: OpenMP-parallel outer loop, omp simd inner loop, OpenMP reductions.
+// Variant omp_simd: OpenMP-parallel outer loops, omp simd inner loop, OpenMP reductions.
 
 // y[j, i] = x[i, j] * 2.0 + b[j]
 SB_STREAM_KERNEL static void sb_omp_simd_s0(const double* __restrict x, const double* __restrict b,
@@ -647,7 +647,7 @@ SB_STREAM_KERNEL static void sb_omp_simd_s4(const int32_t* __restrict k, int32_t
   }
 }
 
-// Variant odd_tiles: OpenMP-parallel outer loop, omp simd inner loop, OpenMP reductions.
+// Variant odd_tiles: OpenMP-parallel outer loops, omp simd inner loop, OpenMP reductions.
 
 // y[j, i] = x[i, j] * 2.0 + b[j]
 SB_STREAM_KERNEL static void sb_odd_tiles_s0(const double* __restrict x, const double* __restrict b,

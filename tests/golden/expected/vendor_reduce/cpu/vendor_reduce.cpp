@@ -26,7 +26,7 @@ static inline int32_t sb_max_i32(int32_t a, int32_t b) { return a > b ? a : b; }
 // Kernels: one function per variant and statement
 // -----------------------------------------------------------------------------
 
-// Variant omp_simd: OpenMP-parallel outer loop, omp simd inner loop, OpenMP reductions.
+// Variant omp_simd: OpenMP-parallel outer loops, omp simd inner loop, OpenMP reductions.
 
 // norm = sqrt(sum(i in 0..N: x[i] * x[i]))
 static void sb_omp_simd_s0(const float* __restrict x, float* __restrict norm, const int64_t N) {

@@ -145,7 +145,7 @@ static void sb_loops_s4(const float* __restrict flat, const int64_t* __restrict 
   }
 }
 
-// Variant omp_simd: OpenMP-parallel outer loop, omp simd inner loop, OpenMP reductions.
+// Variant omp_simd: OpenMP-parallel outer loops, omp simd inner loop, OpenMP reductions.
 
 // sq[i, j] = x[i, j] * mat[i, j]
 SB_STREAM_KERNEL static void sb_omp_simd_s0(const float* __restrict x, const float* __restrict mat,
