@@ -32,7 +32,12 @@ namespace sb {
 // that each of the reduction's terms reads whole cache lines. Of 64, 128 and 512 f32 outputs
 // (results/vm/outside16-20261202.json and quick runs on the development VM, 2 cores), 128 was
 // the fastest on the short convolutions (conv1d, puzzle_conv1d, puzzle_pooling) by 1.3-1.9x;
-// axis_sum's column sum ran within the machine's noise at each.
+// axis_sum's column sum ran within the machine's noise at each. Where the terms are a window
+// along the row (conv1d's x[i + k]), the cpu printer runs a whole block whose reads are all
+// inside in loops of a constant count, which GCC 12 keeps in vector registers: conv1d and
+// puzzle_conv1d then took 0.58-0.66x the time (results/vm/window-blocks-20261207). A column sum
+// in registers ran 1.0-1.1x (blocks of 128) and 1.3-1.9x (of 64) slower (standalone), so terms
+// that move across rows keep the array.
 constexpr int kOutsideBlock = 128;
 
 // A reduction outside the vector loop whose terms are a constant few, this many at most (its

@@ -490,10 +490,39 @@ TEST(EmitCpuOmpSimd, ShortConstantWindowsKeepOneVectorsAccumulators) {
                   "          sb_acc0 += x[i - k];\n"))
       << c;
   // Seventeen terms (more than kUnrolledTerms): the block's array, one k at a time.
-  EXPECT_TRUE(has(c, "float sb_block0[128] __attribute__((aligned(64)));\n    #pragma omp simd\n"))
+  EXPECT_TRUE(
+      has(c, "float sb_block0[128] __attribute__((aligned(64)));\n      #pragma omp simd\n"))
       << c;
   EXPECT_TRUE(has(c, "for (int64_t k = 0; k < 17; ++k) {")) << c;
   EXPECT_EQ(c.find("sb_block1"), std::string::npos) << c;
+}
+
+TEST(EmitCpuOmpSimd, WindowsAlongTheRowTakeWholeBlocksOfAConstantCount) {
+  // A window of K terms along the row: a whole block with every read inside runs loops of a
+  // constant count without checks (the compiler keeps its accumulators in registers); the
+  // others keep the checks.
+  const Spec s = load(
+      "  x: {type: f32, shape: [N], role: in, boundary: zero}\n"
+      "  w: {type: f32, shape: [K], role: in}\n  y: {type: f32, shape: [N], role: out}\n",
+      "  y[i] = sum(k in 0..K: x[i + k] * w[k])\n",
+      "  cpu:\n    - {name: omp, strategy: omp_simd}\n");
+  const std::string c = emit("cpu", s);
+  EXPECT_TRUE(has(c, "    if (sb_je - sb_jb == 128 && sb_jb + 0 >= 0 && sb_jb + 0 < N &&")) << c;
+  EXPECT_TRUE(has(c,
+                  "        #pragma omp simd\n"
+                  "        for (int64_t i = sb_jb; i < sb_jb + 128; ++i) {\n"
+                  "          sb_block0[i - sb_jb] += x[i + k] * w[k];\n"))
+      << c;
+  EXPECT_TRUE(has(c, "    } else {\n      float sb_block0[128]")) << c;
+  EXPECT_TRUE(has(c, "for (int64_t i = sb_jb; i < sb_je; ++i) {")) << c;
+  EXPECT_TRUE(has(c, "(sb_ld")) << c;  // the checked reads, in the other blocks
+  // A sum down the columns: each term reads another row, and the block keeps its array only.
+  const Spec t =
+      load("  x: {type: f32, shape: [M, N], role: in}\n  y: {type: f32, shape: [N], role: out}\n",
+           "  y[j] = sum(i in 0..M: x[i, j])\n", "  cpu:\n    - {name: omp, strategy: omp_simd}\n");
+  const std::string d = emit("cpu", t);
+  EXPECT_TRUE(has(d, "float sb_block0[128]")) << d;
+  EXPECT_FALSE(has(d, "sb_je - sb_jb == 128")) << d;
 }
 
 TEST(EmitCpuOmpSimd, WindowsAcrossRowsKeepTheBlockUnlessTheirRowEdgesAreExact) {

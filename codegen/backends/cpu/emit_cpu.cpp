@@ -584,6 +584,42 @@ bool few_constant_terms(const Spec& spec, const Statement& st) {
   return true;
 }
 
+// Whether every read in the terms of reduction `red` of `st` that moves with a reduction variable
+// moves only along its last, contiguous subscript: a window along the row (conv1d's x[i + k],
+// w[k]), whose terms for a block of outputs read the same few cache lines. A read that moves
+// across rows with it (axis_sum's x[i, j], a product's b[k, j]) does not.
+bool terms_along_row(const Statement& st, const Expr& red) {
+  std::function<bool(const Expr&)> along = [&](const Expr& e) {
+    if (e.kind == ExprKind::Read)
+      for (size_t d = 0; d + 1 < e.args.size(); ++d)
+        for (size_t v = st.rank(); v < st.vars.size(); ++v)
+          if (depends_on(*e.args[d], static_cast<int>(v))) return false;
+    for (const auto& a : e.args)
+      if (!along(*a)) return false;
+    return true;
+  };
+  return along(*red.args[0]);
+}
+
+// Opens `if (c) {` with the terms of condition `c` (joined by " && ") as many to a line as fit
+// in 100 columns.
+void open_if(const std::string& c, CodeWriter& w) {
+  std::vector<std::string> lines{"if ("};
+  size_t at = 0;
+  while (at <= c.size()) {
+    const size_t next = std::min(c.find(" && ", at), c.size());
+    const std::string term = c.substr(at, next - at) + (next < c.size() ? " &&" : ") {");
+    const size_t width = 2 * w.indent() + (lines.size() > 1 ? 4 : 0);
+    if (lines.back() != "if (" && width + lines.back().size() + 1 + term.size() > 100)
+      lines.push_back(term);
+    else
+      lines.back() += (lines.back() == "if (" ? "" : " ") + term;
+    at = next + 4;
+  }
+  for (size_t i = 0; i + 1 < lines.size(); ++i) w.line((i ? "    " : "") + lines[i]);
+  w.open((lines.size() > 1 ? "    " : "") + lines.back());
+}
+
 // Prints `loop` (a loop over index variable `var` of L's statement from `first` to `last`,
 // inclusive C expressions, the other variables its reads use bound, but those of `unbound`) twice
 // where the reads of `e` that need boundary handling have affine subscripts: without the handling
@@ -600,22 +636,7 @@ void emit_inside_split(StmtLowering& L, const Expr& e, int var, const std::strin
     return;
   }
   w.line("// Every read of the range inside its tensor: no boundary checks.");
-  // The condition's terms, as many to a line as fit in 100 columns.
-  std::vector<std::string> lines{"if ("};
-  size_t at = 0;
-  const std::string& c = *inside;
-  while (at <= c.size()) {
-    const size_t next = std::min(c.find(" && ", at), c.size());
-    const std::string term = c.substr(at, next - at) + (next < c.size() ? " &&" : ") {");
-    const size_t width = 2 * w.indent() + (lines.size() > 1 ? 4 : 0);
-    if (lines.back() != "if (" && width + lines.back().size() + 1 + term.size() > 100)
-      lines.push_back(term);
-    else
-      lines.back() += (lines.back() == "if (" ? "" : " ") + term;
-    at = next + 4;
-  }
-  for (size_t i = 0; i + 1 < lines.size(); ++i) w.line((i ? "    " : "") + lines[i]);
-  w.open((lines.size() > 1 ? "    " : "") + lines.back());
+  open_if(*inside, w);
   L.set_assume_inside(true);
   loop();
   L.set_assume_inside(false);
@@ -676,7 +697,8 @@ void emit_edge_segments(StmtLowering& L, const Expr& e, const std::set<int>& unb
 // over the block each, so every read that is contiguous in the output index streams whole cache
 // lines. Each output's terms are combined in the plain loop nest's order. Reductions of a
 // constant few terms (few_constant_terms) keep one vector's accumulators instead: their loops
-// inside the block's vector loop.
+// inside the block's vector loop. Windows along the row (terms_along_row) run a whole block
+// whose reads are all inside in loops of a constant count, without checks.
 void emit_outside_nest(StmtLowering& L, CodeWriter& w, bool in_row) {
   const Statement& st = L.stmt();
   const size_t rank = st.rank();
@@ -700,15 +722,25 @@ void emit_outside_nest(StmtLowering& L, CodeWriter& w, bool in_row) {
   // The loop over the block, `body` inside it, split on whether its reads are inside: a block
   // of a row of rank > 1 whose checks depend on the position along it in edge segments
   // (emit_edge_segments; a row shorter than a block, as a convolution's, would otherwise take
-  // the checks throughout), any other block whole.
-  auto block_loop = [&](const Expr& e, int bound, const std::function<void()>& body,
-                        int64_t edge = kTapEdgeElems) {
-    const int inner = static_cast<int>(rank) - 1;
+  // the checks throughout), any other block whole. The block ends before `end`.
+  auto segmented = [&](const Expr& e, int bound) {
     CodeWriter scratch;
     bool along = false;
-    const std::optional<std::string> inside =
-        L.inside_condition(e, inner, "sb_jb", "(sb_je - 1)", unbound_but(bound), scratch, &along);
-    if (rank > 1 && inside && along) {
+    const std::optional<std::string> inside = L.inside_condition(
+        e, static_cast<int>(rank) - 1, "sb_jb", "(sb_je - 1)", unbound_but(bound), scratch, &along);
+    return rank > 1 && inside && along;
+  };
+  auto block_loop = [&](const Expr& e, int bound, const std::function<void()>& body,
+                        int64_t edge = kTapEdgeElems, const std::string& end = "sb_je",
+                        bool checked = true) {
+    const int inner = static_cast<int>(rank) - 1;
+    if (!checked) {
+      open_block_loop("sb_jb", end);
+      body();
+      w.close();
+      return;
+    }
+    if (segmented(e, bound)) {
       w.open("{");
       emit_edge_segments(
           L, e, unbound_but(bound), "sb_jb", "sb_je", w,
@@ -721,8 +753,8 @@ void emit_outside_nest(StmtLowering& L, CodeWriter& w, bool in_row) {
       w.close();
       return;
     }
-    emit_inside_split(L, e, inner, "sb_jb", "(sb_je - 1)", unbound_but(bound), w, [&] {
-      open_block_loop("sb_jb", "sb_je");
+    emit_inside_split(L, e, inner, "sb_jb", "(" + end + " - 1)", unbound_but(bound), w, [&] {
+      open_block_loop("sb_jb", end);
       body();
       w.close();
     });
@@ -738,24 +770,58 @@ void emit_outside_nest(StmtLowering& L, CodeWriter& w, bool in_row) {
     return;
   }
   const std::vector<const Expr*> tops = top_reduces_of(*st.rhs);
-  std::vector<std::string> accs;
-  for (size_t r = 0; r < tops.size(); ++r) {
-    const Expr& red = *tops[r];
-    const DType t = value_type(red);
-    const std::string acc = "sb_block" + std::to_string(r);
-    const std::string lane = acc + "[" + j + " - sb_jb]";
-    w.line(std::string(c_type(t)) + " " + acc + "[" + block + "] __attribute__((aligned(64)));");
-    open_block_loop("sb_jb", "sb_je");
-    w.line(lane + " = " + reduce_identity(red.rop, t) + ";");
+  // The block's accumulators, its terms and its outputs, the block ending before `end`; without
+  // boundary checks unless `checked`.
+  auto accumulate = [&](const std::string& end, bool checked) {
+    std::vector<std::string> accs;
+    for (size_t r = 0; r < tops.size(); ++r) {
+      const Expr& red = *tops[r];
+      const DType t = value_type(red);
+      const std::string acc = "sb_block" + std::to_string(r);
+      const std::string lane = acc + "[" + j + " - sb_jb]";
+      w.line(std::string(c_type(t)) + " " + acc + "[" + block + "] __attribute__((aligned(64)));");
+      open_block_loop("sb_jb", end);
+      w.line(lane + " = " + reduce_identity(red.rop, t) + ";");
+      w.close();
+      L.open_reduction(red, w);
+      block_loop(
+          *red.args[0], red.ref, [&] { L.fold_term(red, lane, w); }, kTapEdgeElems, end, checked);
+      w.close();
+      accs.push_back(lane);
+    }
+    for (size_t r = 0; r < tops.size(); ++r) L.set_override(tops[r], accs[r]);
+    block_loop(
+        *st.rhs, -1, [&] { L.assign(w); }, kTapEdgeElems, end, checked);
+    L.clear_overrides();
+  };
+  // Windows along the row (terms_along_row) in blocks not cut into edge segments: a whole block
+  // whose reads are all inside their tensors, for every term, takes loops of a constant count
+  // without checks, whose accumulators GCC then keeps in vector registers instead of loading and
+  // storing the block's array once per term (lower/vectorize.h: kOutsideBlock). Other blocks (a
+  // row's last, shorter one; one at an edge) keep the array and the checks.
+  const bool registers =
+      std::all_of(tops.begin(), tops.end(),
+                  [&](const Expr* r) {
+                    return terms_along_row(st, *r) && !segmented(*r->args[0], r->ref);
+                  }) &&
+      !segmented(*st.rhs, -1);
+  const std::string whole_end = "sb_jb + " + block;
+  const std::optional<std::string> inside =
+      registers ? L.inside_condition(*st.rhs, static_cast<int>(rank) - 1, "sb_jb",
+                                     "(" + whole_end + " - 1)", unbound_but(-1), w)
+                : std::nullopt;
+  if (inside) {
+    w.line("// A whole block, every read inside its tensor: loops of a constant count, no checks.");
+    open_if("sb_je - sb_jb == " + block + (inside->empty() ? "" : " && " + *inside), w);
+    L.set_assume_inside(true);
+    accumulate(whole_end, false);
+    L.set_assume_inside(false);
+    w.close_open("} else {");
+    accumulate("sb_je", true);
     w.close();
-    L.open_reduction(red, w);
-    block_loop(*red.args[0], red.ref, [&] { L.fold_term(red, lane, w); });
-    w.close();
-    accs.push_back(lane);
+  } else {
+    accumulate("sb_je", true);
   }
-  for (size_t r = 0; r < tops.size(); ++r) L.set_override(tops[r], accs[r]);
-  block_loop(*st.rhs, -1, [&] { L.assign(w); });
-  L.clear_overrides();
   w.close();
   for (size_t d = 0; d < outer; ++d) w.close();
 }

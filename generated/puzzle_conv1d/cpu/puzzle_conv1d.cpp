@@ -43,30 +43,51 @@ static void sb_omp_simd_s0(const float* __restrict a, const float* __restrict b,
   #pragma omp parallel for schedule(static)
   for (int64_t sb_jb = 0; sb_jb < N; sb_jb += 128) {
     const int64_t sb_je = N - sb_jb < 128 ? N : sb_jb + 128;
-    float sb_block0[128] __attribute__((aligned(64)));
-    #pragma omp simd
-    for (int64_t i = sb_jb; i < sb_je; ++i) {
-      sb_block0[i - sb_jb] = 0.0f;
-    }
-    for (int64_t j = 0; j < K; ++j) {
-      // Every read of the range inside its tensor: no boundary checks.
-      if (sb_jb + j >= 0 && sb_jb + j < N && (sb_je - 1) + j >= 0 && (sb_je - 1) + j < N) {
+    // A whole block, every read inside its tensor: loops of a constant count, no checks.
+    if (sb_je - sb_jb == 128 && sb_jb + 0 >= 0 && sb_jb + 0 < N && (sb_jb + 128 - 1) + 0 >= 0 &&
+        (sb_jb + 128 - 1) + 0 < N && sb_jb + (K - 1) >= 0 && sb_jb + (K - 1) < N &&
+        (sb_jb + 128 - 1) + (K - 1) >= 0 && (sb_jb + 128 - 1) + (K - 1) < N) {
+      float sb_block0[128] __attribute__((aligned(64)));
+      #pragma omp simd
+      for (int64_t i = sb_jb; i < sb_jb + 128; ++i) {
+        sb_block0[i - sb_jb] = 0.0f;
+      }
+      for (int64_t j = 0; j < K; ++j) {
         #pragma omp simd
-        for (int64_t i = sb_jb; i < sb_je; ++i) {
+        for (int64_t i = sb_jb; i < sb_jb + 128; ++i) {
           sb_block0[i - sb_jb] += a[i + j] * b[j];
         }
-      } else {
-        #pragma omp simd
-        for (int64_t i = sb_jb; i < sb_je; ++i) {
-          const int64_t sb_ld0_a_i0 = i + j;
-          const float sb_ld0_a = (sb_ld0_a_i0 >= 0 && sb_ld0_a_i0 < N) ? a[sb_ld0_a_i0] : 0.0f;
-          sb_block0[i - sb_jb] += sb_ld0_a * b[j];
+      }
+      #pragma omp simd
+      for (int64_t i = sb_jb; i < sb_jb + 128; ++i) {
+        y[i] = sb_block0[i - sb_jb];
+      }
+    } else {
+      float sb_block0[128] __attribute__((aligned(64)));
+      #pragma omp simd
+      for (int64_t i = sb_jb; i < sb_je; ++i) {
+        sb_block0[i - sb_jb] = 0.0f;
+      }
+      for (int64_t j = 0; j < K; ++j) {
+        // Every read of the range inside its tensor: no boundary checks.
+        if (sb_jb + j >= 0 && sb_jb + j < N && (sb_je - 1) + j >= 0 && (sb_je - 1) + j < N) {
+          #pragma omp simd
+          for (int64_t i = sb_jb; i < sb_je; ++i) {
+            sb_block0[i - sb_jb] += a[i + j] * b[j];
+          }
+        } else {
+          #pragma omp simd
+          for (int64_t i = sb_jb; i < sb_je; ++i) {
+            const int64_t sb_ld0_a_i0 = i + j;
+            const float sb_ld0_a = (sb_ld0_a_i0 >= 0 && sb_ld0_a_i0 < N) ? a[sb_ld0_a_i0] : 0.0f;
+            sb_block0[i - sb_jb] += sb_ld0_a * b[j];
+          }
         }
       }
-    }
-    #pragma omp simd
-    for (int64_t i = sb_jb; i < sb_je; ++i) {
-      y[i] = sb_block0[i - sb_jb];
+      #pragma omp simd
+      for (int64_t i = sb_jb; i < sb_je; ++i) {
+        y[i] = sb_block0[i - sb_jb];
+      }
     }
   }
 }

@@ -416,31 +416,53 @@ static void sb_omp_simd_s6(const float* __restrict a, float* __restrict y6, cons
   #pragma omp parallel for schedule(static)
   for (int64_t sb_jb = 0; sb_jb < N; sb_jb += 128) {
     const int64_t sb_je = N - sb_jb < 128 ? N : sb_jb + 128;
-    float sb_block0[128] __attribute__((aligned(64)));
-    #pragma omp simd
-    for (int64_t i = sb_jb; i < sb_je; ++i) {
-      sb_block0[i - sb_jb] = 0.0f;
-    }
-    for (int64_t k = 0; k < 17; ++k) {
-      // Every read of the range inside its tensor: no boundary checks.
-      if (sb_jb + k - 8 >= 0 && sb_jb + k - 8 < N && (sb_je - 1) + k - 8 >= 0 &&
-          (sb_je - 1) + k - 8 < N) {
+    // A whole block, every read inside its tensor: loops of a constant count, no checks.
+    if (sb_je - sb_jb == 128 && sb_jb + 0 - 8 >= 0 && sb_jb + 0 - 8 < N &&
+        (sb_jb + 128 - 1) + 0 - 8 >= 0 && (sb_jb + 128 - 1) + 0 - 8 < N &&
+        sb_jb + (17 - 1) - 8 >= 0 && sb_jb + (17 - 1) - 8 < N &&
+        (sb_jb + 128 - 1) + (17 - 1) - 8 >= 0 && (sb_jb + 128 - 1) + (17 - 1) - 8 < N) {
+      float sb_block0[128] __attribute__((aligned(64)));
+      #pragma omp simd
+      for (int64_t i = sb_jb; i < sb_jb + 128; ++i) {
+        sb_block0[i - sb_jb] = 0.0f;
+      }
+      for (int64_t k = 0; k < 17; ++k) {
         #pragma omp simd
-        for (int64_t i = sb_jb; i < sb_je; ++i) {
+        for (int64_t i = sb_jb; i < sb_jb + 128; ++i) {
           sb_block0[i - sb_jb] += a[i + k - 8];
         }
-      } else {
-        #pragma omp simd
-        for (int64_t i = sb_jb; i < sb_je; ++i) {
-          const int64_t sb_ld0_a_i0 = i + k - 8;
-          const float sb_ld0_a = (sb_ld0_a_i0 >= 0 && sb_ld0_a_i0 < N) ? a[sb_ld0_a_i0] : 0.0f;
-          sb_block0[i - sb_jb] += sb_ld0_a;
+      }
+      #pragma omp simd
+      for (int64_t i = sb_jb; i < sb_jb + 128; ++i) {
+        y6[i] = sb_block0[i - sb_jb];
+      }
+    } else {
+      float sb_block0[128] __attribute__((aligned(64)));
+      #pragma omp simd
+      for (int64_t i = sb_jb; i < sb_je; ++i) {
+        sb_block0[i - sb_jb] = 0.0f;
+      }
+      for (int64_t k = 0; k < 17; ++k) {
+        // Every read of the range inside its tensor: no boundary checks.
+        if (sb_jb + k - 8 >= 0 && sb_jb + k - 8 < N && (sb_je - 1) + k - 8 >= 0 &&
+            (sb_je - 1) + k - 8 < N) {
+          #pragma omp simd
+          for (int64_t i = sb_jb; i < sb_je; ++i) {
+            sb_block0[i - sb_jb] += a[i + k - 8];
+          }
+        } else {
+          #pragma omp simd
+          for (int64_t i = sb_jb; i < sb_je; ++i) {
+            const int64_t sb_ld0_a_i0 = i + k - 8;
+            const float sb_ld0_a = (sb_ld0_a_i0 >= 0 && sb_ld0_a_i0 < N) ? a[sb_ld0_a_i0] : 0.0f;
+            sb_block0[i - sb_jb] += sb_ld0_a;
+          }
         }
       }
-    }
-    #pragma omp simd
-    for (int64_t i = sb_jb; i < sb_je; ++i) {
-      y6[i] = sb_block0[i - sb_jb];
+      #pragma omp simd
+      for (int64_t i = sb_jb; i < sb_je; ++i) {
+        y6[i] = sb_block0[i - sb_jb];
+      }
     }
   }
 }
