@@ -497,6 +497,30 @@ TEST(EmitCpuOmpSimd, ShortConstantWindowsKeepOneVectorsAccumulators) {
   EXPECT_EQ(c.find("sb_block1"), std::string::npos) << c;
 }
 
+TEST(EmitCpuOmpSimd, ConstantWindowsCopyTheirTapsOncePerBlock) {
+  // w[c, a, b] does not move along the row: one copy per block, read by the window's loops.
+  // x moves along it, and v has a boundary rule: both stay reads of the tensor.
+  const Spec s = load(
+      "  x: {type: f32, shape: [M, N], role: in, boundary: zero}\n"
+      "  w: {type: f32, shape: [M, 3, 2], role: in}\n"
+      "  v: {type: f32, shape: [M, 3], role: in, boundary: zero}\n"
+      "  y: {type: f32, shape: [M, N], role: out}\n",
+      "  y[c, j] = sum(a in 1..4: sum(b in 0..2: x[c, j + a + b] * w[c, a - 1, b] + v[c, a + "
+      "b]))\n",
+      "  cpu:\n    - {name: omp, strategy: omp_simd}\n");
+  const std::string c = emit("cpu", s);
+  EXPECT_TRUE(has(c,
+                  "float sb_tap0[6];\n"
+                  "      for (int64_t a = 1; a < 4; ++a) {\n"
+                  "        for (int64_t b = 0; b < 2; ++b) {\n"
+                  "          sb_tap0[(a - 1) * 2 + b] = w[(c * 3 + (a - 1)) * 2 + b];\n"))
+      << c;
+  EXPECT_TRUE(has(c, "* sb_tap0[(a - 1) * 2 + b]")) << c;
+  EXPECT_EQ(c.find("sb_tap1"), std::string::npos) << c;
+  EXPECT_EQ(c.find("* w[("), std::string::npos) << c;
+  EXPECT_TRUE(has(c, "x[c * N + (j + a + b)] * sb_tap0")) << c;
+}
+
 TEST(EmitCpuOmpSimd, WindowsAlongTheRowTakeWholeBlocksOfAConstantCount) {
   // A window of K terms along the row: a whole block with every read inside runs loops of a
   // constant count without checks (the compiler keeps its accumulators in registers); the

@@ -59,6 +59,13 @@ static void sb_omp_simd_s0(const float* __restrict x, const float* __restrict w,
       for (int64_t i = 0; i < H; ++i) {
         for (int64_t sb_jb = 0; sb_jb < W; sb_jb += 128) {
           const int64_t sb_je = W - sb_jb < 128 ? W : sb_jb + 128;
+          // The window's taps that do not move along the row, copied once.
+          float sb_tap0[9];
+          for (int64_t a = 0; a < 3; ++a) {
+            for (int64_t b = 0; b < 3; ++b) {
+              sb_tap0[a * 3 + b] = w[(c * 3 + a) * 3 + b];
+            }
+          }
           {
             // Its first and last element apart: only they can reach past an edge.
             const int64_t sb_p = sb_je - sb_jb < 1 ? sb_je : sb_jb + 1;
@@ -77,7 +84,7 @@ static void sb_omp_simd_s0(const float* __restrict x, const float* __restrict w,
                   for (int64_t a = 0; a < 3; ++a) {
                     float sb_acc1 = 0.0f;
                     for (int64_t b = 0; b < 3; ++b) {
-                      sb_acc1 += x[((n * C + c) * H + (i + a - 1)) * W + (j + b - 1)] * w[(c * 3 + a) * 3 + b];
+                      sb_acc1 += x[((n * C + c) * H + (i + a - 1)) * W + (j + b - 1)] * sb_tap0[a * 3 + b];
                     }
                     sb_acc0 += sb_acc1;
                   }
@@ -94,7 +101,7 @@ static void sb_omp_simd_s0(const float* __restrict x, const float* __restrict w,
                       const int64_t sb_ld0_x_i3 = j + b - 1;
                       const float sb_ld0_x =
                           (sb_ld0_x_i2 >= 0 && sb_ld0_x_i2 < H && sb_ld0_x_i3 >= 0 && sb_ld0_x_i3 < W) ? x[((n * C + c) * H + sb_ld0_x_i2) * W + sb_ld0_x_i3] : 0.0f;
-                      sb_acc3 += sb_ld0_x * w[(c * 3 + a) * 3 + b];
+                      sb_acc3 += sb_ld0_x * sb_tap0[a * 3 + b];
                     }
                     sb_acc2 += sb_acc3;
                   }

@@ -198,6 +198,11 @@ static void sb_omp_simd_s0(const float* __restrict a, const float* __restrict w,
   #pragma omp parallel for schedule(static)
   for (int64_t sb_jb = 0; sb_jb < N; sb_jb += 128) {
     const int64_t sb_je = N - sb_jb < 128 ? N : sb_jb + 128;
+    // The window's taps that do not move along the row, copied once.
+    float sb_tap0[5];
+    for (int64_t k = 0; k < 5; ++k) {
+      sb_tap0[k] = w[k];
+    }
     // Every read of the range inside its tensor: no boundary checks.
     if (sb_jb + 0 - 2 >= 0 && sb_jb + 0 - 2 < N && (sb_je - 1) + 0 - 2 >= 0 &&
         (sb_je - 1) + 0 - 2 < N && sb_jb + (5 - 1) - 2 >= 0 && sb_jb + (5 - 1) - 2 < N &&
@@ -206,7 +211,7 @@ static void sb_omp_simd_s0(const float* __restrict a, const float* __restrict w,
       for (int64_t i = sb_jb; i < sb_je; ++i) {
         float sb_acc0 = 0.0f;
         for (int64_t k = 0; k < 5; ++k) {
-          sb_acc0 += a[i + k - 2] * w[k];
+          sb_acc0 += a[i + k - 2] * sb_tap0[k];
         }
         y0[i] = sb_acc0;
       }
@@ -217,7 +222,7 @@ static void sb_omp_simd_s0(const float* __restrict a, const float* __restrict w,
         for (int64_t k = 0; k < 5; ++k) {
           const int64_t sb_ld0_a_i0 = i + k - 2;
           const float sb_ld0_a = (sb_ld0_a_i0 >= 0 && sb_ld0_a_i0 < N) ? a[sb_ld0_a_i0] : 0.0f;
-          sb_acc1 += sb_ld0_a * w[k];
+          sb_acc1 += sb_ld0_a * sb_tap0[k];
         }
         y0[i] = sb_acc1;
       }
