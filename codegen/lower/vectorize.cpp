@@ -1,6 +1,7 @@
 // Lowering pass vectorize: the loops a SIMD strategy vectorises (see vectorize.h).
 #include "lower/vectorize.h"
 
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -97,6 +98,19 @@ std::string dump_vectorize(const Spec& spec) {
     out += "\n";
   }
   return out;
+}
+
+bool terms_along_row(const Statement& st, const Expr& red) {
+  std::function<bool(const Expr&)> along = [&](const Expr& e) {
+    if (e.kind == ExprKind::Read)
+      for (size_t d = 0; d + 1 < e.args.size(); ++d)
+        for (size_t v = st.rank(); v < st.vars.size(); ++v)
+          if (depends_on(*e.args[d], static_cast<int>(v))) return false;
+    for (const auto& a : e.args)
+      if (!along(*a)) return false;
+    return true;
+  };
+  return along(*red.args[0]);
 }
 
 std::optional<int64_t> exact_tap_edge(const Spec& spec, const Statement& st, const Expr& e) {

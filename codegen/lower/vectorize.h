@@ -90,6 +90,14 @@ constexpr int kSearchTerms = 128;
 // 112, 2-core VM).
 std::optional<int64_t> exact_tap_edge(const Spec& spec, const Statement& st, const Expr& e);
 
+// Whether every read in the terms of reduction `red` of `st` that moves with a reduction variable
+// moves only along its last, contiguous subscript: a window along the row (conv1d's x[i + k],
+// w[k]), whose terms for a few vectors of outputs read the same few cache lines, so that a
+// printer can hold those vectors' accumulators in registers across the terms (cpu: whole blocks
+// of kOutsideBlock in loops of a constant count; mojo: several native vectors at once). A read
+// that moves across rows with it (axis_sum's x[i, j], a product's b[k, j]) does not.
+bool terms_along_row(const Statement& st, const Expr& red);
+
 // Fills spec.schedule.simd and epilogue_simd (one SimdChoice per statement each) of a typechecked
 // spec.
 void vectorize(Spec& spec);

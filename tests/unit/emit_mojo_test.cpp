@@ -219,6 +219,33 @@ TEST(EmitMojo, OuterOutputLoopsOfRankFourAreOneFlatParallelRange) {
   EXPECT_TRUE(has(k, "def sb_vec[sb_w: Int](j: Int)")) << k;
 }
 
+TEST(EmitMojo, WindowsAlongTheRowRunFourVectorsPerCall) {
+  // A window along the row: each call of the closure computes four native vectors.
+  Result<Spec> r = load("win", kN,
+                        "  x: {type: f32, shape: [N + 8], role: in}\n"
+                        "  w: {type: f32, shape: [8], role: in}\n"
+                        "  y: {type: f32, shape: [N], role: out}\n",
+                        "  y[i] = sum(k in 0..8: x[i + k] * w[k])\n");
+  ASSERT_TRUE(r.ok()) << format_error(r.error());
+  const std::string k = vp_kernels(emit(r.value()));
+  EXPECT_TRUE(has(k,
+                  "var sb_vg = sb_vn - sb_vn % (4 * sb_w_f32)\n"
+                  "        vectorize[4 * sb_w_f32](sb_vg, sb_vec)\n"
+                  "        var sb_vr = sb_vn - sb_vn % sb_w_f32\n"
+                  "        for sb_v in range(sb_vg, sb_vr, sb_w_f32):\n"
+                  "            sb_vec[sb_w_f32](sb_v)\n"))
+      << k;
+  // A sum down the columns reads another row with each term: one native vector per call.
+  Result<Spec> c = load("cols", kN,
+                        "  x: {type: f32, shape: [8, N], role: in}\n"
+                        "  y: {type: f32, shape: [N], role: out}\n",
+                        "  y[j] = sum(i in 0..8: x[i, j])\n");
+  ASSERT_TRUE(c.ok()) << format_error(c.error());
+  const std::string d = vp_kernels(emit(c.value()));
+  EXPECT_TRUE(has(d, "vectorize[sb_w_f32](sb_vr, sb_vec)")) << d;
+  EXPECT_FALSE(has(d, "sb_vg")) << d;
+}
+
 TEST(EmitMojo, LongScansStreamWholeLines) {
   Result<Spec> r = load("csum", kN,
                         "  x: {type: f32, shape: [N], role: in}\n"

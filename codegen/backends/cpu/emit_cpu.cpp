@@ -584,23 +584,6 @@ bool few_constant_terms(const Spec& spec, const Statement& st) {
   return true;
 }
 
-// Whether every read in the terms of reduction `red` of `st` that moves with a reduction variable
-// moves only along its last, contiguous subscript: a window along the row (conv1d's x[i + k],
-// w[k]), whose terms for a block of outputs read the same few cache lines. A read that moves
-// across rows with it (axis_sum's x[i, j], a product's b[k, j]) does not.
-bool terms_along_row(const Statement& st, const Expr& red) {
-  std::function<bool(const Expr&)> along = [&](const Expr& e) {
-    if (e.kind == ExprKind::Read)
-      for (size_t d = 0; d + 1 < e.args.size(); ++d)
-        for (size_t v = st.rank(); v < st.vars.size(); ++v)
-          if (depends_on(*e.args[d], static_cast<int>(v))) return false;
-    for (const auto& a : e.args)
-      if (!along(*a)) return false;
-    return true;
-  };
-  return along(*red.args[0]);
-}
-
 // The taps of a window of few constant terms (few_constant_terms) that do not move along the row:
 // each read inside its reductions that uses reduction variables, all of constant ranges, but not
 // the innermost output index, and has no boundary rule (depthwise_conv2d's w[c, a, b]). Each is

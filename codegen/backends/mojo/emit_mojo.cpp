@@ -176,12 +176,40 @@ void emit_vector_remainder(const std::string& width, const std::string& end, con
 // runs its remainder one element at a time, so a row of 28 f32 took 12 scalar calls. Side by
 // side (3 repetitions, 2 runs, 2-core VM), conv2d's vectorize_parallel at N=1, 32 channels of
 // 28 x 28 went from 4.8-5.9 ms to 2.3-2.4 ms.
-void emit_vectorize(DType t, const std::string& n, const std::string& fn, PyWriter& w) {
+//
+// With `group` > 1, whole groups of that many native vectors first, one call each (window_group),
+// then native vectors, then the remainder.
+void emit_vectorize(DType t, const std::string& n, const std::string& fn, PyWriter& w,
+                    int group = 1) {
   const std::string width = width_const(t);
   w.line("var sb_vn = " + n);
-  w.line("var sb_vr = sb_vn - sb_vn % " + width);
-  w.line("vectorize[" + width + "](sb_vr, " + fn + ")");
+  if (group > 1) {
+    const std::string wide = std::to_string(group) + " * " + width;
+    w.line("var sb_vg = sb_vn - sb_vn % (" + wide + ")");
+    w.line("vectorize[" + wide + "](sb_vg, " + fn + ")");
+    w.line("var sb_vr = sb_vn - sb_vn % " + width);
+    w.open("for sb_v in range(sb_vg, sb_vr, " + width + "):");
+    w.line(fn + "[" + width + "](sb_v)");
+    w.dedent();
+  } else {
+    w.line("var sb_vr = sb_vn - sb_vn % " + width);
+    w.line("vectorize[" + width + "](sb_vr, " + fn + ")");
+  }
   emit_vector_remainder(width, "sb_vn", fn, w);
+}
+
+// Native vectors per call of a statement's vector closure (emit_vectorize's `group`): 4 where
+// every top-level reduction runs inside the closure as a window along the row
+// (lower/vectorize.h: terms_along_row), 1 otherwise. The closure keeps one accumulator per
+// vector, so with one native vector each term waited on the last one's addition; with four,
+// LLVM keeps four independent accumulators. conv1d and puzzle_conv1d took 0.61-0.75x the time
+// (results/vm/mojo-window-groups-20261207).
+int window_group(const Statement& st, const SimdChoice& simd) {
+  const std::vector<const Expr*> tops = top_reduces_of(*st.rhs);
+  if (tops.empty()) return 1;
+  for (const Expr* r : tops)
+    if (!simd.outside.count(r->ref) || !terms_along_row(st, *r)) return 1;
+  return 4;
 }
 
 // The same over [lo, hi) (names of Int variables): whole vectors from lo, then the remainder in
@@ -2014,12 +2042,13 @@ bool emit_row_body(MojoLowering& L, PyWriter& w, bool stream = false,
       w.line("");
     }
     const std::string n = L.extent(st.out, rank - 1, 0);
+    const int group = window_group(st, simd_choice(L.spec(), st));
     if (!split) {
-      emit_vectorize(t, n, "sb_vec", w);
+      emit_vectorize(t, n, "sb_vec", w, group);
     } else {
       if (!split->uniform.empty()) emit_if_lines(split->uniform, w);
       if (!split->along) {
-        emit_vectorize(t, n, "sb_vec_in", w);
+        emit_vectorize(t, n, "sb_vec_in", w, group);
       } else {
         const std::string e = std::to_string(split->edge);
         w.line("# Its first and last " +
@@ -2039,7 +2068,7 @@ bool emit_row_body(MojoLowering& L, PyWriter& w, bool stream = false,
       if (!split->uniform.empty()) {
         w.dedent();
         w.open("else:");
-        emit_vectorize(t, n, "sb_vec", w);
+        emit_vectorize(t, n, "sb_vec", w, group);
         w.dedent();
       }
     }
@@ -2265,7 +2294,7 @@ bool emit_vectorize_parallel(MojoLowering& L, PyWriter& w, const Tiles& tiles) {
     L.assign_vector(w, Mode{0, "sb_w"});
     w.dedent();
     w.line("");
-    emit_vectorize(t, "sb_hi - sb_lo", "sb_vec", w);
+    emit_vectorize(t, "sb_hi - sb_lo", "sb_vec", w, window_group(st, simd_choice(L.spec(), st)));
     if (stream) w.dedent();
   } else if (collapse > 1) {
     // One flat index over the collapsed loops; each of their indices recovered from it.

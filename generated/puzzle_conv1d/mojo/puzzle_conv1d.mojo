@@ -111,8 +111,11 @@ def sb_vectorize_parallel_s0(a: Pointer[Float32, ImmUntrackedOrigin],
             y.unsafe_store[width=sb_w](i, sb_acc0)
 
         var sb_vn = sb_hi - sb_lo
+        var sb_vg = sb_vn - sb_vn % (4 * sb_w_f32)
+        vectorize[4 * sb_w_f32](sb_vg, sb_vec)
         var sb_vr = sb_vn - sb_vn % sb_w_f32
-        vectorize[sb_w_f32](sb_vr, sb_vec)
+        for sb_v in range(sb_vg, sb_vr, sb_w_f32):
+            sb_vec[sb_w_f32](sb_v)
         if sb_w_f32 > 32 and sb_vn - sb_vr >= 32:
             sb_vec[32](sb_vr)
             sb_vr += 32

@@ -276,8 +276,11 @@ def sb_vectorize_parallel_s0(a: Pointer[Float32, ImmUntrackedOrigin],
             y0.unsafe_store[width=sb_w](i, sb_acc0)
 
         var sb_vn = sb_hi - sb_lo
+        var sb_vg = sb_vn - sb_vn % (4 * sb_w_f32)
+        vectorize[4 * sb_w_f32](sb_vg, sb_vec)
         var sb_vr = sb_vn - sb_vn % sb_w_f32
-        vectorize[sb_w_f32](sb_vr, sb_vec)
+        for sb_v in range(sb_vg, sb_vr, sb_w_f32):
+            sb_vec[sb_w_f32](sb_v)
         if sb_w_f32 > 32 and sb_vn - sb_vr >= 32:
             sb_vec[32](sb_vr)
             sb_vr += 32
@@ -327,8 +330,11 @@ def sb_vectorize_parallel_s1(c: Pointer[Float32, ImmUntrackedOrigin],
             y1.unsafe_store[width=sb_w](i, sb_acc0)
 
         var sb_vn = sb_hi - sb_lo
+        var sb_vg = sb_vn - sb_vn % (4 * sb_w_f32)
+        vectorize[4 * sb_w_f32](sb_vg, sb_vec)
         var sb_vr = sb_vn - sb_vn % sb_w_f32
-        vectorize[sb_w_f32](sb_vr, sb_vec)
+        for sb_v in range(sb_vg, sb_vr, sb_w_f32):
+            sb_vec[sb_w_f32](sb_v)
         if sb_w_f32 > 32 and sb_vn - sb_vr >= 32:
             sb_vec[32](sb_vr)
             sb_vr += 32
@@ -379,8 +385,11 @@ def sb_vectorize_parallel_s2(a: Pointer[Float32, ImmUntrackedOrigin],
             y2.unsafe_store[width=sb_w](i, sb_acc0 + a.unsafe_load[width=sb_w](i))
 
         var sb_vn = sb_hi - sb_lo
+        var sb_vg = sb_vn - sb_vn % (4 * sb_w_f32)
+        vectorize[4 * sb_w_f32](sb_vg, sb_vec)
         var sb_vr = sb_vn - sb_vn % sb_w_f32
-        vectorize[sb_w_f32](sb_vr, sb_vec)
+        for sb_v in range(sb_vg, sb_vr, sb_w_f32):
+            sb_vec[sb_w_f32](sb_v)
         if sb_w_f32 > 32 and sb_vn - sb_vr >= 32:
             sb_vec[32](sb_vr)
             sb_vr += 32
@@ -434,8 +443,11 @@ def sb_vectorize_parallel_s3(a: Pointer[Float32, ImmUntrackedOrigin],
             y3.unsafe_store[width=sb_w](i, sb_acc0)
 
         var sb_vn = sb_hi - sb_lo
+        var sb_vg = sb_vn - sb_vn % (4 * sb_w_f32)
+        vectorize[4 * sb_w_f32](sb_vg, sb_vec)
         var sb_vr = sb_vn - sb_vn % sb_w_f32
-        vectorize[sb_w_f32](sb_vr, sb_vec)
+        for sb_v in range(sb_vg, sb_vr, sb_w_f32):
+            sb_vec[sb_w_f32](sb_v)
         if sb_w_f32 > 32 and sb_vn - sb_vr >= 32:
             sb_vec[32](sb_vr)
             sb_vr += 32
@@ -499,8 +511,11 @@ def sb_vectorize_parallel_s4(c: Pointer[Float32, ImmUntrackedOrigin],
             y4.unsafe_store[width=sb_w](i, sb_acc0)
 
         var sb_vn = sb_hi - sb_lo
+        var sb_vg = sb_vn - sb_vn % (4 * sb_w_f32)
+        vectorize[4 * sb_w_f32](sb_vg, sb_vec)
         var sb_vr = sb_vn - sb_vn % sb_w_f32
-        vectorize[sb_w_f32](sb_vr, sb_vec)
+        for sb_v in range(sb_vg, sb_vr, sb_w_f32):
+            sb_vec[sb_w_f32](sb_v)
         if sb_w_f32 > 32 and sb_vn - sb_vr >= 32:
             sb_vec[32](sb_vr)
             sb_vr += 32
@@ -562,8 +577,11 @@ def sb_vectorize_parallel_s5(v: Pointer[Int32, ImmUntrackedOrigin],
             y5.unsafe_store[width=sb_w](i, sb_acc0 - sb_acc1)
 
         var sb_vn = sb_hi - sb_lo
+        var sb_vg = sb_vn - sb_vn % (4 * sb_w_i32)
+        vectorize[4 * sb_w_i32](sb_vg, sb_vec)
         var sb_vr = sb_vn - sb_vn % sb_w_i32
-        vectorize[sb_w_i32](sb_vr, sb_vec)
+        for sb_v in range(sb_vg, sb_vr, sb_w_i32):
+            sb_vec[sb_w_i32](sb_v)
         if sb_w_i32 > 32 and sb_vn - sb_vr >= 32:
             sb_vec[32](sb_vr)
             sb_vr += 32
@@ -614,8 +632,11 @@ def sb_vectorize_parallel_s6(a: Pointer[Float32, ImmUntrackedOrigin],
             y6.unsafe_store[width=sb_w](i, sb_acc0)
 
         var sb_vn = sb_hi - sb_lo
+        var sb_vg = sb_vn - sb_vn % (4 * sb_w_f32)
+        vectorize[4 * sb_w_f32](sb_vg, sb_vec)
         var sb_vr = sb_vn - sb_vn % sb_w_f32
-        vectorize[sb_w_f32](sb_vr, sb_vec)
+        for sb_v in range(sb_vg, sb_vr, sb_w_f32):
+            sb_vec[sb_w_f32](sb_v)
         if sb_w_f32 > 32 and sb_vn - sb_vr >= 32:
             sb_vec[32](sb_vr)
             sb_vr += 32
