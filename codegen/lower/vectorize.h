@@ -16,7 +16,8 @@
 // that each output's terms, and their order, stay those of the plain loop nest (the checker
 // rejects a statement that reads its own output, so no value read changes either). A printer that runs such a reduction's loop
 // outside the vector loop keeps the accumulators of a block of kOutsideBlock outputs at a time
-// (cpu), or of one vector (mojo); mlir orders the loops of its generic so.
+// (cpu), or of one vector (mojo; four for a window along the row, terms_along_row); mlir orders
+// the loops of its generic so.
 #pragma once
 
 #include <cstdint>
