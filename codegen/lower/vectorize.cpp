@@ -100,6 +100,14 @@ std::string dump_vectorize(const Spec& spec) {
   return out;
 }
 
+std::optional<std::pair<int64_t, int64_t>> constant_range(const IndexVar& v) {
+  const std::optional<Affine> lo = v.lo ? decompose(*v.lo) : std::nullopt;
+  const std::optional<Affine> hi = v.hi ? decompose(*v.hi) : std::nullopt;
+  if (!lo || !hi || lo->overflow || hi->overflow || !lo->is_constant() || !hi->is_constant())
+    return std::nullopt;
+  return std::make_pair(lo->constant, hi->constant);
+}
+
 bool terms_along_row(const Statement& st, const Expr& red) {
   std::function<bool(const Expr&)> along = [&](const Expr& e) {
     if (e.kind == ExprKind::Read)
@@ -137,14 +145,12 @@ std::optional<int64_t> exact_tap_edge(const Spec& spec, const Statement& st, con
         int64_t lo = off->constant, hi = off->constant;
         for (const auto& [v, coef] : off->vars) {
           const IndexVar& iv = st.vars[v];
-          const std::optional<Affine> a = iv.lo ? decompose(*iv.lo) : std::nullopt;
-          const std::optional<Affine> b = iv.hi ? decompose(*iv.hi) : std::nullopt;
-          if (!iv.is_reduction || !a || !b || !a->is_constant() || !b->is_constant() ||
-              a->overflow || b->overflow || b->constant <= a->constant) {
+          const auto range = constant_range(iv);
+          if (!iv.is_reduction || !range || range->second <= range->first) {
             ok = false;
             return;
           }
-          const int64_t first = coef * a->constant, last = coef * (b->constant - 1);
+          const int64_t first = coef * range->first, last = coef * (range->second - 1);
           lo += std::min(first, last);
           hi += std::max(first, last);
         }

@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "ir/ir.h"
 
@@ -90,6 +91,10 @@ constexpr int kSearchTerms = 128;
 // with edges of 1 it took 0.67-0.75x (cpu, standalone, N=8, 144 x 56 x 56 and N=1, 32 x 112 x
 // 112, 2-core VM).
 std::optional<int64_t> exact_tap_edge(const Spec& spec, const Statement& st, const Expr& e);
+
+// The range [lo, hi) of index variable `v` when both its bounds are constants (affine, without
+// overflow); it may be empty. nullopt otherwise.
+std::optional<std::pair<int64_t, int64_t>> constant_range(const IndexVar& v);
 
 // Whether every read in the terms of reduction `red` of `st` that moves with a reduction variable
 // moves only along its last, contiguous subscript: a window along the row (conv1d's x[i + k],

@@ -561,12 +561,9 @@ bool few_constant_terms(const Spec& spec, const Statement& st) {
       [&](const Expr& e) -> std::optional<int64_t> {
     int64_t n = 1;
     if (e.kind == ExprKind::Reduce) {
-      const IndexVar& v = st.vars[e.ref];
-      if (!v.lo || !v.hi) return std::nullopt;
-      const std::optional<Affine> lo = decompose(*v.lo), hi = decompose(*v.hi);
-      if (!lo || !hi || lo->overflow || hi->overflow || !lo->is_constant() || !hi->is_constant())
-        return std::nullopt;
-      n = std::max<int64_t>(hi->constant - lo->constant, 0);
+      const auto range = constant_range(st.vars[e.ref]);
+      if (!range) return std::nullopt;
+      n = std::max<int64_t>(range->second - range->first, 0);
       if (n > kUnrolledTerms) return std::nullopt;
     }
     for (const auto& a : e.args) {
@@ -604,12 +601,9 @@ std::vector<const Expr*> hoist_taps(StmtLowering& L, CodeWriter& w) {
     bool ok = true;
     for (size_t v = st.rank(); v < st.vars.size() && ok; ++v) {
       if (!depends_on(*r, static_cast<int>(v))) continue;
-      const IndexVar& iv = st.vars[v];
-      const std::optional<Affine> lo = iv.lo ? decompose(*iv.lo) : std::nullopt;
-      const std::optional<Affine> hi = iv.hi ? decompose(*iv.hi) : std::nullopt;
-      ok = iv.is_reduction && lo && hi && !lo->overflow && !hi->overflow && lo->is_constant() &&
-           hi->is_constant() && hi->constant > lo->constant;
-      if (ok) vars.push_back({static_cast<int>(v), {lo->constant, hi->constant}});
+      const auto range = constant_range(st.vars[v]);
+      ok = st.vars[v].is_reduction && range && range->second > range->first;
+      if (ok) vars.push_back({static_cast<int>(v), *range});
     }
     int64_t count = 1;
     for (const auto& [v, range] : vars) count *= range.second - range.first;
