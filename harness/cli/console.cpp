@@ -409,6 +409,35 @@ constexpr const char* kSuspectNote =
     "SUSPECT = above 110% of its limit with a working set larger than the last-level cache: the "
     "figure cannot be right (results: each case's \"suspect\").";
 
+// What moved, for a device whose limit probes changed during the run (DeviceLimits::unsteady).
+std::string unsteady_note(const DeviceLimits& d) {
+  std::string s = "UNSTEADY:";
+  auto one = [&](const std::string& probe, const std::vector<double>& runs, double drift,
+                 const char* unit) {
+    if (drift <= kProbeDriftLimit) return;
+    s += " " + probe + " read " + rate(runs.front(), unit) + " at the start and " +
+         rate(runs.back(), unit) + " at the end (" + fixed(drift * 100, 0) + "% apart);";
+  };
+  one(d.bandwidth_probe, d.bandwidth_runs, d.bandwidth_drift(), "GB/s");
+  one(d.compute_probe, d.compute_runs, d.compute_drift(), "GFLOP/s");
+  return s +
+         " the machine changed during the run, so each % of limit is uncertain by as much "
+         "(steady: within " +
+         fixed(kProbeDriftLimit * 100, 0) + "%)";
+}
+
+// Under the summary table, when a device's limits moved during the run; "" when they held.
+std::string unsteady_line(const MachineLimits& limits) {
+  std::string devices;
+  for (const auto& [name, d] :
+       {std::pair<const char*, const DeviceLimits*>{"cpu", &limits.cpu}, {"gpu", &limits.gpu}})
+    if (d->unsteady()) devices += std::string(devices.empty() ? "" : " and ") + name;
+  if (devices.empty()) return "";
+  return "UNSTEADY: the " + devices +
+         " limit probes moved during the run (see the limits): every % of limit above is "
+         "uncertain by as much. Time again on a quiet machine.";
+}
+
 std::string limits_line(const std::string& device, const DeviceLimits& d) {
   std::string s = device + ": ";
   if (d.bandwidth_gbps <= 0 && d.compute_gflops <= 0) return s + "none (" + d.missing + ")";
@@ -419,6 +448,7 @@ std::string limits_line(const std::string& device, const DeviceLimits& d) {
                             : "compute unknown";
   if (d.balance() > 0) s += ", balance " + fixed(d.balance(), 1) + " flop/byte";
   if (d.read_gbps > 0) s += "; loads only " + rate(d.read_gbps, "GB/s") + " (read, not a limit)";
+  if (d.unsteady()) s += "; " + unsteady_note(d);
   return s;
 }
 
@@ -487,6 +517,7 @@ std::string format_bench_summary(const BenchReport& report) {
     out += format_table(summary_header(), rows);
     out += std::string(kSummaryNote) + "\n";
     if (above_memory_limit(report.summary)) out += std::string(kCacheNote) + "\n";
+    if (std::string u = unsteady_line(report.limits); !u.empty()) out += u + "\n";
   } else {
     out += "no benchmark was measured\n";
   }
@@ -563,6 +594,7 @@ std::string format_bench_summary_markdown(const BenchReport& report,
   else
     out += md_table(summary_header(), rows) + "\n" + kSummaryNote + "\n";
   if (above_memory_limit(report.summary)) out += std::string("\n") + kCacheNote + "\n";
+  if (std::string u = unsteady_line(report.limits); !u.empty()) out += "\n**" + u + "**\n";
   if (std::string l = load_line(report.load); !l.empty()) out += "\n" + l + "\n";
   size_t noisy = 0, suspect = 0;
   auto nrows = noisy_rows(report.records, kFlagRows, &noisy);

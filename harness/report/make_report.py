@@ -832,6 +832,8 @@ def kernel_page(kernel, k, data, pages):
     if flagged:
         body.append("<p class='warn'>%d measurement(s) flagged noisy or suspect: see the flags "
                     "column and the red circles.</p>" % len(flagged))
+    for w in unsteady_warnings(data.get("limits")):
+        body.append("<p class='bad'>%s</p>" % esc(w))
     body.append(heading(2, "Throughput"))
     body.append(throughput_chart(kernel, k["points"], data.get("limits"), data.get("caches")))
     body.append(heading(2, "Speed-up"))
@@ -946,6 +948,23 @@ def runs_table(runs, links):
     return "".join(out)
 
 
+def unsteady_warnings(limits):
+    """One sentence per device whose limit probes moved during the latest run."""
+    out = []
+    for dev in ("cpu", "gpu"):
+        lim = (limits or {}).get(dev) or {}
+        if not lim.get("unsteady"):
+            continue
+        moved = ", ".join("%s %.0f%%" % (name, 100 * (lim.get(key) or 0))
+                          for name, key in (("bandwidth", "bandwidth_drift"),
+                                            ("compute", "compute_drift"))
+                          if lim.get(key))
+        out.append("UNSTEADY: the %s limit probes moved during the latest run (%s between its "
+                   "start and end), so every percent of limit on these pages is uncertain by "
+                   "about as much. Time again on a quiet machine." % (dev, moved))
+    return out
+
+
 def index_page(data, pages, links):
     runs = data["runs"]
     latest = runs[-1] if runs else {}
@@ -968,6 +987,8 @@ def index_page(data, pages, links):
                       ("slower", "faster", "same", "new", "missing", "failed")))))
         for w in c.get("warnings", []):
             body.append("<p class='muted'>warning: %s</p>" % esc(w))
+    for w in unsteady_warnings(data.get("limits")):
+        body.append("<p class='bad'>%s</p>" % esc(w))
     best = overview.get("best", [])
     body.append(heading(2, "Every language against C++"))
     body.append(languages_chart(overview.get("languages", [])))

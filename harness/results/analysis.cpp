@@ -37,6 +37,7 @@ DeviceLimits device_limits(const ProbeResults& probes, const std::string& device
     if (t && t->ok && t->rate > d.bandwidth_gbps) {
       d.bandwidth_gbps = t->rate;
       d.bandwidth_probe = name;
+      d.bandwidth_runs = t->runs;
     }
   }
   if (const ProbeResult* r = probes.find(device, "read"); r && r->ok) d.read_gbps = r->rate;
@@ -49,6 +50,7 @@ DeviceLimits device_limits(const ProbeResults& probes, const std::string& device
     if (p && p->ok && p->rate > d.compute_gflops) {
       d.compute_gflops = p->rate;
       d.compute_probe = name;
+      d.compute_runs = p->runs;
     }
   }
   if (d.compute_gflops == 0 && missing.empty()) {
@@ -63,6 +65,28 @@ DeviceLimits device_limits(const ProbeResults& probes, const std::string& device
 
 double DeviceLimits::balance() const {
   return bandwidth_gbps > 0 && compute_gflops > 0 ? compute_gflops / bandwidth_gbps : 0;
+}
+
+namespace {
+
+double drift(const std::vector<double>& runs) {
+  if (runs.size() < 2) return 0;
+  const auto [lo, hi] = std::minmax_element(runs.begin(), runs.end());
+  return *hi > 0 ? (*hi - *lo) / *hi : 0;
+}
+
+}  // namespace
+
+double DeviceLimits::bandwidth_drift() const {
+  return drift(bandwidth_runs);
+}
+
+double DeviceLimits::compute_drift() const {
+  return drift(compute_runs);
+}
+
+bool DeviceLimits::unsteady() const {
+  return bandwidth_drift() > kProbeDriftLimit || compute_drift() > kProbeDriftLimit;
 }
 
 MachineLimits limits_from_probes(const ProbeResults& probes) {
@@ -202,6 +226,11 @@ nlohmann::json limits_json(const MachineLimits& limits) {
         d.compute_probe.empty() ? nlohmann::json(nullptr) : nlohmann::json(d.compute_probe);
     j["balance_flops_per_byte"] = rate_json(d.balance());
     j["read_gbps"] = rate_json(d.read_gbps);
+    j["bandwidth_runs"] = d.bandwidth_runs;
+    j["compute_runs"] = d.compute_runs;
+    j["bandwidth_drift"] = d.bandwidth_drift();
+    j["compute_drift"] = d.compute_drift();
+    j["unsteady"] = d.unsteady();
     if (!d.missing.empty()) j["missing"] = d.missing;
     return j;
   };

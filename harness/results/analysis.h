@@ -40,10 +40,24 @@ struct DeviceLimits {
   // The read probe's rate (loads only; cpu): not a limit, shown beside it, since a kernel that
   // mostly reads reaches this rather than the triad's. 0 when not measured.
   double read_gbps = 0;
+  // Each limit probe's rate at the start and at the end of the run (ProbeResult::runs); one entry
+  // when it ran once, none when not measured.
+  std::vector<double> bandwidth_runs;
+  std::vector<double> compute_runs;
 
   // Machine balance in flops per byte; 0 when either limit is unknown.
   double balance() const;
+  // How far a limit probe moved during the run: (highest - lowest) / highest of its runs; 0 when
+  // it ran once.
+  double bandwidth_drift() const;
+  double compute_drift() const;
+  // Either limit moved by more than kProbeDriftLimit: the machine changed during the run, so every
+  // fraction of a limit in it is uncertain by about as much.
+  bool unsteady() const;
 };
+
+// The largest start-to-end change of a limit probe that still counts as a steady machine.
+constexpr double kProbeDriftLimit = 0.10;
 
 struct MachineLimits {
   DeviceLimits cpu;

@@ -47,6 +47,15 @@ def main(argv):
     table = m.runs_table([{"zed": "Zed 1.0"}], ["a.json"])
     check("<th>Zed</th>" in table and "Zed 1.0" in table, "runs table: a column per version key")
 
+    # Limits that moved during the latest run are named on the pages; steady ones are not.
+    warnings = m.unsteady_warnings({
+        "cpu": {"unsteady": True, "bandwidth_drift": 0.42, "compute_drift": 0.0},
+        "gpu": {"unsteady": False, "bandwidth_drift": 0.05}})
+    check(len(warnings) == 1 and "cpu" in warnings[0] and "bandwidth 42%" in warnings[0]
+          and "compute" not in warnings[0], "unsteady: the cpu's bandwidth drift is named")
+    check(m.unsteady_warnings(None) == [] and m.unsteady_warnings({"cpu": None}) == [],
+          "unsteady: no limits, no warning")
+
     # No backend named in the script (device names "cpu" and "gpu" are not backend names).
     src = open(os.path.join(report_dir, "make_report.py"), encoding="utf-8").read()
     for name in ("cuda", "cudasim", "mojo", "mlir", "vendor_cpu", "vendor_cuda", "mojo_gpu"):

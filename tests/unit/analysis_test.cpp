@@ -117,6 +117,53 @@ TEST(Analysis, TheBandwidthLimitIsTheBestStreamingProbe) {
   EXPECT_EQ(m.cpu.bandwidth_probe, "triad_nt");
 }
 
+TEST(Analysis, ALimitProbeThatMovedDuringTheRunMarksItUnsteady) {
+  // The probes run at the start and at the end (merge_probe_runs keeps both rates). A limit that
+  // moved by more than kProbeDriftLimit is reported, since every fraction of it is uncertain.
+  sb::ProbeResults r = cpu_only_probes();
+  r.probes.push_back(probe("cpu", "copy_nt", 89.6));
+  r.probes.back().runs = {89.6, 52.1};
+  r.probes[0].runs = {40, 39};  // the triad held
+  sb::MachineLimits m = sb::limits_from_probes(r);
+  EXPECT_EQ(m.cpu.bandwidth_probe, "copy_nt");
+  EXPECT_EQ(m.cpu.bandwidth_runs, (std::vector<double>{89.6, 52.1}));
+  EXPECT_NEAR(m.cpu.bandwidth_drift(), (89.6 - 52.1) / 89.6, 1e-12);
+  EXPECT_EQ(m.cpu.compute_drift(), 0);  // ran once
+  EXPECT_TRUE(m.cpu.unsteady());
+  EXPECT_FALSE(m.gpu.unsteady());
+  nlohmann::json j = sb::limits_json(m);
+  EXPECT_EQ(j["cpu"]["unsteady"], true);
+  EXPECT_EQ(j["cpu"]["bandwidth_runs"], nlohmann::json({89.6, 52.1}));
+  EXPECT_NEAR(j["cpu"]["bandwidth_drift"].get<double>(), 0.4185, 1e-3);
+  EXPECT_EQ(j["gpu"]["unsteady"], false);
+  std::string text = sb::format_probes(r, m);
+  EXPECT_NE(text.find("UNSTEADY: copy_nt read 89.6 GB/s at the start and 52.1 GB/s at the end "
+                      "(42% apart)"),
+            std::string::npos)
+      << text;
+
+  sb::BenchReport rep;
+  rep.probes = r;
+  rep.limits = m;
+  EXPECT_NE(sb::format_bench_summary_markdown(rep, "r.json")
+                .find("**UNSTEADY: the cpu limit probes moved during the run"),
+            std::string::npos);
+
+  // Within the limit in both directions: steady, and nothing is said.
+  r.probes.back().runs = {89.6, 82.0};
+  m = sb::limits_from_probes(r);
+  EXPECT_FALSE(m.cpu.unsteady());
+  EXPECT_EQ(sb::format_probes(r, m).find("UNSTEADY"), std::string::npos);
+  r.probes.back().runs = {82.0, 89.6};
+  EXPECT_FALSE(sb::limits_from_probes(r).cpu.unsteady());
+  // A compute probe that moved counts as well.
+  r.probes[1].runs = {220, 150};
+  m = sb::limits_from_probes(r);
+  EXPECT_TRUE(m.cpu.unsteady());
+  EXPECT_NE(sb::format_probes(r, m).find("fma read 220.0 GFLOP/s at the start"), std::string::npos)
+      << sb::format_probes(r, m);
+}
+
 TEST(Analysis, TheReadProbeIsShownBesideTheLimitNotAsIt) {
   // Loads only: even where it is faster than both triads, the limit stays the better triad.
   sb::ProbeResults r = cpu_only_probes();

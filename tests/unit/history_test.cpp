@@ -348,7 +348,28 @@ TEST(ResultsReader, OddTypesInOptionalFieldsNeverThrow) {
   nlohmann::json d = sb::report_data({r.value()}, {});
   EXPECT_EQ(d["runs"][0]["host"], "");
   EXPECT_TRUE(d["limits"]["cpu"]["bandwidth_gbps"].is_null());
+  EXPECT_EQ(d["limits"]["cpu"]["unsteady"], false);
+  EXPECT_EQ(d["limits"]["cpu"]["bandwidth_drift"], 0.0);
   EXPECT_EQ(d["kernels"]["k"]["variants"][1]["status"], "failed");
+}
+
+TEST(ResultsReader, TheReportDataSaysWhichLimitsMovedDuringTheRun) {
+  // limits_json's drift and verdict pass to the report, which warns; odd types read as steady.
+  const char* text = R"({
+    "schema_version": 1,
+    "context": {"limits": {
+      "cpu": {"bandwidth_gbps": 89.6, "bandwidth_drift": 0.42, "compute_drift": 0.01,
+              "unsteady": true},
+      "gpu": {"bandwidth_gbps": 3000, "bandwidth_drift": "a lot", "unsteady": "yes"}}},
+    "benchmarks": []})";
+  auto r = sb::parse_results(text, "drift.json");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  nlohmann::json d = sb::report_data({r.value()}, {});
+  EXPECT_EQ(d["limits"]["cpu"]["unsteady"], true);
+  EXPECT_DOUBLE_EQ(d["limits"]["cpu"]["bandwidth_drift"].get<double>(), 0.42);
+  EXPECT_DOUBLE_EQ(d["limits"]["cpu"]["compute_drift"].get<double>(), 0.01);
+  EXPECT_EQ(d["limits"]["gpu"]["unsteady"], false);
+  EXPECT_EQ(d["limits"]["gpu"]["bandwidth_drift"], 0.0);
 }
 
 }  // namespace
