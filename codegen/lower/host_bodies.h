@@ -1,6 +1,7 @@
 // Host kernel bodies written once as loop IR (lower/loop_ir.h) for the host printers that print
-// one (backends/cpu, backends/mojo), each spelling the spec's leaves and a running scan's fold
-// and walk through its own statement printer (backends/common/loop_leaves.h: HostLeaves).
+// one (backends/cpu and backends/mojo, spelling the spec's leaves and a running scan's fold and
+// walk through their own statement printers, backends/common/loop_leaves.h: HostLeaves; and
+// backends/mlir, in SSA form through backends/mlir/print_loops.h: MlirLeaves).
 #pragma once
 
 #include <string>

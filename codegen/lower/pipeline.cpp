@@ -41,9 +41,9 @@ const std::vector<LowerPass>& lower_passes() {
                       "(lower/gpu_mapping)"},
       {"gpu_bodies", "cuda, mojo_gpu: per variant, the kernel bodies both GPU printers print "
                      "from loop IR (lower/gpu_bodies)"},
-      {"host_bodies", "cpu, mojo: per statement, the host kernel bodies both host printers print "
-                      "from loop IR: a long rank-1 running scan's two parallel passes "
-                      "(lower/host_bodies)"},
+      {"host_bodies", "cpu, mojo, mlir: per statement, the host kernel bodies the host "
+                      "printers print from loop IR: a long rank-1 running scan's two parallel "
+                      "passes (lower/host_bodies)"},
       {"blocked_gemm", "cpu, mojo: the blocked GEMM of strategy blocked_matmul as loop IR, one "
                        "module per element type (lower/blocked_gemm)"},
   };

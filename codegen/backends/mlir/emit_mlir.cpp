@@ -15,8 +15,10 @@
 
 #include "backends/common/emit_common.h"
 #include "backends/mlir/mlir_pipelines.h"
+#include "backends/mlir/print_loops.h"
 #include "backends/mlir/strategies.h"
 #include "ir/affine.h"
+#include "lower/host_bodies.h"
 #include "lower/parallelize.h"
 #include "lower/patterns.h"
 #include "lower/row_fusion.h"
@@ -623,82 +625,61 @@ class Body {
     return v;
   }
 
-  // A rank-1 running scan `red` in two parallel passes over kScanBlocks blocks of its outputs
-  // (lower/running_scans.h): an scf.parallel loop folding each block's new terms apart, the folds
-  // combined in order into each block's offset, then an scf.parallel loop walking each block's
-  // outputs from its offset (emit_scan_walk).
+  // A rank-1 running scan `red` in two parallel passes over kScanBlocks blocks of its outputs:
+  // lower/host_bodies.h's scan_split_bodies, the loop IR the cpu and mojo printers print too,
+  // printed by print_mlir_block with this statement printer's leaves (ScanLeaves).
   void emit_scan_split(const Statement& st, const Expr& red, const std::string& out_mem,
                        const std::string& out_ty) {
-    const DType t = value_type(red);
-    const std::string ty = mlir_type(t);
-    const IndexVar& kv = st.vars[red.ref];
-    w_.line("// Two parallel passes over " + std::to_string(kScanBlocks) +
-            " blocks of the outputs: each block's new terms folded apart,");
-    w_.line(
-        "// the folds combined in order into each block's offset, then each block's outputs "
-        "walked from it.");
-    const std::string zero = zero_index(), one = constant("1", DType::Index);
-    const std::string& n = extents_[st.out][0];
-    const std::string nb = constant(std::to_string(kScanBlocks), DType::Index);
-    const std::string len =
-        op("arith.divui",
-           {op("arith.addi", {n, constant(std::to_string(kScanBlocks - 1), DType::Index)},
-               DType::Index),
-            nb},
-           DType::Index);
-    const std::string lo = val(*kv.lo);
-    const std::string part = fresh(), from = fresh();
-    const std::string pty = "memref<" + std::to_string(kScanBlocks) + "x" + ty + ">";
-    const std::string fty = "memref<" + std::to_string(kScanBlocks) + "xindex>";
-    w_.line(part + " = memref.alloca() : " + pty);
-    w_.line(from + " = memref.alloca() : " + fty);
-    // Block b's outputs [i0, i1).
-    auto bounds = [&](const std::string& b) {
-      const std::string i0 =
-          op("arith.minsi", {op("arith.muli", {b, len}, DType::Index), n}, DType::Index);
-      const std::string i1 =
-          op("arith.minsi", {op("arith.addi", {i0, len}, DType::Index), n}, DType::Index);
-      return std::make_pair(i0, i1);
-    };
-    // Where the walk's term index stands after output `at` - 1: the range's end there (at least
-    // its start), or its start when `at` is 0.
-    auto term_end = [&](const std::string& at) {
-      loop_var_[0] = op("arith.subi", {at, one}, DType::Index);
-      const std::string hi = val(*kv.hi);
-      loop_var_.erase(0);
-      const std::string past = op("arith.maxsi", {lo, hi}, DType::Index);
-      return select(cmp("arith.cmpi", "sgt", at, zero, DType::Index), past, lo, DType::Index);
-    };
-    const std::string b = fresh();
-    w_.open("scf.parallel (" + b + ") = (" + zero + ") to (" + nb + ") step (" + one + ") {");
-    const auto [i0, i1] = bounds(b);
-    const std::string k0 = term_end(i0), k1 = term_end(i1);
-    const std::string init = identity(red.rop, t);
-    const std::string folded = fold_terms(red, k0, k1, init, one);
-    w_.line("memref.store " + folded + ", " + part + "[" + b + "] : " + pty);
-    w_.line("memref.store " + k0 + ", " + from + "[" + b + "] : " + fty);
-    w_.line("scf.reduce");
-    w_.close("}");
-    const std::string none = identity(red.rop, t);
-    const std::string total = fresh(), c = fresh(), off = fresh();
-    w_.open(total + " = scf.for " + c + " = " + zero + " to " + nb + " step " + one +
-            " iter_args(" + off + " = " + none + ") -> (" + ty + ") {");
-    const std::string fold = fresh();
-    w_.line(fold + " = memref.load " + part + "[" + c + "] : " + pty);
-    w_.line("memref.store " + off + ", " + part + "[" + c + "] : " + pty);
-    const std::string off_next = scan_combine(red.rop, off, fold, t);
-    w_.line("scf.yield " + off_next + " : " + ty);
-    w_.close("}");
-    const std::string b2 = fresh();
-    w_.open("scf.parallel (" + b2 + ") = (" + zero + ") to (" + nb + ") step (" + one + ") {");
-    const auto [j0, j1] = bounds(b2);
-    const std::string acc0 = fresh(), start = fresh();
-    w_.line(acc0 + " = memref.load " + part + "[" + b2 + "] : " + pty);
-    w_.line(start + " = memref.load " + from + "[" + b2 + "] : " + fty);
-    emit_scan_walk(st, red, out_mem, out_ty, j0, j1, acc0, start);
-    w_.line("scf.reduce");
-    w_.close("}");
+    const ScanSplitBodies bodies = scan_split_bodies(spec_, st, red);
+    ScanLeaves leaves(*this, st, out_mem, out_ty);
+    print_mlir_block(loops::joined({&bodies.head, &bodies.two_pass}), leaves, w_);
   }
+
+  // The leaves of a running scan's loop IR (print_mlir_block) for statement `st` writing
+  // `out_mem`: the spec's expressions through val(), the scan's fold and walk through
+  // fold_terms and emit_scan_walk.
+  class ScanLeaves final : public MlirLeaves {
+   public:
+    ScanLeaves(Body& b, const Statement& st, const std::string& out_mem, const std::string& out_ty)
+        : b_(b), st_(st), out_mem_(out_mem), out_ty_(out_ty) {}
+    std::string fresh() override { return b_.fresh(); }
+    void bind_index(int v, const std::string& value) override {
+      if (value.empty())
+        b_.loop_var_.erase(v);
+      else
+        b_.loop_var_[v] = value;
+    }
+    std::string index_var(int v) override { return b_.index_var(v); }
+    std::string extent(int t, int dim) override {
+      return b_.extents_.at(static_cast<size_t>(t)).at(static_cast<size_t>(dim));
+    }
+    std::string size(int s) override {
+      return "%" + b_.spec_.sizes.at(static_cast<size_t>(s)).name;
+    }
+    std::string spec(const Expr& e) override { return b_.val(e); }
+    std::string float_constant(double v, DType t) override {
+      return b_.constant(mlir_float(v, t), t);
+    }
+    std::string identity(ReduceOp op, DType t) override { return b_.identity(op, t); }
+    std::string fold(ReduceOp op, DType t, const std::string& acc,
+                     const std::string& value) override {
+      return b_.scan_combine(op, acc, value, t);
+    }
+    std::string fold_range(const Expr& red, const std::string& acc, const std::string& lo,
+                           const std::string& hi) override {
+      return b_.fold_terms(red, lo, hi, acc, b_.constant("1", DType::Index));
+    }
+    void scan_walk(const Expr& red, const std::string& acc, const std::string& end) override {
+      const int last = static_cast<int>(st_.rank()) - 1;
+      const std::string from = b_.loop_var_.at(last), k0 = b_.loop_var_.at(red.ref);
+      b_.emit_scan_walk(st_, red, out_mem_, out_ty_, from, end, acc, k0);
+    }
+
+   private:
+    Body& b_;
+    const Statement& st_;
+    std::string out_mem_, out_ty_;
+  };
 
   // Under `parallel`, an elementwise statement the tile_transposes pass chose (its read across
   // rows, lower/tile_transposes.h): one scf.parallel loop over its other output indices and the
@@ -2475,6 +2456,7 @@ class MlirEmitter final : public Emitter {
  public:
   std::string backend() const override { return "mlir"; }
   std::string extension() const override { return "mlir"; }
+  bool prints_host_bodies() const override { return true; }
   std::vector<StrategyInfo> strategies() const override { return mlir_strategies().infos(); }
   Status check_variant(const Spec& spec, const Variant& v) const override {
     return mlir_strategies().check_fit(spec, v);

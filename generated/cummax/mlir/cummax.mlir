@@ -160,205 +160,224 @@ module {
     %0 = arith.constant 65536 : index
     %1 = arith.cmpi sge, %N, %0 : index
     scf.if %1 {
-      // Two parallel passes over 512 blocks of the outputs: each block's new terms folded apart,
-      // the folds combined in order into each block's offset, then each block's outputs walked from it.
       %2 = arith.constant 0 : index
-      %3 = arith.constant 1 : index
-      %4 = arith.constant 512 : index
-      %5 = arith.constant 511 : index
-      %6 = arith.addi %N, %5 : index
-      %7 = arith.divui %6, %4 : index
-      %8 = arith.constant 0 : index
-      %9 = memref.alloca() : memref<512xf32>
-      %10 = memref.alloca() : memref<512xindex>
-      scf.parallel (%11) = (%2) to (%4) step (%3) {
-        %12 = arith.muli %11, %7 : index
-        %13 = arith.minsi %12, %N : index
-        %14 = arith.addi %13, %7 : index
-        %15 = arith.minsi %14, %N : index
-        %16 = arith.subi %13, %3 : index
-        %17 = arith.constant 1 : index
-        %18 = arith.addi %16, %17 : index
-        %19 = arith.maxsi %8, %18 : index
-        %20 = arith.cmpi sgt, %13, %2 : index
-        %21 = arith.select %20, %19, %8 : index
-        %22 = arith.subi %15, %3 : index
-        %23 = arith.constant 1 : index
-        %24 = arith.addi %22, %23 : index
-        %25 = arith.maxsi %8, %24 : index
-        %26 = arith.cmpi sgt, %15, %2 : index
-        %27 = arith.select %26, %25, %8 : index
-        %28 = arith.constant 0xFF800000 : f32
-        %29 = scf.for %30 = %21 to %27 step %3 iter_args(%31 = %28) -> (f32) {
-          %32 = memref.load %x[%30] : memref<?xf32>
-          %33 = arith.cmpf ogt, %31, %32 : f32
-          %34 = arith.cmpf uno, %31, %31 : f32
-          %35 = arith.ori %33, %34 : i1
-          %36 = arith.select %35, %31, %32 : f32
-          scf.yield %36 : f32
+      // Two parallel passes over 512 blocks of the outputs: each block's new terms folded apart,
+      // the folds combined in order into each block's offset, then each block's outputs walked
+      // from its offset.
+      %3 = arith.constant 512 : index
+      %4 = arith.addi %N, %3 : index
+      %5 = arith.constant 1 : index
+      %6 = arith.subi %4, %5 : index
+      %7 = arith.divsi %6, %3 : index
+      %8 = memref.alloca() : memref<512xf32>
+      %9 = memref.alloca() : memref<512xindex>
+      %10 = arith.constant 0 : index
+      %11 = arith.constant 1 : index
+      scf.parallel (%12) = (%10) to (%3) step (%11) {
+        %13 = arith.muli %12, %7 : index
+        %14 = arith.minsi %13, %N : index
+        %15 = arith.addi %14, %7 : index
+        %16 = arith.minsi %15, %N : index
+        %17 = arith.constant 0 : index
+        %18 = arith.cmpi sgt, %14, %17 : index
+        %19 = scf.if %18 -> (index) {
+          %20 = arith.constant 1 : index
+          %21 = arith.subi %14, %20 : index
+          %22 = arith.constant 1 : index
+          %23 = arith.addi %21, %22 : index
+          %24 = arith.maxsi %2, %23 : index
+          scf.yield %24 : index
+        } else {
+          scf.yield %2 : index
         }
-        memref.store %29, %9[%11] : memref<512xf32>
-        memref.store %21, %10[%11] : memref<512xindex>
+        %25 = arith.constant 0 : index
+        %26 = arith.cmpi sgt, %16, %25 : index
+        %27 = scf.if %26 -> (index) {
+          %28 = arith.constant 1 : index
+          %29 = arith.subi %16, %28 : index
+          %30 = arith.constant 1 : index
+          %31 = arith.addi %29, %30 : index
+          %32 = arith.maxsi %2, %31 : index
+          scf.yield %32 : index
+        } else {
+          scf.yield %2 : index
+        }
+        %33 = arith.constant 0xFF800000 : f32
+        %34 = arith.constant 1 : index
+        %35 = scf.for %36 = %19 to %27 step %34 iter_args(%37 = %33) -> (f32) {
+          %38 = memref.load %x[%36] : memref<?xf32>
+          %39 = arith.cmpf ogt, %37, %38 : f32
+          %40 = arith.cmpf uno, %37, %37 : f32
+          %41 = arith.ori %39, %40 : i1
+          %42 = arith.select %41, %37, %38 : f32
+          scf.yield %42 : f32
+        }
+        memref.store %35, %8[%12] : memref<512xf32>
+        memref.store %19, %9[%12] : memref<512xindex>
         scf.reduce
       }
-      %37 = arith.constant 0xFF800000 : f32
-      %38 = scf.for %39 = %2 to %4 step %3 iter_args(%40 = %37) -> (f32) {
-        %41 = memref.load %9[%39] : memref<512xf32>
-        memref.store %40, %9[%39] : memref<512xf32>
-        %42 = arith.cmpf ogt, %40, %41 : f32
-        %43 = arith.cmpf uno, %40, %40 : f32
-        %44 = arith.ori %42, %43 : i1
-        %45 = arith.select %44, %40, %41 : f32
-        scf.yield %45 : f32
+      %43 = arith.constant 0xFF800000 : f32
+      %44 = arith.constant 0 : index
+      %45 = arith.constant 1 : index
+      %46 = scf.for %47 = %44 to %3 step %45 iter_args(%48 = %43) -> (f32) {
+        %49 = memref.load %8[%47] : memref<512xf32>
+        memref.store %48, %8[%47] : memref<512xf32>
+        %50 = arith.cmpf ogt, %48, %49 : f32
+        %51 = arith.cmpf uno, %48, %48 : f32
+        %52 = arith.ori %50, %51 : i1
+        %53 = arith.select %52, %48, %49 : f32
+        scf.yield %53 : f32
       }
-      scf.parallel (%46) = (%2) to (%4) step (%3) {
-        %47 = arith.muli %46, %7 : index
-        %48 = arith.minsi %47, %N : index
-        %49 = arith.addi %48, %7 : index
-        %50 = arith.minsi %49, %N : index
-        %51 = memref.load %9[%46] : memref<512xf32>
-        %52 = memref.load %10[%46] : memref<512xindex>
-        %53 = arith.constant 0 : index
-        %54 = arith.constant 1 : index
-        %55 = arith.constant 1 : index
-        %56 = arith.addi %53, %55 : index
-        %57 = arith.constant 0 : index
-        %58 = arith.subi %56, %54 : index
-        %59 = arith.subi %57, %56 : index
-        %60 = arith.addi %59, %54 : index
-        %61 = arith.maxsi %60, %54 : index
-        %62 = arith.cmpi eq, %58, %57 : index
-        %63 = arith.select %62, %53, %61 : index
-        %64 = arith.maxsi %63, %48 : index
-        %65 = arith.minsi %64, %50 : index
-        %66:2 = scf.for %67 = %48 to %65 step %54 iter_args(%68 = %51, %69 = %52) -> (f32, index) {
-          %70 = arith.constant 1 : index
-          %71 = arith.addi %67, %70 : index
-          %72 = scf.for %73 = %69 to %71 step %54 iter_args(%74 = %68) -> (f32) {
-            %75 = memref.load %x[%73] : memref<?xf32>
-            %76 = arith.cmpf ogt, %74, %75 : f32
-            %77 = arith.cmpf uno, %74, %74 : f32
-            %78 = arith.ori %76, %77 : i1
-            %79 = arith.select %78, %74, %75 : f32
-            scf.yield %79 : f32
+      %54 = arith.constant 0 : index
+      %55 = arith.constant 1 : index
+      scf.parallel (%56) = (%54) to (%3) step (%55) {
+        %57 = arith.muli %56, %7 : index
+        %58 = arith.minsi %57, %N : index
+        %59 = arith.addi %58, %7 : index
+        %60 = arith.minsi %59, %N : index
+        %61 = memref.load %9[%56] : memref<512xindex>
+        %62 = memref.load %8[%56] : memref<512xf32>
+        %63 = arith.constant 0 : index
+        %64 = arith.constant 1 : index
+        %65 = arith.constant 1 : index
+        %66 = arith.addi %63, %65 : index
+        %67 = arith.constant 0 : index
+        %68 = arith.subi %66, %64 : index
+        %69 = arith.subi %67, %66 : index
+        %70 = arith.addi %69, %64 : index
+        %71 = arith.maxsi %70, %64 : index
+        %72 = arith.cmpi eq, %68, %67 : index
+        %73 = arith.select %72, %63, %71 : index
+        %74 = arith.maxsi %73, %58 : index
+        %75 = arith.minsi %74, %60 : index
+        %76:2 = scf.for %77 = %58 to %75 step %64 iter_args(%78 = %62, %79 = %61) -> (f32, index) {
+          %80 = arith.constant 1 : index
+          %81 = arith.addi %77, %80 : index
+          %82 = scf.for %83 = %79 to %81 step %64 iter_args(%84 = %78) -> (f32) {
+            %85 = memref.load %x[%83] : memref<?xf32>
+            %86 = arith.cmpf ogt, %84, %85 : f32
+            %87 = arith.cmpf uno, %84, %84 : f32
+            %88 = arith.ori %86, %87 : i1
+            %89 = arith.select %88, %84, %85 : f32
+            scf.yield %89 : f32
           }
-          %80 = arith.maxsi %69, %71 : index
-          memref.store %72, %y[%67] : memref<?xf32>
-          scf.yield %72, %80 : f32, index
+          %90 = arith.maxsi %79, %81 : index
+          memref.store %82, %y[%77] : memref<?xf32>
+          scf.yield %82, %90 : f32, index
         }
-        %81 = arith.constant 16 : index
-        %82 = arith.subi %50, %65 : index
-        %83 = arith.remsi %82, %81 : index
-        %84 = arith.subi %50, %83 : index
+        %91 = arith.constant 16 : index
+        %92 = arith.subi %60, %75 : index
+        %93 = arith.remsi %92, %91 : index
+        %94 = arith.subi %60, %93 : index
         // 16 outputs at a time, one term each: the terms loaded as one vector, scanned in
         // registers by shuffles (the identity shifted in), the outputs stored as one.
-        %85 = scf.for %86 = %65 to %84 step %81 iter_args(%87 = %66#0) -> (f32) {
-          %88 = arith.constant 1 : index
-          %89 = arith.addi %86, %88 : index
-          %90 = arith.subi %89, %54 : index
-          %91 = vector.load %x[%90] : memref<?xf32>, vector<16xf32>
-          %93 = arith.constant 0xFF800000 : f32
-          %92 = vector.broadcast %93 : f32 to vector<16xf32>
-          %94 = vector.shuffle %91, %92 [16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14] : vector<16xf32>, vector<16xf32>
-          %95 = arith.maximumf %94, %91 : vector<16xf32>
-          %96 = vector.shuffle %95, %92 [16, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13] : vector<16xf32>, vector<16xf32>
-          %97 = arith.maximumf %96, %95 : vector<16xf32>
-          %98 = vector.shuffle %97, %92 [16, 16, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11] : vector<16xf32>, vector<16xf32>
-          %99 = arith.maximumf %98, %97 : vector<16xf32>
-          %100 = vector.shuffle %99, %92 [16, 16, 16, 16, 16, 16, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7] : vector<16xf32>, vector<16xf32>
-          %101 = arith.maximumf %100, %99 : vector<16xf32>
-          %102 = vector.broadcast %87 : f32 to vector<16xf32>
-          %103 = arith.maximumf %102, %101 : vector<16xf32>
-          %104 = vector.extract %103[15] : f32 from vector<16xf32>
-          vector.store %103, %y[%86] : memref<?xf32>, vector<16xf32>
-          scf.yield %104 : f32
+        %95 = scf.for %96 = %75 to %94 step %91 iter_args(%97 = %76#0) -> (f32) {
+          %98 = arith.constant 1 : index
+          %99 = arith.addi %96, %98 : index
+          %100 = arith.subi %99, %64 : index
+          %101 = vector.load %x[%100] : memref<?xf32>, vector<16xf32>
+          %103 = arith.constant 0xFF800000 : f32
+          %102 = vector.broadcast %103 : f32 to vector<16xf32>
+          %104 = vector.shuffle %101, %102 [16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14] : vector<16xf32>, vector<16xf32>
+          %105 = arith.maximumf %104, %101 : vector<16xf32>
+          %106 = vector.shuffle %105, %102 [16, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13] : vector<16xf32>, vector<16xf32>
+          %107 = arith.maximumf %106, %105 : vector<16xf32>
+          %108 = vector.shuffle %107, %102 [16, 16, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11] : vector<16xf32>, vector<16xf32>
+          %109 = arith.maximumf %108, %107 : vector<16xf32>
+          %110 = vector.shuffle %109, %102 [16, 16, 16, 16, 16, 16, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7] : vector<16xf32>, vector<16xf32>
+          %111 = arith.maximumf %110, %109 : vector<16xf32>
+          %112 = vector.broadcast %97 : f32 to vector<16xf32>
+          %113 = arith.maximumf %112, %111 : vector<16xf32>
+          %114 = vector.extract %113[15] : f32 from vector<16xf32>
+          vector.store %113, %y[%96] : memref<?xf32>, vector<16xf32>
+          scf.yield %114 : f32
         }
-        %105 = scf.for %106 = %84 to %50 step %54 iter_args(%107 = %85) -> (f32) {
-          %108 = arith.constant 1 : index
-          %109 = arith.addi %106, %108 : index
-          %110 = arith.subi %109, %54 : index
-          %111 = memref.load %x[%110] : memref<?xf32>
-          %112 = arith.cmpf ogt, %107, %111 : f32
-          %113 = arith.cmpf uno, %107, %107 : f32
-          %114 = arith.ori %112, %113 : i1
-          %115 = arith.select %114, %107, %111 : f32
-          memref.store %115, %y[%106] : memref<?xf32>
-          scf.yield %115 : f32
+        %115 = scf.for %116 = %94 to %60 step %64 iter_args(%117 = %95) -> (f32) {
+          %118 = arith.constant 1 : index
+          %119 = arith.addi %116, %118 : index
+          %120 = arith.subi %119, %64 : index
+          %121 = memref.load %x[%120] : memref<?xf32>
+          %122 = arith.cmpf ogt, %117, %121 : f32
+          %123 = arith.cmpf uno, %117, %117 : f32
+          %124 = arith.ori %122, %123 : i1
+          %125 = arith.select %124, %117, %121 : f32
+          memref.store %125, %y[%116] : memref<?xf32>
+          scf.yield %125 : f32
         }
         scf.reduce
       }
     } else {
       // Running: each output's range extends the previous one's by its new terms.
-      %116 = arith.constant 0 : index
-      %117 = arith.constant 1 : index
-      %118 = arith.constant 0 : index
-      %119 = arith.constant 0xFF800000 : f32
-      %120 = arith.constant 0 : index
-      %121 = arith.constant 1 : index
-      %122 = arith.constant 1 : index
-      %123 = arith.addi %120, %122 : index
-      %124 = arith.constant 0 : index
-      %125 = arith.subi %123, %121 : index
-      %126 = arith.subi %124, %123 : index
-      %127 = arith.addi %126, %121 : index
-      %128 = arith.maxsi %127, %121 : index
-      %129 = arith.cmpi eq, %125, %124 : index
-      %130 = arith.select %129, %120, %128 : index
-      %131 = arith.maxsi %130, %116 : index
-      %132 = arith.minsi %131, %N : index
-      %133:2 = scf.for %134 = %116 to %132 step %121 iter_args(%135 = %119, %136 = %118) -> (f32, index) {
-        %137 = arith.constant 1 : index
-        %138 = arith.addi %134, %137 : index
-        %139 = scf.for %140 = %136 to %138 step %121 iter_args(%141 = %135) -> (f32) {
-          %142 = memref.load %x[%140] : memref<?xf32>
-          %143 = arith.cmpf ogt, %141, %142 : f32
-          %144 = arith.cmpf uno, %141, %141 : f32
-          %145 = arith.ori %143, %144 : i1
-          %146 = arith.select %145, %141, %142 : f32
-          scf.yield %146 : f32
+      %126 = arith.constant 0 : index
+      %127 = arith.constant 1 : index
+      %128 = arith.constant 0 : index
+      %129 = arith.constant 0xFF800000 : f32
+      %130 = arith.constant 0 : index
+      %131 = arith.constant 1 : index
+      %132 = arith.constant 1 : index
+      %133 = arith.addi %130, %132 : index
+      %134 = arith.constant 0 : index
+      %135 = arith.subi %133, %131 : index
+      %136 = arith.subi %134, %133 : index
+      %137 = arith.addi %136, %131 : index
+      %138 = arith.maxsi %137, %131 : index
+      %139 = arith.cmpi eq, %135, %134 : index
+      %140 = arith.select %139, %130, %138 : index
+      %141 = arith.maxsi %140, %126 : index
+      %142 = arith.minsi %141, %N : index
+      %143:2 = scf.for %144 = %126 to %142 step %131 iter_args(%145 = %129, %146 = %128) -> (f32, index) {
+        %147 = arith.constant 1 : index
+        %148 = arith.addi %144, %147 : index
+        %149 = scf.for %150 = %146 to %148 step %131 iter_args(%151 = %145) -> (f32) {
+          %152 = memref.load %x[%150] : memref<?xf32>
+          %153 = arith.cmpf ogt, %151, %152 : f32
+          %154 = arith.cmpf uno, %151, %151 : f32
+          %155 = arith.ori %153, %154 : i1
+          %156 = arith.select %155, %151, %152 : f32
+          scf.yield %156 : f32
         }
-        %147 = arith.maxsi %136, %138 : index
-        memref.store %139, %y[%134] : memref<?xf32>
-        scf.yield %139, %147 : f32, index
+        %157 = arith.maxsi %146, %148 : index
+        memref.store %149, %y[%144] : memref<?xf32>
+        scf.yield %149, %157 : f32, index
       }
-      %148 = arith.constant 16 : index
-      %149 = arith.subi %N, %132 : index
-      %150 = arith.remsi %149, %148 : index
-      %151 = arith.subi %N, %150 : index
+      %158 = arith.constant 16 : index
+      %159 = arith.subi %N, %142 : index
+      %160 = arith.remsi %159, %158 : index
+      %161 = arith.subi %N, %160 : index
       // 16 outputs at a time, one term each: the terms loaded as one vector, scanned in
       // registers by shuffles (the identity shifted in), the outputs stored as one.
-      %152 = scf.for %153 = %132 to %151 step %148 iter_args(%154 = %133#0) -> (f32) {
-        %155 = arith.constant 1 : index
-        %156 = arith.addi %153, %155 : index
-        %157 = arith.subi %156, %121 : index
-        %158 = vector.load %x[%157] : memref<?xf32>, vector<16xf32>
-        %160 = arith.constant 0xFF800000 : f32
-        %159 = vector.broadcast %160 : f32 to vector<16xf32>
-        %161 = vector.shuffle %158, %159 [16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14] : vector<16xf32>, vector<16xf32>
-        %162 = arith.maximumf %161, %158 : vector<16xf32>
-        %163 = vector.shuffle %162, %159 [16, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13] : vector<16xf32>, vector<16xf32>
-        %164 = arith.maximumf %163, %162 : vector<16xf32>
-        %165 = vector.shuffle %164, %159 [16, 16, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11] : vector<16xf32>, vector<16xf32>
-        %166 = arith.maximumf %165, %164 : vector<16xf32>
-        %167 = vector.shuffle %166, %159 [16, 16, 16, 16, 16, 16, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7] : vector<16xf32>, vector<16xf32>
-        %168 = arith.maximumf %167, %166 : vector<16xf32>
-        %169 = vector.broadcast %154 : f32 to vector<16xf32>
-        %170 = arith.maximumf %169, %168 : vector<16xf32>
-        %171 = vector.extract %170[15] : f32 from vector<16xf32>
-        vector.store %170, %y[%153] : memref<?xf32>, vector<16xf32>
-        scf.yield %171 : f32
+      %162 = scf.for %163 = %142 to %161 step %158 iter_args(%164 = %143#0) -> (f32) {
+        %165 = arith.constant 1 : index
+        %166 = arith.addi %163, %165 : index
+        %167 = arith.subi %166, %131 : index
+        %168 = vector.load %x[%167] : memref<?xf32>, vector<16xf32>
+        %170 = arith.constant 0xFF800000 : f32
+        %169 = vector.broadcast %170 : f32 to vector<16xf32>
+        %171 = vector.shuffle %168, %169 [16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14] : vector<16xf32>, vector<16xf32>
+        %172 = arith.maximumf %171, %168 : vector<16xf32>
+        %173 = vector.shuffle %172, %169 [16, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13] : vector<16xf32>, vector<16xf32>
+        %174 = arith.maximumf %173, %172 : vector<16xf32>
+        %175 = vector.shuffle %174, %169 [16, 16, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11] : vector<16xf32>, vector<16xf32>
+        %176 = arith.maximumf %175, %174 : vector<16xf32>
+        %177 = vector.shuffle %176, %169 [16, 16, 16, 16, 16, 16, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7] : vector<16xf32>, vector<16xf32>
+        %178 = arith.maximumf %177, %176 : vector<16xf32>
+        %179 = vector.broadcast %164 : f32 to vector<16xf32>
+        %180 = arith.maximumf %179, %178 : vector<16xf32>
+        %181 = vector.extract %180[15] : f32 from vector<16xf32>
+        vector.store %180, %y[%163] : memref<?xf32>, vector<16xf32>
+        scf.yield %181 : f32
       }
-      %172 = scf.for %173 = %151 to %N step %121 iter_args(%174 = %152) -> (f32) {
-        %175 = arith.constant 1 : index
-        %176 = arith.addi %173, %175 : index
-        %177 = arith.subi %176, %121 : index
-        %178 = memref.load %x[%177] : memref<?xf32>
-        %179 = arith.cmpf ogt, %174, %178 : f32
-        %180 = arith.cmpf uno, %174, %174 : f32
-        %181 = arith.ori %179, %180 : i1
-        %182 = arith.select %181, %174, %178 : f32
-        memref.store %182, %y[%173] : memref<?xf32>
-        scf.yield %182 : f32
+      %182 = scf.for %183 = %161 to %N step %131 iter_args(%184 = %162) -> (f32) {
+        %185 = arith.constant 1 : index
+        %186 = arith.addi %183, %185 : index
+        %187 = arith.subi %186, %131 : index
+        %188 = memref.load %x[%187] : memref<?xf32>
+        %189 = arith.cmpf ogt, %184, %188 : f32
+        %190 = arith.cmpf uno, %184, %184 : f32
+        %191 = arith.ori %189, %190 : i1
+        %192 = arith.select %191, %184, %188 : f32
+        memref.store %192, %y[%183] : memref<?xf32>
+        scf.yield %192 : f32
       }
     }
     return

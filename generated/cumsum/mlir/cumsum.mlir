@@ -148,187 +148,206 @@ module {
     %0 = arith.constant 65536 : index
     %1 = arith.cmpi sge, %N, %0 : index
     scf.if %1 {
-      // Two parallel passes over 512 blocks of the outputs: each block's new terms folded apart,
-      // the folds combined in order into each block's offset, then each block's outputs walked from it.
       %2 = arith.constant 0 : index
-      %3 = arith.constant 1 : index
-      %4 = arith.constant 512 : index
-      %5 = arith.constant 511 : index
-      %6 = arith.addi %N, %5 : index
-      %7 = arith.divui %6, %4 : index
-      %8 = arith.constant 0 : index
-      %9 = memref.alloca() : memref<512xf32>
-      %10 = memref.alloca() : memref<512xindex>
-      scf.parallel (%11) = (%2) to (%4) step (%3) {
-        %12 = arith.muli %11, %7 : index
-        %13 = arith.minsi %12, %N : index
-        %14 = arith.addi %13, %7 : index
-        %15 = arith.minsi %14, %N : index
-        %16 = arith.subi %13, %3 : index
-        %17 = arith.constant 1 : index
-        %18 = arith.addi %16, %17 : index
-        %19 = arith.maxsi %8, %18 : index
-        %20 = arith.cmpi sgt, %13, %2 : index
-        %21 = arith.select %20, %19, %8 : index
-        %22 = arith.subi %15, %3 : index
-        %23 = arith.constant 1 : index
-        %24 = arith.addi %22, %23 : index
-        %25 = arith.maxsi %8, %24 : index
-        %26 = arith.cmpi sgt, %15, %2 : index
-        %27 = arith.select %26, %25, %8 : index
-        %28 = arith.constant 0.0 : f32
-        %29 = scf.for %30 = %21 to %27 step %3 iter_args(%31 = %28) -> (f32) {
-          %32 = memref.load %x[%30] : memref<?xf32>
-          %33 = arith.addf %31, %32 fastmath<reassoc> : f32
-          scf.yield %33 : f32
+      // Two parallel passes over 512 blocks of the outputs: each block's new terms folded apart,
+      // the folds combined in order into each block's offset, then each block's outputs walked
+      // from its offset.
+      %3 = arith.constant 512 : index
+      %4 = arith.addi %N, %3 : index
+      %5 = arith.constant 1 : index
+      %6 = arith.subi %4, %5 : index
+      %7 = arith.divsi %6, %3 : index
+      %8 = memref.alloca() : memref<512xf32>
+      %9 = memref.alloca() : memref<512xindex>
+      %10 = arith.constant 0 : index
+      %11 = arith.constant 1 : index
+      scf.parallel (%12) = (%10) to (%3) step (%11) {
+        %13 = arith.muli %12, %7 : index
+        %14 = arith.minsi %13, %N : index
+        %15 = arith.addi %14, %7 : index
+        %16 = arith.minsi %15, %N : index
+        %17 = arith.constant 0 : index
+        %18 = arith.cmpi sgt, %14, %17 : index
+        %19 = scf.if %18 -> (index) {
+          %20 = arith.constant 1 : index
+          %21 = arith.subi %14, %20 : index
+          %22 = arith.constant 1 : index
+          %23 = arith.addi %21, %22 : index
+          %24 = arith.maxsi %2, %23 : index
+          scf.yield %24 : index
+        } else {
+          scf.yield %2 : index
         }
-        memref.store %29, %9[%11] : memref<512xf32>
-        memref.store %21, %10[%11] : memref<512xindex>
+        %25 = arith.constant 0 : index
+        %26 = arith.cmpi sgt, %16, %25 : index
+        %27 = scf.if %26 -> (index) {
+          %28 = arith.constant 1 : index
+          %29 = arith.subi %16, %28 : index
+          %30 = arith.constant 1 : index
+          %31 = arith.addi %29, %30 : index
+          %32 = arith.maxsi %2, %31 : index
+          scf.yield %32 : index
+        } else {
+          scf.yield %2 : index
+        }
+        %33 = arith.constant 0.0 : f32
+        %34 = arith.constant 1 : index
+        %35 = scf.for %36 = %19 to %27 step %34 iter_args(%37 = %33) -> (f32) {
+          %38 = memref.load %x[%36] : memref<?xf32>
+          %39 = arith.addf %37, %38 fastmath<reassoc> : f32
+          scf.yield %39 : f32
+        }
+        memref.store %35, %8[%12] : memref<512xf32>
+        memref.store %19, %9[%12] : memref<512xindex>
         scf.reduce
       }
-      %34 = arith.constant 0.0 : f32
-      %35 = scf.for %36 = %2 to %4 step %3 iter_args(%37 = %34) -> (f32) {
-        %38 = memref.load %9[%36] : memref<512xf32>
-        memref.store %37, %9[%36] : memref<512xf32>
-        %39 = arith.addf %37, %38 fastmath<reassoc> : f32
-        scf.yield %39 : f32
+      %40 = arith.constant 0.0 : f32
+      %41 = arith.constant 0 : index
+      %42 = arith.constant 1 : index
+      %43 = scf.for %44 = %41 to %3 step %42 iter_args(%45 = %40) -> (f32) {
+        %46 = memref.load %8[%44] : memref<512xf32>
+        memref.store %45, %8[%44] : memref<512xf32>
+        %47 = arith.addf %45, %46 fastmath<reassoc> : f32
+        scf.yield %47 : f32
       }
-      scf.parallel (%40) = (%2) to (%4) step (%3) {
-        %41 = arith.muli %40, %7 : index
-        %42 = arith.minsi %41, %N : index
-        %43 = arith.addi %42, %7 : index
-        %44 = arith.minsi %43, %N : index
-        %45 = memref.load %9[%40] : memref<512xf32>
-        %46 = memref.load %10[%40] : memref<512xindex>
-        %47 = arith.constant 0 : index
-        %48 = arith.constant 1 : index
-        %49 = arith.constant 1 : index
-        %50 = arith.addi %47, %49 : index
-        %51 = arith.constant 0 : index
-        %52 = arith.subi %50, %48 : index
-        %53 = arith.subi %51, %50 : index
-        %54 = arith.addi %53, %48 : index
-        %55 = arith.maxsi %54, %48 : index
-        %56 = arith.cmpi eq, %52, %51 : index
-        %57 = arith.select %56, %47, %55 : index
-        %58 = arith.maxsi %57, %42 : index
-        %59 = arith.minsi %58, %44 : index
-        %60:2 = scf.for %61 = %42 to %59 step %48 iter_args(%62 = %45, %63 = %46) -> (f32, index) {
-          %64 = arith.constant 1 : index
-          %65 = arith.addi %61, %64 : index
-          %66 = scf.for %67 = %63 to %65 step %48 iter_args(%68 = %62) -> (f32) {
-            %69 = memref.load %x[%67] : memref<?xf32>
-            %70 = arith.addf %68, %69 fastmath<reassoc> : f32
-            scf.yield %70 : f32
+      %48 = arith.constant 0 : index
+      %49 = arith.constant 1 : index
+      scf.parallel (%50) = (%48) to (%3) step (%49) {
+        %51 = arith.muli %50, %7 : index
+        %52 = arith.minsi %51, %N : index
+        %53 = arith.addi %52, %7 : index
+        %54 = arith.minsi %53, %N : index
+        %55 = memref.load %9[%50] : memref<512xindex>
+        %56 = memref.load %8[%50] : memref<512xf32>
+        %57 = arith.constant 0 : index
+        %58 = arith.constant 1 : index
+        %59 = arith.constant 1 : index
+        %60 = arith.addi %57, %59 : index
+        %61 = arith.constant 0 : index
+        %62 = arith.subi %60, %58 : index
+        %63 = arith.subi %61, %60 : index
+        %64 = arith.addi %63, %58 : index
+        %65 = arith.maxsi %64, %58 : index
+        %66 = arith.cmpi eq, %62, %61 : index
+        %67 = arith.select %66, %57, %65 : index
+        %68 = arith.maxsi %67, %52 : index
+        %69 = arith.minsi %68, %54 : index
+        %70:2 = scf.for %71 = %52 to %69 step %58 iter_args(%72 = %56, %73 = %55) -> (f32, index) {
+          %74 = arith.constant 1 : index
+          %75 = arith.addi %71, %74 : index
+          %76 = scf.for %77 = %73 to %75 step %58 iter_args(%78 = %72) -> (f32) {
+            %79 = memref.load %x[%77] : memref<?xf32>
+            %80 = arith.addf %78, %79 fastmath<reassoc> : f32
+            scf.yield %80 : f32
           }
-          %71 = arith.maxsi %63, %65 : index
-          memref.store %66, %y[%61] : memref<?xf32>
-          scf.yield %66, %71 : f32, index
+          %81 = arith.maxsi %73, %75 : index
+          memref.store %76, %y[%71] : memref<?xf32>
+          scf.yield %76, %81 : f32, index
         }
-        %72 = arith.constant 16 : index
-        %73 = arith.subi %44, %59 : index
-        %74 = arith.remsi %73, %72 : index
-        %75 = arith.subi %44, %74 : index
+        %82 = arith.constant 16 : index
+        %83 = arith.subi %54, %69 : index
+        %84 = arith.remsi %83, %82 : index
+        %85 = arith.subi %54, %84 : index
         // 16 outputs at a time, one term each: the terms loaded as one vector, scanned in
         // registers by shuffles (the identity shifted in), the outputs stored as one.
-        %76 = scf.for %77 = %59 to %75 step %72 iter_args(%78 = %60#0) -> (f32) {
-          %79 = arith.constant 1 : index
-          %80 = arith.addi %77, %79 : index
-          %81 = arith.subi %80, %48 : index
-          %82 = vector.load %x[%81] : memref<?xf32>, vector<16xf32>
-          %84 = arith.constant 0.0 : f32
-          %83 = vector.broadcast %84 : f32 to vector<16xf32>
-          %85 = vector.shuffle %82, %83 [16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14] : vector<16xf32>, vector<16xf32>
-          %86 = arith.addf %85, %82 : vector<16xf32>
-          %87 = vector.shuffle %86, %83 [16, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13] : vector<16xf32>, vector<16xf32>
-          %88 = arith.addf %87, %86 : vector<16xf32>
-          %89 = vector.shuffle %88, %83 [16, 16, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11] : vector<16xf32>, vector<16xf32>
-          %90 = arith.addf %89, %88 : vector<16xf32>
-          %91 = vector.shuffle %90, %83 [16, 16, 16, 16, 16, 16, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7] : vector<16xf32>, vector<16xf32>
-          %92 = arith.addf %91, %90 : vector<16xf32>
-          %93 = vector.broadcast %78 : f32 to vector<16xf32>
-          %94 = arith.addf %93, %92 : vector<16xf32>
-          %95 = vector.extract %94[15] : f32 from vector<16xf32>
-          vector.store %94, %y[%77] : memref<?xf32>, vector<16xf32>
-          scf.yield %95 : f32
+        %86 = scf.for %87 = %69 to %85 step %82 iter_args(%88 = %70#0) -> (f32) {
+          %89 = arith.constant 1 : index
+          %90 = arith.addi %87, %89 : index
+          %91 = arith.subi %90, %58 : index
+          %92 = vector.load %x[%91] : memref<?xf32>, vector<16xf32>
+          %94 = arith.constant 0.0 : f32
+          %93 = vector.broadcast %94 : f32 to vector<16xf32>
+          %95 = vector.shuffle %92, %93 [16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14] : vector<16xf32>, vector<16xf32>
+          %96 = arith.addf %95, %92 : vector<16xf32>
+          %97 = vector.shuffle %96, %93 [16, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13] : vector<16xf32>, vector<16xf32>
+          %98 = arith.addf %97, %96 : vector<16xf32>
+          %99 = vector.shuffle %98, %93 [16, 16, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11] : vector<16xf32>, vector<16xf32>
+          %100 = arith.addf %99, %98 : vector<16xf32>
+          %101 = vector.shuffle %100, %93 [16, 16, 16, 16, 16, 16, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7] : vector<16xf32>, vector<16xf32>
+          %102 = arith.addf %101, %100 : vector<16xf32>
+          %103 = vector.broadcast %88 : f32 to vector<16xf32>
+          %104 = arith.addf %103, %102 : vector<16xf32>
+          %105 = vector.extract %104[15] : f32 from vector<16xf32>
+          vector.store %104, %y[%87] : memref<?xf32>, vector<16xf32>
+          scf.yield %105 : f32
         }
-        %96 = scf.for %97 = %75 to %44 step %48 iter_args(%98 = %76) -> (f32) {
-          %99 = arith.constant 1 : index
-          %100 = arith.addi %97, %99 : index
-          %101 = arith.subi %100, %48 : index
-          %102 = memref.load %x[%101] : memref<?xf32>
-          %103 = arith.addf %98, %102 fastmath<reassoc> : f32
-          memref.store %103, %y[%97] : memref<?xf32>
-          scf.yield %103 : f32
+        %106 = scf.for %107 = %85 to %54 step %58 iter_args(%108 = %86) -> (f32) {
+          %109 = arith.constant 1 : index
+          %110 = arith.addi %107, %109 : index
+          %111 = arith.subi %110, %58 : index
+          %112 = memref.load %x[%111] : memref<?xf32>
+          %113 = arith.addf %108, %112 fastmath<reassoc> : f32
+          memref.store %113, %y[%107] : memref<?xf32>
+          scf.yield %113 : f32
         }
         scf.reduce
       }
     } else {
       // Running: each output's range extends the previous one's by its new terms.
-      %104 = arith.constant 0 : index
-      %105 = arith.constant 1 : index
-      %106 = arith.constant 0 : index
-      %107 = arith.constant 0.0 : f32
-      %108 = arith.constant 0 : index
-      %109 = arith.constant 1 : index
-      %110 = arith.constant 1 : index
-      %111 = arith.addi %108, %110 : index
-      %112 = arith.constant 0 : index
-      %113 = arith.subi %111, %109 : index
-      %114 = arith.subi %112, %111 : index
-      %115 = arith.addi %114, %109 : index
-      %116 = arith.maxsi %115, %109 : index
-      %117 = arith.cmpi eq, %113, %112 : index
-      %118 = arith.select %117, %108, %116 : index
-      %119 = arith.maxsi %118, %104 : index
-      %120 = arith.minsi %119, %N : index
-      %121:2 = scf.for %122 = %104 to %120 step %109 iter_args(%123 = %107, %124 = %106) -> (f32, index) {
-        %125 = arith.constant 1 : index
-        %126 = arith.addi %122, %125 : index
-        %127 = scf.for %128 = %124 to %126 step %109 iter_args(%129 = %123) -> (f32) {
-          %130 = memref.load %x[%128] : memref<?xf32>
-          %131 = arith.addf %129, %130 fastmath<reassoc> : f32
-          scf.yield %131 : f32
+      %114 = arith.constant 0 : index
+      %115 = arith.constant 1 : index
+      %116 = arith.constant 0 : index
+      %117 = arith.constant 0.0 : f32
+      %118 = arith.constant 0 : index
+      %119 = arith.constant 1 : index
+      %120 = arith.constant 1 : index
+      %121 = arith.addi %118, %120 : index
+      %122 = arith.constant 0 : index
+      %123 = arith.subi %121, %119 : index
+      %124 = arith.subi %122, %121 : index
+      %125 = arith.addi %124, %119 : index
+      %126 = arith.maxsi %125, %119 : index
+      %127 = arith.cmpi eq, %123, %122 : index
+      %128 = arith.select %127, %118, %126 : index
+      %129 = arith.maxsi %128, %114 : index
+      %130 = arith.minsi %129, %N : index
+      %131:2 = scf.for %132 = %114 to %130 step %119 iter_args(%133 = %117, %134 = %116) -> (f32, index) {
+        %135 = arith.constant 1 : index
+        %136 = arith.addi %132, %135 : index
+        %137 = scf.for %138 = %134 to %136 step %119 iter_args(%139 = %133) -> (f32) {
+          %140 = memref.load %x[%138] : memref<?xf32>
+          %141 = arith.addf %139, %140 fastmath<reassoc> : f32
+          scf.yield %141 : f32
         }
-        %132 = arith.maxsi %124, %126 : index
-        memref.store %127, %y[%122] : memref<?xf32>
-        scf.yield %127, %132 : f32, index
+        %142 = arith.maxsi %134, %136 : index
+        memref.store %137, %y[%132] : memref<?xf32>
+        scf.yield %137, %142 : f32, index
       }
-      %133 = arith.constant 16 : index
-      %134 = arith.subi %N, %120 : index
-      %135 = arith.remsi %134, %133 : index
-      %136 = arith.subi %N, %135 : index
+      %143 = arith.constant 16 : index
+      %144 = arith.subi %N, %130 : index
+      %145 = arith.remsi %144, %143 : index
+      %146 = arith.subi %N, %145 : index
       // 16 outputs at a time, one term each: the terms loaded as one vector, scanned in
       // registers by shuffles (the identity shifted in), the outputs stored as one.
-      %137 = scf.for %138 = %120 to %136 step %133 iter_args(%139 = %121#0) -> (f32) {
-        %140 = arith.constant 1 : index
-        %141 = arith.addi %138, %140 : index
-        %142 = arith.subi %141, %109 : index
-        %143 = vector.load %x[%142] : memref<?xf32>, vector<16xf32>
-        %145 = arith.constant 0.0 : f32
-        %144 = vector.broadcast %145 : f32 to vector<16xf32>
-        %146 = vector.shuffle %143, %144 [16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14] : vector<16xf32>, vector<16xf32>
-        %147 = arith.addf %146, %143 : vector<16xf32>
-        %148 = vector.shuffle %147, %144 [16, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13] : vector<16xf32>, vector<16xf32>
-        %149 = arith.addf %148, %147 : vector<16xf32>
-        %150 = vector.shuffle %149, %144 [16, 16, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11] : vector<16xf32>, vector<16xf32>
-        %151 = arith.addf %150, %149 : vector<16xf32>
-        %152 = vector.shuffle %151, %144 [16, 16, 16, 16, 16, 16, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7] : vector<16xf32>, vector<16xf32>
-        %153 = arith.addf %152, %151 : vector<16xf32>
-        %154 = vector.broadcast %139 : f32 to vector<16xf32>
-        %155 = arith.addf %154, %153 : vector<16xf32>
-        %156 = vector.extract %155[15] : f32 from vector<16xf32>
-        vector.store %155, %y[%138] : memref<?xf32>, vector<16xf32>
-        scf.yield %156 : f32
+      %147 = scf.for %148 = %130 to %146 step %143 iter_args(%149 = %131#0) -> (f32) {
+        %150 = arith.constant 1 : index
+        %151 = arith.addi %148, %150 : index
+        %152 = arith.subi %151, %119 : index
+        %153 = vector.load %x[%152] : memref<?xf32>, vector<16xf32>
+        %155 = arith.constant 0.0 : f32
+        %154 = vector.broadcast %155 : f32 to vector<16xf32>
+        %156 = vector.shuffle %153, %154 [16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14] : vector<16xf32>, vector<16xf32>
+        %157 = arith.addf %156, %153 : vector<16xf32>
+        %158 = vector.shuffle %157, %154 [16, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13] : vector<16xf32>, vector<16xf32>
+        %159 = arith.addf %158, %157 : vector<16xf32>
+        %160 = vector.shuffle %159, %154 [16, 16, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11] : vector<16xf32>, vector<16xf32>
+        %161 = arith.addf %160, %159 : vector<16xf32>
+        %162 = vector.shuffle %161, %154 [16, 16, 16, 16, 16, 16, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7] : vector<16xf32>, vector<16xf32>
+        %163 = arith.addf %162, %161 : vector<16xf32>
+        %164 = vector.broadcast %149 : f32 to vector<16xf32>
+        %165 = arith.addf %164, %163 : vector<16xf32>
+        %166 = vector.extract %165[15] : f32 from vector<16xf32>
+        vector.store %165, %y[%148] : memref<?xf32>, vector<16xf32>
+        scf.yield %166 : f32
       }
-      %157 = scf.for %158 = %136 to %N step %109 iter_args(%159 = %137) -> (f32) {
-        %160 = arith.constant 1 : index
-        %161 = arith.addi %158, %160 : index
-        %162 = arith.subi %161, %109 : index
-        %163 = memref.load %x[%162] : memref<?xf32>
-        %164 = arith.addf %159, %163 fastmath<reassoc> : f32
-        memref.store %164, %y[%158] : memref<?xf32>
-        scf.yield %164 : f32
+      %167 = scf.for %168 = %146 to %N step %119 iter_args(%169 = %147) -> (f32) {
+        %170 = arith.constant 1 : index
+        %171 = arith.addi %168, %170 : index
+        %172 = arith.subi %171, %119 : index
+        %173 = memref.load %x[%172] : memref<?xf32>
+        %174 = arith.addf %169, %173 fastmath<reassoc> : f32
+        memref.store %174, %y[%168] : memref<?xf32>
+        scf.yield %174 : f32
       }
     }
     return

@@ -257,201 +257,220 @@ module attributes {transform.with_named_sequence} {
     %38 = arith.constant 65536 : index
     %39 = arith.cmpi sge, %N, %38 : index
     scf.if %39 {
-      // Two parallel passes over 512 blocks of the outputs: each block's new terms folded apart,
-      // the folds combined in order into each block's offset, then each block's outputs walked from it.
       %40 = arith.constant 0 : index
-      %41 = arith.constant 1 : index
-      %42 = arith.constant 512 : index
-      %43 = arith.constant 511 : index
-      %44 = arith.addi %N, %43 : index
-      %45 = arith.divui %44, %42 : index
-      %46 = arith.constant 0 : index
-      %47 = memref.alloca() : memref<512xf64>
-      %48 = memref.alloca() : memref<512xindex>
-      scf.parallel (%49) = (%40) to (%42) step (%41) {
-        %50 = arith.muli %49, %45 : index
-        %51 = arith.minsi %50, %N : index
-        %52 = arith.addi %51, %45 : index
-        %53 = arith.minsi %52, %N : index
-        %54 = arith.subi %51, %41 : index
-        %55 = arith.constant 1 : index
-        %56 = arith.addi %54, %55 : index
-        %57 = arith.maxsi %46, %56 : index
-        %58 = arith.cmpi sgt, %51, %40 : index
-        %59 = arith.select %58, %57, %46 : index
-        %60 = arith.subi %53, %41 : index
-        %61 = arith.constant 1 : index
-        %62 = arith.addi %60, %61 : index
-        %63 = arith.maxsi %46, %62 : index
-        %64 = arith.cmpi sgt, %53, %40 : index
-        %65 = arith.select %64, %63, %46 : index
-        %66 = arith.constant 1.0 : f64
-        %67 = scf.for %68 = %59 to %65 step %41 iter_args(%69 = %66) -> (f64) {
-          %70 = memref.load %x[%68] : memref<?xf32>
-          %71 = arith.extf %70 : f32 to f64
-          %72 = arith.negf %71 : f64
-          %73 = arith.mulf %69, %72 fastmath<reassoc> : f64
-          scf.yield %73 : f64
+      // Two parallel passes over 512 blocks of the outputs: each block's new terms folded apart,
+      // the folds combined in order into each block's offset, then each block's outputs walked
+      // from its offset.
+      %41 = arith.constant 512 : index
+      %42 = arith.addi %N, %41 : index
+      %43 = arith.constant 1 : index
+      %44 = arith.subi %42, %43 : index
+      %45 = arith.divsi %44, %41 : index
+      %46 = memref.alloca() : memref<512xf64>
+      %47 = memref.alloca() : memref<512xindex>
+      %48 = arith.constant 0 : index
+      %49 = arith.constant 1 : index
+      scf.parallel (%50) = (%48) to (%41) step (%49) {
+        %51 = arith.muli %50, %45 : index
+        %52 = arith.minsi %51, %N : index
+        %53 = arith.addi %52, %45 : index
+        %54 = arith.minsi %53, %N : index
+        %55 = arith.constant 0 : index
+        %56 = arith.cmpi sgt, %52, %55 : index
+        %57 = scf.if %56 -> (index) {
+          %58 = arith.constant 1 : index
+          %59 = arith.subi %52, %58 : index
+          %60 = arith.constant 1 : index
+          %61 = arith.addi %59, %60 : index
+          %62 = arith.maxsi %40, %61 : index
+          scf.yield %62 : index
+        } else {
+          scf.yield %40 : index
         }
-        memref.store %67, %47[%49] : memref<512xf64>
-        memref.store %59, %48[%49] : memref<512xindex>
+        %63 = arith.constant 0 : index
+        %64 = arith.cmpi sgt, %54, %63 : index
+        %65 = scf.if %64 -> (index) {
+          %66 = arith.constant 1 : index
+          %67 = arith.subi %54, %66 : index
+          %68 = arith.constant 1 : index
+          %69 = arith.addi %67, %68 : index
+          %70 = arith.maxsi %40, %69 : index
+          scf.yield %70 : index
+        } else {
+          scf.yield %40 : index
+        }
+        %71 = arith.constant 1.0 : f64
+        %72 = arith.constant 1 : index
+        %73 = scf.for %74 = %57 to %65 step %72 iter_args(%75 = %71) -> (f64) {
+          %76 = memref.load %x[%74] : memref<?xf32>
+          %77 = arith.extf %76 : f32 to f64
+          %78 = arith.negf %77 : f64
+          %79 = arith.mulf %75, %78 fastmath<reassoc> : f64
+          scf.yield %79 : f64
+        }
+        memref.store %73, %46[%50] : memref<512xf64>
+        memref.store %57, %47[%50] : memref<512xindex>
         scf.reduce
       }
-      %74 = arith.constant 1.0 : f64
-      %75 = scf.for %76 = %40 to %42 step %41 iter_args(%77 = %74) -> (f64) {
-        %78 = memref.load %47[%76] : memref<512xf64>
-        memref.store %77, %47[%76] : memref<512xf64>
-        %79 = arith.mulf %77, %78 fastmath<reassoc> : f64
-        scf.yield %79 : f64
+      %80 = arith.constant 1.0 : f64
+      %81 = arith.constant 0 : index
+      %82 = arith.constant 1 : index
+      %83 = scf.for %84 = %81 to %41 step %82 iter_args(%85 = %80) -> (f64) {
+        %86 = memref.load %46[%84] : memref<512xf64>
+        memref.store %85, %46[%84] : memref<512xf64>
+        %87 = arith.mulf %85, %86 fastmath<reassoc> : f64
+        scf.yield %87 : f64
       }
-      scf.parallel (%80) = (%40) to (%42) step (%41) {
-        %81 = arith.muli %80, %45 : index
-        %82 = arith.minsi %81, %N : index
-        %83 = arith.addi %82, %45 : index
-        %84 = arith.minsi %83, %N : index
-        %85 = memref.load %47[%80] : memref<512xf64>
-        %86 = memref.load %48[%80] : memref<512xindex>
-        %87 = arith.constant 0 : index
-        %88 = arith.constant 1 : index
-        %89 = arith.constant 1 : index
-        %90 = arith.addi %87, %89 : index
-        %91 = arith.constant 0 : index
-        %92 = arith.subi %90, %88 : index
-        %93 = arith.subi %91, %90 : index
-        %94 = arith.addi %93, %88 : index
-        %95 = arith.maxsi %94, %88 : index
-        %96 = arith.cmpi eq, %92, %91 : index
-        %97 = arith.select %96, %87, %95 : index
-        %98 = arith.maxsi %97, %82 : index
-        %99 = arith.minsi %98, %84 : index
-        %100:2 = scf.for %101 = %82 to %99 step %88 iter_args(%102 = %85, %103 = %86) -> (f64, index) {
-          %104 = arith.constant 1 : index
-          %105 = arith.addi %101, %104 : index
-          %106 = scf.for %107 = %103 to %105 step %88 iter_args(%108 = %102) -> (f64) {
-            %109 = memref.load %x[%107] : memref<?xf32>
-            %110 = arith.extf %109 : f32 to f64
-            %111 = arith.negf %110 : f64
-            %112 = arith.mulf %108, %111 fastmath<reassoc> : f64
-            scf.yield %112 : f64
+      %88 = arith.constant 0 : index
+      %89 = arith.constant 1 : index
+      scf.parallel (%90) = (%88) to (%41) step (%89) {
+        %91 = arith.muli %90, %45 : index
+        %92 = arith.minsi %91, %N : index
+        %93 = arith.addi %92, %45 : index
+        %94 = arith.minsi %93, %N : index
+        %95 = memref.load %47[%90] : memref<512xindex>
+        %96 = memref.load %46[%90] : memref<512xf64>
+        %97 = arith.constant 0 : index
+        %98 = arith.constant 1 : index
+        %99 = arith.constant 1 : index
+        %100 = arith.addi %97, %99 : index
+        %101 = arith.constant 0 : index
+        %102 = arith.subi %100, %98 : index
+        %103 = arith.subi %101, %100 : index
+        %104 = arith.addi %103, %98 : index
+        %105 = arith.maxsi %104, %98 : index
+        %106 = arith.cmpi eq, %102, %101 : index
+        %107 = arith.select %106, %97, %105 : index
+        %108 = arith.maxsi %107, %92 : index
+        %109 = arith.minsi %108, %94 : index
+        %110:2 = scf.for %111 = %92 to %109 step %98 iter_args(%112 = %96, %113 = %95) -> (f64, index) {
+          %114 = arith.constant 1 : index
+          %115 = arith.addi %111, %114 : index
+          %116 = scf.for %117 = %113 to %115 step %98 iter_args(%118 = %112) -> (f64) {
+            %119 = memref.load %x[%117] : memref<?xf32>
+            %120 = arith.extf %119 : f32 to f64
+            %121 = arith.negf %120 : f64
+            %122 = arith.mulf %118, %121 fastmath<reassoc> : f64
+            scf.yield %122 : f64
           }
-          %113 = arith.maxsi %103, %105 : index
-          memref.store %106, %q[%101] : memref<?xf64>
-          scf.yield %106, %113 : f64, index
+          %123 = arith.maxsi %113, %115 : index
+          memref.store %116, %q[%111] : memref<?xf64>
+          scf.yield %116, %123 : f64, index
         }
-        %114 = scf.for %115 = %99 to %84 step %88 iter_args(%116 = %100#0) -> (f64) {
-          %117 = arith.constant 1 : index
-          %118 = arith.addi %115, %117 : index
-          %119 = arith.subi %118, %88 : index
-          %120 = memref.load %x[%119] : memref<?xf32>
-          %121 = arith.extf %120 : f32 to f64
-          %122 = arith.negf %121 : f64
-          %123 = arith.mulf %116, %122 fastmath<reassoc> : f64
-          memref.store %123, %q[%115] : memref<?xf64>
-          scf.yield %123 : f64
+        %124 = scf.for %125 = %109 to %94 step %98 iter_args(%126 = %110#0) -> (f64) {
+          %127 = arith.constant 1 : index
+          %128 = arith.addi %125, %127 : index
+          %129 = arith.subi %128, %98 : index
+          %130 = memref.load %x[%129] : memref<?xf32>
+          %131 = arith.extf %130 : f32 to f64
+          %132 = arith.negf %131 : f64
+          %133 = arith.mulf %126, %132 fastmath<reassoc> : f64
+          memref.store %133, %q[%125] : memref<?xf64>
+          scf.yield %133 : f64
         }
         scf.reduce
       }
     } else {
       // Running: each output's range extends the previous one's by its new terms.
-      %124 = arith.constant 0 : index
-      %125 = arith.constant 1 : index
-      %126 = arith.constant 0 : index
-      %127 = arith.constant 1.0 : f64
-      %128 = arith.constant 0 : index
-      %129 = arith.constant 1 : index
-      %130 = arith.constant 1 : index
-      %131 = arith.addi %128, %130 : index
-      %132 = arith.constant 0 : index
-      %133 = arith.subi %131, %129 : index
-      %134 = arith.subi %132, %131 : index
-      %135 = arith.addi %134, %129 : index
-      %136 = arith.maxsi %135, %129 : index
-      %137 = arith.cmpi eq, %133, %132 : index
-      %138 = arith.select %137, %128, %136 : index
-      %139 = arith.maxsi %138, %124 : index
-      %140 = arith.minsi %139, %N : index
-      %141:2 = scf.for %142 = %124 to %140 step %129 iter_args(%143 = %127, %144 = %126) -> (f64, index) {
-        %145 = arith.constant 1 : index
-        %146 = arith.addi %142, %145 : index
-        %147 = scf.for %148 = %144 to %146 step %129 iter_args(%149 = %143) -> (f64) {
-          %150 = memref.load %x[%148] : memref<?xf32>
-          %151 = arith.extf %150 : f32 to f64
-          %152 = arith.negf %151 : f64
-          %153 = arith.mulf %149, %152 fastmath<reassoc> : f64
-          scf.yield %153 : f64
+      %134 = arith.constant 0 : index
+      %135 = arith.constant 1 : index
+      %136 = arith.constant 0 : index
+      %137 = arith.constant 1.0 : f64
+      %138 = arith.constant 0 : index
+      %139 = arith.constant 1 : index
+      %140 = arith.constant 1 : index
+      %141 = arith.addi %138, %140 : index
+      %142 = arith.constant 0 : index
+      %143 = arith.subi %141, %139 : index
+      %144 = arith.subi %142, %141 : index
+      %145 = arith.addi %144, %139 : index
+      %146 = arith.maxsi %145, %139 : index
+      %147 = arith.cmpi eq, %143, %142 : index
+      %148 = arith.select %147, %138, %146 : index
+      %149 = arith.maxsi %148, %134 : index
+      %150 = arith.minsi %149, %N : index
+      %151:2 = scf.for %152 = %134 to %150 step %139 iter_args(%153 = %137, %154 = %136) -> (f64, index) {
+        %155 = arith.constant 1 : index
+        %156 = arith.addi %152, %155 : index
+        %157 = scf.for %158 = %154 to %156 step %139 iter_args(%159 = %153) -> (f64) {
+          %160 = memref.load %x[%158] : memref<?xf32>
+          %161 = arith.extf %160 : f32 to f64
+          %162 = arith.negf %161 : f64
+          %163 = arith.mulf %159, %162 fastmath<reassoc> : f64
+          scf.yield %163 : f64
         }
-        %154 = arith.maxsi %144, %146 : index
-        memref.store %147, %q[%142] : memref<?xf64>
-        scf.yield %147, %154 : f64, index
+        %164 = arith.maxsi %154, %156 : index
+        memref.store %157, %q[%152] : memref<?xf64>
+        scf.yield %157, %164 : f64, index
       }
-      %155 = scf.for %156 = %140 to %N step %129 iter_args(%157 = %141#0) -> (f64) {
-        %158 = arith.constant 1 : index
-        %159 = arith.addi %156, %158 : index
-        %160 = arith.subi %159, %129 : index
-        %161 = memref.load %x[%160] : memref<?xf32>
-        %162 = arith.extf %161 : f32 to f64
-        %163 = arith.negf %162 : f64
-        %164 = arith.mulf %157, %163 fastmath<reassoc> : f64
-        memref.store %164, %q[%156] : memref<?xf64>
-        scf.yield %164 : f64
+      %165 = scf.for %166 = %150 to %N step %139 iter_args(%167 = %151#0) -> (f64) {
+        %168 = arith.constant 1 : index
+        %169 = arith.addi %166, %168 : index
+        %170 = arith.subi %169, %139 : index
+        %171 = memref.load %x[%170] : memref<?xf32>
+        %172 = arith.extf %171 : f32 to f64
+        %173 = arith.negf %172 : f64
+        %174 = arith.mulf %167, %173 fastmath<reassoc> : f64
+        memref.store %174, %q[%166] : memref<?xf64>
+        scf.yield %174 : f64
       }
     }
     // w = prod(i in 0..N: 2 * v[i] + 1)
     // In parallel blocks, then the blocks' partial results.
-    %165 = arith.constant 0 : index
-    %166 = arith.subi %N, %165 : index
-    %167 = arith.constant 0 : index
-    %168 = arith.maxsi %166, %167 : index
-    %169 = arith.constant 0 : index
-    %170 = arith.constant 1 : index
-    %171 = arith.constant 63 : index
-    %172 = arith.addi %168, %171 : index
-    %173 = arith.constant 64 : index
-    %174 = arith.divui %172, %173 : index
-    %175 = arith.constant 1 : index
-    %176 = arith.maxsi %174, %175 : index
-    %177 = arith.subi %176, %170 : index
-    %178 = arith.addi %168, %177 : index
-    %179 = arith.divui %178, %176 : index
-    %180 = memref.alloca() : memref<64xi32>
-    scf.parallel (%181) = (%169) to (%179) step (%170) {
-      %182 = arith.muli %181, %176 : index
-      %183 = arith.addi %182, %176 : index
-      %184 = arith.minsi %183, %168 : index
-      %185 = arith.subi %184, %182 : index
-      %186 = arith.addi %165, %182 : index
-      %187 = memref.alloca() : memref<i32>
-      %188 = arith.constant 1 : i32
-      linalg.fill ins(%188 : i32) outs(%187 : memref<i32>)
-      %189 = arith.constant 0 : index
-      %190 = memref.reinterpret_cast %187 to offset: [0], sizes: [%185], strides: [%189] : memref<i32> to memref<?xi32, strided<[?]>>
+    %175 = arith.constant 0 : index
+    %176 = arith.subi %N, %175 : index
+    %177 = arith.constant 0 : index
+    %178 = arith.maxsi %176, %177 : index
+    %179 = arith.constant 0 : index
+    %180 = arith.constant 1 : index
+    %181 = arith.constant 63 : index
+    %182 = arith.addi %178, %181 : index
+    %183 = arith.constant 64 : index
+    %184 = arith.divui %182, %183 : index
+    %185 = arith.constant 1 : index
+    %186 = arith.maxsi %184, %185 : index
+    %187 = arith.subi %186, %180 : index
+    %188 = arith.addi %178, %187 : index
+    %189 = arith.divui %188, %186 : index
+    %190 = memref.alloca() : memref<64xi32>
+    scf.parallel (%191) = (%179) to (%189) step (%180) {
+      %192 = arith.muli %191, %186 : index
+      %193 = arith.addi %192, %186 : index
+      %194 = arith.minsi %193, %178 : index
+      %195 = arith.subi %194, %192 : index
+      %196 = arith.addi %175, %192 : index
+      %197 = memref.alloca() : memref<i32>
+      %198 = arith.constant 1 : i32
+      linalg.fill ins(%198 : i32) outs(%197 : memref<i32>)
+      %199 = arith.constant 0 : index
+      %200 = memref.reinterpret_cast %197 to offset: [0], sizes: [%195], strides: [%199] : memref<i32> to memref<?xi32, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
-          ins(%190 : memref<?xi32, strided<[?]>>)
-          outs(%187 : memref<i32>) {
-        ^bb0(%191: i32, %192: i32):
-        %193 = linalg.index 0 : index
-        %194 = arith.addi %193, %186 : index
-        %195 = arith.constant 2 : i32
-        %196 = memref.load %v[%194] : memref<?xi32>
-        %197 = arith.muli %195, %196 : i32
-        %198 = arith.constant 1 : i32
-        %199 = arith.addi %197, %198 : i32
-        %200 = arith.muli %192, %199 : i32
-        linalg.yield %200 : i32
+          ins(%200 : memref<?xi32, strided<[?]>>)
+          outs(%197 : memref<i32>) {
+        ^bb0(%201: i32, %202: i32):
+        %203 = linalg.index 0 : index
+        %204 = arith.addi %203, %196 : index
+        %205 = arith.constant 2 : i32
+        %206 = memref.load %v[%204] : memref<?xi32>
+        %207 = arith.muli %205, %206 : i32
+        %208 = arith.constant 1 : i32
+        %209 = arith.addi %207, %208 : i32
+        %210 = arith.muli %202, %209 : i32
+        linalg.yield %210 : i32
       }
-      %201 = memref.load %187[] : memref<i32>
-      memref.store %201, %180[%181] : memref<64xi32>
+      %211 = memref.load %197[] : memref<i32>
+      memref.store %211, %190[%191] : memref<64xi32>
       scf.reduce
     }
-    %202 = arith.constant 1 : i32
-    linalg.fill ins(%202 : i32) outs(%w : memref<i32>)
-    %203 = memref.subview %180[0] [%179] [1] : memref<64xi32> to memref<?xi32, strided<[1]>>
+    %212 = arith.constant 1 : i32
+    linalg.fill ins(%212 : i32) outs(%w : memref<i32>)
+    %213 = memref.subview %190[0] [%189] [1] : memref<64xi32> to memref<?xi32, strided<[1]>>
     linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
-        ins(%203 : memref<?xi32, strided<[1]>>)
+        ins(%213 : memref<?xi32, strided<[1]>>)
         outs(%w : memref<i32>) {
-      ^bb0(%204: i32, %205: i32):
-      %206 = arith.muli %205, %204 : i32
-      linalg.yield %206 : i32
+      ^bb0(%214: i32, %215: i32):
+      %216 = arith.muli %215, %214 : i32
+      linalg.yield %216 : i32
     }
     return
   }

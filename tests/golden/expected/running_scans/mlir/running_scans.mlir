@@ -118,1186 +118,1262 @@ module attributes {transform.with_named_sequence} {
     %83 = arith.constant 65536 : index
     %84 = arith.cmpi sge, %C, %83 : index
     scf.if %84 {
-      // Two parallel passes over 512 blocks of the outputs: each block's new terms folded apart,
-      // the folds combined in order into each block's offset, then each block's outputs walked from it.
       %85 = arith.constant 0 : index
-      %86 = arith.constant 1 : index
-      %87 = arith.constant 512 : index
-      %88 = arith.constant 511 : index
-      %89 = arith.addi %C, %88 : index
-      %90 = arith.divui %89, %87 : index
-      %91 = arith.constant 0 : index
-      %92 = memref.alloca() : memref<512xi32>
-      %93 = memref.alloca() : memref<512xindex>
-      scf.parallel (%94) = (%85) to (%87) step (%86) {
-        %95 = arith.muli %94, %90 : index
-        %96 = arith.minsi %95, %C : index
-        %97 = arith.addi %96, %90 : index
-        %98 = arith.minsi %97, %C : index
-        %99 = arith.subi %96, %86 : index
-        %100 = arith.constant 1 : index
-        %101 = arith.addi %99, %100 : index
-        %102 = arith.maxsi %91, %101 : index
-        %103 = arith.cmpi sgt, %96, %85 : index
-        %104 = arith.select %103, %102, %91 : index
-        %105 = arith.subi %98, %86 : index
-        %106 = arith.constant 1 : index
-        %107 = arith.addi %105, %106 : index
-        %108 = arith.maxsi %91, %107 : index
-        %109 = arith.cmpi sgt, %98, %85 : index
-        %110 = arith.select %109, %108, %91 : index
-        %111 = arith.constant 0 : i32
-        %112 = scf.for %113 = %104 to %110 step %86 iter_args(%114 = %111) -> (i32) {
-          %115 = memref.load %v[%113] : memref<?xi32>
-          %116 = arith.constant 1000003 : i32
-          %117 = arith.muli %115, %116 : i32
-          %118 = arith.addi %114, %117 : i32
-          scf.yield %118 : i32
+      // Two parallel passes over 512 blocks of the outputs: each block's new terms folded apart,
+      // the folds combined in order into each block's offset, then each block's outputs walked
+      // from its offset.
+      %86 = arith.constant 512 : index
+      %87 = arith.addi %C, %86 : index
+      %88 = arith.constant 1 : index
+      %89 = arith.subi %87, %88 : index
+      %90 = arith.divsi %89, %86 : index
+      %91 = memref.alloca() : memref<512xi32>
+      %92 = memref.alloca() : memref<512xindex>
+      %93 = arith.constant 0 : index
+      %94 = arith.constant 1 : index
+      scf.parallel (%95) = (%93) to (%86) step (%94) {
+        %96 = arith.muli %95, %90 : index
+        %97 = arith.minsi %96, %C : index
+        %98 = arith.addi %97, %90 : index
+        %99 = arith.minsi %98, %C : index
+        %100 = arith.constant 0 : index
+        %101 = arith.cmpi sgt, %97, %100 : index
+        %102 = scf.if %101 -> (index) {
+          %103 = arith.constant 1 : index
+          %104 = arith.subi %97, %103 : index
+          %105 = arith.constant 1 : index
+          %106 = arith.addi %104, %105 : index
+          %107 = arith.maxsi %85, %106 : index
+          scf.yield %107 : index
+        } else {
+          scf.yield %85 : index
         }
-        memref.store %112, %92[%94] : memref<512xi32>
-        memref.store %104, %93[%94] : memref<512xindex>
+        %108 = arith.constant 0 : index
+        %109 = arith.cmpi sgt, %99, %108 : index
+        %110 = scf.if %109 -> (index) {
+          %111 = arith.constant 1 : index
+          %112 = arith.subi %99, %111 : index
+          %113 = arith.constant 1 : index
+          %114 = arith.addi %112, %113 : index
+          %115 = arith.maxsi %85, %114 : index
+          scf.yield %115 : index
+        } else {
+          scf.yield %85 : index
+        }
+        %116 = arith.constant 0 : i32
+        %117 = arith.constant 1 : index
+        %118 = scf.for %119 = %102 to %110 step %117 iter_args(%120 = %116) -> (i32) {
+          %121 = memref.load %v[%119] : memref<?xi32>
+          %122 = arith.constant 1000003 : i32
+          %123 = arith.muli %121, %122 : i32
+          %124 = arith.addi %120, %123 : i32
+          scf.yield %124 : i32
+        }
+        memref.store %118, %91[%95] : memref<512xi32>
+        memref.store %102, %92[%95] : memref<512xindex>
         scf.reduce
       }
-      %119 = arith.constant 0 : i32
-      %120 = scf.for %121 = %85 to %87 step %86 iter_args(%122 = %119) -> (i32) {
-        %123 = memref.load %92[%121] : memref<512xi32>
-        memref.store %122, %92[%121] : memref<512xi32>
-        %124 = arith.addi %122, %123 : i32
-        scf.yield %124 : i32
+      %125 = arith.constant 0 : i32
+      %126 = arith.constant 0 : index
+      %127 = arith.constant 1 : index
+      %128 = scf.for %129 = %126 to %86 step %127 iter_args(%130 = %125) -> (i32) {
+        %131 = memref.load %91[%129] : memref<512xi32>
+        memref.store %130, %91[%129] : memref<512xi32>
+        %132 = arith.addi %130, %131 : i32
+        scf.yield %132 : i32
       }
-      scf.parallel (%125) = (%85) to (%87) step (%86) {
-        %126 = arith.muli %125, %90 : index
-        %127 = arith.minsi %126, %C : index
-        %128 = arith.addi %127, %90 : index
-        %129 = arith.minsi %128, %C : index
-        %130 = memref.load %92[%125] : memref<512xi32>
-        %131 = memref.load %93[%125] : memref<512xindex>
-        %132 = arith.constant 0 : index
-        %133 = arith.constant 1 : index
-        %134 = arith.constant 1 : index
-        %135 = arith.addi %132, %134 : index
-        %136 = arith.constant 0 : index
-        %137 = arith.subi %135, %133 : index
-        %138 = arith.subi %136, %135 : index
-        %139 = arith.addi %138, %133 : index
-        %140 = arith.maxsi %139, %133 : index
-        %141 = arith.cmpi eq, %137, %136 : index
-        %142 = arith.select %141, %132, %140 : index
-        %143 = arith.maxsi %142, %127 : index
-        %144 = arith.minsi %143, %129 : index
-        %145:2 = scf.for %146 = %127 to %144 step %133 iter_args(%147 = %130, %148 = %131) -> (i32, index) {
-          %149 = arith.constant 1 : index
-          %150 = arith.addi %146, %149 : index
-          %151 = scf.for %152 = %148 to %150 step %133 iter_args(%153 = %147) -> (i32) {
-            %154 = memref.load %v[%152] : memref<?xi32>
-            %155 = arith.constant 1000003 : i32
-            %156 = arith.muli %154, %155 : i32
-            %157 = arith.addi %153, %156 : i32
-            scf.yield %157 : i32
+      %133 = arith.constant 0 : index
+      %134 = arith.constant 1 : index
+      scf.parallel (%135) = (%133) to (%86) step (%134) {
+        %136 = arith.muli %135, %90 : index
+        %137 = arith.minsi %136, %C : index
+        %138 = arith.addi %137, %90 : index
+        %139 = arith.minsi %138, %C : index
+        %140 = memref.load %92[%135] : memref<512xindex>
+        %141 = memref.load %91[%135] : memref<512xi32>
+        %142 = arith.constant 0 : index
+        %143 = arith.constant 1 : index
+        %144 = arith.constant 1 : index
+        %145 = arith.addi %142, %144 : index
+        %146 = arith.constant 0 : index
+        %147 = arith.subi %145, %143 : index
+        %148 = arith.subi %146, %145 : index
+        %149 = arith.addi %148, %143 : index
+        %150 = arith.maxsi %149, %143 : index
+        %151 = arith.cmpi eq, %147, %146 : index
+        %152 = arith.select %151, %142, %150 : index
+        %153 = arith.maxsi %152, %137 : index
+        %154 = arith.minsi %153, %139 : index
+        %155:2 = scf.for %156 = %137 to %154 step %143 iter_args(%157 = %141, %158 = %140) -> (i32, index) {
+          %159 = arith.constant 1 : index
+          %160 = arith.addi %156, %159 : index
+          %161 = scf.for %162 = %158 to %160 step %143 iter_args(%163 = %157) -> (i32) {
+            %164 = memref.load %v[%162] : memref<?xi32>
+            %165 = arith.constant 1000003 : i32
+            %166 = arith.muli %164, %165 : i32
+            %167 = arith.addi %163, %166 : i32
+            scf.yield %167 : i32
           }
-          %158 = arith.maxsi %148, %150 : index
-          memref.store %151, %w[%146] : memref<?xi32>
-          scf.yield %151, %158 : i32, index
+          %168 = arith.maxsi %158, %160 : index
+          memref.store %161, %w[%156] : memref<?xi32>
+          scf.yield %161, %168 : i32, index
         }
-        %159 = scf.for %160 = %144 to %129 step %133 iter_args(%161 = %145#0) -> (i32) {
-          %162 = arith.constant 1 : index
-          %163 = arith.addi %160, %162 : index
-          %164 = arith.subi %163, %133 : index
-          %165 = memref.load %v[%164] : memref<?xi32>
-          %166 = arith.constant 1000003 : i32
-          %167 = arith.muli %165, %166 : i32
-          %168 = arith.addi %161, %167 : i32
-          memref.store %168, %w[%160] : memref<?xi32>
-          scf.yield %168 : i32
+        %169 = scf.for %170 = %154 to %139 step %143 iter_args(%171 = %155#0) -> (i32) {
+          %172 = arith.constant 1 : index
+          %173 = arith.addi %170, %172 : index
+          %174 = arith.subi %173, %143 : index
+          %175 = memref.load %v[%174] : memref<?xi32>
+          %176 = arith.constant 1000003 : i32
+          %177 = arith.muli %175, %176 : i32
+          %178 = arith.addi %171, %177 : i32
+          memref.store %178, %w[%170] : memref<?xi32>
+          scf.yield %178 : i32
         }
         scf.reduce
       }
     } else {
       // Running: each output's range extends the previous one's by its new terms.
-      %169 = arith.constant 0 : index
-      %170 = arith.constant 1 : index
-      %171 = arith.constant 0 : index
-      %172 = arith.constant 0 : i32
-      %173 = arith.constant 0 : index
-      %174 = arith.constant 1 : index
-      %175 = arith.constant 1 : index
-      %176 = arith.addi %173, %175 : index
-      %177 = arith.constant 0 : index
-      %178 = arith.subi %176, %174 : index
-      %179 = arith.subi %177, %176 : index
-      %180 = arith.addi %179, %174 : index
-      %181 = arith.maxsi %180, %174 : index
-      %182 = arith.cmpi eq, %178, %177 : index
-      %183 = arith.select %182, %173, %181 : index
-      %184 = arith.maxsi %183, %169 : index
-      %185 = arith.minsi %184, %C : index
-      %186:2 = scf.for %187 = %169 to %185 step %174 iter_args(%188 = %172, %189 = %171) -> (i32, index) {
-        %190 = arith.constant 1 : index
-        %191 = arith.addi %187, %190 : index
-        %192 = scf.for %193 = %189 to %191 step %174 iter_args(%194 = %188) -> (i32) {
-          %195 = memref.load %v[%193] : memref<?xi32>
-          %196 = arith.constant 1000003 : i32
-          %197 = arith.muli %195, %196 : i32
-          %198 = arith.addi %194, %197 : i32
-          scf.yield %198 : i32
+      %179 = arith.constant 0 : index
+      %180 = arith.constant 1 : index
+      %181 = arith.constant 0 : index
+      %182 = arith.constant 0 : i32
+      %183 = arith.constant 0 : index
+      %184 = arith.constant 1 : index
+      %185 = arith.constant 1 : index
+      %186 = arith.addi %183, %185 : index
+      %187 = arith.constant 0 : index
+      %188 = arith.subi %186, %184 : index
+      %189 = arith.subi %187, %186 : index
+      %190 = arith.addi %189, %184 : index
+      %191 = arith.maxsi %190, %184 : index
+      %192 = arith.cmpi eq, %188, %187 : index
+      %193 = arith.select %192, %183, %191 : index
+      %194 = arith.maxsi %193, %179 : index
+      %195 = arith.minsi %194, %C : index
+      %196:2 = scf.for %197 = %179 to %195 step %184 iter_args(%198 = %182, %199 = %181) -> (i32, index) {
+        %200 = arith.constant 1 : index
+        %201 = arith.addi %197, %200 : index
+        %202 = scf.for %203 = %199 to %201 step %184 iter_args(%204 = %198) -> (i32) {
+          %205 = memref.load %v[%203] : memref<?xi32>
+          %206 = arith.constant 1000003 : i32
+          %207 = arith.muli %205, %206 : i32
+          %208 = arith.addi %204, %207 : i32
+          scf.yield %208 : i32
         }
-        %199 = arith.maxsi %189, %191 : index
-        memref.store %192, %w[%187] : memref<?xi32>
-        scf.yield %192, %199 : i32, index
+        %209 = arith.maxsi %199, %201 : index
+        memref.store %202, %w[%197] : memref<?xi32>
+        scf.yield %202, %209 : i32, index
       }
-      %200 = scf.for %201 = %185 to %C step %174 iter_args(%202 = %186#0) -> (i32) {
-        %203 = arith.constant 1 : index
-        %204 = arith.addi %201, %203 : index
-        %205 = arith.subi %204, %174 : index
-        %206 = memref.load %v[%205] : memref<?xi32>
-        %207 = arith.constant 1000003 : i32
-        %208 = arith.muli %206, %207 : i32
-        %209 = arith.addi %202, %208 : i32
-        memref.store %209, %w[%201] : memref<?xi32>
-        scf.yield %209 : i32
+      %210 = scf.for %211 = %195 to %C step %184 iter_args(%212 = %196#0) -> (i32) {
+        %213 = arith.constant 1 : index
+        %214 = arith.addi %211, %213 : index
+        %215 = arith.subi %214, %184 : index
+        %216 = memref.load %v[%215] : memref<?xi32>
+        %217 = arith.constant 1000003 : i32
+        %218 = arith.muli %216, %217 : i32
+        %219 = arith.addi %212, %218 : i32
+        memref.store %219, %w[%211] : memref<?xi32>
+        scf.yield %219 : i32
       }
     }
     // m[r, c] = 2.0 * min(k in 0..(c + 1): x[r, k]) + x[r, c]
     // Running: each output's range extends the previous one's by its new terms.
-    %210 = arith.constant 0 : index
-    %211 = arith.constant 1 : index
-    %212 = arith.constant 63 : index
-    %213 = arith.addi %R, %212 : index
-    %214 = arith.constant 64 : index
-    %215 = arith.divui %213, %214 : index
-    %216 = arith.constant 1 : index
-    %217 = arith.maxsi %215, %216 : index
-    scf.parallel (%218) = (%210) to (%R) step (%217) {
-      %219 = arith.addi %218, %217 : index
-      %220 = arith.minsi %219, %R : index
-      scf.for %221 = %218 to %220 step %211 {
-        %222 = arith.constant 0 : index
-        %223 = arith.constant 0x7F800000 : f32
-        %224 = arith.constant 0 : index
-        %225 = arith.constant 1 : index
-        %226 = arith.constant 1 : index
-        %227 = arith.addi %224, %226 : index
-        %228 = arith.constant 0 : index
-        %229 = arith.subi %227, %225 : index
-        %230 = arith.subi %228, %227 : index
-        %231 = arith.addi %230, %225 : index
-        %232 = arith.maxsi %231, %225 : index
-        %233 = arith.cmpi eq, %229, %228 : index
-        %234 = arith.select %233, %224, %232 : index
-        %235 = arith.maxsi %234, %210 : index
-        %236 = arith.minsi %235, %C : index
-        %237:2 = scf.for %238 = %210 to %236 step %225 iter_args(%239 = %223, %240 = %222) -> (f32, index) {
-          %241 = arith.constant 1 : index
-          %242 = arith.addi %238, %241 : index
-          %243 = scf.for %244 = %240 to %242 step %225 iter_args(%245 = %239) -> (f32) {
-            %246 = arith.constant 0 : index
-            %247 = arith.cmpi sge, %221, %246 : index
-            %248 = arith.cmpi slt, %221, %R : index
-            %249 = arith.andi %247, %248 : i1
-            %250 = arith.constant 1 : index
-            %251 = arith.subi %R, %250 : index
-            %252 = arith.minsi %221, %251 : index
-            %253 = arith.constant 0 : index
-            %254 = arith.maxsi %252, %253 : index
-            %255 = arith.constant 0 : index
-            %256 = arith.cmpi sge, %244, %255 : index
-            %257 = arith.cmpi slt, %244, %C : index
-            %258 = arith.andi %256, %257 : i1
-            %259 = arith.andi %249, %258 : i1
+    %220 = arith.constant 0 : index
+    %221 = arith.constant 1 : index
+    %222 = arith.constant 63 : index
+    %223 = arith.addi %R, %222 : index
+    %224 = arith.constant 64 : index
+    %225 = arith.divui %223, %224 : index
+    %226 = arith.constant 1 : index
+    %227 = arith.maxsi %225, %226 : index
+    scf.parallel (%228) = (%220) to (%R) step (%227) {
+      %229 = arith.addi %228, %227 : index
+      %230 = arith.minsi %229, %R : index
+      scf.for %231 = %228 to %230 step %221 {
+        %232 = arith.constant 0 : index
+        %233 = arith.constant 0x7F800000 : f32
+        %234 = arith.constant 0 : index
+        %235 = arith.constant 1 : index
+        %236 = arith.constant 1 : index
+        %237 = arith.addi %234, %236 : index
+        %238 = arith.constant 0 : index
+        %239 = arith.subi %237, %235 : index
+        %240 = arith.subi %238, %237 : index
+        %241 = arith.addi %240, %235 : index
+        %242 = arith.maxsi %241, %235 : index
+        %243 = arith.cmpi eq, %239, %238 : index
+        %244 = arith.select %243, %234, %242 : index
+        %245 = arith.maxsi %244, %220 : index
+        %246 = arith.minsi %245, %C : index
+        %247:2 = scf.for %248 = %220 to %246 step %235 iter_args(%249 = %233, %250 = %232) -> (f32, index) {
+          %251 = arith.constant 1 : index
+          %252 = arith.addi %248, %251 : index
+          %253 = scf.for %254 = %250 to %252 step %235 iter_args(%255 = %249) -> (f32) {
+            %256 = arith.constant 0 : index
+            %257 = arith.cmpi sge, %231, %256 : index
+            %258 = arith.cmpi slt, %231, %R : index
+            %259 = arith.andi %257, %258 : i1
             %260 = arith.constant 1 : index
-            %261 = arith.subi %C, %260 : index
-            %262 = arith.minsi %244, %261 : index
+            %261 = arith.subi %R, %260 : index
+            %262 = arith.minsi %231, %261 : index
             %263 = arith.constant 0 : index
             %264 = arith.maxsi %262, %263 : index
-            %265 = memref.load %x[%254, %264] : memref<?x?xf32>
-            %266 = arith.constant 0.0 : f32
-            %267 = arith.select %259, %265, %266 : f32
-            %268 = arith.cmpf olt, %245, %267 : f32
-            %269 = arith.cmpf uno, %245, %245 : f32
-            %270 = arith.ori %268, %269 : i1
-            %271 = arith.select %270, %245, %267 : f32
-            scf.yield %271 : f32
+            %265 = arith.constant 0 : index
+            %266 = arith.cmpi sge, %254, %265 : index
+            %267 = arith.cmpi slt, %254, %C : index
+            %268 = arith.andi %266, %267 : i1
+            %269 = arith.andi %259, %268 : i1
+            %270 = arith.constant 1 : index
+            %271 = arith.subi %C, %270 : index
+            %272 = arith.minsi %254, %271 : index
+            %273 = arith.constant 0 : index
+            %274 = arith.maxsi %272, %273 : index
+            %275 = memref.load %x[%264, %274] : memref<?x?xf32>
+            %276 = arith.constant 0.0 : f32
+            %277 = arith.select %269, %275, %276 : f32
+            %278 = arith.cmpf olt, %255, %277 : f32
+            %279 = arith.cmpf uno, %255, %255 : f32
+            %280 = arith.ori %278, %279 : i1
+            %281 = arith.select %280, %255, %277 : f32
+            scf.yield %281 : f32
           }
-          %272 = arith.maxsi %240, %242 : index
-          %273 = arith.constant 2.0 : f32
-          %274 = arith.mulf %273, %243 : f32
-          %275 = arith.constant 0 : index
-          %276 = arith.cmpi sge, %221, %275 : index
-          %277 = arith.cmpi slt, %221, %R : index
-          %278 = arith.andi %276, %277 : i1
-          %279 = arith.constant 1 : index
-          %280 = arith.subi %R, %279 : index
-          %281 = arith.minsi %221, %280 : index
-          %282 = arith.constant 0 : index
-          %283 = arith.maxsi %281, %282 : index
-          %284 = arith.constant 0 : index
-          %285 = arith.cmpi sge, %238, %284 : index
-          %286 = arith.cmpi slt, %238, %C : index
-          %287 = arith.andi %285, %286 : i1
-          %288 = arith.andi %278, %287 : i1
+          %282 = arith.maxsi %250, %252 : index
+          %283 = arith.constant 2.0 : f32
+          %284 = arith.mulf %283, %253 : f32
+          %285 = arith.constant 0 : index
+          %286 = arith.cmpi sge, %231, %285 : index
+          %287 = arith.cmpi slt, %231, %R : index
+          %288 = arith.andi %286, %287 : i1
           %289 = arith.constant 1 : index
-          %290 = arith.subi %C, %289 : index
-          %291 = arith.minsi %238, %290 : index
+          %290 = arith.subi %R, %289 : index
+          %291 = arith.minsi %231, %290 : index
           %292 = arith.constant 0 : index
           %293 = arith.maxsi %291, %292 : index
-          %294 = memref.load %x[%283, %293] : memref<?x?xf32>
-          %295 = arith.constant 0.0 : f32
-          %296 = arith.select %288, %294, %295 : f32
-          %297 = arith.addf %274, %296 : f32
-          memref.store %297, %m[%221, %238] : memref<?x?xf32>
-          scf.yield %243, %272 : f32, index
+          %294 = arith.constant 0 : index
+          %295 = arith.cmpi sge, %248, %294 : index
+          %296 = arith.cmpi slt, %248, %C : index
+          %297 = arith.andi %295, %296 : i1
+          %298 = arith.andi %288, %297 : i1
+          %299 = arith.constant 1 : index
+          %300 = arith.subi %C, %299 : index
+          %301 = arith.minsi %248, %300 : index
+          %302 = arith.constant 0 : index
+          %303 = arith.maxsi %301, %302 : index
+          %304 = memref.load %x[%293, %303] : memref<?x?xf32>
+          %305 = arith.constant 0.0 : f32
+          %306 = arith.select %298, %304, %305 : f32
+          %307 = arith.addf %284, %306 : f32
+          memref.store %307, %m[%231, %248] : memref<?x?xf32>
+          scf.yield %253, %282 : f32, index
         }
-        %298 = scf.for %299 = %236 to %C step %225 iter_args(%300 = %237#0) -> (f32) {
-          %301 = arith.constant 1 : index
-          %302 = arith.addi %299, %301 : index
-          %303 = arith.subi %302, %225 : index
-          %304 = arith.constant 0 : index
-          %305 = arith.cmpi sge, %221, %304 : index
-          %306 = arith.cmpi slt, %221, %R : index
-          %307 = arith.andi %305, %306 : i1
-          %308 = arith.constant 1 : index
-          %309 = arith.subi %R, %308 : index
-          %310 = arith.minsi %221, %309 : index
-          %311 = arith.constant 0 : index
-          %312 = arith.maxsi %310, %311 : index
-          %313 = arith.constant 0 : index
-          %314 = arith.cmpi sge, %303, %313 : index
-          %315 = arith.cmpi slt, %303, %C : index
-          %316 = arith.andi %314, %315 : i1
-          %317 = arith.andi %307, %316 : i1
+        %308 = scf.for %309 = %246 to %C step %235 iter_args(%310 = %247#0) -> (f32) {
+          %311 = arith.constant 1 : index
+          %312 = arith.addi %309, %311 : index
+          %313 = arith.subi %312, %235 : index
+          %314 = arith.constant 0 : index
+          %315 = arith.cmpi sge, %231, %314 : index
+          %316 = arith.cmpi slt, %231, %R : index
+          %317 = arith.andi %315, %316 : i1
           %318 = arith.constant 1 : index
-          %319 = arith.subi %C, %318 : index
-          %320 = arith.minsi %303, %319 : index
+          %319 = arith.subi %R, %318 : index
+          %320 = arith.minsi %231, %319 : index
           %321 = arith.constant 0 : index
           %322 = arith.maxsi %320, %321 : index
-          %323 = memref.load %x[%312, %322] : memref<?x?xf32>
-          %324 = arith.constant 0.0 : f32
-          %325 = arith.select %317, %323, %324 : f32
-          %326 = arith.cmpf olt, %300, %325 : f32
-          %327 = arith.cmpf uno, %300, %300 : f32
-          %328 = arith.ori %326, %327 : i1
-          %329 = arith.select %328, %300, %325 : f32
-          %330 = arith.constant 2.0 : f32
-          %331 = arith.mulf %330, %329 : f32
-          %332 = arith.constant 0 : index
-          %333 = arith.cmpi sge, %221, %332 : index
-          %334 = arith.cmpi slt, %221, %R : index
-          %335 = arith.andi %333, %334 : i1
-          %336 = arith.constant 1 : index
-          %337 = arith.subi %R, %336 : index
-          %338 = arith.minsi %221, %337 : index
-          %339 = arith.constant 0 : index
-          %340 = arith.maxsi %338, %339 : index
-          %341 = arith.constant 0 : index
-          %342 = arith.cmpi sge, %299, %341 : index
-          %343 = arith.cmpi slt, %299, %C : index
-          %344 = arith.andi %342, %343 : i1
-          %345 = arith.andi %335, %344 : i1
+          %323 = arith.constant 0 : index
+          %324 = arith.cmpi sge, %313, %323 : index
+          %325 = arith.cmpi slt, %313, %C : index
+          %326 = arith.andi %324, %325 : i1
+          %327 = arith.andi %317, %326 : i1
+          %328 = arith.constant 1 : index
+          %329 = arith.subi %C, %328 : index
+          %330 = arith.minsi %313, %329 : index
+          %331 = arith.constant 0 : index
+          %332 = arith.maxsi %330, %331 : index
+          %333 = memref.load %x[%322, %332] : memref<?x?xf32>
+          %334 = arith.constant 0.0 : f32
+          %335 = arith.select %327, %333, %334 : f32
+          %336 = arith.cmpf olt, %310, %335 : f32
+          %337 = arith.cmpf uno, %310, %310 : f32
+          %338 = arith.ori %336, %337 : i1
+          %339 = arith.select %338, %310, %335 : f32
+          %340 = arith.constant 2.0 : f32
+          %341 = arith.mulf %340, %339 : f32
+          %342 = arith.constant 0 : index
+          %343 = arith.cmpi sge, %231, %342 : index
+          %344 = arith.cmpi slt, %231, %R : index
+          %345 = arith.andi %343, %344 : i1
           %346 = arith.constant 1 : index
-          %347 = arith.subi %C, %346 : index
-          %348 = arith.minsi %299, %347 : index
+          %347 = arith.subi %R, %346 : index
+          %348 = arith.minsi %231, %347 : index
           %349 = arith.constant 0 : index
           %350 = arith.maxsi %348, %349 : index
-          %351 = memref.load %x[%340, %350] : memref<?x?xf32>
-          %352 = arith.constant 0.0 : f32
-          %353 = arith.select %345, %351, %352 : f32
-          %354 = arith.addf %331, %353 : f32
-          memref.store %354, %m[%221, %299] : memref<?x?xf32>
-          scf.yield %329 : f32
+          %351 = arith.constant 0 : index
+          %352 = arith.cmpi sge, %309, %351 : index
+          %353 = arith.cmpi slt, %309, %C : index
+          %354 = arith.andi %352, %353 : i1
+          %355 = arith.andi %345, %354 : i1
+          %356 = arith.constant 1 : index
+          %357 = arith.subi %C, %356 : index
+          %358 = arith.minsi %309, %357 : index
+          %359 = arith.constant 0 : index
+          %360 = arith.maxsi %358, %359 : index
+          %361 = memref.load %x[%350, %360] : memref<?x?xf32>
+          %362 = arith.constant 0.0 : f32
+          %363 = arith.select %355, %361, %362 : f32
+          %364 = arith.addf %341, %363 : f32
+          memref.store %364, %m[%231, %309] : memref<?x?xf32>
+          scf.yield %339 : f32
         }
       }
       scf.reduce
     }
     // t[c] = sum(k in 0..(c + 2): x[0, k])
-    %355 = arith.constant 65536 : index
-    %356 = arith.cmpi sge, %C, %355 : index
-    scf.if %356 {
+    %365 = arith.constant 65536 : index
+    %366 = arith.cmpi sge, %C, %365 : index
+    scf.if %366 {
+      %367 = arith.constant 0 : index
       // Two parallel passes over 512 blocks of the outputs: each block's new terms folded apart,
-      // the folds combined in order into each block's offset, then each block's outputs walked from it.
-      %357 = arith.constant 0 : index
-      %358 = arith.constant 1 : index
-      %359 = arith.constant 512 : index
-      %360 = arith.constant 511 : index
-      %361 = arith.addi %C, %360 : index
-      %362 = arith.divui %361, %359 : index
-      %363 = arith.constant 0 : index
-      %364 = memref.alloca() : memref<512xf32>
-      %365 = memref.alloca() : memref<512xindex>
-      scf.parallel (%366) = (%357) to (%359) step (%358) {
-        %367 = arith.muli %366, %362 : index
-        %368 = arith.minsi %367, %C : index
-        %369 = arith.addi %368, %362 : index
-        %370 = arith.minsi %369, %C : index
-        %371 = arith.subi %368, %358 : index
-        %372 = arith.constant 2 : index
-        %373 = arith.addi %371, %372 : index
-        %374 = arith.maxsi %363, %373 : index
-        %375 = arith.cmpi sgt, %368, %357 : index
-        %376 = arith.select %375, %374, %363 : index
-        %377 = arith.subi %370, %358 : index
-        %378 = arith.constant 2 : index
-        %379 = arith.addi %377, %378 : index
-        %380 = arith.maxsi %363, %379 : index
-        %381 = arith.cmpi sgt, %370, %357 : index
-        %382 = arith.select %381, %380, %363 : index
-        %383 = arith.constant 0.0 : f32
-        %384 = scf.for %385 = %376 to %382 step %358 iter_args(%386 = %383) -> (f32) {
-          %387 = arith.constant 0 : index
-          %388 = arith.constant 0 : index
-          %389 = arith.cmpi sge, %387, %388 : index
-          %390 = arith.cmpi slt, %387, %R : index
-          %391 = arith.andi %389, %390 : i1
-          %392 = arith.constant 1 : index
-          %393 = arith.subi %R, %392 : index
-          %394 = arith.minsi %387, %393 : index
-          %395 = arith.constant 0 : index
-          %396 = arith.maxsi %394, %395 : index
-          %397 = arith.constant 0 : index
-          %398 = arith.cmpi sge, %385, %397 : index
-          %399 = arith.cmpi slt, %385, %C : index
-          %400 = arith.andi %398, %399 : i1
-          %401 = arith.andi %391, %400 : i1
-          %402 = arith.constant 1 : index
-          %403 = arith.subi %C, %402 : index
-          %404 = arith.minsi %385, %403 : index
-          %405 = arith.constant 0 : index
-          %406 = arith.maxsi %404, %405 : index
-          %407 = memref.load %x[%396, %406] : memref<?x?xf32>
-          %408 = arith.constant 0.0 : f32
-          %409 = arith.select %401, %407, %408 : f32
-          %410 = arith.addf %386, %409 fastmath<reassoc> : f32
-          scf.yield %410 : f32
+      // the folds combined in order into each block's offset, then each block's outputs walked
+      // from its offset.
+      %368 = arith.constant 512 : index
+      %369 = arith.addi %C, %368 : index
+      %370 = arith.constant 1 : index
+      %371 = arith.subi %369, %370 : index
+      %372 = arith.divsi %371, %368 : index
+      %373 = memref.alloca() : memref<512xf32>
+      %374 = memref.alloca() : memref<512xindex>
+      %375 = arith.constant 0 : index
+      %376 = arith.constant 1 : index
+      scf.parallel (%377) = (%375) to (%368) step (%376) {
+        %378 = arith.muli %377, %372 : index
+        %379 = arith.minsi %378, %C : index
+        %380 = arith.addi %379, %372 : index
+        %381 = arith.minsi %380, %C : index
+        %382 = arith.constant 0 : index
+        %383 = arith.cmpi sgt, %379, %382 : index
+        %384 = scf.if %383 -> (index) {
+          %385 = arith.constant 1 : index
+          %386 = arith.subi %379, %385 : index
+          %387 = arith.constant 2 : index
+          %388 = arith.addi %386, %387 : index
+          %389 = arith.maxsi %367, %388 : index
+          scf.yield %389 : index
+        } else {
+          scf.yield %367 : index
         }
-        memref.store %384, %364[%366] : memref<512xf32>
-        memref.store %376, %365[%366] : memref<512xindex>
+        %390 = arith.constant 0 : index
+        %391 = arith.cmpi sgt, %381, %390 : index
+        %392 = scf.if %391 -> (index) {
+          %393 = arith.constant 1 : index
+          %394 = arith.subi %381, %393 : index
+          %395 = arith.constant 2 : index
+          %396 = arith.addi %394, %395 : index
+          %397 = arith.maxsi %367, %396 : index
+          scf.yield %397 : index
+        } else {
+          scf.yield %367 : index
+        }
+        %398 = arith.constant 0.0 : f32
+        %399 = arith.constant 1 : index
+        %400 = scf.for %401 = %384 to %392 step %399 iter_args(%402 = %398) -> (f32) {
+          %403 = arith.constant 0 : index
+          %404 = arith.constant 0 : index
+          %405 = arith.cmpi sge, %403, %404 : index
+          %406 = arith.cmpi slt, %403, %R : index
+          %407 = arith.andi %405, %406 : i1
+          %408 = arith.constant 1 : index
+          %409 = arith.subi %R, %408 : index
+          %410 = arith.minsi %403, %409 : index
+          %411 = arith.constant 0 : index
+          %412 = arith.maxsi %410, %411 : index
+          %413 = arith.constant 0 : index
+          %414 = arith.cmpi sge, %401, %413 : index
+          %415 = arith.cmpi slt, %401, %C : index
+          %416 = arith.andi %414, %415 : i1
+          %417 = arith.andi %407, %416 : i1
+          %418 = arith.constant 1 : index
+          %419 = arith.subi %C, %418 : index
+          %420 = arith.minsi %401, %419 : index
+          %421 = arith.constant 0 : index
+          %422 = arith.maxsi %420, %421 : index
+          %423 = memref.load %x[%412, %422] : memref<?x?xf32>
+          %424 = arith.constant 0.0 : f32
+          %425 = arith.select %417, %423, %424 : f32
+          %426 = arith.addf %402, %425 fastmath<reassoc> : f32
+          scf.yield %426 : f32
+        }
+        memref.store %400, %373[%377] : memref<512xf32>
+        memref.store %384, %374[%377] : memref<512xindex>
         scf.reduce
       }
-      %411 = arith.constant 0.0 : f32
-      %412 = scf.for %413 = %357 to %359 step %358 iter_args(%414 = %411) -> (f32) {
-        %415 = memref.load %364[%413] : memref<512xf32>
-        memref.store %414, %364[%413] : memref<512xf32>
-        %416 = arith.addf %414, %415 fastmath<reassoc> : f32
-        scf.yield %416 : f32
+      %427 = arith.constant 0.0 : f32
+      %428 = arith.constant 0 : index
+      %429 = arith.constant 1 : index
+      %430 = scf.for %431 = %428 to %368 step %429 iter_args(%432 = %427) -> (f32) {
+        %433 = memref.load %373[%431] : memref<512xf32>
+        memref.store %432, %373[%431] : memref<512xf32>
+        %434 = arith.addf %432, %433 fastmath<reassoc> : f32
+        scf.yield %434 : f32
       }
-      scf.parallel (%417) = (%357) to (%359) step (%358) {
-        %418 = arith.muli %417, %362 : index
-        %419 = arith.minsi %418, %C : index
-        %420 = arith.addi %419, %362 : index
-        %421 = arith.minsi %420, %C : index
-        %422 = memref.load %364[%417] : memref<512xf32>
-        %423 = memref.load %365[%417] : memref<512xindex>
-        %424 = arith.constant 0 : index
-        %425 = arith.constant 1 : index
-        %426 = arith.constant 2 : index
-        %427 = arith.addi %424, %426 : index
-        %428 = arith.constant 0 : index
-        %429 = arith.subi %427, %425 : index
-        %430 = arith.subi %428, %427 : index
-        %431 = arith.addi %430, %425 : index
-        %432 = arith.maxsi %431, %425 : index
-        %433 = arith.cmpi eq, %429, %428 : index
-        %434 = arith.select %433, %424, %432 : index
-        %435 = arith.maxsi %434, %419 : index
-        %436 = arith.minsi %435, %421 : index
-        %437:2 = scf.for %438 = %419 to %436 step %425 iter_args(%439 = %422, %440 = %423) -> (f32, index) {
-          %441 = arith.constant 2 : index
-          %442 = arith.addi %438, %441 : index
-          %443 = scf.for %444 = %440 to %442 step %425 iter_args(%445 = %439) -> (f32) {
-            %446 = arith.constant 0 : index
-            %447 = arith.constant 0 : index
-            %448 = arith.cmpi sge, %446, %447 : index
-            %449 = arith.cmpi slt, %446, %R : index
-            %450 = arith.andi %448, %449 : i1
-            %451 = arith.constant 1 : index
-            %452 = arith.subi %R, %451 : index
-            %453 = arith.minsi %446, %452 : index
-            %454 = arith.constant 0 : index
-            %455 = arith.maxsi %453, %454 : index
-            %456 = arith.constant 0 : index
-            %457 = arith.cmpi sge, %444, %456 : index
-            %458 = arith.cmpi slt, %444, %C : index
-            %459 = arith.andi %457, %458 : i1
-            %460 = arith.andi %450, %459 : i1
-            %461 = arith.constant 1 : index
-            %462 = arith.subi %C, %461 : index
-            %463 = arith.minsi %444, %462 : index
-            %464 = arith.constant 0 : index
-            %465 = arith.maxsi %463, %464 : index
-            %466 = memref.load %x[%455, %465] : memref<?x?xf32>
-            %467 = arith.constant 0.0 : f32
-            %468 = arith.select %460, %466, %467 : f32
-            %469 = arith.addf %445, %468 fastmath<reassoc> : f32
-            scf.yield %469 : f32
+      %435 = arith.constant 0 : index
+      %436 = arith.constant 1 : index
+      scf.parallel (%437) = (%435) to (%368) step (%436) {
+        %438 = arith.muli %437, %372 : index
+        %439 = arith.minsi %438, %C : index
+        %440 = arith.addi %439, %372 : index
+        %441 = arith.minsi %440, %C : index
+        %442 = memref.load %374[%437] : memref<512xindex>
+        %443 = memref.load %373[%437] : memref<512xf32>
+        %444 = arith.constant 0 : index
+        %445 = arith.constant 1 : index
+        %446 = arith.constant 2 : index
+        %447 = arith.addi %444, %446 : index
+        %448 = arith.constant 0 : index
+        %449 = arith.subi %447, %445 : index
+        %450 = arith.subi %448, %447 : index
+        %451 = arith.addi %450, %445 : index
+        %452 = arith.maxsi %451, %445 : index
+        %453 = arith.cmpi eq, %449, %448 : index
+        %454 = arith.select %453, %444, %452 : index
+        %455 = arith.maxsi %454, %439 : index
+        %456 = arith.minsi %455, %441 : index
+        %457:2 = scf.for %458 = %439 to %456 step %445 iter_args(%459 = %443, %460 = %442) -> (f32, index) {
+          %461 = arith.constant 2 : index
+          %462 = arith.addi %458, %461 : index
+          %463 = scf.for %464 = %460 to %462 step %445 iter_args(%465 = %459) -> (f32) {
+            %466 = arith.constant 0 : index
+            %467 = arith.constant 0 : index
+            %468 = arith.cmpi sge, %466, %467 : index
+            %469 = arith.cmpi slt, %466, %R : index
+            %470 = arith.andi %468, %469 : i1
+            %471 = arith.constant 1 : index
+            %472 = arith.subi %R, %471 : index
+            %473 = arith.minsi %466, %472 : index
+            %474 = arith.constant 0 : index
+            %475 = arith.maxsi %473, %474 : index
+            %476 = arith.constant 0 : index
+            %477 = arith.cmpi sge, %464, %476 : index
+            %478 = arith.cmpi slt, %464, %C : index
+            %479 = arith.andi %477, %478 : i1
+            %480 = arith.andi %470, %479 : i1
+            %481 = arith.constant 1 : index
+            %482 = arith.subi %C, %481 : index
+            %483 = arith.minsi %464, %482 : index
+            %484 = arith.constant 0 : index
+            %485 = arith.maxsi %483, %484 : index
+            %486 = memref.load %x[%475, %485] : memref<?x?xf32>
+            %487 = arith.constant 0.0 : f32
+            %488 = arith.select %480, %486, %487 : f32
+            %489 = arith.addf %465, %488 fastmath<reassoc> : f32
+            scf.yield %489 : f32
           }
-          %470 = arith.maxsi %440, %442 : index
-          memref.store %443, %t[%438] : memref<?xf32>
-          scf.yield %443, %470 : f32, index
+          %490 = arith.maxsi %460, %462 : index
+          memref.store %463, %t[%458] : memref<?xf32>
+          scf.yield %463, %490 : f32, index
         }
-        %471 = scf.for %472 = %436 to %421 step %425 iter_args(%473 = %437#0) -> (f32) {
-          %474 = arith.constant 2 : index
-          %475 = arith.addi %472, %474 : index
-          %476 = arith.subi %475, %425 : index
-          %477 = arith.constant 0 : index
-          %478 = arith.constant 0 : index
-          %479 = arith.cmpi sge, %477, %478 : index
-          %480 = arith.cmpi slt, %477, %R : index
-          %481 = arith.andi %479, %480 : i1
-          %482 = arith.constant 1 : index
-          %483 = arith.subi %R, %482 : index
-          %484 = arith.minsi %477, %483 : index
-          %485 = arith.constant 0 : index
-          %486 = arith.maxsi %484, %485 : index
-          %487 = arith.constant 0 : index
-          %488 = arith.cmpi sge, %476, %487 : index
-          %489 = arith.cmpi slt, %476, %C : index
-          %490 = arith.andi %488, %489 : i1
-          %491 = arith.andi %481, %490 : i1
-          %492 = arith.constant 1 : index
-          %493 = arith.subi %C, %492 : index
-          %494 = arith.minsi %476, %493 : index
-          %495 = arith.constant 0 : index
-          %496 = arith.maxsi %494, %495 : index
-          %497 = memref.load %x[%486, %496] : memref<?x?xf32>
-          %498 = arith.constant 0.0 : f32
-          %499 = arith.select %491, %497, %498 : f32
-          %500 = arith.addf %473, %499 fastmath<reassoc> : f32
-          memref.store %500, %t[%472] : memref<?xf32>
-          scf.yield %500 : f32
+        %491 = scf.for %492 = %456 to %441 step %445 iter_args(%493 = %457#0) -> (f32) {
+          %494 = arith.constant 2 : index
+          %495 = arith.addi %492, %494 : index
+          %496 = arith.subi %495, %445 : index
+          %497 = arith.constant 0 : index
+          %498 = arith.constant 0 : index
+          %499 = arith.cmpi sge, %497, %498 : index
+          %500 = arith.cmpi slt, %497, %R : index
+          %501 = arith.andi %499, %500 : i1
+          %502 = arith.constant 1 : index
+          %503 = arith.subi %R, %502 : index
+          %504 = arith.minsi %497, %503 : index
+          %505 = arith.constant 0 : index
+          %506 = arith.maxsi %504, %505 : index
+          %507 = arith.constant 0 : index
+          %508 = arith.cmpi sge, %496, %507 : index
+          %509 = arith.cmpi slt, %496, %C : index
+          %510 = arith.andi %508, %509 : i1
+          %511 = arith.andi %501, %510 : i1
+          %512 = arith.constant 1 : index
+          %513 = arith.subi %C, %512 : index
+          %514 = arith.minsi %496, %513 : index
+          %515 = arith.constant 0 : index
+          %516 = arith.maxsi %514, %515 : index
+          %517 = memref.load %x[%506, %516] : memref<?x?xf32>
+          %518 = arith.constant 0.0 : f32
+          %519 = arith.select %511, %517, %518 : f32
+          %520 = arith.addf %493, %519 fastmath<reassoc> : f32
+          memref.store %520, %t[%492] : memref<?xf32>
+          scf.yield %520 : f32
         }
         scf.reduce
       }
     } else {
       // Running: each output's range extends the previous one's by its new terms.
-      %501 = arith.constant 0 : index
-      %502 = arith.constant 1 : index
-      %503 = arith.constant 0 : index
-      %504 = arith.constant 0.0 : f32
-      %505 = arith.constant 0 : index
-      %506 = arith.constant 1 : index
-      %507 = arith.constant 2 : index
-      %508 = arith.addi %505, %507 : index
-      %509 = arith.constant 0 : index
-      %510 = arith.subi %508, %506 : index
-      %511 = arith.subi %509, %508 : index
-      %512 = arith.addi %511, %506 : index
-      %513 = arith.maxsi %512, %506 : index
-      %514 = arith.cmpi eq, %510, %509 : index
-      %515 = arith.select %514, %505, %513 : index
-      %516 = arith.maxsi %515, %501 : index
-      %517 = arith.minsi %516, %C : index
-      %518:2 = scf.for %519 = %501 to %517 step %506 iter_args(%520 = %504, %521 = %503) -> (f32, index) {
-        %522 = arith.constant 2 : index
-        %523 = arith.addi %519, %522 : index
-        %524 = scf.for %525 = %521 to %523 step %506 iter_args(%526 = %520) -> (f32) {
-          %527 = arith.constant 0 : index
-          %528 = arith.constant 0 : index
-          %529 = arith.cmpi sge, %527, %528 : index
-          %530 = arith.cmpi slt, %527, %R : index
-          %531 = arith.andi %529, %530 : i1
-          %532 = arith.constant 1 : index
-          %533 = arith.subi %R, %532 : index
-          %534 = arith.minsi %527, %533 : index
-          %535 = arith.constant 0 : index
-          %536 = arith.maxsi %534, %535 : index
-          %537 = arith.constant 0 : index
-          %538 = arith.cmpi sge, %525, %537 : index
-          %539 = arith.cmpi slt, %525, %C : index
-          %540 = arith.andi %538, %539 : i1
-          %541 = arith.andi %531, %540 : i1
-          %542 = arith.constant 1 : index
-          %543 = arith.subi %C, %542 : index
-          %544 = arith.minsi %525, %543 : index
-          %545 = arith.constant 0 : index
-          %546 = arith.maxsi %544, %545 : index
-          %547 = memref.load %x[%536, %546] : memref<?x?xf32>
-          %548 = arith.constant 0.0 : f32
-          %549 = arith.select %541, %547, %548 : f32
-          %550 = arith.addf %526, %549 fastmath<reassoc> : f32
-          scf.yield %550 : f32
+      %521 = arith.constant 0 : index
+      %522 = arith.constant 1 : index
+      %523 = arith.constant 0 : index
+      %524 = arith.constant 0.0 : f32
+      %525 = arith.constant 0 : index
+      %526 = arith.constant 1 : index
+      %527 = arith.constant 2 : index
+      %528 = arith.addi %525, %527 : index
+      %529 = arith.constant 0 : index
+      %530 = arith.subi %528, %526 : index
+      %531 = arith.subi %529, %528 : index
+      %532 = arith.addi %531, %526 : index
+      %533 = arith.maxsi %532, %526 : index
+      %534 = arith.cmpi eq, %530, %529 : index
+      %535 = arith.select %534, %525, %533 : index
+      %536 = arith.maxsi %535, %521 : index
+      %537 = arith.minsi %536, %C : index
+      %538:2 = scf.for %539 = %521 to %537 step %526 iter_args(%540 = %524, %541 = %523) -> (f32, index) {
+        %542 = arith.constant 2 : index
+        %543 = arith.addi %539, %542 : index
+        %544 = scf.for %545 = %541 to %543 step %526 iter_args(%546 = %540) -> (f32) {
+          %547 = arith.constant 0 : index
+          %548 = arith.constant 0 : index
+          %549 = arith.cmpi sge, %547, %548 : index
+          %550 = arith.cmpi slt, %547, %R : index
+          %551 = arith.andi %549, %550 : i1
+          %552 = arith.constant 1 : index
+          %553 = arith.subi %R, %552 : index
+          %554 = arith.minsi %547, %553 : index
+          %555 = arith.constant 0 : index
+          %556 = arith.maxsi %554, %555 : index
+          %557 = arith.constant 0 : index
+          %558 = arith.cmpi sge, %545, %557 : index
+          %559 = arith.cmpi slt, %545, %C : index
+          %560 = arith.andi %558, %559 : i1
+          %561 = arith.andi %551, %560 : i1
+          %562 = arith.constant 1 : index
+          %563 = arith.subi %C, %562 : index
+          %564 = arith.minsi %545, %563 : index
+          %565 = arith.constant 0 : index
+          %566 = arith.maxsi %564, %565 : index
+          %567 = memref.load %x[%556, %566] : memref<?x?xf32>
+          %568 = arith.constant 0.0 : f32
+          %569 = arith.select %561, %567, %568 : f32
+          %570 = arith.addf %546, %569 fastmath<reassoc> : f32
+          scf.yield %570 : f32
         }
-        %551 = arith.maxsi %521, %523 : index
-        memref.store %524, %t[%519] : memref<?xf32>
-        scf.yield %524, %551 : f32, index
+        %571 = arith.maxsi %541, %543 : index
+        memref.store %544, %t[%539] : memref<?xf32>
+        scf.yield %544, %571 : f32, index
       }
-      %552 = scf.for %553 = %517 to %C step %506 iter_args(%554 = %518#0) -> (f32) {
-        %555 = arith.constant 2 : index
-        %556 = arith.addi %553, %555 : index
-        %557 = arith.subi %556, %506 : index
-        %558 = arith.constant 0 : index
-        %559 = arith.constant 0 : index
-        %560 = arith.cmpi sge, %558, %559 : index
-        %561 = arith.cmpi slt, %558, %R : index
-        %562 = arith.andi %560, %561 : i1
-        %563 = arith.constant 1 : index
-        %564 = arith.subi %R, %563 : index
-        %565 = arith.minsi %558, %564 : index
-        %566 = arith.constant 0 : index
-        %567 = arith.maxsi %565, %566 : index
-        %568 = arith.constant 0 : index
-        %569 = arith.cmpi sge, %557, %568 : index
-        %570 = arith.cmpi slt, %557, %C : index
-        %571 = arith.andi %569, %570 : i1
-        %572 = arith.andi %562, %571 : i1
-        %573 = arith.constant 1 : index
-        %574 = arith.subi %C, %573 : index
-        %575 = arith.minsi %557, %574 : index
-        %576 = arith.constant 0 : index
-        %577 = arith.maxsi %575, %576 : index
-        %578 = memref.load %x[%567, %577] : memref<?x?xf32>
-        %579 = arith.constant 0.0 : f32
-        %580 = arith.select %572, %578, %579 : f32
-        %581 = arith.addf %554, %580 fastmath<reassoc> : f32
-        memref.store %581, %t[%553] : memref<?xf32>
-        scf.yield %581 : f32
+      %572 = scf.for %573 = %537 to %C step %526 iter_args(%574 = %538#0) -> (f32) {
+        %575 = arith.constant 2 : index
+        %576 = arith.addi %573, %575 : index
+        %577 = arith.subi %576, %526 : index
+        %578 = arith.constant 0 : index
+        %579 = arith.constant 0 : index
+        %580 = arith.cmpi sge, %578, %579 : index
+        %581 = arith.cmpi slt, %578, %R : index
+        %582 = arith.andi %580, %581 : i1
+        %583 = arith.constant 1 : index
+        %584 = arith.subi %R, %583 : index
+        %585 = arith.minsi %578, %584 : index
+        %586 = arith.constant 0 : index
+        %587 = arith.maxsi %585, %586 : index
+        %588 = arith.constant 0 : index
+        %589 = arith.cmpi sge, %577, %588 : index
+        %590 = arith.cmpi slt, %577, %C : index
+        %591 = arith.andi %589, %590 : i1
+        %592 = arith.andi %582, %591 : i1
+        %593 = arith.constant 1 : index
+        %594 = arith.subi %C, %593 : index
+        %595 = arith.minsi %577, %594 : index
+        %596 = arith.constant 0 : index
+        %597 = arith.maxsi %595, %596 : index
+        %598 = memref.load %x[%587, %597] : memref<?x?xf32>
+        %599 = arith.constant 0.0 : f32
+        %600 = arith.select %592, %598, %599 : f32
+        %601 = arith.addf %574, %600 fastmath<reassoc> : f32
+        memref.store %601, %t[%573] : memref<?xf32>
+        scf.yield %601 : f32
       }
     }
     // Statements 5 to 6 fused: row by row, in parallel blocks of rows.
-    %582 = arith.constant 4 : index
-    %583 = arith.muli %582, %R : index
-    %584 = arith.muli %583, %C : index
-    %585 = arith.constant 4 : index
-    %586 = arith.muli %585, %R : index
-    %587 = arith.muli %586, %C : index
-    %588 = arith.addi %584, %587 : index
-    %589 = arith.constant 50331648 : index
-    %590 = arith.cmpi sge, %588, %589 : index
-    %591 = arith.constant 0 : index
-    %592 = arith.constant 1 : index
-    %593 = arith.constant 63 : index
-    %594 = arith.addi %R, %593 : index
-    %595 = arith.constant 64 : index
-    %596 = arith.divui %594, %595 : index
-    %597 = arith.constant 1 : index
-    %598 = arith.maxsi %596, %597 : index
-    scf.parallel (%599) = (%591) to (%R) step (%598) {
-      %600 = arith.addi %599, %598 : index
-      %601 = arith.minsi %600, %R : index
-      %602 = memref.alloca() : memref<f32>
-      %603 = memref.alloca() : memref<16xf32>
-      scf.for %604 = %599 to %601 step %592 {
-        %605 = memref.subview %u[%604, 0] [1, %C] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
+    %602 = arith.constant 4 : index
+    %603 = arith.muli %602, %R : index
+    %604 = arith.muli %603, %C : index
+    %605 = arith.constant 4 : index
+    %606 = arith.muli %605, %R : index
+    %607 = arith.muli %606, %C : index
+    %608 = arith.addi %604, %607 : index
+    %609 = arith.constant 50331648 : index
+    %610 = arith.cmpi sge, %608, %609 : index
+    %611 = arith.constant 0 : index
+    %612 = arith.constant 1 : index
+    %613 = arith.constant 63 : index
+    %614 = arith.addi %R, %613 : index
+    %615 = arith.constant 64 : index
+    %616 = arith.divui %614, %615 : index
+    %617 = arith.constant 1 : index
+    %618 = arith.maxsi %616, %617 : index
+    scf.parallel (%619) = (%611) to (%R) step (%618) {
+      %620 = arith.addi %619, %618 : index
+      %621 = arith.minsi %620, %R : index
+      %622 = memref.alloca() : memref<f32>
+      %623 = memref.alloca() : memref<16xf32>
+      scf.for %624 = %619 to %621 step %612 {
+        %625 = memref.subview %u[%624, 0] [1, %C] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
         // s[r] = sum(k in 0..(r + 1): x[k, 0])
         linalg.generic {indexing_maps = [affine_map<() -> ()>], iterator_types = []}
-            outs(%602 : memref<f32>) {
-          ^bb0(%606: f32):
-          %607 = arith.constant 0 : index
-          %608 = arith.constant 1 : index
-          %609 = arith.addi %604, %608 : index
-          %610 = arith.constant 1 : index
-          %611 = arith.constant 0.0 : f32
-          %612 = scf.for %613 = %607 to %609 step %610 iter_args(%614 = %611) -> (f32) {
-            %615 = arith.constant 0 : index
-            %616 = arith.cmpi sge, %613, %615 : index
-            %617 = arith.cmpi slt, %613, %R : index
-            %618 = arith.andi %616, %617 : i1
-            %619 = arith.constant 1 : index
-            %620 = arith.subi %R, %619 : index
-            %621 = arith.minsi %613, %620 : index
-            %622 = arith.constant 0 : index
-            %623 = arith.maxsi %621, %622 : index
-            %624 = arith.constant 0 : index
-            %625 = arith.constant 0 : index
-            %626 = arith.cmpi sge, %624, %625 : index
-            %627 = arith.cmpi slt, %624, %C : index
-            %628 = arith.andi %626, %627 : i1
-            %629 = arith.andi %618, %628 : i1
-            %630 = arith.constant 1 : index
-            %631 = arith.subi %C, %630 : index
-            %632 = arith.minsi %624, %631 : index
-            %633 = arith.constant 0 : index
-            %634 = arith.maxsi %632, %633 : index
-            %635 = memref.load %x[%623, %634] : memref<?x?xf32>
-            %636 = arith.constant 0.0 : f32
-            %637 = arith.select %629, %635, %636 : f32
-            %638 = arith.addf %614, %637 fastmath<reassoc> : f32
-            scf.yield %638 : f32
+            outs(%622 : memref<f32>) {
+          ^bb0(%626: f32):
+          %627 = arith.constant 0 : index
+          %628 = arith.constant 1 : index
+          %629 = arith.addi %624, %628 : index
+          %630 = arith.constant 1 : index
+          %631 = arith.constant 0.0 : f32
+          %632 = scf.for %633 = %627 to %629 step %630 iter_args(%634 = %631) -> (f32) {
+            %635 = arith.constant 0 : index
+            %636 = arith.cmpi sge, %633, %635 : index
+            %637 = arith.cmpi slt, %633, %R : index
+            %638 = arith.andi %636, %637 : i1
+            %639 = arith.constant 1 : index
+            %640 = arith.subi %R, %639 : index
+            %641 = arith.minsi %633, %640 : index
+            %642 = arith.constant 0 : index
+            %643 = arith.maxsi %641, %642 : index
+            %644 = arith.constant 0 : index
+            %645 = arith.constant 0 : index
+            %646 = arith.cmpi sge, %644, %645 : index
+            %647 = arith.cmpi slt, %644, %C : index
+            %648 = arith.andi %646, %647 : i1
+            %649 = arith.andi %638, %648 : i1
+            %650 = arith.constant 1 : index
+            %651 = arith.subi %C, %650 : index
+            %652 = arith.minsi %644, %651 : index
+            %653 = arith.constant 0 : index
+            %654 = arith.maxsi %652, %653 : index
+            %655 = memref.load %x[%643, %654] : memref<?x?xf32>
+            %656 = arith.constant 0.0 : f32
+            %657 = arith.select %649, %655, %656 : f32
+            %658 = arith.addf %634, %657 fastmath<reassoc> : f32
+            scf.yield %658 : f32
           }
-          linalg.yield %612 : f32
+          linalg.yield %632 : f32
         }
         // u[r, c] = x[r, c] * s[r]
-        scf.if %590 {
+        scf.if %610 {
           // Non-temporal stores: plain head and tail, whole 64-byte lines in between.
-          %639 = arith.constant 4 : index
-          %640, %641, %642, %643 = memref.extract_strided_metadata %605 : memref<?xf32, strided<[1], offset: ?>> -> memref<f32>, index, index, index
-          %644 = memref.extract_aligned_pointer_as_index %605 : memref<?xf32, strided<[1], offset: ?>> -> index
-          %645 = arith.muli %641, %639 : index
-          %646 = arith.addi %644, %645 : index
-          %647 = arith.constant 64 : index
-          %648 = arith.remui %646, %647 : index
-          %649 = arith.subi %647, %648 : index
-          %650 = arith.remui %649, %647 : index
-          %651 = arith.divui %650, %639 : index
-          %652 = arith.minsi %651, %C : index
-          %653 = arith.constant 16 : index
-          %654 = arith.subi %C, %652 : index
-          %655 = arith.divui %654, %653 : index
-          %656 = arith.muli %655, %653 : index
-          %657 = arith.addi %652, %656 : index
-          %658 = arith.constant 0 : index
-          %659 = arith.constant 1 : index
-          %660 = memref.subview %605[%658] [%652] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
-          %661 = arith.constant 0 : index
-          %662 = memref.reinterpret_cast %660 to offset: [0], sizes: [%652], strides: [%661] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+          %659 = arith.constant 4 : index
+          %660, %661, %662, %663 = memref.extract_strided_metadata %625 : memref<?xf32, strided<[1], offset: ?>> -> memref<f32>, index, index, index
+          %664 = memref.extract_aligned_pointer_as_index %625 : memref<?xf32, strided<[1], offset: ?>> -> index
+          %665 = arith.muli %661, %659 : index
+          %666 = arith.addi %664, %665 : index
+          %667 = arith.constant 64 : index
+          %668 = arith.remui %666, %667 : index
+          %669 = arith.subi %667, %668 : index
+          %670 = arith.remui %669, %667 : index
+          %671 = arith.divui %670, %659 : index
+          %672 = arith.minsi %671, %C : index
+          %673 = arith.constant 16 : index
+          %674 = arith.subi %C, %672 : index
+          %675 = arith.divui %674, %673 : index
+          %676 = arith.muli %675, %673 : index
+          %677 = arith.addi %672, %676 : index
+          %678 = arith.constant 0 : index
+          %679 = arith.constant 1 : index
+          %680 = memref.subview %625[%678] [%672] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
+          %681 = arith.constant 0 : index
+          %682 = memref.reinterpret_cast %680 to offset: [0], sizes: [%672], strides: [%681] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
           linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-              ins(%662, %602 : memref<?xf32, strided<[?]>>, memref<f32>)
-              outs(%660 : memref<?xf32, strided<[1], offset: ?>>) {
-            ^bb0(%663: f32, %664: f32, %665: f32):
-            %666 = linalg.index 0 : index
-            %667 = arith.addi %666, %658 : index
-            %668 = arith.constant 0 : index
-            %669 = arith.cmpi sge, %604, %668 : index
-            %670 = arith.cmpi slt, %604, %R : index
-            %671 = arith.andi %669, %670 : i1
-            %672 = arith.constant 1 : index
-            %673 = arith.subi %R, %672 : index
-            %674 = arith.minsi %604, %673 : index
-            %675 = arith.constant 0 : index
-            %676 = arith.maxsi %674, %675 : index
-            %677 = arith.constant 0 : index
-            %678 = arith.cmpi sge, %667, %677 : index
-            %679 = arith.cmpi slt, %667, %C : index
-            %680 = arith.andi %678, %679 : i1
-            %681 = arith.andi %671, %680 : i1
-            %682 = arith.constant 1 : index
-            %683 = arith.subi %C, %682 : index
-            %684 = arith.minsi %667, %683 : index
-            %685 = arith.constant 0 : index
-            %686 = arith.maxsi %684, %685 : index
-            %687 = memref.load %x[%676, %686] : memref<?x?xf32>
-            %688 = arith.constant 0.0 : f32
-            %689 = arith.select %681, %687, %688 : f32
-            %690 = arith.mulf %689, %664 : f32
-            linalg.yield %690 : f32
+              ins(%682, %622 : memref<?xf32, strided<[?]>>, memref<f32>)
+              outs(%680 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%683: f32, %684: f32, %685: f32):
+            %686 = linalg.index 0 : index
+            %687 = arith.addi %686, %678 : index
+            %688 = arith.constant 0 : index
+            %689 = arith.cmpi sge, %624, %688 : index
+            %690 = arith.cmpi slt, %624, %R : index
+            %691 = arith.andi %689, %690 : i1
+            %692 = arith.constant 1 : index
+            %693 = arith.subi %R, %692 : index
+            %694 = arith.minsi %624, %693 : index
+            %695 = arith.constant 0 : index
+            %696 = arith.maxsi %694, %695 : index
+            %697 = arith.constant 0 : index
+            %698 = arith.cmpi sge, %687, %697 : index
+            %699 = arith.cmpi slt, %687, %C : index
+            %700 = arith.andi %698, %699 : i1
+            %701 = arith.andi %691, %700 : i1
+            %702 = arith.constant 1 : index
+            %703 = arith.subi %C, %702 : index
+            %704 = arith.minsi %687, %703 : index
+            %705 = arith.constant 0 : index
+            %706 = arith.maxsi %704, %705 : index
+            %707 = memref.load %x[%696, %706] : memref<?x?xf32>
+            %708 = arith.constant 0.0 : f32
+            %709 = arith.select %701, %707, %708 : f32
+            %710 = arith.mulf %709, %684 : f32
+            linalg.yield %710 : f32
           }
-          scf.for %691 = %658 to %655 step %659 {
-            %692 = arith.muli %691, %653 : index
-            %693 = arith.addi %652, %692 : index
-            %694 = arith.constant 0 : index
-            %695 = memref.reinterpret_cast %603 to offset: [0], sizes: [%653], strides: [%694] : memref<16xf32> to memref<?xf32, strided<[?]>>
+          scf.for %711 = %678 to %675 step %679 {
+            %712 = arith.muli %711, %673 : index
+            %713 = arith.addi %672, %712 : index
+            %714 = arith.constant 0 : index
+            %715 = memref.reinterpret_cast %623 to offset: [0], sizes: [%673], strides: [%714] : memref<16xf32> to memref<?xf32, strided<[?]>>
             linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-                ins(%695, %602 : memref<?xf32, strided<[?]>>, memref<f32>)
-                outs(%603 : memref<16xf32>) {
-              ^bb0(%696: f32, %697: f32, %698: f32):
-              %699 = linalg.index 0 : index
-              %700 = arith.addi %699, %693 : index
-              %701 = arith.constant 0 : index
-              %702 = arith.cmpi sge, %604, %701 : index
-              %703 = arith.cmpi slt, %604, %R : index
-              %704 = arith.andi %702, %703 : i1
-              %705 = arith.constant 1 : index
-              %706 = arith.subi %R, %705 : index
-              %707 = arith.minsi %604, %706 : index
-              %708 = arith.constant 0 : index
-              %709 = arith.maxsi %707, %708 : index
-              %710 = arith.constant 0 : index
-              %711 = arith.cmpi sge, %700, %710 : index
-              %712 = arith.cmpi slt, %700, %C : index
-              %713 = arith.andi %711, %712 : i1
-              %714 = arith.andi %704, %713 : i1
-              %715 = arith.constant 1 : index
-              %716 = arith.subi %C, %715 : index
-              %717 = arith.minsi %700, %716 : index
-              %718 = arith.constant 0 : index
-              %719 = arith.maxsi %717, %718 : index
-              %720 = memref.load %x[%709, %719] : memref<?x?xf32>
-              %721 = arith.constant 0.0 : f32
-              %722 = arith.select %714, %720, %721 : f32
-              %723 = arith.mulf %722, %697 : f32
-              linalg.yield %723 : f32
+                ins(%715, %622 : memref<?xf32, strided<[?]>>, memref<f32>)
+                outs(%623 : memref<16xf32>) {
+              ^bb0(%716: f32, %717: f32, %718: f32):
+              %719 = linalg.index 0 : index
+              %720 = arith.addi %719, %713 : index
+              %721 = arith.constant 0 : index
+              %722 = arith.cmpi sge, %624, %721 : index
+              %723 = arith.cmpi slt, %624, %R : index
+              %724 = arith.andi %722, %723 : i1
+              %725 = arith.constant 1 : index
+              %726 = arith.subi %R, %725 : index
+              %727 = arith.minsi %624, %726 : index
+              %728 = arith.constant 0 : index
+              %729 = arith.maxsi %727, %728 : index
+              %730 = arith.constant 0 : index
+              %731 = arith.cmpi sge, %720, %730 : index
+              %732 = arith.cmpi slt, %720, %C : index
+              %733 = arith.andi %731, %732 : i1
+              %734 = arith.andi %724, %733 : i1
+              %735 = arith.constant 1 : index
+              %736 = arith.subi %C, %735 : index
+              %737 = arith.minsi %720, %736 : index
+              %738 = arith.constant 0 : index
+              %739 = arith.maxsi %737, %738 : index
+              %740 = memref.load %x[%729, %739] : memref<?x?xf32>
+              %741 = arith.constant 0.0 : f32
+              %742 = arith.select %734, %740, %741 : f32
+              %743 = arith.mulf %742, %717 : f32
+              linalg.yield %743 : f32
             }
-            %724 = arith.constant 8 : index
-            %725 = vector.load %603[%658] : memref<16xf32>, vector<8xf32>
-            %726 = vector.load %603[%724] : memref<16xf32>, vector<8xf32>
-            %727 = arith.muli %693, %639 : index
-            %728 = arith.addi %646, %727 : index
-            %729 = arith.index_cast %728 : index to i64
-            %730 = llvm.inttoptr %729 : i64 to !llvm.ptr
-            llvm.store %725, %730 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
-            %731 = llvm.getelementptr %730[32] : (!llvm.ptr) -> !llvm.ptr, i8
-            llvm.store %726, %731 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+            %744 = arith.constant 8 : index
+            %745 = vector.load %623[%678] : memref<16xf32>, vector<8xf32>
+            %746 = vector.load %623[%744] : memref<16xf32>, vector<8xf32>
+            %747 = arith.muli %713, %659 : index
+            %748 = arith.addi %666, %747 : index
+            %749 = arith.index_cast %748 : index to i64
+            %750 = llvm.inttoptr %749 : i64 to !llvm.ptr
+            llvm.store %745, %750 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+            %751 = llvm.getelementptr %750[32] : (!llvm.ptr) -> !llvm.ptr, i8
+            llvm.store %746, %751 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
           }
-          %732 = arith.subi %C, %657 : index
-          %733 = memref.subview %605[%657] [%732] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
-          %734 = arith.constant 0 : index
-          %735 = memref.reinterpret_cast %733 to offset: [0], sizes: [%732], strides: [%734] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+          %752 = arith.subi %C, %677 : index
+          %753 = memref.subview %625[%677] [%752] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
+          %754 = arith.constant 0 : index
+          %755 = memref.reinterpret_cast %753 to offset: [0], sizes: [%752], strides: [%754] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
           linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-              ins(%735, %602 : memref<?xf32, strided<[?]>>, memref<f32>)
-              outs(%733 : memref<?xf32, strided<[1], offset: ?>>) {
-            ^bb0(%736: f32, %737: f32, %738: f32):
-            %739 = linalg.index 0 : index
-            %740 = arith.addi %739, %657 : index
-            %741 = arith.constant 0 : index
-            %742 = arith.cmpi sge, %604, %741 : index
-            %743 = arith.cmpi slt, %604, %R : index
-            %744 = arith.andi %742, %743 : i1
-            %745 = arith.constant 1 : index
-            %746 = arith.subi %R, %745 : index
-            %747 = arith.minsi %604, %746 : index
-            %748 = arith.constant 0 : index
-            %749 = arith.maxsi %747, %748 : index
-            %750 = arith.constant 0 : index
-            %751 = arith.cmpi sge, %740, %750 : index
-            %752 = arith.cmpi slt, %740, %C : index
-            %753 = arith.andi %751, %752 : i1
-            %754 = arith.andi %744, %753 : i1
-            %755 = arith.constant 1 : index
-            %756 = arith.subi %C, %755 : index
-            %757 = arith.minsi %740, %756 : index
-            %758 = arith.constant 0 : index
-            %759 = arith.maxsi %757, %758 : index
-            %760 = memref.load %x[%749, %759] : memref<?x?xf32>
-            %761 = arith.constant 0.0 : f32
-            %762 = arith.select %754, %760, %761 : f32
-            %763 = arith.mulf %762, %737 : f32
-            linalg.yield %763 : f32
+              ins(%755, %622 : memref<?xf32, strided<[?]>>, memref<f32>)
+              outs(%753 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%756: f32, %757: f32, %758: f32):
+            %759 = linalg.index 0 : index
+            %760 = arith.addi %759, %677 : index
+            %761 = arith.constant 0 : index
+            %762 = arith.cmpi sge, %624, %761 : index
+            %763 = arith.cmpi slt, %624, %R : index
+            %764 = arith.andi %762, %763 : i1
+            %765 = arith.constant 1 : index
+            %766 = arith.subi %R, %765 : index
+            %767 = arith.minsi %624, %766 : index
+            %768 = arith.constant 0 : index
+            %769 = arith.maxsi %767, %768 : index
+            %770 = arith.constant 0 : index
+            %771 = arith.cmpi sge, %760, %770 : index
+            %772 = arith.cmpi slt, %760, %C : index
+            %773 = arith.andi %771, %772 : i1
+            %774 = arith.andi %764, %773 : i1
+            %775 = arith.constant 1 : index
+            %776 = arith.subi %C, %775 : index
+            %777 = arith.minsi %760, %776 : index
+            %778 = arith.constant 0 : index
+            %779 = arith.maxsi %777, %778 : index
+            %780 = memref.load %x[%769, %779] : memref<?x?xf32>
+            %781 = arith.constant 0.0 : f32
+            %782 = arith.select %774, %780, %781 : f32
+            %783 = arith.mulf %782, %757 : f32
+            linalg.yield %783 : f32
           }
         } else {
-          %764 = arith.constant 0 : index
-          %765 = memref.reinterpret_cast %605 to offset: [0], sizes: [%C], strides: [%764] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+          %784 = arith.constant 0 : index
+          %785 = memref.reinterpret_cast %625 to offset: [0], sizes: [%C], strides: [%784] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
           linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-              ins(%765, %602 : memref<?xf32, strided<[?]>>, memref<f32>)
-              outs(%605 : memref<?xf32, strided<[1], offset: ?>>) {
-            ^bb0(%766: f32, %767: f32, %768: f32):
-            %769 = linalg.index 0 : index
-            %770 = arith.constant 0 : index
-            %771 = arith.cmpi sge, %604, %770 : index
-            %772 = arith.cmpi slt, %604, %R : index
-            %773 = arith.andi %771, %772 : i1
-            %774 = arith.constant 1 : index
-            %775 = arith.subi %R, %774 : index
-            %776 = arith.minsi %604, %775 : index
-            %777 = arith.constant 0 : index
-            %778 = arith.maxsi %776, %777 : index
-            %779 = arith.constant 0 : index
-            %780 = arith.cmpi sge, %769, %779 : index
-            %781 = arith.cmpi slt, %769, %C : index
-            %782 = arith.andi %780, %781 : i1
-            %783 = arith.andi %773, %782 : i1
-            %784 = arith.constant 1 : index
-            %785 = arith.subi %C, %784 : index
-            %786 = arith.minsi %769, %785 : index
-            %787 = arith.constant 0 : index
-            %788 = arith.maxsi %786, %787 : index
-            %789 = memref.load %x[%778, %788] : memref<?x?xf32>
-            %790 = arith.constant 0.0 : f32
-            %791 = arith.select %783, %789, %790 : f32
-            %792 = arith.mulf %791, %767 : f32
-            linalg.yield %792 : f32
+              ins(%785, %622 : memref<?xf32, strided<[?]>>, memref<f32>)
+              outs(%625 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%786: f32, %787: f32, %788: f32):
+            %789 = linalg.index 0 : index
+            %790 = arith.constant 0 : index
+            %791 = arith.cmpi sge, %624, %790 : index
+            %792 = arith.cmpi slt, %624, %R : index
+            %793 = arith.andi %791, %792 : i1
+            %794 = arith.constant 1 : index
+            %795 = arith.subi %R, %794 : index
+            %796 = arith.minsi %624, %795 : index
+            %797 = arith.constant 0 : index
+            %798 = arith.maxsi %796, %797 : index
+            %799 = arith.constant 0 : index
+            %800 = arith.cmpi sge, %789, %799 : index
+            %801 = arith.cmpi slt, %789, %C : index
+            %802 = arith.andi %800, %801 : i1
+            %803 = arith.andi %793, %802 : i1
+            %804 = arith.constant 1 : index
+            %805 = arith.subi %C, %804 : index
+            %806 = arith.minsi %789, %805 : index
+            %807 = arith.constant 0 : index
+            %808 = arith.maxsi %806, %807 : index
+            %809 = memref.load %x[%798, %808] : memref<?x?xf32>
+            %810 = arith.constant 0.0 : f32
+            %811 = arith.select %803, %809, %810 : f32
+            %812 = arith.mulf %811, %787 : f32
+            linalg.yield %812 : f32
           }
         }
       }
-      scf.if %590 {
+      scf.if %610 {
         llvm.fence seq_cst
       }
       scf.reduce
     }
     // g[c] = max(k in 0..(c + 1): x[R - 1, k])
-    %793 = arith.constant 65536 : index
-    %794 = arith.cmpi sge, %C, %793 : index
-    scf.if %794 {
+    %813 = arith.constant 65536 : index
+    %814 = arith.cmpi sge, %C, %813 : index
+    scf.if %814 {
+      %815 = arith.constant 0 : index
       // Two parallel passes over 512 blocks of the outputs: each block's new terms folded apart,
-      // the folds combined in order into each block's offset, then each block's outputs walked from it.
-      %795 = arith.constant 0 : index
-      %796 = arith.constant 1 : index
-      %797 = arith.constant 512 : index
-      %798 = arith.constant 511 : index
-      %799 = arith.addi %C, %798 : index
-      %800 = arith.divui %799, %797 : index
-      %801 = arith.constant 0 : index
-      %802 = memref.alloca() : memref<512xf32>
-      %803 = memref.alloca() : memref<512xindex>
-      scf.parallel (%804) = (%795) to (%797) step (%796) {
-        %805 = arith.muli %804, %800 : index
-        %806 = arith.minsi %805, %C : index
-        %807 = arith.addi %806, %800 : index
-        %808 = arith.minsi %807, %C : index
-        %809 = arith.subi %806, %796 : index
-        %810 = arith.constant 1 : index
-        %811 = arith.addi %809, %810 : index
-        %812 = arith.maxsi %801, %811 : index
-        %813 = arith.cmpi sgt, %806, %795 : index
-        %814 = arith.select %813, %812, %801 : index
-        %815 = arith.subi %808, %796 : index
-        %816 = arith.constant 1 : index
-        %817 = arith.addi %815, %816 : index
-        %818 = arith.maxsi %801, %817 : index
-        %819 = arith.cmpi sgt, %808, %795 : index
-        %820 = arith.select %819, %818, %801 : index
-        %821 = arith.constant 0xFF800000 : f32
-        %822 = scf.for %823 = %814 to %820 step %796 iter_args(%824 = %821) -> (f32) {
-          %825 = arith.constant 1 : index
-          %826 = arith.subi %R, %825 : index
-          %827 = arith.constant 0 : index
-          %828 = arith.cmpi sge, %826, %827 : index
-          %829 = arith.cmpi slt, %826, %R : index
-          %830 = arith.andi %828, %829 : i1
-          %831 = arith.constant 1 : index
-          %832 = arith.subi %R, %831 : index
-          %833 = arith.minsi %826, %832 : index
-          %834 = arith.constant 0 : index
-          %835 = arith.maxsi %833, %834 : index
-          %836 = arith.constant 0 : index
-          %837 = arith.cmpi sge, %823, %836 : index
-          %838 = arith.cmpi slt, %823, %C : index
-          %839 = arith.andi %837, %838 : i1
-          %840 = arith.andi %830, %839 : i1
-          %841 = arith.constant 1 : index
-          %842 = arith.subi %C, %841 : index
-          %843 = arith.minsi %823, %842 : index
-          %844 = arith.constant 0 : index
-          %845 = arith.maxsi %843, %844 : index
-          %846 = memref.load %x[%835, %845] : memref<?x?xf32>
-          %847 = arith.constant 0.0 : f32
-          %848 = arith.select %840, %846, %847 : f32
-          %849 = arith.cmpf ogt, %824, %848 : f32
-          %850 = arith.cmpf uno, %824, %824 : f32
-          %851 = arith.ori %849, %850 : i1
-          %852 = arith.select %851, %824, %848 : f32
-          scf.yield %852 : f32
+      // the folds combined in order into each block's offset, then each block's outputs walked
+      // from its offset.
+      %816 = arith.constant 512 : index
+      %817 = arith.addi %C, %816 : index
+      %818 = arith.constant 1 : index
+      %819 = arith.subi %817, %818 : index
+      %820 = arith.divsi %819, %816 : index
+      %821 = memref.alloca() : memref<512xf32>
+      %822 = memref.alloca() : memref<512xindex>
+      %823 = arith.constant 0 : index
+      %824 = arith.constant 1 : index
+      scf.parallel (%825) = (%823) to (%816) step (%824) {
+        %826 = arith.muli %825, %820 : index
+        %827 = arith.minsi %826, %C : index
+        %828 = arith.addi %827, %820 : index
+        %829 = arith.minsi %828, %C : index
+        %830 = arith.constant 0 : index
+        %831 = arith.cmpi sgt, %827, %830 : index
+        %832 = scf.if %831 -> (index) {
+          %833 = arith.constant 1 : index
+          %834 = arith.subi %827, %833 : index
+          %835 = arith.constant 1 : index
+          %836 = arith.addi %834, %835 : index
+          %837 = arith.maxsi %815, %836 : index
+          scf.yield %837 : index
+        } else {
+          scf.yield %815 : index
         }
-        memref.store %822, %802[%804] : memref<512xf32>
-        memref.store %814, %803[%804] : memref<512xindex>
+        %838 = arith.constant 0 : index
+        %839 = arith.cmpi sgt, %829, %838 : index
+        %840 = scf.if %839 -> (index) {
+          %841 = arith.constant 1 : index
+          %842 = arith.subi %829, %841 : index
+          %843 = arith.constant 1 : index
+          %844 = arith.addi %842, %843 : index
+          %845 = arith.maxsi %815, %844 : index
+          scf.yield %845 : index
+        } else {
+          scf.yield %815 : index
+        }
+        %846 = arith.constant 0xFF800000 : f32
+        %847 = arith.constant 1 : index
+        %848 = scf.for %849 = %832 to %840 step %847 iter_args(%850 = %846) -> (f32) {
+          %851 = arith.constant 1 : index
+          %852 = arith.subi %R, %851 : index
+          %853 = arith.constant 0 : index
+          %854 = arith.cmpi sge, %852, %853 : index
+          %855 = arith.cmpi slt, %852, %R : index
+          %856 = arith.andi %854, %855 : i1
+          %857 = arith.constant 1 : index
+          %858 = arith.subi %R, %857 : index
+          %859 = arith.minsi %852, %858 : index
+          %860 = arith.constant 0 : index
+          %861 = arith.maxsi %859, %860 : index
+          %862 = arith.constant 0 : index
+          %863 = arith.cmpi sge, %849, %862 : index
+          %864 = arith.cmpi slt, %849, %C : index
+          %865 = arith.andi %863, %864 : i1
+          %866 = arith.andi %856, %865 : i1
+          %867 = arith.constant 1 : index
+          %868 = arith.subi %C, %867 : index
+          %869 = arith.minsi %849, %868 : index
+          %870 = arith.constant 0 : index
+          %871 = arith.maxsi %869, %870 : index
+          %872 = memref.load %x[%861, %871] : memref<?x?xf32>
+          %873 = arith.constant 0.0 : f32
+          %874 = arith.select %866, %872, %873 : f32
+          %875 = arith.cmpf ogt, %850, %874 : f32
+          %876 = arith.cmpf uno, %850, %850 : f32
+          %877 = arith.ori %875, %876 : i1
+          %878 = arith.select %877, %850, %874 : f32
+          scf.yield %878 : f32
+        }
+        memref.store %848, %821[%825] : memref<512xf32>
+        memref.store %832, %822[%825] : memref<512xindex>
         scf.reduce
       }
-      %853 = arith.constant 0xFF800000 : f32
-      %854 = scf.for %855 = %795 to %797 step %796 iter_args(%856 = %853) -> (f32) {
-        %857 = memref.load %802[%855] : memref<512xf32>
-        memref.store %856, %802[%855] : memref<512xf32>
-        %858 = arith.cmpf ogt, %856, %857 : f32
-        %859 = arith.cmpf uno, %856, %856 : f32
-        %860 = arith.ori %858, %859 : i1
-        %861 = arith.select %860, %856, %857 : f32
-        scf.yield %861 : f32
+      %879 = arith.constant 0xFF800000 : f32
+      %880 = arith.constant 0 : index
+      %881 = arith.constant 1 : index
+      %882 = scf.for %883 = %880 to %816 step %881 iter_args(%884 = %879) -> (f32) {
+        %885 = memref.load %821[%883] : memref<512xf32>
+        memref.store %884, %821[%883] : memref<512xf32>
+        %886 = arith.cmpf ogt, %884, %885 : f32
+        %887 = arith.cmpf uno, %884, %884 : f32
+        %888 = arith.ori %886, %887 : i1
+        %889 = arith.select %888, %884, %885 : f32
+        scf.yield %889 : f32
       }
-      scf.parallel (%862) = (%795) to (%797) step (%796) {
-        %863 = arith.muli %862, %800 : index
-        %864 = arith.minsi %863, %C : index
-        %865 = arith.addi %864, %800 : index
-        %866 = arith.minsi %865, %C : index
-        %867 = memref.load %802[%862] : memref<512xf32>
-        %868 = memref.load %803[%862] : memref<512xindex>
-        %869 = arith.constant 0 : index
-        %870 = arith.constant 1 : index
-        %871 = arith.constant 1 : index
-        %872 = arith.addi %869, %871 : index
-        %873 = arith.constant 0 : index
-        %874 = arith.subi %872, %870 : index
-        %875 = arith.subi %873, %872 : index
-        %876 = arith.addi %875, %870 : index
-        %877 = arith.maxsi %876, %870 : index
-        %878 = arith.cmpi eq, %874, %873 : index
-        %879 = arith.select %878, %869, %877 : index
-        %880 = arith.maxsi %879, %864 : index
-        %881 = arith.minsi %880, %866 : index
-        %882:2 = scf.for %883 = %864 to %881 step %870 iter_args(%884 = %867, %885 = %868) -> (f32, index) {
-          %886 = arith.constant 1 : index
-          %887 = arith.addi %883, %886 : index
-          %888 = scf.for %889 = %885 to %887 step %870 iter_args(%890 = %884) -> (f32) {
-            %891 = arith.constant 1 : index
-            %892 = arith.subi %R, %891 : index
-            %893 = arith.constant 0 : index
-            %894 = arith.cmpi sge, %892, %893 : index
-            %895 = arith.cmpi slt, %892, %R : index
-            %896 = arith.andi %894, %895 : i1
-            %897 = arith.constant 1 : index
-            %898 = arith.subi %R, %897 : index
-            %899 = arith.minsi %892, %898 : index
-            %900 = arith.constant 0 : index
-            %901 = arith.maxsi %899, %900 : index
-            %902 = arith.constant 0 : index
-            %903 = arith.cmpi sge, %889, %902 : index
-            %904 = arith.cmpi slt, %889, %C : index
-            %905 = arith.andi %903, %904 : i1
-            %906 = arith.andi %896, %905 : i1
-            %907 = arith.constant 1 : index
-            %908 = arith.subi %C, %907 : index
-            %909 = arith.minsi %889, %908 : index
-            %910 = arith.constant 0 : index
-            %911 = arith.maxsi %909, %910 : index
-            %912 = memref.load %x[%901, %911] : memref<?x?xf32>
-            %913 = arith.constant 0.0 : f32
-            %914 = arith.select %906, %912, %913 : f32
-            %915 = arith.cmpf ogt, %890, %914 : f32
-            %916 = arith.cmpf uno, %890, %890 : f32
-            %917 = arith.ori %915, %916 : i1
-            %918 = arith.select %917, %890, %914 : f32
-            scf.yield %918 : f32
+      %890 = arith.constant 0 : index
+      %891 = arith.constant 1 : index
+      scf.parallel (%892) = (%890) to (%816) step (%891) {
+        %893 = arith.muli %892, %820 : index
+        %894 = arith.minsi %893, %C : index
+        %895 = arith.addi %894, %820 : index
+        %896 = arith.minsi %895, %C : index
+        %897 = memref.load %822[%892] : memref<512xindex>
+        %898 = memref.load %821[%892] : memref<512xf32>
+        %899 = arith.constant 0 : index
+        %900 = arith.constant 1 : index
+        %901 = arith.constant 1 : index
+        %902 = arith.addi %899, %901 : index
+        %903 = arith.constant 0 : index
+        %904 = arith.subi %902, %900 : index
+        %905 = arith.subi %903, %902 : index
+        %906 = arith.addi %905, %900 : index
+        %907 = arith.maxsi %906, %900 : index
+        %908 = arith.cmpi eq, %904, %903 : index
+        %909 = arith.select %908, %899, %907 : index
+        %910 = arith.maxsi %909, %894 : index
+        %911 = arith.minsi %910, %896 : index
+        %912:2 = scf.for %913 = %894 to %911 step %900 iter_args(%914 = %898, %915 = %897) -> (f32, index) {
+          %916 = arith.constant 1 : index
+          %917 = arith.addi %913, %916 : index
+          %918 = scf.for %919 = %915 to %917 step %900 iter_args(%920 = %914) -> (f32) {
+            %921 = arith.constant 1 : index
+            %922 = arith.subi %R, %921 : index
+            %923 = arith.constant 0 : index
+            %924 = arith.cmpi sge, %922, %923 : index
+            %925 = arith.cmpi slt, %922, %R : index
+            %926 = arith.andi %924, %925 : i1
+            %927 = arith.constant 1 : index
+            %928 = arith.subi %R, %927 : index
+            %929 = arith.minsi %922, %928 : index
+            %930 = arith.constant 0 : index
+            %931 = arith.maxsi %929, %930 : index
+            %932 = arith.constant 0 : index
+            %933 = arith.cmpi sge, %919, %932 : index
+            %934 = arith.cmpi slt, %919, %C : index
+            %935 = arith.andi %933, %934 : i1
+            %936 = arith.andi %926, %935 : i1
+            %937 = arith.constant 1 : index
+            %938 = arith.subi %C, %937 : index
+            %939 = arith.minsi %919, %938 : index
+            %940 = arith.constant 0 : index
+            %941 = arith.maxsi %939, %940 : index
+            %942 = memref.load %x[%931, %941] : memref<?x?xf32>
+            %943 = arith.constant 0.0 : f32
+            %944 = arith.select %936, %942, %943 : f32
+            %945 = arith.cmpf ogt, %920, %944 : f32
+            %946 = arith.cmpf uno, %920, %920 : f32
+            %947 = arith.ori %945, %946 : i1
+            %948 = arith.select %947, %920, %944 : f32
+            scf.yield %948 : f32
           }
-          %919 = arith.maxsi %885, %887 : index
-          memref.store %888, %g[%883] : memref<?xf32>
-          scf.yield %888, %919 : f32, index
+          %949 = arith.maxsi %915, %917 : index
+          memref.store %918, %g[%913] : memref<?xf32>
+          scf.yield %918, %949 : f32, index
         }
-        %920 = scf.for %921 = %881 to %866 step %870 iter_args(%922 = %882#0) -> (f32) {
-          %923 = arith.constant 1 : index
-          %924 = arith.addi %921, %923 : index
-          %925 = arith.subi %924, %870 : index
-          %926 = arith.constant 1 : index
-          %927 = arith.subi %R, %926 : index
-          %928 = arith.constant 0 : index
-          %929 = arith.cmpi sge, %927, %928 : index
-          %930 = arith.cmpi slt, %927, %R : index
-          %931 = arith.andi %929, %930 : i1
-          %932 = arith.constant 1 : index
-          %933 = arith.subi %R, %932 : index
-          %934 = arith.minsi %927, %933 : index
-          %935 = arith.constant 0 : index
-          %936 = arith.maxsi %934, %935 : index
-          %937 = arith.constant 0 : index
-          %938 = arith.cmpi sge, %925, %937 : index
-          %939 = arith.cmpi slt, %925, %C : index
-          %940 = arith.andi %938, %939 : i1
-          %941 = arith.andi %931, %940 : i1
-          %942 = arith.constant 1 : index
-          %943 = arith.subi %C, %942 : index
-          %944 = arith.minsi %925, %943 : index
-          %945 = arith.constant 0 : index
-          %946 = arith.maxsi %944, %945 : index
-          %947 = memref.load %x[%936, %946] : memref<?x?xf32>
-          %948 = arith.constant 0.0 : f32
-          %949 = arith.select %941, %947, %948 : f32
-          %950 = arith.cmpf ogt, %922, %949 : f32
-          %951 = arith.cmpf uno, %922, %922 : f32
-          %952 = arith.ori %950, %951 : i1
-          %953 = arith.select %952, %922, %949 : f32
-          memref.store %953, %g[%921] : memref<?xf32>
-          scf.yield %953 : f32
+        %950 = scf.for %951 = %911 to %896 step %900 iter_args(%952 = %912#0) -> (f32) {
+          %953 = arith.constant 1 : index
+          %954 = arith.addi %951, %953 : index
+          %955 = arith.subi %954, %900 : index
+          %956 = arith.constant 1 : index
+          %957 = arith.subi %R, %956 : index
+          %958 = arith.constant 0 : index
+          %959 = arith.cmpi sge, %957, %958 : index
+          %960 = arith.cmpi slt, %957, %R : index
+          %961 = arith.andi %959, %960 : i1
+          %962 = arith.constant 1 : index
+          %963 = arith.subi %R, %962 : index
+          %964 = arith.minsi %957, %963 : index
+          %965 = arith.constant 0 : index
+          %966 = arith.maxsi %964, %965 : index
+          %967 = arith.constant 0 : index
+          %968 = arith.cmpi sge, %955, %967 : index
+          %969 = arith.cmpi slt, %955, %C : index
+          %970 = arith.andi %968, %969 : i1
+          %971 = arith.andi %961, %970 : i1
+          %972 = arith.constant 1 : index
+          %973 = arith.subi %C, %972 : index
+          %974 = arith.minsi %955, %973 : index
+          %975 = arith.constant 0 : index
+          %976 = arith.maxsi %974, %975 : index
+          %977 = memref.load %x[%966, %976] : memref<?x?xf32>
+          %978 = arith.constant 0.0 : f32
+          %979 = arith.select %971, %977, %978 : f32
+          %980 = arith.cmpf ogt, %952, %979 : f32
+          %981 = arith.cmpf uno, %952, %952 : f32
+          %982 = arith.ori %980, %981 : i1
+          %983 = arith.select %982, %952, %979 : f32
+          memref.store %983, %g[%951] : memref<?xf32>
+          scf.yield %983 : f32
         }
         scf.reduce
       }
     } else {
       // Running: each output's range extends the previous one's by its new terms.
-      %954 = arith.constant 0 : index
-      %955 = arith.constant 1 : index
-      %956 = arith.constant 0 : index
-      %957 = arith.constant 0xFF800000 : f32
-      %958 = arith.constant 0 : index
-      %959 = arith.constant 1 : index
-      %960 = arith.constant 1 : index
-      %961 = arith.addi %958, %960 : index
-      %962 = arith.constant 0 : index
-      %963 = arith.subi %961, %959 : index
-      %964 = arith.subi %962, %961 : index
-      %965 = arith.addi %964, %959 : index
-      %966 = arith.maxsi %965, %959 : index
-      %967 = arith.cmpi eq, %963, %962 : index
-      %968 = arith.select %967, %958, %966 : index
-      %969 = arith.maxsi %968, %954 : index
-      %970 = arith.minsi %969, %C : index
-      %971:2 = scf.for %972 = %954 to %970 step %959 iter_args(%973 = %957, %974 = %956) -> (f32, index) {
-        %975 = arith.constant 1 : index
-        %976 = arith.addi %972, %975 : index
-        %977 = scf.for %978 = %974 to %976 step %959 iter_args(%979 = %973) -> (f32) {
-          %980 = arith.constant 1 : index
-          %981 = arith.subi %R, %980 : index
-          %982 = arith.constant 0 : index
-          %983 = arith.cmpi sge, %981, %982 : index
-          %984 = arith.cmpi slt, %981, %R : index
-          %985 = arith.andi %983, %984 : i1
-          %986 = arith.constant 1 : index
-          %987 = arith.subi %R, %986 : index
-          %988 = arith.minsi %981, %987 : index
-          %989 = arith.constant 0 : index
-          %990 = arith.maxsi %988, %989 : index
-          %991 = arith.constant 0 : index
-          %992 = arith.cmpi sge, %978, %991 : index
-          %993 = arith.cmpi slt, %978, %C : index
-          %994 = arith.andi %992, %993 : i1
-          %995 = arith.andi %985, %994 : i1
-          %996 = arith.constant 1 : index
-          %997 = arith.subi %C, %996 : index
-          %998 = arith.minsi %978, %997 : index
-          %999 = arith.constant 0 : index
-          %1000 = arith.maxsi %998, %999 : index
-          %1001 = memref.load %x[%990, %1000] : memref<?x?xf32>
-          %1002 = arith.constant 0.0 : f32
-          %1003 = arith.select %995, %1001, %1002 : f32
-          %1004 = arith.cmpf ogt, %979, %1003 : f32
-          %1005 = arith.cmpf uno, %979, %979 : f32
-          %1006 = arith.ori %1004, %1005 : i1
-          %1007 = arith.select %1006, %979, %1003 : f32
-          scf.yield %1007 : f32
+      %984 = arith.constant 0 : index
+      %985 = arith.constant 1 : index
+      %986 = arith.constant 0 : index
+      %987 = arith.constant 0xFF800000 : f32
+      %988 = arith.constant 0 : index
+      %989 = arith.constant 1 : index
+      %990 = arith.constant 1 : index
+      %991 = arith.addi %988, %990 : index
+      %992 = arith.constant 0 : index
+      %993 = arith.subi %991, %989 : index
+      %994 = arith.subi %992, %991 : index
+      %995 = arith.addi %994, %989 : index
+      %996 = arith.maxsi %995, %989 : index
+      %997 = arith.cmpi eq, %993, %992 : index
+      %998 = arith.select %997, %988, %996 : index
+      %999 = arith.maxsi %998, %984 : index
+      %1000 = arith.minsi %999, %C : index
+      %1001:2 = scf.for %1002 = %984 to %1000 step %989 iter_args(%1003 = %987, %1004 = %986) -> (f32, index) {
+        %1005 = arith.constant 1 : index
+        %1006 = arith.addi %1002, %1005 : index
+        %1007 = scf.for %1008 = %1004 to %1006 step %989 iter_args(%1009 = %1003) -> (f32) {
+          %1010 = arith.constant 1 : index
+          %1011 = arith.subi %R, %1010 : index
+          %1012 = arith.constant 0 : index
+          %1013 = arith.cmpi sge, %1011, %1012 : index
+          %1014 = arith.cmpi slt, %1011, %R : index
+          %1015 = arith.andi %1013, %1014 : i1
+          %1016 = arith.constant 1 : index
+          %1017 = arith.subi %R, %1016 : index
+          %1018 = arith.minsi %1011, %1017 : index
+          %1019 = arith.constant 0 : index
+          %1020 = arith.maxsi %1018, %1019 : index
+          %1021 = arith.constant 0 : index
+          %1022 = arith.cmpi sge, %1008, %1021 : index
+          %1023 = arith.cmpi slt, %1008, %C : index
+          %1024 = arith.andi %1022, %1023 : i1
+          %1025 = arith.andi %1015, %1024 : i1
+          %1026 = arith.constant 1 : index
+          %1027 = arith.subi %C, %1026 : index
+          %1028 = arith.minsi %1008, %1027 : index
+          %1029 = arith.constant 0 : index
+          %1030 = arith.maxsi %1028, %1029 : index
+          %1031 = memref.load %x[%1020, %1030] : memref<?x?xf32>
+          %1032 = arith.constant 0.0 : f32
+          %1033 = arith.select %1025, %1031, %1032 : f32
+          %1034 = arith.cmpf ogt, %1009, %1033 : f32
+          %1035 = arith.cmpf uno, %1009, %1009 : f32
+          %1036 = arith.ori %1034, %1035 : i1
+          %1037 = arith.select %1036, %1009, %1033 : f32
+          scf.yield %1037 : f32
         }
-        %1008 = arith.maxsi %974, %976 : index
-        memref.store %977, %g[%972] : memref<?xf32>
-        scf.yield %977, %1008 : f32, index
+        %1038 = arith.maxsi %1004, %1006 : index
+        memref.store %1007, %g[%1002] : memref<?xf32>
+        scf.yield %1007, %1038 : f32, index
       }
-      %1009 = scf.for %1010 = %970 to %C step %959 iter_args(%1011 = %971#0) -> (f32) {
-        %1012 = arith.constant 1 : index
-        %1013 = arith.addi %1010, %1012 : index
-        %1014 = arith.subi %1013, %959 : index
-        %1015 = arith.constant 1 : index
-        %1016 = arith.subi %R, %1015 : index
-        %1017 = arith.constant 0 : index
-        %1018 = arith.cmpi sge, %1016, %1017 : index
-        %1019 = arith.cmpi slt, %1016, %R : index
-        %1020 = arith.andi %1018, %1019 : i1
-        %1021 = arith.constant 1 : index
-        %1022 = arith.subi %R, %1021 : index
-        %1023 = arith.minsi %1016, %1022 : index
-        %1024 = arith.constant 0 : index
-        %1025 = arith.maxsi %1023, %1024 : index
-        %1026 = arith.constant 0 : index
-        %1027 = arith.cmpi sge, %1014, %1026 : index
-        %1028 = arith.cmpi slt, %1014, %C : index
-        %1029 = arith.andi %1027, %1028 : i1
-        %1030 = arith.andi %1020, %1029 : i1
-        %1031 = arith.constant 1 : index
-        %1032 = arith.subi %C, %1031 : index
-        %1033 = arith.minsi %1014, %1032 : index
-        %1034 = arith.constant 0 : index
-        %1035 = arith.maxsi %1033, %1034 : index
-        %1036 = memref.load %x[%1025, %1035] : memref<?x?xf32>
-        %1037 = arith.constant 0.0 : f32
-        %1038 = arith.select %1030, %1036, %1037 : f32
-        %1039 = arith.cmpf ogt, %1011, %1038 : f32
-        %1040 = arith.cmpf uno, %1011, %1011 : f32
-        %1041 = arith.ori %1039, %1040 : i1
-        %1042 = arith.select %1041, %1011, %1038 : f32
-        memref.store %1042, %g[%1010] : memref<?xf32>
-        scf.yield %1042 : f32
+      %1039 = scf.for %1040 = %1000 to %C step %989 iter_args(%1041 = %1001#0) -> (f32) {
+        %1042 = arith.constant 1 : index
+        %1043 = arith.addi %1040, %1042 : index
+        %1044 = arith.subi %1043, %989 : index
+        %1045 = arith.constant 1 : index
+        %1046 = arith.subi %R, %1045 : index
+        %1047 = arith.constant 0 : index
+        %1048 = arith.cmpi sge, %1046, %1047 : index
+        %1049 = arith.cmpi slt, %1046, %R : index
+        %1050 = arith.andi %1048, %1049 : i1
+        %1051 = arith.constant 1 : index
+        %1052 = arith.subi %R, %1051 : index
+        %1053 = arith.minsi %1046, %1052 : index
+        %1054 = arith.constant 0 : index
+        %1055 = arith.maxsi %1053, %1054 : index
+        %1056 = arith.constant 0 : index
+        %1057 = arith.cmpi sge, %1044, %1056 : index
+        %1058 = arith.cmpi slt, %1044, %C : index
+        %1059 = arith.andi %1057, %1058 : i1
+        %1060 = arith.andi %1050, %1059 : i1
+        %1061 = arith.constant 1 : index
+        %1062 = arith.subi %C, %1061 : index
+        %1063 = arith.minsi %1044, %1062 : index
+        %1064 = arith.constant 0 : index
+        %1065 = arith.maxsi %1063, %1064 : index
+        %1066 = memref.load %x[%1055, %1065] : memref<?x?xf32>
+        %1067 = arith.constant 0.0 : f32
+        %1068 = arith.select %1060, %1066, %1067 : f32
+        %1069 = arith.cmpf ogt, %1041, %1068 : f32
+        %1070 = arith.cmpf uno, %1041, %1041 : f32
+        %1071 = arith.ori %1069, %1070 : i1
+        %1072 = arith.select %1071, %1041, %1068 : f32
+        memref.store %1072, %g[%1040] : memref<?xf32>
+        scf.yield %1072 : f32
       }
     }
     // n[c] = min(k in 0..(c + 1): v[k] + i32(k))
-    %1043 = arith.constant 65536 : index
-    %1044 = arith.cmpi sge, %C, %1043 : index
-    scf.if %1044 {
+    %1073 = arith.constant 65536 : index
+    %1074 = arith.cmpi sge, %C, %1073 : index
+    scf.if %1074 {
+      %1075 = arith.constant 0 : index
       // Two parallel passes over 512 blocks of the outputs: each block's new terms folded apart,
-      // the folds combined in order into each block's offset, then each block's outputs walked from it.
-      %1045 = arith.constant 0 : index
-      %1046 = arith.constant 1 : index
-      %1047 = arith.constant 512 : index
-      %1048 = arith.constant 511 : index
-      %1049 = arith.addi %C, %1048 : index
-      %1050 = arith.divui %1049, %1047 : index
-      %1051 = arith.constant 0 : index
-      %1052 = memref.alloca() : memref<512xi32>
-      %1053 = memref.alloca() : memref<512xindex>
-      scf.parallel (%1054) = (%1045) to (%1047) step (%1046) {
-        %1055 = arith.muli %1054, %1050 : index
-        %1056 = arith.minsi %1055, %C : index
-        %1057 = arith.addi %1056, %1050 : index
-        %1058 = arith.minsi %1057, %C : index
-        %1059 = arith.subi %1056, %1046 : index
-        %1060 = arith.constant 1 : index
-        %1061 = arith.addi %1059, %1060 : index
-        %1062 = arith.maxsi %1051, %1061 : index
-        %1063 = arith.cmpi sgt, %1056, %1045 : index
-        %1064 = arith.select %1063, %1062, %1051 : index
-        %1065 = arith.subi %1058, %1046 : index
-        %1066 = arith.constant 1 : index
-        %1067 = arith.addi %1065, %1066 : index
-        %1068 = arith.maxsi %1051, %1067 : index
-        %1069 = arith.cmpi sgt, %1058, %1045 : index
-        %1070 = arith.select %1069, %1068, %1051 : index
-        %1071 = arith.constant 2147483647 : i32
-        %1072 = scf.for %1073 = %1064 to %1070 step %1046 iter_args(%1074 = %1071) -> (i32) {
-          %1075 = memref.load %v[%1073] : memref<?xi32>
-          %1076 = arith.index_cast %1073 : index to i32
-          %1077 = arith.addi %1075, %1076 : i32
-          %1078 = arith.minsi %1074, %1077 : i32
-          scf.yield %1078 : i32
+      // the folds combined in order into each block's offset, then each block's outputs walked
+      // from its offset.
+      %1076 = arith.constant 512 : index
+      %1077 = arith.addi %C, %1076 : index
+      %1078 = arith.constant 1 : index
+      %1079 = arith.subi %1077, %1078 : index
+      %1080 = arith.divsi %1079, %1076 : index
+      %1081 = memref.alloca() : memref<512xi32>
+      %1082 = memref.alloca() : memref<512xindex>
+      %1083 = arith.constant 0 : index
+      %1084 = arith.constant 1 : index
+      scf.parallel (%1085) = (%1083) to (%1076) step (%1084) {
+        %1086 = arith.muli %1085, %1080 : index
+        %1087 = arith.minsi %1086, %C : index
+        %1088 = arith.addi %1087, %1080 : index
+        %1089 = arith.minsi %1088, %C : index
+        %1090 = arith.constant 0 : index
+        %1091 = arith.cmpi sgt, %1087, %1090 : index
+        %1092 = scf.if %1091 -> (index) {
+          %1093 = arith.constant 1 : index
+          %1094 = arith.subi %1087, %1093 : index
+          %1095 = arith.constant 1 : index
+          %1096 = arith.addi %1094, %1095 : index
+          %1097 = arith.maxsi %1075, %1096 : index
+          scf.yield %1097 : index
+        } else {
+          scf.yield %1075 : index
         }
-        memref.store %1072, %1052[%1054] : memref<512xi32>
-        memref.store %1064, %1053[%1054] : memref<512xindex>
+        %1098 = arith.constant 0 : index
+        %1099 = arith.cmpi sgt, %1089, %1098 : index
+        %1100 = scf.if %1099 -> (index) {
+          %1101 = arith.constant 1 : index
+          %1102 = arith.subi %1089, %1101 : index
+          %1103 = arith.constant 1 : index
+          %1104 = arith.addi %1102, %1103 : index
+          %1105 = arith.maxsi %1075, %1104 : index
+          scf.yield %1105 : index
+        } else {
+          scf.yield %1075 : index
+        }
+        %1106 = arith.constant 2147483647 : i32
+        %1107 = arith.constant 1 : index
+        %1108 = scf.for %1109 = %1092 to %1100 step %1107 iter_args(%1110 = %1106) -> (i32) {
+          %1111 = memref.load %v[%1109] : memref<?xi32>
+          %1112 = arith.index_cast %1109 : index to i32
+          %1113 = arith.addi %1111, %1112 : i32
+          %1114 = arith.minsi %1110, %1113 : i32
+          scf.yield %1114 : i32
+        }
+        memref.store %1108, %1081[%1085] : memref<512xi32>
+        memref.store %1092, %1082[%1085] : memref<512xindex>
         scf.reduce
       }
-      %1079 = arith.constant 2147483647 : i32
-      %1080 = scf.for %1081 = %1045 to %1047 step %1046 iter_args(%1082 = %1079) -> (i32) {
-        %1083 = memref.load %1052[%1081] : memref<512xi32>
-        memref.store %1082, %1052[%1081] : memref<512xi32>
-        %1084 = arith.minsi %1082, %1083 : i32
-        scf.yield %1084 : i32
+      %1115 = arith.constant 2147483647 : i32
+      %1116 = arith.constant 0 : index
+      %1117 = arith.constant 1 : index
+      %1118 = scf.for %1119 = %1116 to %1076 step %1117 iter_args(%1120 = %1115) -> (i32) {
+        %1121 = memref.load %1081[%1119] : memref<512xi32>
+        memref.store %1120, %1081[%1119] : memref<512xi32>
+        %1122 = arith.minsi %1120, %1121 : i32
+        scf.yield %1122 : i32
       }
-      scf.parallel (%1085) = (%1045) to (%1047) step (%1046) {
-        %1086 = arith.muli %1085, %1050 : index
-        %1087 = arith.minsi %1086, %C : index
-        %1088 = arith.addi %1087, %1050 : index
-        %1089 = arith.minsi %1088, %C : index
-        %1090 = memref.load %1052[%1085] : memref<512xi32>
-        %1091 = memref.load %1053[%1085] : memref<512xindex>
-        %1092 = arith.constant 0 : index
-        %1093 = arith.constant 1 : index
-        %1094 = arith.constant 1 : index
-        %1095 = arith.addi %1092, %1094 : index
-        %1096 = arith.constant 0 : index
-        %1097 = arith.subi %1095, %1093 : index
-        %1098 = arith.subi %1096, %1095 : index
-        %1099 = arith.addi %1098, %1093 : index
-        %1100 = arith.maxsi %1099, %1093 : index
-        %1101 = arith.cmpi eq, %1097, %1096 : index
-        %1102 = arith.select %1101, %1092, %1100 : index
-        %1103 = arith.maxsi %1102, %1087 : index
-        %1104 = arith.minsi %1103, %1089 : index
-        %1105:2 = scf.for %1106 = %1087 to %1104 step %1093 iter_args(%1107 = %1090, %1108 = %1091) -> (i32, index) {
-          %1109 = arith.constant 1 : index
-          %1110 = arith.addi %1106, %1109 : index
-          %1111 = scf.for %1112 = %1108 to %1110 step %1093 iter_args(%1113 = %1107) -> (i32) {
-            %1114 = memref.load %v[%1112] : memref<?xi32>
-            %1115 = arith.index_cast %1112 : index to i32
-            %1116 = arith.addi %1114, %1115 : i32
-            %1117 = arith.minsi %1113, %1116 : i32
-            scf.yield %1117 : i32
+      %1123 = arith.constant 0 : index
+      %1124 = arith.constant 1 : index
+      scf.parallel (%1125) = (%1123) to (%1076) step (%1124) {
+        %1126 = arith.muli %1125, %1080 : index
+        %1127 = arith.minsi %1126, %C : index
+        %1128 = arith.addi %1127, %1080 : index
+        %1129 = arith.minsi %1128, %C : index
+        %1130 = memref.load %1082[%1125] : memref<512xindex>
+        %1131 = memref.load %1081[%1125] : memref<512xi32>
+        %1132 = arith.constant 0 : index
+        %1133 = arith.constant 1 : index
+        %1134 = arith.constant 1 : index
+        %1135 = arith.addi %1132, %1134 : index
+        %1136 = arith.constant 0 : index
+        %1137 = arith.subi %1135, %1133 : index
+        %1138 = arith.subi %1136, %1135 : index
+        %1139 = arith.addi %1138, %1133 : index
+        %1140 = arith.maxsi %1139, %1133 : index
+        %1141 = arith.cmpi eq, %1137, %1136 : index
+        %1142 = arith.select %1141, %1132, %1140 : index
+        %1143 = arith.maxsi %1142, %1127 : index
+        %1144 = arith.minsi %1143, %1129 : index
+        %1145:2 = scf.for %1146 = %1127 to %1144 step %1133 iter_args(%1147 = %1131, %1148 = %1130) -> (i32, index) {
+          %1149 = arith.constant 1 : index
+          %1150 = arith.addi %1146, %1149 : index
+          %1151 = scf.for %1152 = %1148 to %1150 step %1133 iter_args(%1153 = %1147) -> (i32) {
+            %1154 = memref.load %v[%1152] : memref<?xi32>
+            %1155 = arith.index_cast %1152 : index to i32
+            %1156 = arith.addi %1154, %1155 : i32
+            %1157 = arith.minsi %1153, %1156 : i32
+            scf.yield %1157 : i32
           }
-          %1118 = arith.maxsi %1108, %1110 : index
-          memref.store %1111, %n[%1106] : memref<?xi32>
-          scf.yield %1111, %1118 : i32, index
+          %1158 = arith.maxsi %1148, %1150 : index
+          memref.store %1151, %n[%1146] : memref<?xi32>
+          scf.yield %1151, %1158 : i32, index
         }
-        %1119 = scf.for %1120 = %1104 to %1089 step %1093 iter_args(%1121 = %1105#0) -> (i32) {
-          %1122 = arith.constant 1 : index
-          %1123 = arith.addi %1120, %1122 : index
-          %1124 = arith.subi %1123, %1093 : index
-          %1125 = memref.load %v[%1124] : memref<?xi32>
-          %1126 = arith.index_cast %1124 : index to i32
-          %1127 = arith.addi %1125, %1126 : i32
-          %1128 = arith.minsi %1121, %1127 : i32
-          memref.store %1128, %n[%1120] : memref<?xi32>
-          scf.yield %1128 : i32
+        %1159 = scf.for %1160 = %1144 to %1129 step %1133 iter_args(%1161 = %1145#0) -> (i32) {
+          %1162 = arith.constant 1 : index
+          %1163 = arith.addi %1160, %1162 : index
+          %1164 = arith.subi %1163, %1133 : index
+          %1165 = memref.load %v[%1164] : memref<?xi32>
+          %1166 = arith.index_cast %1164 : index to i32
+          %1167 = arith.addi %1165, %1166 : i32
+          %1168 = arith.minsi %1161, %1167 : i32
+          memref.store %1168, %n[%1160] : memref<?xi32>
+          scf.yield %1168 : i32
         }
         scf.reduce
       }
     } else {
       // Running: each output's range extends the previous one's by its new terms.
-      %1129 = arith.constant 0 : index
-      %1130 = arith.constant 1 : index
-      %1131 = arith.constant 0 : index
-      %1132 = arith.constant 2147483647 : i32
-      %1133 = arith.constant 0 : index
-      %1134 = arith.constant 1 : index
-      %1135 = arith.constant 1 : index
-      %1136 = arith.addi %1133, %1135 : index
-      %1137 = arith.constant 0 : index
-      %1138 = arith.subi %1136, %1134 : index
-      %1139 = arith.subi %1137, %1136 : index
-      %1140 = arith.addi %1139, %1134 : index
-      %1141 = arith.maxsi %1140, %1134 : index
-      %1142 = arith.cmpi eq, %1138, %1137 : index
-      %1143 = arith.select %1142, %1133, %1141 : index
-      %1144 = arith.maxsi %1143, %1129 : index
-      %1145 = arith.minsi %1144, %C : index
-      %1146:2 = scf.for %1147 = %1129 to %1145 step %1134 iter_args(%1148 = %1132, %1149 = %1131) -> (i32, index) {
-        %1150 = arith.constant 1 : index
-        %1151 = arith.addi %1147, %1150 : index
-        %1152 = scf.for %1153 = %1149 to %1151 step %1134 iter_args(%1154 = %1148) -> (i32) {
-          %1155 = memref.load %v[%1153] : memref<?xi32>
-          %1156 = arith.index_cast %1153 : index to i32
-          %1157 = arith.addi %1155, %1156 : i32
-          %1158 = arith.minsi %1154, %1157 : i32
-          scf.yield %1158 : i32
+      %1169 = arith.constant 0 : index
+      %1170 = arith.constant 1 : index
+      %1171 = arith.constant 0 : index
+      %1172 = arith.constant 2147483647 : i32
+      %1173 = arith.constant 0 : index
+      %1174 = arith.constant 1 : index
+      %1175 = arith.constant 1 : index
+      %1176 = arith.addi %1173, %1175 : index
+      %1177 = arith.constant 0 : index
+      %1178 = arith.subi %1176, %1174 : index
+      %1179 = arith.subi %1177, %1176 : index
+      %1180 = arith.addi %1179, %1174 : index
+      %1181 = arith.maxsi %1180, %1174 : index
+      %1182 = arith.cmpi eq, %1178, %1177 : index
+      %1183 = arith.select %1182, %1173, %1181 : index
+      %1184 = arith.maxsi %1183, %1169 : index
+      %1185 = arith.minsi %1184, %C : index
+      %1186:2 = scf.for %1187 = %1169 to %1185 step %1174 iter_args(%1188 = %1172, %1189 = %1171) -> (i32, index) {
+        %1190 = arith.constant 1 : index
+        %1191 = arith.addi %1187, %1190 : index
+        %1192 = scf.for %1193 = %1189 to %1191 step %1174 iter_args(%1194 = %1188) -> (i32) {
+          %1195 = memref.load %v[%1193] : memref<?xi32>
+          %1196 = arith.index_cast %1193 : index to i32
+          %1197 = arith.addi %1195, %1196 : i32
+          %1198 = arith.minsi %1194, %1197 : i32
+          scf.yield %1198 : i32
         }
-        %1159 = arith.maxsi %1149, %1151 : index
-        memref.store %1152, %n[%1147] : memref<?xi32>
-        scf.yield %1152, %1159 : i32, index
+        %1199 = arith.maxsi %1189, %1191 : index
+        memref.store %1192, %n[%1187] : memref<?xi32>
+        scf.yield %1192, %1199 : i32, index
       }
-      %1160 = scf.for %1161 = %1145 to %C step %1134 iter_args(%1162 = %1146#0) -> (i32) {
-        %1163 = arith.constant 1 : index
-        %1164 = arith.addi %1161, %1163 : index
-        %1165 = arith.subi %1164, %1134 : index
-        %1166 = memref.load %v[%1165] : memref<?xi32>
-        %1167 = arith.index_cast %1165 : index to i32
-        %1168 = arith.addi %1166, %1167 : i32
-        %1169 = arith.minsi %1162, %1168 : i32
-        memref.store %1169, %n[%1161] : memref<?xi32>
-        scf.yield %1169 : i32
+      %1200 = scf.for %1201 = %1185 to %C step %1174 iter_args(%1202 = %1186#0) -> (i32) {
+        %1203 = arith.constant 1 : index
+        %1204 = arith.addi %1201, %1203 : index
+        %1205 = arith.subi %1204, %1174 : index
+        %1206 = memref.load %v[%1205] : memref<?xi32>
+        %1207 = arith.index_cast %1205 : index to i32
+        %1208 = arith.addi %1206, %1207 : i32
+        %1209 = arith.minsi %1202, %1208 : i32
+        memref.store %1209, %n[%1201] : memref<?xi32>
+        scf.yield %1209 : i32
       }
     }
     return

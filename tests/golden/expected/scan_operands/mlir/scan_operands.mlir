@@ -36,722 +36,779 @@ module attributes {transform.with_named_sequence} {
     %5 = arith.constant 65536 : index
     %6 = arith.cmpi sge, %3, %5 : index
     scf.if %6 {
-      // Two parallel passes over 512 blocks of the outputs: each block's new terms folded apart,
-      // the folds combined in order into each block's offset, then each block's outputs walked from it.
       %7 = arith.constant 0 : index
-      %8 = arith.constant 1 : index
-      %9 = arith.constant 512 : index
-      %10 = arith.constant 511 : index
-      %11 = arith.addi %3, %10 : index
-      %12 = arith.divui %11, %9 : index
-      %13 = arith.constant 0 : index
-      %14 = memref.alloca() : memref<512xf32>
-      %15 = memref.alloca() : memref<512xindex>
-      scf.parallel (%16) = (%7) to (%9) step (%8) {
-        %17 = arith.muli %16, %12 : index
-        %18 = arith.minsi %17, %3 : index
-        %19 = arith.addi %18, %12 : index
-        %20 = arith.minsi %19, %3 : index
-        %21 = arith.subi %18, %8 : index
-        %22 = arith.constant 1 : index
-        %23 = arith.addi %21, %22 : index
-        %24 = arith.maxsi %13, %23 : index
-        %25 = arith.cmpi sgt, %18, %7 : index
-        %26 = arith.select %25, %24, %13 : index
-        %27 = arith.subi %20, %8 : index
-        %28 = arith.constant 1 : index
-        %29 = arith.addi %27, %28 : index
-        %30 = arith.maxsi %13, %29 : index
-        %31 = arith.cmpi sgt, %20, %7 : index
-        %32 = arith.select %31, %30, %13 : index
-        %33 = arith.constant 0.0 : f32
-        %34 = scf.for %35 = %26 to %32 step %8 iter_args(%36 = %33) -> (f32) {
-          %37 = memref.load %xf[%35] : memref<?xf32>
-          %38 = arith.addf %36, %37 fastmath<reassoc> : f32
-          scf.yield %38 : f32
+      // Two parallel passes over 512 blocks of the outputs: each block's new terms folded apart,
+      // the folds combined in order into each block's offset, then each block's outputs walked
+      // from its offset.
+      %8 = arith.constant 512 : index
+      %9 = arith.addi %3, %8 : index
+      %10 = arith.constant 1 : index
+      %11 = arith.subi %9, %10 : index
+      %12 = arith.divsi %11, %8 : index
+      %13 = memref.alloca() : memref<512xf32>
+      %14 = memref.alloca() : memref<512xindex>
+      %15 = arith.constant 0 : index
+      %16 = arith.constant 1 : index
+      scf.parallel (%17) = (%15) to (%8) step (%16) {
+        %18 = arith.muli %17, %12 : index
+        %19 = arith.minsi %18, %3 : index
+        %20 = arith.addi %19, %12 : index
+        %21 = arith.minsi %20, %3 : index
+        %22 = arith.constant 0 : index
+        %23 = arith.cmpi sgt, %19, %22 : index
+        %24 = scf.if %23 -> (index) {
+          %25 = arith.constant 1 : index
+          %26 = arith.subi %19, %25 : index
+          %27 = arith.constant 1 : index
+          %28 = arith.addi %26, %27 : index
+          %29 = arith.maxsi %7, %28 : index
+          scf.yield %29 : index
+        } else {
+          scf.yield %7 : index
         }
-        memref.store %34, %14[%16] : memref<512xf32>
-        memref.store %26, %15[%16] : memref<512xindex>
+        %30 = arith.constant 0 : index
+        %31 = arith.cmpi sgt, %21, %30 : index
+        %32 = scf.if %31 -> (index) {
+          %33 = arith.constant 1 : index
+          %34 = arith.subi %21, %33 : index
+          %35 = arith.constant 1 : index
+          %36 = arith.addi %34, %35 : index
+          %37 = arith.maxsi %7, %36 : index
+          scf.yield %37 : index
+        } else {
+          scf.yield %7 : index
+        }
+        %38 = arith.constant 0.0 : f32
+        %39 = arith.constant 1 : index
+        %40 = scf.for %41 = %24 to %32 step %39 iter_args(%42 = %38) -> (f32) {
+          %43 = memref.load %xf[%41] : memref<?xf32>
+          %44 = arith.addf %42, %43 fastmath<reassoc> : f32
+          scf.yield %44 : f32
+        }
+        memref.store %40, %13[%17] : memref<512xf32>
+        memref.store %24, %14[%17] : memref<512xindex>
         scf.reduce
       }
-      %39 = arith.constant 0.0 : f32
-      %40 = scf.for %41 = %7 to %9 step %8 iter_args(%42 = %39) -> (f32) {
-        %43 = memref.load %14[%41] : memref<512xf32>
-        memref.store %42, %14[%41] : memref<512xf32>
-        %44 = arith.addf %42, %43 fastmath<reassoc> : f32
-        scf.yield %44 : f32
+      %45 = arith.constant 0.0 : f32
+      %46 = arith.constant 0 : index
+      %47 = arith.constant 1 : index
+      %48 = scf.for %49 = %46 to %8 step %47 iter_args(%50 = %45) -> (f32) {
+        %51 = memref.load %13[%49] : memref<512xf32>
+        memref.store %50, %13[%49] : memref<512xf32>
+        %52 = arith.addf %50, %51 fastmath<reassoc> : f32
+        scf.yield %52 : f32
       }
-      scf.parallel (%45) = (%7) to (%9) step (%8) {
-        %46 = arith.muli %45, %12 : index
-        %47 = arith.minsi %46, %3 : index
-        %48 = arith.addi %47, %12 : index
-        %49 = arith.minsi %48, %3 : index
-        %50 = memref.load %14[%45] : memref<512xf32>
-        %51 = memref.load %15[%45] : memref<512xindex>
-        %52 = arith.constant 0 : index
-        %53 = arith.constant 1 : index
-        %54 = arith.constant 1 : index
-        %55 = arith.addi %52, %54 : index
-        %56 = arith.constant 0 : index
-        %57 = arith.subi %55, %53 : index
-        %58 = arith.subi %56, %55 : index
-        %59 = arith.addi %58, %53 : index
-        %60 = arith.maxsi %59, %53 : index
-        %61 = arith.cmpi eq, %57, %56 : index
-        %62 = arith.select %61, %52, %60 : index
-        %63 = arith.maxsi %62, %47 : index
-        %64 = arith.minsi %63, %49 : index
-        %65:2 = scf.for %66 = %47 to %64 step %53 iter_args(%67 = %50, %68 = %51) -> (f32, index) {
-          %69 = arith.constant 1 : index
-          %70 = arith.addi %66, %69 : index
-          %71 = scf.for %72 = %68 to %70 step %53 iter_args(%73 = %67) -> (f32) {
-            %74 = memref.load %xf[%72] : memref<?xf32>
-            %75 = arith.addf %73, %74 fastmath<reassoc> : f32
-            scf.yield %75 : f32
+      %53 = arith.constant 0 : index
+      %54 = arith.constant 1 : index
+      scf.parallel (%55) = (%53) to (%8) step (%54) {
+        %56 = arith.muli %55, %12 : index
+        %57 = arith.minsi %56, %3 : index
+        %58 = arith.addi %57, %12 : index
+        %59 = arith.minsi %58, %3 : index
+        %60 = memref.load %14[%55] : memref<512xindex>
+        %61 = memref.load %13[%55] : memref<512xf32>
+        %62 = arith.constant 0 : index
+        %63 = arith.constant 1 : index
+        %64 = arith.constant 1 : index
+        %65 = arith.addi %62, %64 : index
+        %66 = arith.constant 0 : index
+        %67 = arith.subi %65, %63 : index
+        %68 = arith.subi %66, %65 : index
+        %69 = arith.addi %68, %63 : index
+        %70 = arith.maxsi %69, %63 : index
+        %71 = arith.cmpi eq, %67, %66 : index
+        %72 = arith.select %71, %62, %70 : index
+        %73 = arith.maxsi %72, %57 : index
+        %74 = arith.minsi %73, %59 : index
+        %75:2 = scf.for %76 = %57 to %74 step %63 iter_args(%77 = %61, %78 = %60) -> (f32, index) {
+          %79 = arith.constant 1 : index
+          %80 = arith.addi %76, %79 : index
+          %81 = scf.for %82 = %78 to %80 step %63 iter_args(%83 = %77) -> (f32) {
+            %84 = memref.load %xf[%82] : memref<?xf32>
+            %85 = arith.addf %83, %84 fastmath<reassoc> : f32
+            scf.yield %85 : f32
           }
-          %76 = arith.maxsi %68, %70 : index
-          memref.store %71, %y1[%66] : memref<?xf32>
-          scf.yield %71, %76 : f32, index
+          %86 = arith.maxsi %78, %80 : index
+          memref.store %81, %y1[%76] : memref<?xf32>
+          scf.yield %81, %86 : f32, index
         }
-        %77 = arith.constant 16 : index
-        %78 = arith.subi %49, %64 : index
-        %79 = arith.remsi %78, %77 : index
-        %80 = arith.subi %49, %79 : index
+        %87 = arith.constant 16 : index
+        %88 = arith.subi %59, %74 : index
+        %89 = arith.remsi %88, %87 : index
+        %90 = arith.subi %59, %89 : index
         // 16 outputs at a time, one term each: the terms loaded as one vector, scanned in
         // registers by shuffles (the identity shifted in), the outputs stored as one.
-        %81 = scf.for %82 = %64 to %80 step %77 iter_args(%83 = %65#0) -> (f32) {
-          %84 = arith.constant 1 : index
-          %85 = arith.addi %82, %84 : index
-          %86 = arith.subi %85, %53 : index
-          %87 = vector.load %xf[%86] : memref<?xf32>, vector<16xf32>
-          %89 = arith.constant 0.0 : f32
-          %88 = vector.broadcast %89 : f32 to vector<16xf32>
-          %90 = vector.shuffle %87, %88 [16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14] : vector<16xf32>, vector<16xf32>
-          %91 = arith.addf %90, %87 : vector<16xf32>
-          %92 = vector.shuffle %91, %88 [16, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13] : vector<16xf32>, vector<16xf32>
-          %93 = arith.addf %92, %91 : vector<16xf32>
-          %94 = vector.shuffle %93, %88 [16, 16, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11] : vector<16xf32>, vector<16xf32>
-          %95 = arith.addf %94, %93 : vector<16xf32>
-          %96 = vector.shuffle %95, %88 [16, 16, 16, 16, 16, 16, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7] : vector<16xf32>, vector<16xf32>
-          %97 = arith.addf %96, %95 : vector<16xf32>
-          %98 = vector.broadcast %83 : f32 to vector<16xf32>
-          %99 = arith.addf %98, %97 : vector<16xf32>
-          %100 = vector.extract %99[15] : f32 from vector<16xf32>
-          vector.store %99, %y1[%82] : memref<?xf32>, vector<16xf32>
-          scf.yield %100 : f32
+        %91 = scf.for %92 = %74 to %90 step %87 iter_args(%93 = %75#0) -> (f32) {
+          %94 = arith.constant 1 : index
+          %95 = arith.addi %92, %94 : index
+          %96 = arith.subi %95, %63 : index
+          %97 = vector.load %xf[%96] : memref<?xf32>, vector<16xf32>
+          %99 = arith.constant 0.0 : f32
+          %98 = vector.broadcast %99 : f32 to vector<16xf32>
+          %100 = vector.shuffle %97, %98 [16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14] : vector<16xf32>, vector<16xf32>
+          %101 = arith.addf %100, %97 : vector<16xf32>
+          %102 = vector.shuffle %101, %98 [16, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13] : vector<16xf32>, vector<16xf32>
+          %103 = arith.addf %102, %101 : vector<16xf32>
+          %104 = vector.shuffle %103, %98 [16, 16, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11] : vector<16xf32>, vector<16xf32>
+          %105 = arith.addf %104, %103 : vector<16xf32>
+          %106 = vector.shuffle %105, %98 [16, 16, 16, 16, 16, 16, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7] : vector<16xf32>, vector<16xf32>
+          %107 = arith.addf %106, %105 : vector<16xf32>
+          %108 = vector.broadcast %93 : f32 to vector<16xf32>
+          %109 = arith.addf %108, %107 : vector<16xf32>
+          %110 = vector.extract %109[15] : f32 from vector<16xf32>
+          vector.store %109, %y1[%92] : memref<?xf32>, vector<16xf32>
+          scf.yield %110 : f32
         }
-        %101 = scf.for %102 = %80 to %49 step %53 iter_args(%103 = %81) -> (f32) {
-          %104 = arith.constant 1 : index
-          %105 = arith.addi %102, %104 : index
-          %106 = arith.subi %105, %53 : index
-          %107 = memref.load %xf[%106] : memref<?xf32>
-          %108 = arith.addf %103, %107 fastmath<reassoc> : f32
-          memref.store %108, %y1[%102] : memref<?xf32>
-          scf.yield %108 : f32
+        %111 = scf.for %112 = %90 to %59 step %63 iter_args(%113 = %91) -> (f32) {
+          %114 = arith.constant 1 : index
+          %115 = arith.addi %112, %114 : index
+          %116 = arith.subi %115, %63 : index
+          %117 = memref.load %xf[%116] : memref<?xf32>
+          %118 = arith.addf %113, %117 fastmath<reassoc> : f32
+          memref.store %118, %y1[%112] : memref<?xf32>
+          scf.yield %118 : f32
         }
         scf.reduce
       }
     } else {
       // Running: each output's range extends the previous one's by its new terms.
-      %109 = arith.constant 0 : index
-      %110 = arith.constant 1 : index
-      %111 = arith.constant 0 : index
-      %112 = arith.constant 0.0 : f32
-      %113 = arith.constant 0 : index
-      %114 = arith.constant 1 : index
-      %115 = arith.constant 1 : index
-      %116 = arith.addi %113, %115 : index
-      %117 = arith.constant 0 : index
-      %118 = arith.subi %116, %114 : index
-      %119 = arith.subi %117, %116 : index
-      %120 = arith.addi %119, %114 : index
-      %121 = arith.maxsi %120, %114 : index
-      %122 = arith.cmpi eq, %118, %117 : index
-      %123 = arith.select %122, %113, %121 : index
-      %124 = arith.maxsi %123, %109 : index
-      %125 = arith.minsi %124, %3 : index
-      %126:2 = scf.for %127 = %109 to %125 step %114 iter_args(%128 = %112, %129 = %111) -> (f32, index) {
-        %130 = arith.constant 1 : index
-        %131 = arith.addi %127, %130 : index
-        %132 = scf.for %133 = %129 to %131 step %114 iter_args(%134 = %128) -> (f32) {
-          %135 = memref.load %xf[%133] : memref<?xf32>
-          %136 = arith.addf %134, %135 fastmath<reassoc> : f32
-          scf.yield %136 : f32
+      %119 = arith.constant 0 : index
+      %120 = arith.constant 1 : index
+      %121 = arith.constant 0 : index
+      %122 = arith.constant 0.0 : f32
+      %123 = arith.constant 0 : index
+      %124 = arith.constant 1 : index
+      %125 = arith.constant 1 : index
+      %126 = arith.addi %123, %125 : index
+      %127 = arith.constant 0 : index
+      %128 = arith.subi %126, %124 : index
+      %129 = arith.subi %127, %126 : index
+      %130 = arith.addi %129, %124 : index
+      %131 = arith.maxsi %130, %124 : index
+      %132 = arith.cmpi eq, %128, %127 : index
+      %133 = arith.select %132, %123, %131 : index
+      %134 = arith.maxsi %133, %119 : index
+      %135 = arith.minsi %134, %3 : index
+      %136:2 = scf.for %137 = %119 to %135 step %124 iter_args(%138 = %122, %139 = %121) -> (f32, index) {
+        %140 = arith.constant 1 : index
+        %141 = arith.addi %137, %140 : index
+        %142 = scf.for %143 = %139 to %141 step %124 iter_args(%144 = %138) -> (f32) {
+          %145 = memref.load %xf[%143] : memref<?xf32>
+          %146 = arith.addf %144, %145 fastmath<reassoc> : f32
+          scf.yield %146 : f32
         }
-        %137 = arith.maxsi %129, %131 : index
-        memref.store %132, %y1[%127] : memref<?xf32>
-        scf.yield %132, %137 : f32, index
+        %147 = arith.maxsi %139, %141 : index
+        memref.store %142, %y1[%137] : memref<?xf32>
+        scf.yield %142, %147 : f32, index
       }
-      %138 = arith.constant 16 : index
-      %139 = arith.subi %3, %125 : index
-      %140 = arith.remsi %139, %138 : index
-      %141 = arith.subi %3, %140 : index
+      %148 = arith.constant 16 : index
+      %149 = arith.subi %3, %135 : index
+      %150 = arith.remsi %149, %148 : index
+      %151 = arith.subi %3, %150 : index
       // 16 outputs at a time, one term each: the terms loaded as one vector, scanned in
       // registers by shuffles (the identity shifted in), the outputs stored as one.
-      %142 = scf.for %143 = %125 to %141 step %138 iter_args(%144 = %126#0) -> (f32) {
-        %145 = arith.constant 1 : index
-        %146 = arith.addi %143, %145 : index
-        %147 = arith.subi %146, %114 : index
-        %148 = vector.load %xf[%147] : memref<?xf32>, vector<16xf32>
-        %150 = arith.constant 0.0 : f32
-        %149 = vector.broadcast %150 : f32 to vector<16xf32>
-        %151 = vector.shuffle %148, %149 [16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14] : vector<16xf32>, vector<16xf32>
-        %152 = arith.addf %151, %148 : vector<16xf32>
-        %153 = vector.shuffle %152, %149 [16, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13] : vector<16xf32>, vector<16xf32>
-        %154 = arith.addf %153, %152 : vector<16xf32>
-        %155 = vector.shuffle %154, %149 [16, 16, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11] : vector<16xf32>, vector<16xf32>
-        %156 = arith.addf %155, %154 : vector<16xf32>
-        %157 = vector.shuffle %156, %149 [16, 16, 16, 16, 16, 16, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7] : vector<16xf32>, vector<16xf32>
-        %158 = arith.addf %157, %156 : vector<16xf32>
-        %159 = vector.broadcast %144 : f32 to vector<16xf32>
-        %160 = arith.addf %159, %158 : vector<16xf32>
-        %161 = vector.extract %160[15] : f32 from vector<16xf32>
-        vector.store %160, %y1[%143] : memref<?xf32>, vector<16xf32>
-        scf.yield %161 : f32
+      %152 = scf.for %153 = %135 to %151 step %148 iter_args(%154 = %136#0) -> (f32) {
+        %155 = arith.constant 1 : index
+        %156 = arith.addi %153, %155 : index
+        %157 = arith.subi %156, %124 : index
+        %158 = vector.load %xf[%157] : memref<?xf32>, vector<16xf32>
+        %160 = arith.constant 0.0 : f32
+        %159 = vector.broadcast %160 : f32 to vector<16xf32>
+        %161 = vector.shuffle %158, %159 [16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14] : vector<16xf32>, vector<16xf32>
+        %162 = arith.addf %161, %158 : vector<16xf32>
+        %163 = vector.shuffle %162, %159 [16, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13] : vector<16xf32>, vector<16xf32>
+        %164 = arith.addf %163, %162 : vector<16xf32>
+        %165 = vector.shuffle %164, %159 [16, 16, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11] : vector<16xf32>, vector<16xf32>
+        %166 = arith.addf %165, %164 : vector<16xf32>
+        %167 = vector.shuffle %166, %159 [16, 16, 16, 16, 16, 16, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7] : vector<16xf32>, vector<16xf32>
+        %168 = arith.addf %167, %166 : vector<16xf32>
+        %169 = vector.broadcast %154 : f32 to vector<16xf32>
+        %170 = arith.addf %169, %168 : vector<16xf32>
+        %171 = vector.extract %170[15] : f32 from vector<16xf32>
+        vector.store %170, %y1[%153] : memref<?xf32>, vector<16xf32>
+        scf.yield %171 : f32
       }
-      %162 = scf.for %163 = %141 to %3 step %114 iter_args(%164 = %142) -> (f32) {
-        %165 = arith.constant 1 : index
-        %166 = arith.addi %163, %165 : index
-        %167 = arith.subi %166, %114 : index
-        %168 = memref.load %xf[%167] : memref<?xf32>
-        %169 = arith.addf %164, %168 fastmath<reassoc> : f32
-        memref.store %169, %y1[%163] : memref<?xf32>
-        scf.yield %169 : f32
+      %172 = scf.for %173 = %151 to %3 step %124 iter_args(%174 = %152) -> (f32) {
+        %175 = arith.constant 1 : index
+        %176 = arith.addi %173, %175 : index
+        %177 = arith.subi %176, %124 : index
+        %178 = memref.load %xf[%177] : memref<?xf32>
+        %179 = arith.addf %174, %178 fastmath<reassoc> : f32
+        memref.store %179, %y1[%173] : memref<?xf32>
+        scf.yield %179 : f32
       }
     }
     // Statements 2 to 4 fused: row by row, in parallel blocks of rows.
-    %170 = arith.constant 0 : index
-    %171 = arith.constant 1 : index
-    %172 = arith.constant 63 : index
-    %173 = arith.addi %R, %172 : index
-    %174 = arith.constant 64 : index
-    %175 = arith.divui %173, %174 : index
-    %176 = arith.constant 1 : index
-    %177 = arith.maxsi %175, %176 : index
-    scf.parallel (%178) = (%170) to (%R) step (%177) {
-      %179 = arith.addi %178, %177 : index
-      %180 = arith.minsi %179, %R : index
-      %181 = memref.alloc(%C) : memref<?xf32>
-      scf.for %182 = %178 to %180 step %171 {
-        %183 = memref.subview %x[%182, 0] [1, %C] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
-        %184 = memref.subview %h[%182, 0] [1, %C] [1, 1] : memref<?x?xf16> to memref<?xf16, strided<[1], offset: ?>>
-        %185 = memref.subview %y2[%182, 0] [1, %C] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
-        %186 = memref.subview %y3[%182, 0] [1, %C] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
+    %180 = arith.constant 0 : index
+    %181 = arith.constant 1 : index
+    %182 = arith.constant 63 : index
+    %183 = arith.addi %R, %182 : index
+    %184 = arith.constant 64 : index
+    %185 = arith.divui %183, %184 : index
+    %186 = arith.constant 1 : index
+    %187 = arith.maxsi %185, %186 : index
+    scf.parallel (%188) = (%180) to (%R) step (%187) {
+      %189 = arith.addi %188, %187 : index
+      %190 = arith.minsi %189, %R : index
+      %191 = memref.alloc(%C) : memref<?xf32>
+      scf.for %192 = %188 to %190 step %181 {
+        %193 = memref.subview %x[%192, 0] [1, %C] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
+        %194 = memref.subview %h[%192, 0] [1, %C] [1, 1] : memref<?x?xf16> to memref<?xf16, strided<[1], offset: ?>>
+        %195 = memref.subview %y2[%192, 0] [1, %C] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
+        %196 = memref.subview %y3[%192, 0] [1, %C] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
         // y2[r, c] = max(k in 0..(c + 1): h[r, k])
-        %187 = arith.constant 0 : index
-        %188 = memref.reinterpret_cast %185 to offset: [0], sizes: [%C], strides: [%187] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+        %197 = arith.constant 0 : index
+        %198 = memref.reinterpret_cast %195 to offset: [0], sizes: [%C], strides: [%197] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
         linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-            ins(%188 : memref<?xf32, strided<[?]>>)
-            outs(%185 : memref<?xf32, strided<[1], offset: ?>>) {
-          ^bb0(%189: f32, %190: f32):
-          %191 = linalg.index 0 : index
-          %192 = arith.constant 0 : index
-          %193 = arith.constant 1 : index
-          %194 = arith.addi %191, %193 : index
-          %195 = arith.constant 1 : index
-          %196 = arith.constant 0xFF800000 : f32
-          %197 = scf.for %198 = %192 to %194 step %195 iter_args(%199 = %196) -> (f32) {
-            %200 = memref.load %184[%198] : memref<?xf16, strided<[1], offset: ?>>
-            %201 = arith.extf %200 : f16 to f32
-            %202 = arith.maximumf %199, %201 : f32
-            scf.yield %202 : f32
+            ins(%198 : memref<?xf32, strided<[?]>>)
+            outs(%195 : memref<?xf32, strided<[1], offset: ?>>) {
+          ^bb0(%199: f32, %200: f32):
+          %201 = linalg.index 0 : index
+          %202 = arith.constant 0 : index
+          %203 = arith.constant 1 : index
+          %204 = arith.addi %201, %203 : index
+          %205 = arith.constant 1 : index
+          %206 = arith.constant 0xFF800000 : f32
+          %207 = scf.for %208 = %202 to %204 step %205 iter_args(%209 = %206) -> (f32) {
+            %210 = memref.load %194[%208] : memref<?xf16, strided<[1], offset: ?>>
+            %211 = arith.extf %210 : f16 to f32
+            %212 = arith.maximumf %209, %211 : f32
+            scf.yield %212 : f32
           }
-          linalg.yield %197 : f32
+          linalg.yield %207 : f32
         }
         // e[r, c] = x[r, c] * 2.0
-        %203 = arith.constant 0 : index
-        %204 = memref.reinterpret_cast %181 to offset: [0], sizes: [%C], strides: [%203] : memref<?xf32> to memref<?xf32, strided<[?]>>
+        %213 = arith.constant 0 : index
+        %214 = memref.reinterpret_cast %191 to offset: [0], sizes: [%C], strides: [%213] : memref<?xf32> to memref<?xf32, strided<[?]>>
         linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-            ins(%204, %183 : memref<?xf32, strided<[?]>>, memref<?xf32, strided<[1], offset: ?>>)
-            outs(%181 : memref<?xf32>) {
-          ^bb0(%205: f32, %206: f32, %207: f32):
-          %208 = arith.constant 2.0 : f32
-          %209 = arith.mulf %206, %208 : f32
-          linalg.yield %209 : f32
+            ins(%214, %193 : memref<?xf32, strided<[?]>>, memref<?xf32, strided<[1], offset: ?>>)
+            outs(%191 : memref<?xf32>) {
+          ^bb0(%215: f32, %216: f32, %217: f32):
+          %218 = arith.constant 2.0 : f32
+          %219 = arith.mulf %216, %218 : f32
+          linalg.yield %219 : f32
         }
         // y3[r, c] = sum(k in 0..(c + 1): e[r, k])
-        %210 = arith.constant 0 : index
-        %211 = memref.reinterpret_cast %186 to offset: [0], sizes: [%C], strides: [%210] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+        %220 = arith.constant 0 : index
+        %221 = memref.reinterpret_cast %196 to offset: [0], sizes: [%C], strides: [%220] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
         linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-            ins(%211 : memref<?xf32, strided<[?]>>)
-            outs(%186 : memref<?xf32, strided<[1], offset: ?>>) {
-          ^bb0(%212: f32, %213: f32):
-          %214 = linalg.index 0 : index
-          %215 = arith.constant 0 : index
-          %216 = arith.constant 1 : index
-          %217 = arith.addi %214, %216 : index
-          %218 = arith.constant 1 : index
-          %219 = arith.constant 0.0 : f32
-          %220 = scf.for %221 = %215 to %217 step %218 iter_args(%222 = %219) -> (f32) {
-            %223 = memref.load %181[%221] : memref<?xf32>
-            %224 = arith.addf %222, %223 fastmath<reassoc> : f32
-            scf.yield %224 : f32
+            ins(%221 : memref<?xf32, strided<[?]>>)
+            outs(%196 : memref<?xf32, strided<[1], offset: ?>>) {
+          ^bb0(%222: f32, %223: f32):
+          %224 = linalg.index 0 : index
+          %225 = arith.constant 0 : index
+          %226 = arith.constant 1 : index
+          %227 = arith.addi %224, %226 : index
+          %228 = arith.constant 1 : index
+          %229 = arith.constant 0.0 : f32
+          %230 = scf.for %231 = %225 to %227 step %228 iter_args(%232 = %229) -> (f32) {
+            %233 = memref.load %191[%231] : memref<?xf32>
+            %234 = arith.addf %232, %233 fastmath<reassoc> : f32
+            scf.yield %234 : f32
           }
-          linalg.yield %220 : f32
+          linalg.yield %230 : f32
         }
       }
-      memref.dealloc %181 : memref<?xf32>
+      memref.dealloc %191 : memref<?xf32>
       scf.reduce
     }
     // y4[c] = min(k in 3..(c + 4): d[k])
-    %225 = arith.constant 65536 : index
-    %226 = arith.cmpi sge, %C, %225 : index
-    scf.if %226 {
+    %235 = arith.constant 65536 : index
+    %236 = arith.cmpi sge, %C, %235 : index
+    scf.if %236 {
+      %237 = arith.constant 3 : index
       // Two parallel passes over 512 blocks of the outputs: each block's new terms folded apart,
-      // the folds combined in order into each block's offset, then each block's outputs walked from it.
-      %227 = arith.constant 0 : index
-      %228 = arith.constant 1 : index
-      %229 = arith.constant 512 : index
-      %230 = arith.constant 511 : index
-      %231 = arith.addi %C, %230 : index
-      %232 = arith.divui %231, %229 : index
-      %233 = arith.constant 3 : index
-      %234 = memref.alloca() : memref<512xf64>
-      %235 = memref.alloca() : memref<512xindex>
-      scf.parallel (%236) = (%227) to (%229) step (%228) {
-        %237 = arith.muli %236, %232 : index
-        %238 = arith.minsi %237, %C : index
-        %239 = arith.addi %238, %232 : index
-        %240 = arith.minsi %239, %C : index
-        %241 = arith.subi %238, %228 : index
-        %242 = arith.constant 4 : index
-        %243 = arith.addi %241, %242 : index
-        %244 = arith.maxsi %233, %243 : index
-        %245 = arith.cmpi sgt, %238, %227 : index
-        %246 = arith.select %245, %244, %233 : index
-        %247 = arith.subi %240, %228 : index
-        %248 = arith.constant 4 : index
-        %249 = arith.addi %247, %248 : index
-        %250 = arith.maxsi %233, %249 : index
-        %251 = arith.cmpi sgt, %240, %227 : index
-        %252 = arith.select %251, %250, %233 : index
-        %253 = arith.constant 0x7FF0000000000000 : f64
-        %254 = scf.for %255 = %246 to %252 step %228 iter_args(%256 = %253) -> (f64) {
-          %257 = memref.load %d[%255] : memref<?xf64>
-          %258 = arith.cmpf olt, %256, %257 : f64
-          %259 = arith.cmpf uno, %256, %256 : f64
-          %260 = arith.ori %258, %259 : i1
-          %261 = arith.select %260, %256, %257 : f64
-          scf.yield %261 : f64
+      // the folds combined in order into each block's offset, then each block's outputs walked
+      // from its offset.
+      %238 = arith.constant 512 : index
+      %239 = arith.addi %C, %238 : index
+      %240 = arith.constant 1 : index
+      %241 = arith.subi %239, %240 : index
+      %242 = arith.divsi %241, %238 : index
+      %243 = memref.alloca() : memref<512xf64>
+      %244 = memref.alloca() : memref<512xindex>
+      %245 = arith.constant 0 : index
+      %246 = arith.constant 1 : index
+      scf.parallel (%247) = (%245) to (%238) step (%246) {
+        %248 = arith.muli %247, %242 : index
+        %249 = arith.minsi %248, %C : index
+        %250 = arith.addi %249, %242 : index
+        %251 = arith.minsi %250, %C : index
+        %252 = arith.constant 0 : index
+        %253 = arith.cmpi sgt, %249, %252 : index
+        %254 = scf.if %253 -> (index) {
+          %255 = arith.constant 1 : index
+          %256 = arith.subi %249, %255 : index
+          %257 = arith.constant 4 : index
+          %258 = arith.addi %256, %257 : index
+          %259 = arith.maxsi %237, %258 : index
+          scf.yield %259 : index
+        } else {
+          scf.yield %237 : index
         }
-        memref.store %254, %234[%236] : memref<512xf64>
-        memref.store %246, %235[%236] : memref<512xindex>
+        %260 = arith.constant 0 : index
+        %261 = arith.cmpi sgt, %251, %260 : index
+        %262 = scf.if %261 -> (index) {
+          %263 = arith.constant 1 : index
+          %264 = arith.subi %251, %263 : index
+          %265 = arith.constant 4 : index
+          %266 = arith.addi %264, %265 : index
+          %267 = arith.maxsi %237, %266 : index
+          scf.yield %267 : index
+        } else {
+          scf.yield %237 : index
+        }
+        %268 = arith.constant 0x7FF0000000000000 : f64
+        %269 = arith.constant 1 : index
+        %270 = scf.for %271 = %254 to %262 step %269 iter_args(%272 = %268) -> (f64) {
+          %273 = memref.load %d[%271] : memref<?xf64>
+          %274 = arith.cmpf olt, %272, %273 : f64
+          %275 = arith.cmpf uno, %272, %272 : f64
+          %276 = arith.ori %274, %275 : i1
+          %277 = arith.select %276, %272, %273 : f64
+          scf.yield %277 : f64
+        }
+        memref.store %270, %243[%247] : memref<512xf64>
+        memref.store %254, %244[%247] : memref<512xindex>
         scf.reduce
       }
-      %262 = arith.constant 0x7FF0000000000000 : f64
-      %263 = scf.for %264 = %227 to %229 step %228 iter_args(%265 = %262) -> (f64) {
-        %266 = memref.load %234[%264] : memref<512xf64>
-        memref.store %265, %234[%264] : memref<512xf64>
-        %267 = arith.cmpf olt, %265, %266 : f64
-        %268 = arith.cmpf uno, %265, %265 : f64
-        %269 = arith.ori %267, %268 : i1
-        %270 = arith.select %269, %265, %266 : f64
-        scf.yield %270 : f64
+      %278 = arith.constant 0x7FF0000000000000 : f64
+      %279 = arith.constant 0 : index
+      %280 = arith.constant 1 : index
+      %281 = scf.for %282 = %279 to %238 step %280 iter_args(%283 = %278) -> (f64) {
+        %284 = memref.load %243[%282] : memref<512xf64>
+        memref.store %283, %243[%282] : memref<512xf64>
+        %285 = arith.cmpf olt, %283, %284 : f64
+        %286 = arith.cmpf uno, %283, %283 : f64
+        %287 = arith.ori %285, %286 : i1
+        %288 = arith.select %287, %283, %284 : f64
+        scf.yield %288 : f64
       }
-      scf.parallel (%271) = (%227) to (%229) step (%228) {
-        %272 = arith.muli %271, %232 : index
-        %273 = arith.minsi %272, %C : index
-        %274 = arith.addi %273, %232 : index
-        %275 = arith.minsi %274, %C : index
-        %276 = memref.load %234[%271] : memref<512xf64>
-        %277 = memref.load %235[%271] : memref<512xindex>
-        %278 = arith.constant 0 : index
-        %279 = arith.constant 1 : index
-        %280 = arith.constant 4 : index
-        %281 = arith.addi %278, %280 : index
-        %282 = arith.constant 3 : index
-        %283 = arith.subi %281, %279 : index
-        %284 = arith.subi %282, %281 : index
-        %285 = arith.addi %284, %279 : index
-        %286 = arith.maxsi %285, %279 : index
-        %287 = arith.cmpi eq, %283, %282 : index
-        %288 = arith.select %287, %278, %286 : index
-        %289 = arith.maxsi %288, %273 : index
-        %290 = arith.minsi %289, %275 : index
-        %291:2 = scf.for %292 = %273 to %290 step %279 iter_args(%293 = %276, %294 = %277) -> (f64, index) {
-          %295 = arith.constant 4 : index
-          %296 = arith.addi %292, %295 : index
-          %297 = scf.for %298 = %294 to %296 step %279 iter_args(%299 = %293) -> (f64) {
-            %300 = memref.load %d[%298] : memref<?xf64>
-            %301 = arith.cmpf olt, %299, %300 : f64
-            %302 = arith.cmpf uno, %299, %299 : f64
-            %303 = arith.ori %301, %302 : i1
-            %304 = arith.select %303, %299, %300 : f64
-            scf.yield %304 : f64
+      %289 = arith.constant 0 : index
+      %290 = arith.constant 1 : index
+      scf.parallel (%291) = (%289) to (%238) step (%290) {
+        %292 = arith.muli %291, %242 : index
+        %293 = arith.minsi %292, %C : index
+        %294 = arith.addi %293, %242 : index
+        %295 = arith.minsi %294, %C : index
+        %296 = memref.load %244[%291] : memref<512xindex>
+        %297 = memref.load %243[%291] : memref<512xf64>
+        %298 = arith.constant 0 : index
+        %299 = arith.constant 1 : index
+        %300 = arith.constant 4 : index
+        %301 = arith.addi %298, %300 : index
+        %302 = arith.constant 3 : index
+        %303 = arith.subi %301, %299 : index
+        %304 = arith.subi %302, %301 : index
+        %305 = arith.addi %304, %299 : index
+        %306 = arith.maxsi %305, %299 : index
+        %307 = arith.cmpi eq, %303, %302 : index
+        %308 = arith.select %307, %298, %306 : index
+        %309 = arith.maxsi %308, %293 : index
+        %310 = arith.minsi %309, %295 : index
+        %311:2 = scf.for %312 = %293 to %310 step %299 iter_args(%313 = %297, %314 = %296) -> (f64, index) {
+          %315 = arith.constant 4 : index
+          %316 = arith.addi %312, %315 : index
+          %317 = scf.for %318 = %314 to %316 step %299 iter_args(%319 = %313) -> (f64) {
+            %320 = memref.load %d[%318] : memref<?xf64>
+            %321 = arith.cmpf olt, %319, %320 : f64
+            %322 = arith.cmpf uno, %319, %319 : f64
+            %323 = arith.ori %321, %322 : i1
+            %324 = arith.select %323, %319, %320 : f64
+            scf.yield %324 : f64
           }
-          %305 = arith.maxsi %294, %296 : index
-          memref.store %297, %y4[%292] : memref<?xf64>
-          scf.yield %297, %305 : f64, index
+          %325 = arith.maxsi %314, %316 : index
+          memref.store %317, %y4[%312] : memref<?xf64>
+          scf.yield %317, %325 : f64, index
         }
-        %306 = arith.constant 8 : index
-        %307 = arith.subi %275, %290 : index
-        %308 = arith.remsi %307, %306 : index
-        %309 = arith.subi %275, %308 : index
+        %326 = arith.constant 8 : index
+        %327 = arith.subi %295, %310 : index
+        %328 = arith.remsi %327, %326 : index
+        %329 = arith.subi %295, %328 : index
         // 8 outputs at a time, one term each: the terms loaded as one vector, scanned in
         // registers by shuffles (the identity shifted in), the outputs stored as one.
-        %310 = scf.for %311 = %290 to %309 step %306 iter_args(%312 = %291#0) -> (f64) {
-          %313 = arith.constant 4 : index
-          %314 = arith.addi %311, %313 : index
-          %315 = arith.subi %314, %279 : index
-          %316 = vector.load %d[%315] : memref<?xf64>, vector<8xf64>
-          %318 = arith.constant 0x7FF0000000000000 : f64
-          %317 = vector.broadcast %318 : f64 to vector<8xf64>
-          %319 = vector.shuffle %316, %317 [8, 0, 1, 2, 3, 4, 5, 6] : vector<8xf64>, vector<8xf64>
-          %320 = arith.minimumf %319, %316 : vector<8xf64>
-          %321 = vector.shuffle %320, %317 [8, 8, 0, 1, 2, 3, 4, 5] : vector<8xf64>, vector<8xf64>
-          %322 = arith.minimumf %321, %320 : vector<8xf64>
-          %323 = vector.shuffle %322, %317 [8, 8, 8, 8, 0, 1, 2, 3] : vector<8xf64>, vector<8xf64>
-          %324 = arith.minimumf %323, %322 : vector<8xf64>
-          %325 = vector.broadcast %312 : f64 to vector<8xf64>
-          %326 = arith.minimumf %325, %324 : vector<8xf64>
-          %327 = vector.extract %326[7] : f64 from vector<8xf64>
-          vector.store %326, %y4[%311] : memref<?xf64>, vector<8xf64>
-          scf.yield %327 : f64
+        %330 = scf.for %331 = %310 to %329 step %326 iter_args(%332 = %311#0) -> (f64) {
+          %333 = arith.constant 4 : index
+          %334 = arith.addi %331, %333 : index
+          %335 = arith.subi %334, %299 : index
+          %336 = vector.load %d[%335] : memref<?xf64>, vector<8xf64>
+          %338 = arith.constant 0x7FF0000000000000 : f64
+          %337 = vector.broadcast %338 : f64 to vector<8xf64>
+          %339 = vector.shuffle %336, %337 [8, 0, 1, 2, 3, 4, 5, 6] : vector<8xf64>, vector<8xf64>
+          %340 = arith.minimumf %339, %336 : vector<8xf64>
+          %341 = vector.shuffle %340, %337 [8, 8, 0, 1, 2, 3, 4, 5] : vector<8xf64>, vector<8xf64>
+          %342 = arith.minimumf %341, %340 : vector<8xf64>
+          %343 = vector.shuffle %342, %337 [8, 8, 8, 8, 0, 1, 2, 3] : vector<8xf64>, vector<8xf64>
+          %344 = arith.minimumf %343, %342 : vector<8xf64>
+          %345 = vector.broadcast %332 : f64 to vector<8xf64>
+          %346 = arith.minimumf %345, %344 : vector<8xf64>
+          %347 = vector.extract %346[7] : f64 from vector<8xf64>
+          vector.store %346, %y4[%331] : memref<?xf64>, vector<8xf64>
+          scf.yield %347 : f64
         }
-        %328 = scf.for %329 = %309 to %275 step %279 iter_args(%330 = %310) -> (f64) {
-          %331 = arith.constant 4 : index
-          %332 = arith.addi %329, %331 : index
-          %333 = arith.subi %332, %279 : index
-          %334 = memref.load %d[%333] : memref<?xf64>
-          %335 = arith.cmpf olt, %330, %334 : f64
-          %336 = arith.cmpf uno, %330, %330 : f64
-          %337 = arith.ori %335, %336 : i1
-          %338 = arith.select %337, %330, %334 : f64
-          memref.store %338, %y4[%329] : memref<?xf64>
-          scf.yield %338 : f64
+        %348 = scf.for %349 = %329 to %295 step %299 iter_args(%350 = %330) -> (f64) {
+          %351 = arith.constant 4 : index
+          %352 = arith.addi %349, %351 : index
+          %353 = arith.subi %352, %299 : index
+          %354 = memref.load %d[%353] : memref<?xf64>
+          %355 = arith.cmpf olt, %350, %354 : f64
+          %356 = arith.cmpf uno, %350, %350 : f64
+          %357 = arith.ori %355, %356 : i1
+          %358 = arith.select %357, %350, %354 : f64
+          memref.store %358, %y4[%349] : memref<?xf64>
+          scf.yield %358 : f64
         }
         scf.reduce
       }
     } else {
       // Running: each output's range extends the previous one's by its new terms.
-      %339 = arith.constant 0 : index
-      %340 = arith.constant 1 : index
-      %341 = arith.constant 3 : index
-      %342 = arith.constant 0x7FF0000000000000 : f64
-      %343 = arith.constant 0 : index
-      %344 = arith.constant 1 : index
-      %345 = arith.constant 4 : index
-      %346 = arith.addi %343, %345 : index
-      %347 = arith.constant 3 : index
-      %348 = arith.subi %346, %344 : index
-      %349 = arith.subi %347, %346 : index
-      %350 = arith.addi %349, %344 : index
-      %351 = arith.maxsi %350, %344 : index
-      %352 = arith.cmpi eq, %348, %347 : index
-      %353 = arith.select %352, %343, %351 : index
-      %354 = arith.maxsi %353, %339 : index
-      %355 = arith.minsi %354, %C : index
-      %356:2 = scf.for %357 = %339 to %355 step %344 iter_args(%358 = %342, %359 = %341) -> (f64, index) {
-        %360 = arith.constant 4 : index
-        %361 = arith.addi %357, %360 : index
-        %362 = scf.for %363 = %359 to %361 step %344 iter_args(%364 = %358) -> (f64) {
-          %365 = memref.load %d[%363] : memref<?xf64>
-          %366 = arith.cmpf olt, %364, %365 : f64
-          %367 = arith.cmpf uno, %364, %364 : f64
-          %368 = arith.ori %366, %367 : i1
-          %369 = arith.select %368, %364, %365 : f64
-          scf.yield %369 : f64
+      %359 = arith.constant 0 : index
+      %360 = arith.constant 1 : index
+      %361 = arith.constant 3 : index
+      %362 = arith.constant 0x7FF0000000000000 : f64
+      %363 = arith.constant 0 : index
+      %364 = arith.constant 1 : index
+      %365 = arith.constant 4 : index
+      %366 = arith.addi %363, %365 : index
+      %367 = arith.constant 3 : index
+      %368 = arith.subi %366, %364 : index
+      %369 = arith.subi %367, %366 : index
+      %370 = arith.addi %369, %364 : index
+      %371 = arith.maxsi %370, %364 : index
+      %372 = arith.cmpi eq, %368, %367 : index
+      %373 = arith.select %372, %363, %371 : index
+      %374 = arith.maxsi %373, %359 : index
+      %375 = arith.minsi %374, %C : index
+      %376:2 = scf.for %377 = %359 to %375 step %364 iter_args(%378 = %362, %379 = %361) -> (f64, index) {
+        %380 = arith.constant 4 : index
+        %381 = arith.addi %377, %380 : index
+        %382 = scf.for %383 = %379 to %381 step %364 iter_args(%384 = %378) -> (f64) {
+          %385 = memref.load %d[%383] : memref<?xf64>
+          %386 = arith.cmpf olt, %384, %385 : f64
+          %387 = arith.cmpf uno, %384, %384 : f64
+          %388 = arith.ori %386, %387 : i1
+          %389 = arith.select %388, %384, %385 : f64
+          scf.yield %389 : f64
         }
-        %370 = arith.maxsi %359, %361 : index
-        memref.store %362, %y4[%357] : memref<?xf64>
-        scf.yield %362, %370 : f64, index
+        %390 = arith.maxsi %379, %381 : index
+        memref.store %382, %y4[%377] : memref<?xf64>
+        scf.yield %382, %390 : f64, index
       }
-      %371 = arith.constant 8 : index
-      %372 = arith.subi %C, %355 : index
-      %373 = arith.remsi %372, %371 : index
-      %374 = arith.subi %C, %373 : index
+      %391 = arith.constant 8 : index
+      %392 = arith.subi %C, %375 : index
+      %393 = arith.remsi %392, %391 : index
+      %394 = arith.subi %C, %393 : index
       // 8 outputs at a time, one term each: the terms loaded as one vector, scanned in
       // registers by shuffles (the identity shifted in), the outputs stored as one.
-      %375 = scf.for %376 = %355 to %374 step %371 iter_args(%377 = %356#0) -> (f64) {
-        %378 = arith.constant 4 : index
-        %379 = arith.addi %376, %378 : index
-        %380 = arith.subi %379, %344 : index
-        %381 = vector.load %d[%380] : memref<?xf64>, vector<8xf64>
-        %383 = arith.constant 0x7FF0000000000000 : f64
-        %382 = vector.broadcast %383 : f64 to vector<8xf64>
-        %384 = vector.shuffle %381, %382 [8, 0, 1, 2, 3, 4, 5, 6] : vector<8xf64>, vector<8xf64>
-        %385 = arith.minimumf %384, %381 : vector<8xf64>
-        %386 = vector.shuffle %385, %382 [8, 8, 0, 1, 2, 3, 4, 5] : vector<8xf64>, vector<8xf64>
-        %387 = arith.minimumf %386, %385 : vector<8xf64>
-        %388 = vector.shuffle %387, %382 [8, 8, 8, 8, 0, 1, 2, 3] : vector<8xf64>, vector<8xf64>
-        %389 = arith.minimumf %388, %387 : vector<8xf64>
-        %390 = vector.broadcast %377 : f64 to vector<8xf64>
-        %391 = arith.minimumf %390, %389 : vector<8xf64>
-        %392 = vector.extract %391[7] : f64 from vector<8xf64>
-        vector.store %391, %y4[%376] : memref<?xf64>, vector<8xf64>
-        scf.yield %392 : f64
+      %395 = scf.for %396 = %375 to %394 step %391 iter_args(%397 = %376#0) -> (f64) {
+        %398 = arith.constant 4 : index
+        %399 = arith.addi %396, %398 : index
+        %400 = arith.subi %399, %364 : index
+        %401 = vector.load %d[%400] : memref<?xf64>, vector<8xf64>
+        %403 = arith.constant 0x7FF0000000000000 : f64
+        %402 = vector.broadcast %403 : f64 to vector<8xf64>
+        %404 = vector.shuffle %401, %402 [8, 0, 1, 2, 3, 4, 5, 6] : vector<8xf64>, vector<8xf64>
+        %405 = arith.minimumf %404, %401 : vector<8xf64>
+        %406 = vector.shuffle %405, %402 [8, 8, 0, 1, 2, 3, 4, 5] : vector<8xf64>, vector<8xf64>
+        %407 = arith.minimumf %406, %405 : vector<8xf64>
+        %408 = vector.shuffle %407, %402 [8, 8, 8, 8, 0, 1, 2, 3] : vector<8xf64>, vector<8xf64>
+        %409 = arith.minimumf %408, %407 : vector<8xf64>
+        %410 = vector.broadcast %397 : f64 to vector<8xf64>
+        %411 = arith.minimumf %410, %409 : vector<8xf64>
+        %412 = vector.extract %411[7] : f64 from vector<8xf64>
+        vector.store %411, %y4[%396] : memref<?xf64>, vector<8xf64>
+        scf.yield %412 : f64
       }
-      %393 = scf.for %394 = %374 to %C step %344 iter_args(%395 = %375) -> (f64) {
-        %396 = arith.constant 4 : index
-        %397 = arith.addi %394, %396 : index
-        %398 = arith.subi %397, %344 : index
-        %399 = memref.load %d[%398] : memref<?xf64>
-        %400 = arith.cmpf olt, %395, %399 : f64
-        %401 = arith.cmpf uno, %395, %395 : f64
-        %402 = arith.ori %400, %401 : i1
-        %403 = arith.select %402, %395, %399 : f64
-        memref.store %403, %y4[%394] : memref<?xf64>
-        scf.yield %403 : f64
+      %413 = scf.for %414 = %394 to %C step %364 iter_args(%415 = %395) -> (f64) {
+        %416 = arith.constant 4 : index
+        %417 = arith.addi %414, %416 : index
+        %418 = arith.subi %417, %364 : index
+        %419 = memref.load %d[%418] : memref<?xf64>
+        %420 = arith.cmpf olt, %415, %419 : f64
+        %421 = arith.cmpf uno, %415, %415 : f64
+        %422 = arith.ori %420, %421 : i1
+        %423 = arith.select %422, %415, %419 : f64
+        memref.store %423, %y4[%414] : memref<?xf64>
+        scf.yield %423 : f64
       }
     }
     // y5[r, c] = prod(k in 0..c: 1.0 + x[r, k] / 64.0)
     // Running: each output's range extends the previous one's by its new terms.
-    %404 = arith.constant 0 : index
-    %405 = arith.constant 1 : index
-    %406 = arith.constant 63 : index
-    %407 = arith.addi %R, %406 : index
-    %408 = arith.constant 64 : index
-    %409 = arith.divui %407, %408 : index
-    %410 = arith.constant 1 : index
-    %411 = arith.maxsi %409, %410 : index
-    scf.parallel (%412) = (%404) to (%R) step (%411) {
-      %413 = arith.addi %412, %411 : index
-      %414 = arith.minsi %413, %R : index
-      scf.for %415 = %412 to %414 step %405 {
-        %416 = arith.constant 0 : index
-        %417 = arith.constant 1.0 : f32
-        %418 = arith.constant 0 : index
-        %419 = arith.constant 1 : index
-        %420 = arith.constant 0 : index
-        %421 = arith.subi %418, %419 : index
-        %422 = arith.subi %420, %418 : index
-        %423 = arith.addi %422, %419 : index
-        %424 = arith.maxsi %423, %419 : index
-        %425 = arith.cmpi eq, %421, %420 : index
-        %426 = arith.select %425, %418, %424 : index
-        %427 = arith.maxsi %426, %404 : index
-        %428 = arith.minsi %427, %C : index
-        %429:2 = scf.for %430 = %404 to %428 step %419 iter_args(%431 = %417, %432 = %416) -> (f32, index) {
-          %433 = scf.for %434 = %432 to %430 step %419 iter_args(%435 = %431) -> (f32) {
-            %436 = arith.constant 1.0 : f32
-            %437 = memref.load %x[%415, %434] : memref<?x?xf32>
-            %438 = arith.constant 64.0 : f32
-            %439 = arith.divf %437, %438 : f32
-            %440 = arith.addf %436, %439 : f32
-            %441 = arith.mulf %435, %440 fastmath<reassoc> : f32
-            scf.yield %441 : f32
+    %424 = arith.constant 0 : index
+    %425 = arith.constant 1 : index
+    %426 = arith.constant 63 : index
+    %427 = arith.addi %R, %426 : index
+    %428 = arith.constant 64 : index
+    %429 = arith.divui %427, %428 : index
+    %430 = arith.constant 1 : index
+    %431 = arith.maxsi %429, %430 : index
+    scf.parallel (%432) = (%424) to (%R) step (%431) {
+      %433 = arith.addi %432, %431 : index
+      %434 = arith.minsi %433, %R : index
+      scf.for %435 = %432 to %434 step %425 {
+        %436 = arith.constant 0 : index
+        %437 = arith.constant 1.0 : f32
+        %438 = arith.constant 0 : index
+        %439 = arith.constant 1 : index
+        %440 = arith.constant 0 : index
+        %441 = arith.subi %438, %439 : index
+        %442 = arith.subi %440, %438 : index
+        %443 = arith.addi %442, %439 : index
+        %444 = arith.maxsi %443, %439 : index
+        %445 = arith.cmpi eq, %441, %440 : index
+        %446 = arith.select %445, %438, %444 : index
+        %447 = arith.maxsi %446, %424 : index
+        %448 = arith.minsi %447, %C : index
+        %449:2 = scf.for %450 = %424 to %448 step %439 iter_args(%451 = %437, %452 = %436) -> (f32, index) {
+          %453 = scf.for %454 = %452 to %450 step %439 iter_args(%455 = %451) -> (f32) {
+            %456 = arith.constant 1.0 : f32
+            %457 = memref.load %x[%435, %454] : memref<?x?xf32>
+            %458 = arith.constant 64.0 : f32
+            %459 = arith.divf %457, %458 : f32
+            %460 = arith.addf %456, %459 : f32
+            %461 = arith.mulf %455, %460 fastmath<reassoc> : f32
+            scf.yield %461 : f32
           }
-          %442 = arith.maxsi %432, %430 : index
-          memref.store %433, %y5[%415, %430] : memref<?x?xf32>
-          scf.yield %433, %442 : f32, index
+          %462 = arith.maxsi %452, %450 : index
+          memref.store %453, %y5[%435, %450] : memref<?x?xf32>
+          scf.yield %453, %462 : f32, index
         }
-        %443 = scf.for %444 = %428 to %C step %419 iter_args(%445 = %429#0) -> (f32) {
-          %446 = arith.subi %444, %419 : index
-          %447 = arith.constant 1.0 : f32
-          %448 = memref.load %x[%415, %446] : memref<?x?xf32>
-          %449 = arith.constant 64.0 : f32
-          %450 = arith.divf %448, %449 : f32
-          %451 = arith.addf %447, %450 : f32
-          %452 = arith.mulf %445, %451 fastmath<reassoc> : f32
-          memref.store %452, %y5[%415, %444] : memref<?x?xf32>
-          scf.yield %452 : f32
+        %463 = scf.for %464 = %448 to %C step %439 iter_args(%465 = %449#0) -> (f32) {
+          %466 = arith.subi %464, %439 : index
+          %467 = arith.constant 1.0 : f32
+          %468 = memref.load %x[%435, %466] : memref<?x?xf32>
+          %469 = arith.constant 64.0 : f32
+          %470 = arith.divf %468, %469 : f32
+          %471 = arith.addf %467, %470 : f32
+          %472 = arith.mulf %465, %471 fastmath<reassoc> : f32
+          memref.store %472, %y5[%435, %464] : memref<?x?xf32>
+          scf.yield %472 : f32
         }
       }
       scf.reduce
     }
     // y6v[i] = max(k in 0..(i + 1): xf[k])
-    %453 = arith.constant 65536 : index
-    %454 = arith.cmpi sge, %4, %453 : index
-    scf.if %454 {
+    %473 = arith.constant 65536 : index
+    %474 = arith.cmpi sge, %4, %473 : index
+    scf.if %474 {
+      %475 = arith.constant 0 : index
       // Two parallel passes over 512 blocks of the outputs: each block's new terms folded apart,
-      // the folds combined in order into each block's offset, then each block's outputs walked from it.
-      %455 = arith.constant 0 : index
-      %456 = arith.constant 1 : index
-      %457 = arith.constant 512 : index
-      %458 = arith.constant 511 : index
-      %459 = arith.addi %4, %458 : index
-      %460 = arith.divui %459, %457 : index
-      %461 = arith.constant 0 : index
-      %462 = memref.alloca() : memref<512xf32>
-      %463 = memref.alloca() : memref<512xindex>
-      scf.parallel (%464) = (%455) to (%457) step (%456) {
-        %465 = arith.muli %464, %460 : index
-        %466 = arith.minsi %465, %4 : index
-        %467 = arith.addi %466, %460 : index
-        %468 = arith.minsi %467, %4 : index
-        %469 = arith.subi %466, %456 : index
-        %470 = arith.constant 1 : index
-        %471 = arith.addi %469, %470 : index
-        %472 = arith.maxsi %461, %471 : index
-        %473 = arith.cmpi sgt, %466, %455 : index
-        %474 = arith.select %473, %472, %461 : index
-        %475 = arith.subi %468, %456 : index
-        %476 = arith.constant 1 : index
-        %477 = arith.addi %475, %476 : index
-        %478 = arith.maxsi %461, %477 : index
-        %479 = arith.cmpi sgt, %468, %455 : index
-        %480 = arith.select %479, %478, %461 : index
-        %481 = arith.constant 0xFF800000 : f32
-        %482 = scf.for %483 = %474 to %480 step %456 iter_args(%484 = %481) -> (f32) {
-          %485 = memref.load %xf[%483] : memref<?xf32>
-          %486 = arith.cmpf ogt, %484, %485 : f32
-          %487 = arith.cmpf uno, %484, %484 : f32
-          %488 = arith.ori %486, %487 : i1
-          %489 = arith.select %488, %484, %485 : f32
-          scf.yield %489 : f32
+      // the folds combined in order into each block's offset, then each block's outputs walked
+      // from its offset.
+      %476 = arith.constant 512 : index
+      %477 = arith.addi %4, %476 : index
+      %478 = arith.constant 1 : index
+      %479 = arith.subi %477, %478 : index
+      %480 = arith.divsi %479, %476 : index
+      %481 = memref.alloca() : memref<512xf32>
+      %482 = memref.alloca() : memref<512xindex>
+      %483 = arith.constant 0 : index
+      %484 = arith.constant 1 : index
+      scf.parallel (%485) = (%483) to (%476) step (%484) {
+        %486 = arith.muli %485, %480 : index
+        %487 = arith.minsi %486, %4 : index
+        %488 = arith.addi %487, %480 : index
+        %489 = arith.minsi %488, %4 : index
+        %490 = arith.constant 0 : index
+        %491 = arith.cmpi sgt, %487, %490 : index
+        %492 = scf.if %491 -> (index) {
+          %493 = arith.constant 1 : index
+          %494 = arith.subi %487, %493 : index
+          %495 = arith.constant 1 : index
+          %496 = arith.addi %494, %495 : index
+          %497 = arith.maxsi %475, %496 : index
+          scf.yield %497 : index
+        } else {
+          scf.yield %475 : index
         }
-        memref.store %482, %462[%464] : memref<512xf32>
-        memref.store %474, %463[%464] : memref<512xindex>
+        %498 = arith.constant 0 : index
+        %499 = arith.cmpi sgt, %489, %498 : index
+        %500 = scf.if %499 -> (index) {
+          %501 = arith.constant 1 : index
+          %502 = arith.subi %489, %501 : index
+          %503 = arith.constant 1 : index
+          %504 = arith.addi %502, %503 : index
+          %505 = arith.maxsi %475, %504 : index
+          scf.yield %505 : index
+        } else {
+          scf.yield %475 : index
+        }
+        %506 = arith.constant 0xFF800000 : f32
+        %507 = arith.constant 1 : index
+        %508 = scf.for %509 = %492 to %500 step %507 iter_args(%510 = %506) -> (f32) {
+          %511 = memref.load %xf[%509] : memref<?xf32>
+          %512 = arith.cmpf ogt, %510, %511 : f32
+          %513 = arith.cmpf uno, %510, %510 : f32
+          %514 = arith.ori %512, %513 : i1
+          %515 = arith.select %514, %510, %511 : f32
+          scf.yield %515 : f32
+        }
+        memref.store %508, %481[%485] : memref<512xf32>
+        memref.store %492, %482[%485] : memref<512xindex>
         scf.reduce
       }
-      %490 = arith.constant 0xFF800000 : f32
-      %491 = scf.for %492 = %455 to %457 step %456 iter_args(%493 = %490) -> (f32) {
-        %494 = memref.load %462[%492] : memref<512xf32>
-        memref.store %493, %462[%492] : memref<512xf32>
-        %495 = arith.cmpf ogt, %493, %494 : f32
-        %496 = arith.cmpf uno, %493, %493 : f32
-        %497 = arith.ori %495, %496 : i1
-        %498 = arith.select %497, %493, %494 : f32
-        scf.yield %498 : f32
+      %516 = arith.constant 0xFF800000 : f32
+      %517 = arith.constant 0 : index
+      %518 = arith.constant 1 : index
+      %519 = scf.for %520 = %517 to %476 step %518 iter_args(%521 = %516) -> (f32) {
+        %522 = memref.load %481[%520] : memref<512xf32>
+        memref.store %521, %481[%520] : memref<512xf32>
+        %523 = arith.cmpf ogt, %521, %522 : f32
+        %524 = arith.cmpf uno, %521, %521 : f32
+        %525 = arith.ori %523, %524 : i1
+        %526 = arith.select %525, %521, %522 : f32
+        scf.yield %526 : f32
       }
-      scf.parallel (%499) = (%455) to (%457) step (%456) {
-        %500 = arith.muli %499, %460 : index
-        %501 = arith.minsi %500, %4 : index
-        %502 = arith.addi %501, %460 : index
-        %503 = arith.minsi %502, %4 : index
-        %504 = memref.load %462[%499] : memref<512xf32>
-        %505 = memref.load %463[%499] : memref<512xindex>
-        %506 = arith.constant 0 : index
-        %507 = arith.constant 1 : index
-        %508 = arith.constant 1 : index
-        %509 = arith.addi %506, %508 : index
-        %510 = arith.constant 0 : index
-        %511 = arith.subi %509, %507 : index
-        %512 = arith.subi %510, %509 : index
-        %513 = arith.addi %512, %507 : index
-        %514 = arith.maxsi %513, %507 : index
-        %515 = arith.cmpi eq, %511, %510 : index
-        %516 = arith.select %515, %506, %514 : index
-        %517 = arith.maxsi %516, %501 : index
-        %518 = arith.minsi %517, %503 : index
-        %519:2 = scf.for %520 = %501 to %518 step %507 iter_args(%521 = %504, %522 = %505) -> (f32, index) {
-          %523 = arith.constant 1 : index
-          %524 = arith.addi %520, %523 : index
-          %525 = scf.for %526 = %522 to %524 step %507 iter_args(%527 = %521) -> (f32) {
-            %528 = memref.load %xf[%526] : memref<?xf32>
-            %529 = arith.cmpf ogt, %527, %528 : f32
-            %530 = arith.cmpf uno, %527, %527 : f32
-            %531 = arith.ori %529, %530 : i1
-            %532 = arith.select %531, %527, %528 : f32
-            scf.yield %532 : f32
+      %527 = arith.constant 0 : index
+      %528 = arith.constant 1 : index
+      scf.parallel (%529) = (%527) to (%476) step (%528) {
+        %530 = arith.muli %529, %480 : index
+        %531 = arith.minsi %530, %4 : index
+        %532 = arith.addi %531, %480 : index
+        %533 = arith.minsi %532, %4 : index
+        %534 = memref.load %482[%529] : memref<512xindex>
+        %535 = memref.load %481[%529] : memref<512xf32>
+        %536 = arith.constant 0 : index
+        %537 = arith.constant 1 : index
+        %538 = arith.constant 1 : index
+        %539 = arith.addi %536, %538 : index
+        %540 = arith.constant 0 : index
+        %541 = arith.subi %539, %537 : index
+        %542 = arith.subi %540, %539 : index
+        %543 = arith.addi %542, %537 : index
+        %544 = arith.maxsi %543, %537 : index
+        %545 = arith.cmpi eq, %541, %540 : index
+        %546 = arith.select %545, %536, %544 : index
+        %547 = arith.maxsi %546, %531 : index
+        %548 = arith.minsi %547, %533 : index
+        %549:2 = scf.for %550 = %531 to %548 step %537 iter_args(%551 = %535, %552 = %534) -> (f32, index) {
+          %553 = arith.constant 1 : index
+          %554 = arith.addi %550, %553 : index
+          %555 = scf.for %556 = %552 to %554 step %537 iter_args(%557 = %551) -> (f32) {
+            %558 = memref.load %xf[%556] : memref<?xf32>
+            %559 = arith.cmpf ogt, %557, %558 : f32
+            %560 = arith.cmpf uno, %557, %557 : f32
+            %561 = arith.ori %559, %560 : i1
+            %562 = arith.select %561, %557, %558 : f32
+            scf.yield %562 : f32
           }
-          %533 = arith.maxsi %522, %524 : index
-          memref.store %525, %y6v[%520] : memref<?xf32>
-          scf.yield %525, %533 : f32, index
+          %563 = arith.maxsi %552, %554 : index
+          memref.store %555, %y6v[%550] : memref<?xf32>
+          scf.yield %555, %563 : f32, index
         }
-        %534 = arith.constant 16 : index
-        %535 = arith.subi %503, %518 : index
-        %536 = arith.remsi %535, %534 : index
-        %537 = arith.subi %503, %536 : index
+        %564 = arith.constant 16 : index
+        %565 = arith.subi %533, %548 : index
+        %566 = arith.remsi %565, %564 : index
+        %567 = arith.subi %533, %566 : index
         // 16 outputs at a time, one term each: the terms loaded as one vector, scanned in
         // registers by shuffles (the identity shifted in), the outputs stored as one.
-        %538 = scf.for %539 = %518 to %537 step %534 iter_args(%540 = %519#0) -> (f32) {
-          %541 = arith.constant 1 : index
-          %542 = arith.addi %539, %541 : index
-          %543 = arith.subi %542, %507 : index
-          %544 = vector.load %xf[%543] : memref<?xf32>, vector<16xf32>
-          %546 = arith.constant 0xFF800000 : f32
-          %545 = vector.broadcast %546 : f32 to vector<16xf32>
-          %547 = vector.shuffle %544, %545 [16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14] : vector<16xf32>, vector<16xf32>
-          %548 = arith.maximumf %547, %544 : vector<16xf32>
-          %549 = vector.shuffle %548, %545 [16, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13] : vector<16xf32>, vector<16xf32>
-          %550 = arith.maximumf %549, %548 : vector<16xf32>
-          %551 = vector.shuffle %550, %545 [16, 16, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11] : vector<16xf32>, vector<16xf32>
-          %552 = arith.maximumf %551, %550 : vector<16xf32>
-          %553 = vector.shuffle %552, %545 [16, 16, 16, 16, 16, 16, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7] : vector<16xf32>, vector<16xf32>
-          %554 = arith.maximumf %553, %552 : vector<16xf32>
-          %555 = vector.broadcast %540 : f32 to vector<16xf32>
-          %556 = arith.maximumf %555, %554 : vector<16xf32>
-          %557 = vector.extract %556[15] : f32 from vector<16xf32>
-          vector.store %556, %y6v[%539] : memref<?xf32>, vector<16xf32>
-          scf.yield %557 : f32
+        %568 = scf.for %569 = %548 to %567 step %564 iter_args(%570 = %549#0) -> (f32) {
+          %571 = arith.constant 1 : index
+          %572 = arith.addi %569, %571 : index
+          %573 = arith.subi %572, %537 : index
+          %574 = vector.load %xf[%573] : memref<?xf32>, vector<16xf32>
+          %576 = arith.constant 0xFF800000 : f32
+          %575 = vector.broadcast %576 : f32 to vector<16xf32>
+          %577 = vector.shuffle %574, %575 [16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14] : vector<16xf32>, vector<16xf32>
+          %578 = arith.maximumf %577, %574 : vector<16xf32>
+          %579 = vector.shuffle %578, %575 [16, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13] : vector<16xf32>, vector<16xf32>
+          %580 = arith.maximumf %579, %578 : vector<16xf32>
+          %581 = vector.shuffle %580, %575 [16, 16, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11] : vector<16xf32>, vector<16xf32>
+          %582 = arith.maximumf %581, %580 : vector<16xf32>
+          %583 = vector.shuffle %582, %575 [16, 16, 16, 16, 16, 16, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7] : vector<16xf32>, vector<16xf32>
+          %584 = arith.maximumf %583, %582 : vector<16xf32>
+          %585 = vector.broadcast %570 : f32 to vector<16xf32>
+          %586 = arith.maximumf %585, %584 : vector<16xf32>
+          %587 = vector.extract %586[15] : f32 from vector<16xf32>
+          vector.store %586, %y6v[%569] : memref<?xf32>, vector<16xf32>
+          scf.yield %587 : f32
         }
-        %558 = scf.for %559 = %537 to %503 step %507 iter_args(%560 = %538) -> (f32) {
-          %561 = arith.constant 1 : index
-          %562 = arith.addi %559, %561 : index
-          %563 = arith.subi %562, %507 : index
-          %564 = memref.load %xf[%563] : memref<?xf32>
-          %565 = arith.cmpf ogt, %560, %564 : f32
-          %566 = arith.cmpf uno, %560, %560 : f32
-          %567 = arith.ori %565, %566 : i1
-          %568 = arith.select %567, %560, %564 : f32
-          memref.store %568, %y6v[%559] : memref<?xf32>
-          scf.yield %568 : f32
+        %588 = scf.for %589 = %567 to %533 step %537 iter_args(%590 = %568) -> (f32) {
+          %591 = arith.constant 1 : index
+          %592 = arith.addi %589, %591 : index
+          %593 = arith.subi %592, %537 : index
+          %594 = memref.load %xf[%593] : memref<?xf32>
+          %595 = arith.cmpf ogt, %590, %594 : f32
+          %596 = arith.cmpf uno, %590, %590 : f32
+          %597 = arith.ori %595, %596 : i1
+          %598 = arith.select %597, %590, %594 : f32
+          memref.store %598, %y6v[%589] : memref<?xf32>
+          scf.yield %598 : f32
         }
         scf.reduce
       }
     } else {
       // Running: each output's range extends the previous one's by its new terms.
-      %569 = arith.constant 0 : index
-      %570 = arith.constant 1 : index
-      %571 = arith.constant 0 : index
-      %572 = arith.constant 0xFF800000 : f32
-      %573 = arith.constant 0 : index
-      %574 = arith.constant 1 : index
-      %575 = arith.constant 1 : index
-      %576 = arith.addi %573, %575 : index
-      %577 = arith.constant 0 : index
-      %578 = arith.subi %576, %574 : index
-      %579 = arith.subi %577, %576 : index
-      %580 = arith.addi %579, %574 : index
-      %581 = arith.maxsi %580, %574 : index
-      %582 = arith.cmpi eq, %578, %577 : index
-      %583 = arith.select %582, %573, %581 : index
-      %584 = arith.maxsi %583, %569 : index
-      %585 = arith.minsi %584, %4 : index
-      %586:2 = scf.for %587 = %569 to %585 step %574 iter_args(%588 = %572, %589 = %571) -> (f32, index) {
-        %590 = arith.constant 1 : index
-        %591 = arith.addi %587, %590 : index
-        %592 = scf.for %593 = %589 to %591 step %574 iter_args(%594 = %588) -> (f32) {
-          %595 = memref.load %xf[%593] : memref<?xf32>
-          %596 = arith.cmpf ogt, %594, %595 : f32
-          %597 = arith.cmpf uno, %594, %594 : f32
-          %598 = arith.ori %596, %597 : i1
-          %599 = arith.select %598, %594, %595 : f32
-          scf.yield %599 : f32
+      %599 = arith.constant 0 : index
+      %600 = arith.constant 1 : index
+      %601 = arith.constant 0 : index
+      %602 = arith.constant 0xFF800000 : f32
+      %603 = arith.constant 0 : index
+      %604 = arith.constant 1 : index
+      %605 = arith.constant 1 : index
+      %606 = arith.addi %603, %605 : index
+      %607 = arith.constant 0 : index
+      %608 = arith.subi %606, %604 : index
+      %609 = arith.subi %607, %606 : index
+      %610 = arith.addi %609, %604 : index
+      %611 = arith.maxsi %610, %604 : index
+      %612 = arith.cmpi eq, %608, %607 : index
+      %613 = arith.select %612, %603, %611 : index
+      %614 = arith.maxsi %613, %599 : index
+      %615 = arith.minsi %614, %4 : index
+      %616:2 = scf.for %617 = %599 to %615 step %604 iter_args(%618 = %602, %619 = %601) -> (f32, index) {
+        %620 = arith.constant 1 : index
+        %621 = arith.addi %617, %620 : index
+        %622 = scf.for %623 = %619 to %621 step %604 iter_args(%624 = %618) -> (f32) {
+          %625 = memref.load %xf[%623] : memref<?xf32>
+          %626 = arith.cmpf ogt, %624, %625 : f32
+          %627 = arith.cmpf uno, %624, %624 : f32
+          %628 = arith.ori %626, %627 : i1
+          %629 = arith.select %628, %624, %625 : f32
+          scf.yield %629 : f32
         }
-        %600 = arith.maxsi %589, %591 : index
-        memref.store %592, %y6v[%587] : memref<?xf32>
-        scf.yield %592, %600 : f32, index
+        %630 = arith.maxsi %619, %621 : index
+        memref.store %622, %y6v[%617] : memref<?xf32>
+        scf.yield %622, %630 : f32, index
       }
-      %601 = arith.constant 16 : index
-      %602 = arith.subi %4, %585 : index
-      %603 = arith.remsi %602, %601 : index
-      %604 = arith.subi %4, %603 : index
+      %631 = arith.constant 16 : index
+      %632 = arith.subi %4, %615 : index
+      %633 = arith.remsi %632, %631 : index
+      %634 = arith.subi %4, %633 : index
       // 16 outputs at a time, one term each: the terms loaded as one vector, scanned in
       // registers by shuffles (the identity shifted in), the outputs stored as one.
-      %605 = scf.for %606 = %585 to %604 step %601 iter_args(%607 = %586#0) -> (f32) {
-        %608 = arith.constant 1 : index
-        %609 = arith.addi %606, %608 : index
-        %610 = arith.subi %609, %574 : index
-        %611 = vector.load %xf[%610] : memref<?xf32>, vector<16xf32>
-        %613 = arith.constant 0xFF800000 : f32
-        %612 = vector.broadcast %613 : f32 to vector<16xf32>
-        %614 = vector.shuffle %611, %612 [16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14] : vector<16xf32>, vector<16xf32>
-        %615 = arith.maximumf %614, %611 : vector<16xf32>
-        %616 = vector.shuffle %615, %612 [16, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13] : vector<16xf32>, vector<16xf32>
-        %617 = arith.maximumf %616, %615 : vector<16xf32>
-        %618 = vector.shuffle %617, %612 [16, 16, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11] : vector<16xf32>, vector<16xf32>
-        %619 = arith.maximumf %618, %617 : vector<16xf32>
-        %620 = vector.shuffle %619, %612 [16, 16, 16, 16, 16, 16, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7] : vector<16xf32>, vector<16xf32>
-        %621 = arith.maximumf %620, %619 : vector<16xf32>
-        %622 = vector.broadcast %607 : f32 to vector<16xf32>
-        %623 = arith.maximumf %622, %621 : vector<16xf32>
-        %624 = vector.extract %623[15] : f32 from vector<16xf32>
-        vector.store %623, %y6v[%606] : memref<?xf32>, vector<16xf32>
-        scf.yield %624 : f32
+      %635 = scf.for %636 = %615 to %634 step %631 iter_args(%637 = %616#0) -> (f32) {
+        %638 = arith.constant 1 : index
+        %639 = arith.addi %636, %638 : index
+        %640 = arith.subi %639, %604 : index
+        %641 = vector.load %xf[%640] : memref<?xf32>, vector<16xf32>
+        %643 = arith.constant 0xFF800000 : f32
+        %642 = vector.broadcast %643 : f32 to vector<16xf32>
+        %644 = vector.shuffle %641, %642 [16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14] : vector<16xf32>, vector<16xf32>
+        %645 = arith.maximumf %644, %641 : vector<16xf32>
+        %646 = vector.shuffle %645, %642 [16, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13] : vector<16xf32>, vector<16xf32>
+        %647 = arith.maximumf %646, %645 : vector<16xf32>
+        %648 = vector.shuffle %647, %642 [16, 16, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11] : vector<16xf32>, vector<16xf32>
+        %649 = arith.maximumf %648, %647 : vector<16xf32>
+        %650 = vector.shuffle %649, %642 [16, 16, 16, 16, 16, 16, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7] : vector<16xf32>, vector<16xf32>
+        %651 = arith.maximumf %650, %649 : vector<16xf32>
+        %652 = vector.broadcast %637 : f32 to vector<16xf32>
+        %653 = arith.maximumf %652, %651 : vector<16xf32>
+        %654 = vector.extract %653[15] : f32 from vector<16xf32>
+        vector.store %653, %y6v[%636] : memref<?xf32>, vector<16xf32>
+        scf.yield %654 : f32
       }
-      %625 = scf.for %626 = %604 to %4 step %574 iter_args(%627 = %605) -> (f32) {
-        %628 = arith.constant 1 : index
-        %629 = arith.addi %626, %628 : index
-        %630 = arith.subi %629, %574 : index
-        %631 = memref.load %xf[%630] : memref<?xf32>
-        %632 = arith.cmpf ogt, %627, %631 : f32
-        %633 = arith.cmpf uno, %627, %627 : f32
-        %634 = arith.ori %632, %633 : i1
-        %635 = arith.select %634, %627, %631 : f32
-        memref.store %635, %y6v[%626] : memref<?xf32>
-        scf.yield %635 : f32
+      %655 = scf.for %656 = %634 to %4 step %604 iter_args(%657 = %635) -> (f32) {
+        %658 = arith.constant 1 : index
+        %659 = arith.addi %656, %658 : index
+        %660 = arith.subi %659, %604 : index
+        %661 = memref.load %xf[%660] : memref<?xf32>
+        %662 = arith.cmpf ogt, %657, %661 : f32
+        %663 = arith.cmpf uno, %657, %657 : f32
+        %664 = arith.ori %662, %663 : i1
+        %665 = arith.select %664, %657, %661 : f32
+        memref.store %665, %y6v[%656] : memref<?xf32>
+        scf.yield %665 : f32
       }
     }
     return

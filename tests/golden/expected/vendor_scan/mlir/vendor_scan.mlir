@@ -233,327 +233,365 @@ module {
     %0 = arith.constant 65536 : index
     %1 = arith.cmpi sge, %N, %0 : index
     scf.if %1 {
-      // Two parallel passes over 512 blocks of the outputs: each block's new terms folded apart,
-      // the folds combined in order into each block's offset, then each block's outputs walked from it.
       %2 = arith.constant 0 : index
-      %3 = arith.constant 1 : index
-      %4 = arith.constant 512 : index
-      %5 = arith.constant 511 : index
-      %6 = arith.addi %N, %5 : index
-      %7 = arith.divui %6, %4 : index
-      %8 = arith.constant 0 : index
-      %9 = memref.alloca() : memref<512xf32>
-      %10 = memref.alloca() : memref<512xindex>
-      scf.parallel (%11) = (%2) to (%4) step (%3) {
-        %12 = arith.muli %11, %7 : index
-        %13 = arith.minsi %12, %N : index
-        %14 = arith.addi %13, %7 : index
-        %15 = arith.minsi %14, %N : index
-        %16 = arith.subi %13, %3 : index
-        %17 = arith.constant 1 : index
-        %18 = arith.addi %16, %17 : index
-        %19 = arith.maxsi %8, %18 : index
-        %20 = arith.cmpi sgt, %13, %2 : index
-        %21 = arith.select %20, %19, %8 : index
-        %22 = arith.subi %15, %3 : index
-        %23 = arith.constant 1 : index
-        %24 = arith.addi %22, %23 : index
-        %25 = arith.maxsi %8, %24 : index
-        %26 = arith.cmpi sgt, %15, %2 : index
-        %27 = arith.select %26, %25, %8 : index
-        %28 = arith.constant 0.0 : f32
-        %29 = scf.for %30 = %21 to %27 step %3 iter_args(%31 = %28) -> (f32) {
-          %32 = memref.load %x[%30] : memref<?xf32>
-          %33 = arith.addf %31, %32 fastmath<reassoc> : f32
-          scf.yield %33 : f32
+      // Two parallel passes over 512 blocks of the outputs: each block's new terms folded apart,
+      // the folds combined in order into each block's offset, then each block's outputs walked
+      // from its offset.
+      %3 = arith.constant 512 : index
+      %4 = arith.addi %N, %3 : index
+      %5 = arith.constant 1 : index
+      %6 = arith.subi %4, %5 : index
+      %7 = arith.divsi %6, %3 : index
+      %8 = memref.alloca() : memref<512xf32>
+      %9 = memref.alloca() : memref<512xindex>
+      %10 = arith.constant 0 : index
+      %11 = arith.constant 1 : index
+      scf.parallel (%12) = (%10) to (%3) step (%11) {
+        %13 = arith.muli %12, %7 : index
+        %14 = arith.minsi %13, %N : index
+        %15 = arith.addi %14, %7 : index
+        %16 = arith.minsi %15, %N : index
+        %17 = arith.constant 0 : index
+        %18 = arith.cmpi sgt, %14, %17 : index
+        %19 = scf.if %18 -> (index) {
+          %20 = arith.constant 1 : index
+          %21 = arith.subi %14, %20 : index
+          %22 = arith.constant 1 : index
+          %23 = arith.addi %21, %22 : index
+          %24 = arith.maxsi %2, %23 : index
+          scf.yield %24 : index
+        } else {
+          scf.yield %2 : index
         }
-        memref.store %29, %9[%11] : memref<512xf32>
-        memref.store %21, %10[%11] : memref<512xindex>
+        %25 = arith.constant 0 : index
+        %26 = arith.cmpi sgt, %16, %25 : index
+        %27 = scf.if %26 -> (index) {
+          %28 = arith.constant 1 : index
+          %29 = arith.subi %16, %28 : index
+          %30 = arith.constant 1 : index
+          %31 = arith.addi %29, %30 : index
+          %32 = arith.maxsi %2, %31 : index
+          scf.yield %32 : index
+        } else {
+          scf.yield %2 : index
+        }
+        %33 = arith.constant 0.0 : f32
+        %34 = arith.constant 1 : index
+        %35 = scf.for %36 = %19 to %27 step %34 iter_args(%37 = %33) -> (f32) {
+          %38 = memref.load %x[%36] : memref<?xf32>
+          %39 = arith.addf %37, %38 fastmath<reassoc> : f32
+          scf.yield %39 : f32
+        }
+        memref.store %35, %8[%12] : memref<512xf32>
+        memref.store %19, %9[%12] : memref<512xindex>
         scf.reduce
       }
-      %34 = arith.constant 0.0 : f32
-      %35 = scf.for %36 = %2 to %4 step %3 iter_args(%37 = %34) -> (f32) {
-        %38 = memref.load %9[%36] : memref<512xf32>
-        memref.store %37, %9[%36] : memref<512xf32>
-        %39 = arith.addf %37, %38 fastmath<reassoc> : f32
-        scf.yield %39 : f32
+      %40 = arith.constant 0.0 : f32
+      %41 = arith.constant 0 : index
+      %42 = arith.constant 1 : index
+      %43 = scf.for %44 = %41 to %3 step %42 iter_args(%45 = %40) -> (f32) {
+        %46 = memref.load %8[%44] : memref<512xf32>
+        memref.store %45, %8[%44] : memref<512xf32>
+        %47 = arith.addf %45, %46 fastmath<reassoc> : f32
+        scf.yield %47 : f32
       }
-      scf.parallel (%40) = (%2) to (%4) step (%3) {
-        %41 = arith.muli %40, %7 : index
-        %42 = arith.minsi %41, %N : index
-        %43 = arith.addi %42, %7 : index
-        %44 = arith.minsi %43, %N : index
-        %45 = memref.load %9[%40] : memref<512xf32>
-        %46 = memref.load %10[%40] : memref<512xindex>
-        %47 = arith.constant 0 : index
-        %48 = arith.constant 1 : index
-        %49 = arith.constant 1 : index
-        %50 = arith.addi %47, %49 : index
-        %51 = arith.constant 0 : index
-        %52 = arith.subi %50, %48 : index
-        %53 = arith.subi %51, %50 : index
-        %54 = arith.addi %53, %48 : index
-        %55 = arith.maxsi %54, %48 : index
-        %56 = arith.cmpi eq, %52, %51 : index
-        %57 = arith.select %56, %47, %55 : index
-        %58 = arith.maxsi %57, %42 : index
-        %59 = arith.minsi %58, %44 : index
-        %60:2 = scf.for %61 = %42 to %59 step %48 iter_args(%62 = %45, %63 = %46) -> (f32, index) {
-          %64 = arith.constant 1 : index
-          %65 = arith.addi %61, %64 : index
-          %66 = scf.for %67 = %63 to %65 step %48 iter_args(%68 = %62) -> (f32) {
-            %69 = memref.load %x[%67] : memref<?xf32>
-            %70 = arith.addf %68, %69 fastmath<reassoc> : f32
-            scf.yield %70 : f32
+      %48 = arith.constant 0 : index
+      %49 = arith.constant 1 : index
+      scf.parallel (%50) = (%48) to (%3) step (%49) {
+        %51 = arith.muli %50, %7 : index
+        %52 = arith.minsi %51, %N : index
+        %53 = arith.addi %52, %7 : index
+        %54 = arith.minsi %53, %N : index
+        %55 = memref.load %9[%50] : memref<512xindex>
+        %56 = memref.load %8[%50] : memref<512xf32>
+        %57 = arith.constant 0 : index
+        %58 = arith.constant 1 : index
+        %59 = arith.constant 1 : index
+        %60 = arith.addi %57, %59 : index
+        %61 = arith.constant 0 : index
+        %62 = arith.subi %60, %58 : index
+        %63 = arith.subi %61, %60 : index
+        %64 = arith.addi %63, %58 : index
+        %65 = arith.maxsi %64, %58 : index
+        %66 = arith.cmpi eq, %62, %61 : index
+        %67 = arith.select %66, %57, %65 : index
+        %68 = arith.maxsi %67, %52 : index
+        %69 = arith.minsi %68, %54 : index
+        %70:2 = scf.for %71 = %52 to %69 step %58 iter_args(%72 = %56, %73 = %55) -> (f32, index) {
+          %74 = arith.constant 1 : index
+          %75 = arith.addi %71, %74 : index
+          %76 = scf.for %77 = %73 to %75 step %58 iter_args(%78 = %72) -> (f32) {
+            %79 = memref.load %x[%77] : memref<?xf32>
+            %80 = arith.addf %78, %79 fastmath<reassoc> : f32
+            scf.yield %80 : f32
           }
-          %71 = arith.maxsi %63, %65 : index
-          memref.store %66, %y[%61] : memref<?xf32>
-          scf.yield %66, %71 : f32, index
+          %81 = arith.maxsi %73, %75 : index
+          memref.store %76, %y[%71] : memref<?xf32>
+          scf.yield %76, %81 : f32, index
         }
-        %72 = arith.constant 16 : index
-        %73 = arith.subi %44, %59 : index
-        %74 = arith.remsi %73, %72 : index
-        %75 = arith.subi %44, %74 : index
+        %82 = arith.constant 16 : index
+        %83 = arith.subi %54, %69 : index
+        %84 = arith.remsi %83, %82 : index
+        %85 = arith.subi %54, %84 : index
         // 16 outputs at a time, one term each: the terms loaded as one vector, scanned in
         // registers by shuffles (the identity shifted in), the outputs stored as one.
-        %76 = scf.for %77 = %59 to %75 step %72 iter_args(%78 = %60#0) -> (f32) {
-          %79 = arith.constant 1 : index
-          %80 = arith.addi %77, %79 : index
-          %81 = arith.subi %80, %48 : index
-          %82 = vector.load %x[%81] : memref<?xf32>, vector<16xf32>
-          %84 = arith.constant 0.0 : f32
-          %83 = vector.broadcast %84 : f32 to vector<16xf32>
-          %85 = vector.shuffle %82, %83 [16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14] : vector<16xf32>, vector<16xf32>
-          %86 = arith.addf %85, %82 : vector<16xf32>
-          %87 = vector.shuffle %86, %83 [16, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13] : vector<16xf32>, vector<16xf32>
-          %88 = arith.addf %87, %86 : vector<16xf32>
-          %89 = vector.shuffle %88, %83 [16, 16, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11] : vector<16xf32>, vector<16xf32>
-          %90 = arith.addf %89, %88 : vector<16xf32>
-          %91 = vector.shuffle %90, %83 [16, 16, 16, 16, 16, 16, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7] : vector<16xf32>, vector<16xf32>
-          %92 = arith.addf %91, %90 : vector<16xf32>
-          %93 = vector.broadcast %78 : f32 to vector<16xf32>
-          %94 = arith.addf %93, %92 : vector<16xf32>
-          %95 = vector.extract %94[15] : f32 from vector<16xf32>
-          vector.store %94, %y[%77] : memref<?xf32>, vector<16xf32>
-          scf.yield %95 : f32
+        %86 = scf.for %87 = %69 to %85 step %82 iter_args(%88 = %70#0) -> (f32) {
+          %89 = arith.constant 1 : index
+          %90 = arith.addi %87, %89 : index
+          %91 = arith.subi %90, %58 : index
+          %92 = vector.load %x[%91] : memref<?xf32>, vector<16xf32>
+          %94 = arith.constant 0.0 : f32
+          %93 = vector.broadcast %94 : f32 to vector<16xf32>
+          %95 = vector.shuffle %92, %93 [16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14] : vector<16xf32>, vector<16xf32>
+          %96 = arith.addf %95, %92 : vector<16xf32>
+          %97 = vector.shuffle %96, %93 [16, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13] : vector<16xf32>, vector<16xf32>
+          %98 = arith.addf %97, %96 : vector<16xf32>
+          %99 = vector.shuffle %98, %93 [16, 16, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11] : vector<16xf32>, vector<16xf32>
+          %100 = arith.addf %99, %98 : vector<16xf32>
+          %101 = vector.shuffle %100, %93 [16, 16, 16, 16, 16, 16, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7] : vector<16xf32>, vector<16xf32>
+          %102 = arith.addf %101, %100 : vector<16xf32>
+          %103 = vector.broadcast %88 : f32 to vector<16xf32>
+          %104 = arith.addf %103, %102 : vector<16xf32>
+          %105 = vector.extract %104[15] : f32 from vector<16xf32>
+          vector.store %104, %y[%87] : memref<?xf32>, vector<16xf32>
+          scf.yield %105 : f32
         }
-        %96 = scf.for %97 = %75 to %44 step %48 iter_args(%98 = %76) -> (f32) {
-          %99 = arith.constant 1 : index
-          %100 = arith.addi %97, %99 : index
-          %101 = arith.subi %100, %48 : index
-          %102 = memref.load %x[%101] : memref<?xf32>
-          %103 = arith.addf %98, %102 fastmath<reassoc> : f32
-          memref.store %103, %y[%97] : memref<?xf32>
-          scf.yield %103 : f32
+        %106 = scf.for %107 = %85 to %54 step %58 iter_args(%108 = %86) -> (f32) {
+          %109 = arith.constant 1 : index
+          %110 = arith.addi %107, %109 : index
+          %111 = arith.subi %110, %58 : index
+          %112 = memref.load %x[%111] : memref<?xf32>
+          %113 = arith.addf %108, %112 fastmath<reassoc> : f32
+          memref.store %113, %y[%107] : memref<?xf32>
+          scf.yield %113 : f32
         }
         scf.reduce
       }
     } else {
       // Running: each output's range extends the previous one's by its new terms.
-      %104 = arith.constant 0 : index
-      %105 = arith.constant 1 : index
-      %106 = arith.constant 0 : index
-      %107 = arith.constant 0.0 : f32
-      %108 = arith.constant 0 : index
-      %109 = arith.constant 1 : index
-      %110 = arith.constant 1 : index
-      %111 = arith.addi %108, %110 : index
-      %112 = arith.constant 0 : index
-      %113 = arith.subi %111, %109 : index
-      %114 = arith.subi %112, %111 : index
-      %115 = arith.addi %114, %109 : index
-      %116 = arith.maxsi %115, %109 : index
-      %117 = arith.cmpi eq, %113, %112 : index
-      %118 = arith.select %117, %108, %116 : index
-      %119 = arith.maxsi %118, %104 : index
-      %120 = arith.minsi %119, %N : index
-      %121:2 = scf.for %122 = %104 to %120 step %109 iter_args(%123 = %107, %124 = %106) -> (f32, index) {
-        %125 = arith.constant 1 : index
-        %126 = arith.addi %122, %125 : index
-        %127 = scf.for %128 = %124 to %126 step %109 iter_args(%129 = %123) -> (f32) {
-          %130 = memref.load %x[%128] : memref<?xf32>
-          %131 = arith.addf %129, %130 fastmath<reassoc> : f32
-          scf.yield %131 : f32
+      %114 = arith.constant 0 : index
+      %115 = arith.constant 1 : index
+      %116 = arith.constant 0 : index
+      %117 = arith.constant 0.0 : f32
+      %118 = arith.constant 0 : index
+      %119 = arith.constant 1 : index
+      %120 = arith.constant 1 : index
+      %121 = arith.addi %118, %120 : index
+      %122 = arith.constant 0 : index
+      %123 = arith.subi %121, %119 : index
+      %124 = arith.subi %122, %121 : index
+      %125 = arith.addi %124, %119 : index
+      %126 = arith.maxsi %125, %119 : index
+      %127 = arith.cmpi eq, %123, %122 : index
+      %128 = arith.select %127, %118, %126 : index
+      %129 = arith.maxsi %128, %114 : index
+      %130 = arith.minsi %129, %N : index
+      %131:2 = scf.for %132 = %114 to %130 step %119 iter_args(%133 = %117, %134 = %116) -> (f32, index) {
+        %135 = arith.constant 1 : index
+        %136 = arith.addi %132, %135 : index
+        %137 = scf.for %138 = %134 to %136 step %119 iter_args(%139 = %133) -> (f32) {
+          %140 = memref.load %x[%138] : memref<?xf32>
+          %141 = arith.addf %139, %140 fastmath<reassoc> : f32
+          scf.yield %141 : f32
         }
-        %132 = arith.maxsi %124, %126 : index
-        memref.store %127, %y[%122] : memref<?xf32>
-        scf.yield %127, %132 : f32, index
+        %142 = arith.maxsi %134, %136 : index
+        memref.store %137, %y[%132] : memref<?xf32>
+        scf.yield %137, %142 : f32, index
       }
-      %133 = arith.constant 16 : index
-      %134 = arith.subi %N, %120 : index
-      %135 = arith.remsi %134, %133 : index
-      %136 = arith.subi %N, %135 : index
+      %143 = arith.constant 16 : index
+      %144 = arith.subi %N, %130 : index
+      %145 = arith.remsi %144, %143 : index
+      %146 = arith.subi %N, %145 : index
       // 16 outputs at a time, one term each: the terms loaded as one vector, scanned in
       // registers by shuffles (the identity shifted in), the outputs stored as one.
-      %137 = scf.for %138 = %120 to %136 step %133 iter_args(%139 = %121#0) -> (f32) {
-        %140 = arith.constant 1 : index
-        %141 = arith.addi %138, %140 : index
-        %142 = arith.subi %141, %109 : index
-        %143 = vector.load %x[%142] : memref<?xf32>, vector<16xf32>
-        %145 = arith.constant 0.0 : f32
-        %144 = vector.broadcast %145 : f32 to vector<16xf32>
-        %146 = vector.shuffle %143, %144 [16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14] : vector<16xf32>, vector<16xf32>
-        %147 = arith.addf %146, %143 : vector<16xf32>
-        %148 = vector.shuffle %147, %144 [16, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13] : vector<16xf32>, vector<16xf32>
-        %149 = arith.addf %148, %147 : vector<16xf32>
-        %150 = vector.shuffle %149, %144 [16, 16, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11] : vector<16xf32>, vector<16xf32>
-        %151 = arith.addf %150, %149 : vector<16xf32>
-        %152 = vector.shuffle %151, %144 [16, 16, 16, 16, 16, 16, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7] : vector<16xf32>, vector<16xf32>
-        %153 = arith.addf %152, %151 : vector<16xf32>
-        %154 = vector.broadcast %139 : f32 to vector<16xf32>
-        %155 = arith.addf %154, %153 : vector<16xf32>
-        %156 = vector.extract %155[15] : f32 from vector<16xf32>
-        vector.store %155, %y[%138] : memref<?xf32>, vector<16xf32>
-        scf.yield %156 : f32
+      %147 = scf.for %148 = %130 to %146 step %143 iter_args(%149 = %131#0) -> (f32) {
+        %150 = arith.constant 1 : index
+        %151 = arith.addi %148, %150 : index
+        %152 = arith.subi %151, %119 : index
+        %153 = vector.load %x[%152] : memref<?xf32>, vector<16xf32>
+        %155 = arith.constant 0.0 : f32
+        %154 = vector.broadcast %155 : f32 to vector<16xf32>
+        %156 = vector.shuffle %153, %154 [16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14] : vector<16xf32>, vector<16xf32>
+        %157 = arith.addf %156, %153 : vector<16xf32>
+        %158 = vector.shuffle %157, %154 [16, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13] : vector<16xf32>, vector<16xf32>
+        %159 = arith.addf %158, %157 : vector<16xf32>
+        %160 = vector.shuffle %159, %154 [16, 16, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11] : vector<16xf32>, vector<16xf32>
+        %161 = arith.addf %160, %159 : vector<16xf32>
+        %162 = vector.shuffle %161, %154 [16, 16, 16, 16, 16, 16, 16, 16, 0, 1, 2, 3, 4, 5, 6, 7] : vector<16xf32>, vector<16xf32>
+        %163 = arith.addf %162, %161 : vector<16xf32>
+        %164 = vector.broadcast %149 : f32 to vector<16xf32>
+        %165 = arith.addf %164, %163 : vector<16xf32>
+        %166 = vector.extract %165[15] : f32 from vector<16xf32>
+        vector.store %165, %y[%148] : memref<?xf32>, vector<16xf32>
+        scf.yield %166 : f32
       }
-      %157 = scf.for %158 = %136 to %N step %109 iter_args(%159 = %137) -> (f32) {
-        %160 = arith.constant 1 : index
-        %161 = arith.addi %158, %160 : index
-        %162 = arith.subi %161, %109 : index
-        %163 = memref.load %x[%162] : memref<?xf32>
-        %164 = arith.addf %159, %163 fastmath<reassoc> : f32
-        memref.store %164, %y[%158] : memref<?xf32>
-        scf.yield %164 : f32
+      %167 = scf.for %168 = %146 to %N step %119 iter_args(%169 = %147) -> (f32) {
+        %170 = arith.constant 1 : index
+        %171 = arith.addi %168, %170 : index
+        %172 = arith.subi %171, %119 : index
+        %173 = memref.load %x[%172] : memref<?xf32>
+        %174 = arith.addf %169, %173 fastmath<reassoc> : f32
+        memref.store %174, %y[%168] : memref<?xf32>
+        scf.yield %174 : f32
       }
     }
     // z[i] = min(k in 0..i: abs(x[k]))
-    %165 = arith.constant 65536 : index
-    %166 = arith.cmpi sge, %N, %165 : index
-    scf.if %166 {
+    %175 = arith.constant 65536 : index
+    %176 = arith.cmpi sge, %N, %175 : index
+    scf.if %176 {
+      %177 = arith.constant 0 : index
       // Two parallel passes over 512 blocks of the outputs: each block's new terms folded apart,
-      // the folds combined in order into each block's offset, then each block's outputs walked from it.
-      %167 = arith.constant 0 : index
-      %168 = arith.constant 1 : index
-      %169 = arith.constant 512 : index
-      %170 = arith.constant 511 : index
-      %171 = arith.addi %N, %170 : index
-      %172 = arith.divui %171, %169 : index
-      %173 = arith.constant 0 : index
-      %174 = memref.alloca() : memref<512xf32>
-      %175 = memref.alloca() : memref<512xindex>
-      scf.parallel (%176) = (%167) to (%169) step (%168) {
-        %177 = arith.muli %176, %172 : index
-        %178 = arith.minsi %177, %N : index
-        %179 = arith.addi %178, %172 : index
-        %180 = arith.minsi %179, %N : index
-        %181 = arith.subi %178, %168 : index
-        %182 = arith.maxsi %173, %181 : index
-        %183 = arith.cmpi sgt, %178, %167 : index
-        %184 = arith.select %183, %182, %173 : index
-        %185 = arith.subi %180, %168 : index
-        %186 = arith.maxsi %173, %185 : index
-        %187 = arith.cmpi sgt, %180, %167 : index
-        %188 = arith.select %187, %186, %173 : index
-        %189 = arith.constant 0x7F800000 : f32
-        %190 = scf.for %191 = %184 to %188 step %168 iter_args(%192 = %189) -> (f32) {
-          %193 = memref.load %x[%191] : memref<?xf32>
-          %194 = math.absf %193 : f32
-          %195 = arith.cmpf olt, %192, %194 : f32
-          %196 = arith.cmpf uno, %192, %192 : f32
-          %197 = arith.ori %195, %196 : i1
-          %198 = arith.select %197, %192, %194 : f32
-          scf.yield %198 : f32
+      // the folds combined in order into each block's offset, then each block's outputs walked
+      // from its offset.
+      %178 = arith.constant 512 : index
+      %179 = arith.addi %N, %178 : index
+      %180 = arith.constant 1 : index
+      %181 = arith.subi %179, %180 : index
+      %182 = arith.divsi %181, %178 : index
+      %183 = memref.alloca() : memref<512xf32>
+      %184 = memref.alloca() : memref<512xindex>
+      %185 = arith.constant 0 : index
+      %186 = arith.constant 1 : index
+      scf.parallel (%187) = (%185) to (%178) step (%186) {
+        %188 = arith.muli %187, %182 : index
+        %189 = arith.minsi %188, %N : index
+        %190 = arith.addi %189, %182 : index
+        %191 = arith.minsi %190, %N : index
+        %192 = arith.constant 0 : index
+        %193 = arith.cmpi sgt, %189, %192 : index
+        %194 = scf.if %193 -> (index) {
+          %195 = arith.constant 1 : index
+          %196 = arith.subi %189, %195 : index
+          %197 = arith.maxsi %177, %196 : index
+          scf.yield %197 : index
+        } else {
+          scf.yield %177 : index
         }
-        memref.store %190, %174[%176] : memref<512xf32>
-        memref.store %184, %175[%176] : memref<512xindex>
+        %198 = arith.constant 0 : index
+        %199 = arith.cmpi sgt, %191, %198 : index
+        %200 = scf.if %199 -> (index) {
+          %201 = arith.constant 1 : index
+          %202 = arith.subi %191, %201 : index
+          %203 = arith.maxsi %177, %202 : index
+          scf.yield %203 : index
+        } else {
+          scf.yield %177 : index
+        }
+        %204 = arith.constant 0x7F800000 : f32
+        %205 = arith.constant 1 : index
+        %206 = scf.for %207 = %194 to %200 step %205 iter_args(%208 = %204) -> (f32) {
+          %209 = memref.load %x[%207] : memref<?xf32>
+          %210 = math.absf %209 : f32
+          %211 = arith.cmpf olt, %208, %210 : f32
+          %212 = arith.cmpf uno, %208, %208 : f32
+          %213 = arith.ori %211, %212 : i1
+          %214 = arith.select %213, %208, %210 : f32
+          scf.yield %214 : f32
+        }
+        memref.store %206, %183[%187] : memref<512xf32>
+        memref.store %194, %184[%187] : memref<512xindex>
         scf.reduce
       }
-      %199 = arith.constant 0x7F800000 : f32
-      %200 = scf.for %201 = %167 to %169 step %168 iter_args(%202 = %199) -> (f32) {
-        %203 = memref.load %174[%201] : memref<512xf32>
-        memref.store %202, %174[%201] : memref<512xf32>
-        %204 = arith.cmpf olt, %202, %203 : f32
-        %205 = arith.cmpf uno, %202, %202 : f32
-        %206 = arith.ori %204, %205 : i1
-        %207 = arith.select %206, %202, %203 : f32
-        scf.yield %207 : f32
+      %215 = arith.constant 0x7F800000 : f32
+      %216 = arith.constant 0 : index
+      %217 = arith.constant 1 : index
+      %218 = scf.for %219 = %216 to %178 step %217 iter_args(%220 = %215) -> (f32) {
+        %221 = memref.load %183[%219] : memref<512xf32>
+        memref.store %220, %183[%219] : memref<512xf32>
+        %222 = arith.cmpf olt, %220, %221 : f32
+        %223 = arith.cmpf uno, %220, %220 : f32
+        %224 = arith.ori %222, %223 : i1
+        %225 = arith.select %224, %220, %221 : f32
+        scf.yield %225 : f32
       }
-      scf.parallel (%208) = (%167) to (%169) step (%168) {
-        %209 = arith.muli %208, %172 : index
-        %210 = arith.minsi %209, %N : index
-        %211 = arith.addi %210, %172 : index
-        %212 = arith.minsi %211, %N : index
-        %213 = memref.load %174[%208] : memref<512xf32>
-        %214 = memref.load %175[%208] : memref<512xindex>
-        %215 = arith.constant 0 : index
-        %216 = arith.constant 1 : index
-        %217 = arith.constant 0 : index
-        %218 = arith.subi %215, %216 : index
-        %219 = arith.subi %217, %215 : index
-        %220 = arith.addi %219, %216 : index
-        %221 = arith.maxsi %220, %216 : index
-        %222 = arith.cmpi eq, %218, %217 : index
-        %223 = arith.select %222, %215, %221 : index
-        %224 = arith.maxsi %223, %210 : index
-        %225 = arith.minsi %224, %212 : index
-        %226:2 = scf.for %227 = %210 to %225 step %216 iter_args(%228 = %213, %229 = %214) -> (f32, index) {
-          %230 = scf.for %231 = %229 to %227 step %216 iter_args(%232 = %228) -> (f32) {
-            %233 = memref.load %x[%231] : memref<?xf32>
-            %234 = math.absf %233 : f32
-            %235 = arith.cmpf olt, %232, %234 : f32
-            %236 = arith.cmpf uno, %232, %232 : f32
-            %237 = arith.ori %235, %236 : i1
-            %238 = arith.select %237, %232, %234 : f32
-            scf.yield %238 : f32
+      %226 = arith.constant 0 : index
+      %227 = arith.constant 1 : index
+      scf.parallel (%228) = (%226) to (%178) step (%227) {
+        %229 = arith.muli %228, %182 : index
+        %230 = arith.minsi %229, %N : index
+        %231 = arith.addi %230, %182 : index
+        %232 = arith.minsi %231, %N : index
+        %233 = memref.load %184[%228] : memref<512xindex>
+        %234 = memref.load %183[%228] : memref<512xf32>
+        %235 = arith.constant 0 : index
+        %236 = arith.constant 1 : index
+        %237 = arith.constant 0 : index
+        %238 = arith.subi %235, %236 : index
+        %239 = arith.subi %237, %235 : index
+        %240 = arith.addi %239, %236 : index
+        %241 = arith.maxsi %240, %236 : index
+        %242 = arith.cmpi eq, %238, %237 : index
+        %243 = arith.select %242, %235, %241 : index
+        %244 = arith.maxsi %243, %230 : index
+        %245 = arith.minsi %244, %232 : index
+        %246:2 = scf.for %247 = %230 to %245 step %236 iter_args(%248 = %234, %249 = %233) -> (f32, index) {
+          %250 = scf.for %251 = %249 to %247 step %236 iter_args(%252 = %248) -> (f32) {
+            %253 = memref.load %x[%251] : memref<?xf32>
+            %254 = math.absf %253 : f32
+            %255 = arith.cmpf olt, %252, %254 : f32
+            %256 = arith.cmpf uno, %252, %252 : f32
+            %257 = arith.ori %255, %256 : i1
+            %258 = arith.select %257, %252, %254 : f32
+            scf.yield %258 : f32
           }
-          %239 = arith.maxsi %229, %227 : index
-          memref.store %230, %z[%227] : memref<?xf32>
-          scf.yield %230, %239 : f32, index
+          %259 = arith.maxsi %249, %247 : index
+          memref.store %250, %z[%247] : memref<?xf32>
+          scf.yield %250, %259 : f32, index
         }
-        %240 = scf.for %241 = %225 to %212 step %216 iter_args(%242 = %226#0) -> (f32) {
-          %243 = arith.subi %241, %216 : index
-          %244 = memref.load %x[%243] : memref<?xf32>
-          %245 = math.absf %244 : f32
-          %246 = arith.cmpf olt, %242, %245 : f32
-          %247 = arith.cmpf uno, %242, %242 : f32
-          %248 = arith.ori %246, %247 : i1
-          %249 = arith.select %248, %242, %245 : f32
-          memref.store %249, %z[%241] : memref<?xf32>
-          scf.yield %249 : f32
+        %260 = scf.for %261 = %245 to %232 step %236 iter_args(%262 = %246#0) -> (f32) {
+          %263 = arith.subi %261, %236 : index
+          %264 = memref.load %x[%263] : memref<?xf32>
+          %265 = math.absf %264 : f32
+          %266 = arith.cmpf olt, %262, %265 : f32
+          %267 = arith.cmpf uno, %262, %262 : f32
+          %268 = arith.ori %266, %267 : i1
+          %269 = arith.select %268, %262, %265 : f32
+          memref.store %269, %z[%261] : memref<?xf32>
+          scf.yield %269 : f32
         }
         scf.reduce
       }
     } else {
       // Running: each output's range extends the previous one's by its new terms.
-      %250 = arith.constant 0 : index
-      %251 = arith.constant 1 : index
-      %252 = arith.constant 0 : index
-      %253 = arith.constant 0x7F800000 : f32
-      %254 = arith.constant 0 : index
-      %255 = arith.constant 1 : index
-      %256 = arith.constant 0 : index
-      %257 = arith.subi %254, %255 : index
-      %258 = arith.subi %256, %254 : index
-      %259 = arith.addi %258, %255 : index
-      %260 = arith.maxsi %259, %255 : index
-      %261 = arith.cmpi eq, %257, %256 : index
-      %262 = arith.select %261, %254, %260 : index
-      %263 = arith.maxsi %262, %250 : index
-      %264 = arith.minsi %263, %N : index
-      %265:2 = scf.for %266 = %250 to %264 step %255 iter_args(%267 = %253, %268 = %252) -> (f32, index) {
-        %269 = scf.for %270 = %268 to %266 step %255 iter_args(%271 = %267) -> (f32) {
-          %272 = memref.load %x[%270] : memref<?xf32>
-          %273 = math.absf %272 : f32
-          %274 = arith.cmpf olt, %271, %273 : f32
-          %275 = arith.cmpf uno, %271, %271 : f32
-          %276 = arith.ori %274, %275 : i1
-          %277 = arith.select %276, %271, %273 : f32
-          scf.yield %277 : f32
+      %270 = arith.constant 0 : index
+      %271 = arith.constant 1 : index
+      %272 = arith.constant 0 : index
+      %273 = arith.constant 0x7F800000 : f32
+      %274 = arith.constant 0 : index
+      %275 = arith.constant 1 : index
+      %276 = arith.constant 0 : index
+      %277 = arith.subi %274, %275 : index
+      %278 = arith.subi %276, %274 : index
+      %279 = arith.addi %278, %275 : index
+      %280 = arith.maxsi %279, %275 : index
+      %281 = arith.cmpi eq, %277, %276 : index
+      %282 = arith.select %281, %274, %280 : index
+      %283 = arith.maxsi %282, %270 : index
+      %284 = arith.minsi %283, %N : index
+      %285:2 = scf.for %286 = %270 to %284 step %275 iter_args(%287 = %273, %288 = %272) -> (f32, index) {
+        %289 = scf.for %290 = %288 to %286 step %275 iter_args(%291 = %287) -> (f32) {
+          %292 = memref.load %x[%290] : memref<?xf32>
+          %293 = math.absf %292 : f32
+          %294 = arith.cmpf olt, %291, %293 : f32
+          %295 = arith.cmpf uno, %291, %291 : f32
+          %296 = arith.ori %294, %295 : i1
+          %297 = arith.select %296, %291, %293 : f32
+          scf.yield %297 : f32
         }
-        %278 = arith.maxsi %268, %266 : index
-        memref.store %269, %z[%266] : memref<?xf32>
-        scf.yield %269, %278 : f32, index
+        %298 = arith.maxsi %288, %286 : index
+        memref.store %289, %z[%286] : memref<?xf32>
+        scf.yield %289, %298 : f32, index
       }
-      %279 = scf.for %280 = %264 to %N step %255 iter_args(%281 = %265#0) -> (f32) {
-        %282 = arith.subi %280, %255 : index
-        %283 = memref.load %x[%282] : memref<?xf32>
-        %284 = math.absf %283 : f32
-        %285 = arith.cmpf olt, %281, %284 : f32
-        %286 = arith.cmpf uno, %281, %281 : f32
-        %287 = arith.ori %285, %286 : i1
-        %288 = arith.select %287, %281, %284 : f32
-        memref.store %288, %z[%280] : memref<?xf32>
-        scf.yield %288 : f32
+      %299 = scf.for %300 = %284 to %N step %275 iter_args(%301 = %285#0) -> (f32) {
+        %302 = arith.subi %300, %275 : index
+        %303 = memref.load %x[%302] : memref<?xf32>
+        %304 = math.absf %303 : f32
+        %305 = arith.cmpf olt, %301, %304 : f32
+        %306 = arith.cmpf uno, %301, %301 : f32
+        %307 = arith.ori %305, %306 : i1
+        %308 = arith.select %307, %301, %304 : f32
+        memref.store %308, %z[%300] : memref<?xf32>
+        scf.yield %308 : f32
       }
     }
     return
