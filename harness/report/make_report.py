@@ -1046,6 +1046,8 @@ def summary_markdown(data):
             "%d %s" % (c["counts"][k], k) for k in
             ("slower", "faster", "same", "new", "missing", "failed")) + ".")
         lines.append("")
+    for w in unsteady_warnings(data.get("limits")):
+        lines += ["**%s**" % md(w), ""]
     lines += ["| kernel | sizes | backend | best variant | time | rate | % of limit | x vs C++ |",
               "|---|---|---|---|---:|---:|---:|---:|"]
     for kernel, k in data["kernels"].items():

@@ -55,6 +55,9 @@ def main(argv):
           and "compute" not in warnings[0], "unsteady: the cpu's bandwidth drift is named")
     check(m.unsteady_warnings(None) == [] and m.unsteady_warnings({"cpu": None}) == [],
           "unsteady: no limits, no warning")
+    summary = m.summary_markdown({"runs": [], "comparisons": [], "kernels": {}, "limits": {
+        "cpu": {"unsteady": True, "bandwidth_drift": 0.42}}})
+    check("**UNSTEADY: the cpu limit probes moved" in summary, "unsteady: said in summary.md")
 
     # No backend named in the script (device names "cpu" and "gpu" are not backend names).
     src = open(os.path.join(report_dir, "make_report.py"), encoding="utf-8").read()
