@@ -177,14 +177,15 @@ class Body {
     st_ = &st;
     w_.line("// " + source_text(st, spec_));
     const Tensor& out = spec_.tensors[st.out];
-    // Inside a row loop the statement computes row row_ of its output (dimension 0 is fixed).
+    // Inside a row loop the statement computes row row_ of its output (dimension 0 is fixed;
+    // dimensions 0 to row_dims_ - 1 under a collapsed range, row_idx_).
     const bool in_row = !row_.empty();
     std::string out_mem = "%" + spec_.tensors[st.out].name;
     std::string out_ty = memref_type(static_cast<int>(out.shape.size()), out.type);
     if (in_row) {
       out_mem = row_view_.at(st.out).name;
       out_ty = row_view_.at(st.out).type;
-      loop_var_[0] = row_;
+      for (int d = 0; d < row_dims_; ++d) loop_var_[d] = row_idx_.at(static_cast<size_t>(d));
     }
     const std::vector<int> all_outer = outer_dims(st, in_row);
     const size_t k = static_cast<size_t>(&st - spec_.stmts.data());
@@ -193,10 +194,12 @@ class Body {
     // would be one scf.parallel that the OpenMP lowering collapses into a single loop, which
     // recomputes every index from the collapsed one and is not vectorised. The mlir openmp
     // variant of outer_add (2048 x 2048) ran 5.4x slower than its sequential loops variant so
-    // (3.08 against 0.57 ms, results/vm/host-10rep-20261204.json).
+    // (3.08 against 0.57 ms, results/vm/host-10rep-20261204.json). Where the parallelize pass
+    // collapses leading output loops (ParallelChoice::collapse: rank 4 and more), the parallel
+    // range is theirs, in blocks of planes of the remaining dimensions (emit_planes).
     auto plain = [&] {
       if (!in_row && parallel_ && st.rank() >= 2) {
-        emit_row_group(RowGroup{k, k, {}}, RowStream::Never);
+        emit_row_group(RowGroup{k, k, {}}, RowStream::Never, parallel_choice(spec_, st).collapse);
         st_ = &st;
         return;
       }
@@ -218,7 +221,8 @@ class Body {
     } else if (!in_row && parallel_ && tile_choice(spec_, st).dim >= 0) {
       emit_tiles(st, out_mem, out_ty);
     } else if (!in_row && row_contraction(st)) {
-      emit_row_group(RowGroup{k, k, {}});
+      emit_row_group(RowGroup{k, k, {}}, RowStream::ByThreshold,
+                     parallel_choice(spec_, st).collapse);
       st_ = &st;
     } else if (!in_row && streamable(st)) {
       emit_if(
@@ -234,7 +238,7 @@ class Body {
     } else {
       plain();
     }
-    loop_var_.erase(0);
+    for (int d = 0; d < (in_row ? row_dims_ : 1); ++d) loop_var_.erase(d);
   }
 
   // A contraction `m` of `st` under blocked_matmul: C = X * Y in blocks, in Goto's loop order. An
@@ -1097,6 +1101,7 @@ class Body {
   void emit_prefetches(const Statement& st, const std::string& j, const std::string& len) {
     const int rank = static_cast<int>(st.rank());
     if (rank != 1 && row_.empty()) return;
+    SB_ASSERT(row_dims_ == 1, "a prefetch in a plane of a collapsed range");
     if (!next_row_.empty()) {
       for (const auto& [t, var] : choice(st).next_rows) {
         if (var != rank - 1) continue;
@@ -1240,16 +1245,104 @@ class Body {
     return sc.group_tensors.front();
   }
 
+  // The view of tensor `t` at the current row's indices (row_idx_) of its first `dims`
+  // dimensions: the rest, rank-reduced.
+  auto plane_view(int t, int dims) {
+    const Tensor& tn = spec_.tensors[t];
+    const int rank = static_cast<int>(tn.shape.size());
+    std::string offs, sizes, strides, lay;
+    for (int d = 0; d < rank; ++d) {
+      const bool fixed = d < dims;
+      offs += (d ? ", " : "") + (fixed ? row_idx_.at(static_cast<size_t>(d)) : std::string("0"));
+      sizes += (d ? ", " : "") + (fixed ? std::string("1") : extents_[t][static_cast<size_t>(d)]);
+      strides += d ? ", 1" : "1";
+      if (!fixed) lay += d + 1 < rank ? "?, " : "1";
+    }
+    std::string ty = "memref<";
+    for (int d = dims; d < rank; ++d) ty += "?x";
+    ty += std::string(mlir_type(tn.type)) + ", strided<[" + lay + "], offset: ?>>";
+    const std::string v = fresh();
+    w_.line(v + " = memref.subview %" + tn.name + "[" + offs + "] [" + sizes + "] [" + strides +
+            "] : " + memref_type(rank, tn.type) + " to " + ty);
+    return View{v, ty, tn.type};
+  }
+
+  // The single statement of `g` over the parallelize pass's collapsed range of its first
+  // `dims` output dimensions, as emit_row_group runs rows: one scf.parallel loop over blocks of the
+  // range (its flat index), each block a sequential loop over its planes, each plane (its indices
+  // recovered from the flat one) computed as the statement's generics on rank-reduced views of the
+  // plane. The buffers of its reductions are allocated once per block, one plane long, as a row
+  // group's are once per block of rows.
+  void emit_planes(const RowGroup& g, int dims) {
+    const Statement& st = spec_.stmts[g.first];
+    w_.line("// Plane by plane, in parallel blocks of output dimensions 0 to " +
+            std::to_string(dims - 1) + ", collapsed.");
+    const std::string zero = zero_index(), one = constant("1", DType::Index);
+    std::string planes = extents_[st.out][0];
+    for (int d = 1; d < dims; ++d)
+      planes = op("arith.muli", {planes, extents_[st.out][static_cast<size_t>(d)]}, DType::Index);
+    const std::string block = block_length(planes);
+    const std::string b = fresh();
+    w_.open("scf.parallel (" + b + ") = (" + zero + ") to (" + planes + ") step (" + block + ") {");
+    const std::string end =
+        op("arith.minsi", {op("arith.addi", {b, block}, DType::Index), planes}, DType::Index);
+    row_dims_ = dims;  // a plane's outer dimensions (outer_dims) from here on
+    std::vector<std::pair<std::string, std::string>> heap;  // buffer, type
+    for (const auto& [r, outer] : buffered_reduces(st, true)) {
+      std::string d;
+      for (int o : outer) d += (d.empty() ? "" : ", ") + extents_[st.out][static_cast<size_t>(o)];
+      const std::string buf = fresh();
+      const std::string ty = memref_type(static_cast<int>(outer.size()), value_type(*r));
+      w_.line(buf + " = memref.alloc(" + d + ") : " + ty);
+      heap.push_back({buf, ty});
+      row_temp_[r] = {buf, ty, outer};
+    }
+    const std::string p = fresh();
+    w_.open("scf.for " + p + " = " + b + " to " + end + " step " + one + " {");
+    // The plane's indices, the last of the collapsed dimensions varying fastest.
+    row_idx_.assign(static_cast<size_t>(dims), "");
+    std::string rest = p;
+    for (int d = dims - 1; d >= 0; --d) {
+      const std::string& n = extents_[st.out][static_cast<size_t>(d)];
+      row_idx_[static_cast<size_t>(d)] = d == 0 ? rest : op("arith.remui", {rest, n}, DType::Index);
+      if (d > 0) rest = op("arith.divui", {rest, n}, DType::Index);
+    }
+    row_ = row_idx_[0];
+    std::set<int> viewed{st.out};
+    own_row_reads(*st.rhs, viewed);
+    for (int t : viewed) row_view_[t] = plane_view(t, dims);
+    emit_statement(st);
+    w_.close("}");
+    for (const auto& [buf, ty] : heap) w_.line("memref.dealloc " + buf + " : " + ty);
+    w_.line("scf.reduce");
+    w_.close("}");
+    row_.clear();
+    row_idx_.clear();
+    row_dims_ = 1;
+    row_view_.clear();
+    row_temp_.clear();
+  }
+
   // A fused group of statements (codegen/lower/row_fusion.h), under `parallel`: one scf.parallel
   // loop over blocks of rows, each block a sequential loop over its rows, each row computed by the
   // group's statements in order as generics on rank-reduced views of that row. The group's
   // row-local temps and the buffers of its reductions are allocated once per block, one row
   // long.
   // `mode` says when its rank-2 outputs stream (RowStream).
-  void emit_row_group(const RowGroup& g, RowStream mode = RowStream::ByThreshold) {
+  // With `row_dims` > 1 (a single statement, no row-local temps, not streamed: the parallelize
+  // pass's collapsed range, ParallelChoice::collapse), a "row" fixes the first `row_dims` output
+  // dimensions: one scf.parallel loop over their product, each iteration one plane.
+  void emit_row_group(const RowGroup& g, RowStream mode = RowStream::ByThreshold,
+                      int row_dims = 1) {
     explicit_loops_ = true;
     const Statement& first = spec_.stmts[g.first];
     const std::string& rows = extents_[first.out][0];
+    // A collapsed range is of rank 4 or more: no such output streams (printable_stream).
+    SB_ASSERT(
+        row_dims == 1 || (g.first == g.last && g.row_local.empty() && !printable_stream(first) &&
+                          row_dims < static_cast<int>(first.rank())),
+        "a collapsed range over a row group");
+    if (row_dims > 1) return emit_planes(g, row_dims);
     if (g.first == g.last)
       w_.line("// Row by row, in parallel blocks of rows.");
     else
@@ -1307,6 +1400,7 @@ class Body {
       }
     }
     row_ = fresh();
+    row_idx_ = {row_};
     w_.open("scf.for " + row_ + " = " + b + " to " + end + " step " + one + " {");
     bool next_rows = false;  // along a streamed line: the only place this printer has them
     for (size_t k = g.first; k <= g.last; ++k) {
@@ -1360,6 +1454,7 @@ class Body {
     w_.line("scf.reduce");
     w_.close("}");
     row_.clear();
+    row_idx_.clear();
     next_row_.clear();
     row_view_.clear();
     row_temp_.clear();
@@ -1373,7 +1468,8 @@ class Body {
   // or all but the row index inside a row loop.
   std::vector<int> outer_dims(const Statement& st, bool in_row) const {
     std::vector<int> outer;
-    for (size_t d = in_row ? 1 : 0; d < st.rank(); ++d) outer.push_back(static_cast<int>(d));
+    for (size_t d = in_row ? static_cast<size_t>(row_dims_) : 0; d < st.rank(); ++d)
+      outer.push_back(static_cast<int>(d));
     return outer;
   }
 
@@ -1403,8 +1499,12 @@ class Body {
     for (const auto& a : e.args) own_row_reads(*a, out);
   }
   bool own_row_read(const Expr& e) const {
-    return e.kind == ExprKind::Read && spec_.tensors[e.ref].boundary == Boundary::None &&
-           !e.args.empty() && e.args[0]->kind == ExprKind::IndexVar && e.args[0]->ref == 0;
+    if (e.kind != ExprKind::Read || spec_.tensors[e.ref].boundary != Boundary::None ||
+        e.args.size() < static_cast<size_t>(row_dims_))
+      return false;
+    for (int d = 0; d < row_dims_; ++d)
+      if (e.args[d]->kind != ExprKind::IndexVar || e.args[d]->ref != d) return false;
+    return true;
   }
 
   // The length of the blocks that split `n` iterations into at most kBlocks parallel blocks
@@ -1545,9 +1645,9 @@ class Body {
     const Tensor& t = spec_.tensors[e.ref];
     const bool rule = t.boundary != Boundary::None && !assume_inside_;
     if (auto rv = row_view_.find(e.ref); rv != row_view_.end() && own_row_read(e)) {
-      // The current row's view: the subscripts after the row index.
+      // The current row's view: the subscripts after the row's indices.
       std::string idx;
-      for (size_t d = 1; d < e.args.size(); ++d) {
+      for (size_t d = static_cast<size_t>(row_dims_); d < e.args.size(); ++d) {
         std::string s = val(*e.args[d]);
         if (value_type(*e.args[d]) != DType::Index)
           s = cast(s, value_type(*e.args[d]), DType::Index);
@@ -2090,7 +2190,8 @@ class Body {
     if (e.kind == ExprKind::Reduce) return;
     if (e.kind == ExprKind::Read && spec_.tensors[e.ref].boundary == Boundary::None) {
       // Inside a row loop, a read of the current row is an operand of the row's view.
-      const size_t from = row_view_.count(e.ref) && own_row_read(e) ? 1 : 0;
+      const size_t from =
+          row_view_.count(e.ref) && own_row_read(e) ? static_cast<size_t>(row_dims_) : 0;
       bool ok = true;
       for (size_t d = from; d < e.args.size(); ++d) {
         std::string text;
@@ -2185,7 +2286,7 @@ class Body {
       const auto rv = row_view_.find(r->ref);
       const bool row = rv != row_view_.end() && own_row_read(*r);
       std::string res;
-      for (size_t d = row ? 1 : 0; d < r->args.size(); ++d) {
+      for (size_t d = row ? static_cast<size_t>(row_dims_) : 0; d < r->args.size(); ++d) {
         std::string text;
         affine(*r->args[d], text);
         res += (res.empty() ? "" : ", ") + text;
@@ -2321,6 +2422,8 @@ class Body {
   std::map<DType, View> line_buf_;
   std::set<int> row_local_;       // inside a row loop: the group's row-local temps
   std::string row_;               // inside a row loop: the row index; else empty
+  int row_dims_ = 1;              // the output dimensions a row fixes (a collapsed range: more)
+  std::vector<std::string> row_idx_;  // inside a row loop: their indices (row_ the first)
   std::string next_row_;  // inside a row loop with next-row prefetches: the next row (or the last)
   std::map<int, View> row_view_;  // inside a row loop: tensor -> its current row
   int next_ = 0;

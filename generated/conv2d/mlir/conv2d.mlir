@@ -229,109 +229,110 @@ module attributes {transform.with_named_sequence} {
     %0 = arith.constant 3 : index
     %1 = arith.constant 3 : index
     // y[n, o, i, j] = sum(c in 0..CI: sum(a in 0..3: sum(b in 0..3: x[n, c, i + a - 1, j + b - 1] * w[o, c, a, b])))
-    // Row by row, in parallel blocks of rows.
+    // Plane by plane, in parallel blocks of output dimensions 0 to 1, collapsed.
     %2 = arith.constant 0 : index
     %3 = arith.constant 1 : index
-    %4 = arith.constant 63 : index
-    %5 = arith.addi %N, %4 : index
-    %6 = arith.constant 64 : index
-    %7 = arith.divui %5, %6 : index
-    %8 = arith.constant 1 : index
-    %9 = arith.maxsi %7, %8 : index
-    scf.parallel (%10) = (%2) to (%N) step (%9) {
-      %11 = arith.addi %10, %9 : index
-      %12 = arith.minsi %11, %N : index
-      scf.for %13 = %10 to %12 step %3 {
-        %14 = memref.subview %y[%13, 0, 0, 0] [1, %CO, %H, %W] [1, 1, 1, 1] : memref<?x?x?x?xf32> to memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+    %4 = arith.muli %N, %CO : index
+    %5 = arith.constant 63 : index
+    %6 = arith.addi %4, %5 : index
+    %7 = arith.constant 64 : index
+    %8 = arith.divui %6, %7 : index
+    %9 = arith.constant 1 : index
+    %10 = arith.maxsi %8, %9 : index
+    scf.parallel (%11) = (%2) to (%4) step (%10) {
+      %12 = arith.addi %11, %10 : index
+      %13 = arith.minsi %12, %4 : index
+      scf.for %14 = %11 to %13 step %3 {
+        %15 = arith.remui %14, %CO : index
+        %16 = arith.divui %14, %CO : index
+        %17 = memref.subview %y[%16, %15, 0, 0] [1, 1, %H, %W] [1, 1, 1, 1] : memref<?x?x?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
         // y[n, o, i, j] = sum(c in 0..CI: sum(a in 0..3: sum(b in 0..3: x[n, c, i + a - 1, j + b - 1] * w[o, c, a, b])))
-        %15 = arith.constant 0.0 : f32
-        linalg.fill ins(%15 : f32) outs(%14 : memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>)
-        %16 = arith.constant 0 : index
-        %17 = arith.subi %CI, %16 : index
-        %18 = arith.constant 0 : index
-        %19 = arith.maxsi %17, %18 : index
-        %20 = arith.constant 0 : index
+        %18 = arith.constant 0.0 : f32
+        linalg.fill ins(%18 : f32) outs(%17 : memref<?x?xf32, strided<[?, 1], offset: ?>>)
+        %19 = arith.constant 0 : index
+        %20 = arith.subi %CI, %19 : index
         %21 = arith.constant 0 : index
-        %22 = arith.constant 0 : index
+        %22 = arith.maxsi %20, %21 : index
         %23 = arith.constant 0 : index
-        %24 = memref.reinterpret_cast %14 to offset: [0], sizes: [%CO, %H, %19, %W], strides: [%20, %21, %22, %23] : memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>> to memref<?x?x?x?xf32, strided<[?, ?, ?, ?]>>
-        linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>], iterator_types = ["parallel", "parallel", "reduction", "parallel"]}
-            ins(%24 : memref<?x?x?x?xf32, strided<[?, ?, ?, ?]>>)
-            outs(%14 : memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>) {
-          ^bb0(%25: f32, %26: f32):
-          %27 = linalg.index 0 : index
-          %28 = linalg.index 1 : index
-          %29 = linalg.index 3 : index
+        %24 = arith.constant 0 : index
+        %25 = arith.constant 0 : index
+        %26 = memref.reinterpret_cast %17 to offset: [0], sizes: [%H, %22, %W], strides: [%23, %24, %25] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?x?xf32, strided<[?, ?, ?]>>
+        linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d2)>], iterator_types = ["parallel", "reduction", "parallel"]}
+            ins(%26 : memref<?x?x?xf32, strided<[?, ?, ?]>>)
+            outs(%17 : memref<?x?xf32, strided<[?, 1], offset: ?>>) {
+          ^bb0(%27: f32, %28: f32):
+          %29 = linalg.index 0 : index
           %30 = linalg.index 2 : index
-          %31 = arith.addi %30, %16 : index
-          %32 = arith.constant 0 : index
-          %33 = arith.constant 3 : index
-          %34 = arith.constant 1 : index
-          %35 = arith.constant 0.0 : f32
-          %36 = scf.for %37 = %32 to %33 step %34 iter_args(%38 = %35) -> (f32) {
-            %39 = arith.constant 0 : index
-            %40 = arith.constant 3 : index
-            %41 = arith.constant 1 : index
-            %42 = arith.constant 0.0 : f32
-            %43 = scf.for %44 = %39 to %40 step %41 iter_args(%45 = %42) -> (f32) {
-              %46 = arith.constant 0 : index
-              %47 = arith.cmpi sge, %13, %46 : index
-              %48 = arith.cmpi slt, %13, %N : index
-              %49 = arith.andi %47, %48 : i1
-              %50 = arith.constant 1 : index
-              %51 = arith.subi %N, %50 : index
-              %52 = arith.minsi %13, %51 : index
-              %53 = arith.constant 0 : index
-              %54 = arith.maxsi %52, %53 : index
-              %55 = arith.constant 0 : index
-              %56 = arith.cmpi sge, %31, %55 : index
-              %57 = arith.cmpi slt, %31, %CI : index
-              %58 = arith.andi %56, %57 : i1
-              %59 = arith.andi %49, %58 : i1
-              %60 = arith.constant 1 : index
-              %61 = arith.subi %CI, %60 : index
-              %62 = arith.minsi %31, %61 : index
-              %63 = arith.constant 0 : index
-              %64 = arith.maxsi %62, %63 : index
-              %65 = arith.addi %28, %37 : index
-              %66 = arith.constant 1 : index
-              %67 = arith.subi %65, %66 : index
-              %68 = arith.constant 0 : index
-              %69 = arith.cmpi sge, %67, %68 : index
-              %70 = arith.cmpi slt, %67, %H : index
-              %71 = arith.andi %69, %70 : i1
-              %72 = arith.andi %59, %71 : i1
-              %73 = arith.constant 1 : index
-              %74 = arith.subi %H, %73 : index
-              %75 = arith.minsi %67, %74 : index
-              %76 = arith.constant 0 : index
-              %77 = arith.maxsi %75, %76 : index
-              %78 = arith.addi %29, %44 : index
-              %79 = arith.constant 1 : index
-              %80 = arith.subi %78, %79 : index
-              %81 = arith.constant 0 : index
-              %82 = arith.cmpi sge, %80, %81 : index
-              %83 = arith.cmpi slt, %80, %W : index
-              %84 = arith.andi %82, %83 : i1
-              %85 = arith.andi %72, %84 : i1
-              %86 = arith.constant 1 : index
-              %87 = arith.subi %W, %86 : index
-              %88 = arith.minsi %80, %87 : index
-              %89 = arith.constant 0 : index
-              %90 = arith.maxsi %88, %89 : index
-              %91 = memref.load %x[%54, %64, %77, %90] : memref<?x?x?x?xf32>
-              %92 = arith.constant 0.0 : f32
-              %93 = arith.select %85, %91, %92 : f32
-              %94 = memref.load %w[%27, %31, %37, %44] : memref<?x?x?x?xf32>
-              %95 = arith.mulf %93, %94 : f32
-              %96 = arith.addf %45, %95 fastmath<reassoc> : f32
-              scf.yield %96 : f32
+          %31 = linalg.index 1 : index
+          %32 = arith.addi %31, %19 : index
+          %33 = arith.constant 0 : index
+          %34 = arith.constant 3 : index
+          %35 = arith.constant 1 : index
+          %36 = arith.constant 0.0 : f32
+          %37 = scf.for %38 = %33 to %34 step %35 iter_args(%39 = %36) -> (f32) {
+            %40 = arith.constant 0 : index
+            %41 = arith.constant 3 : index
+            %42 = arith.constant 1 : index
+            %43 = arith.constant 0.0 : f32
+            %44 = scf.for %45 = %40 to %41 step %42 iter_args(%46 = %43) -> (f32) {
+              %47 = arith.constant 0 : index
+              %48 = arith.cmpi sge, %16, %47 : index
+              %49 = arith.cmpi slt, %16, %N : index
+              %50 = arith.andi %48, %49 : i1
+              %51 = arith.constant 1 : index
+              %52 = arith.subi %N, %51 : index
+              %53 = arith.minsi %16, %52 : index
+              %54 = arith.constant 0 : index
+              %55 = arith.maxsi %53, %54 : index
+              %56 = arith.constant 0 : index
+              %57 = arith.cmpi sge, %32, %56 : index
+              %58 = arith.cmpi slt, %32, %CI : index
+              %59 = arith.andi %57, %58 : i1
+              %60 = arith.andi %50, %59 : i1
+              %61 = arith.constant 1 : index
+              %62 = arith.subi %CI, %61 : index
+              %63 = arith.minsi %32, %62 : index
+              %64 = arith.constant 0 : index
+              %65 = arith.maxsi %63, %64 : index
+              %66 = arith.addi %29, %38 : index
+              %67 = arith.constant 1 : index
+              %68 = arith.subi %66, %67 : index
+              %69 = arith.constant 0 : index
+              %70 = arith.cmpi sge, %68, %69 : index
+              %71 = arith.cmpi slt, %68, %H : index
+              %72 = arith.andi %70, %71 : i1
+              %73 = arith.andi %60, %72 : i1
+              %74 = arith.constant 1 : index
+              %75 = arith.subi %H, %74 : index
+              %76 = arith.minsi %68, %75 : index
+              %77 = arith.constant 0 : index
+              %78 = arith.maxsi %76, %77 : index
+              %79 = arith.addi %30, %45 : index
+              %80 = arith.constant 1 : index
+              %81 = arith.subi %79, %80 : index
+              %82 = arith.constant 0 : index
+              %83 = arith.cmpi sge, %81, %82 : index
+              %84 = arith.cmpi slt, %81, %W : index
+              %85 = arith.andi %83, %84 : i1
+              %86 = arith.andi %73, %85 : i1
+              %87 = arith.constant 1 : index
+              %88 = arith.subi %W, %87 : index
+              %89 = arith.minsi %81, %88 : index
+              %90 = arith.constant 0 : index
+              %91 = arith.maxsi %89, %90 : index
+              %92 = memref.load %x[%55, %65, %78, %91] : memref<?x?x?x?xf32>
+              %93 = arith.constant 0.0 : f32
+              %94 = arith.select %86, %92, %93 : f32
+              %95 = memref.load %w[%15, %32, %38, %45] : memref<?x?x?x?xf32>
+              %96 = arith.mulf %94, %95 : f32
+              %97 = arith.addf %46, %96 fastmath<reassoc> : f32
+              scf.yield %97 : f32
             }
-            %97 = arith.addf %38, %43 fastmath<reassoc> : f32
-            scf.yield %97 : f32
+            %98 = arith.addf %39, %44 fastmath<reassoc> : f32
+            scf.yield %98 : f32
           }
-          %98 = arith.addf %26, %36 fastmath<reassoc> : f32
-          linalg.yield %98 : f32
+          %99 = arith.addf %28, %37 fastmath<reassoc> : f32
+          linalg.yield %99 : f32
         }
       }
       scf.reduce

@@ -285,113 +285,114 @@ module attributes {transform.with_named_sequence} {
     %16 = arith.constant 1 : index
     %17 = arith.addi %15, %16 : index
     // y[n, o, i, j] = sum(c in 0..CI: sum(a in 0..3: sum(b in 0..3: x[n, c, 2 * i + a - 1, 2 * j + b - 1] * w[o, c, a, b])))
-    // Row by row, in parallel blocks of rows.
+    // Plane by plane, in parallel blocks of output dimensions 0 to 1, collapsed.
     %18 = arith.constant 0 : index
     %19 = arith.constant 1 : index
-    %20 = arith.constant 63 : index
-    %21 = arith.addi %N, %20 : index
-    %22 = arith.constant 64 : index
-    %23 = arith.divui %21, %22 : index
-    %24 = arith.constant 1 : index
-    %25 = arith.maxsi %23, %24 : index
-    scf.parallel (%26) = (%18) to (%N) step (%25) {
-      %27 = arith.addi %26, %25 : index
-      %28 = arith.minsi %27, %N : index
-      scf.for %29 = %26 to %28 step %19 {
-        %30 = memref.subview %y[%29, 0, 0, 0] [1, %CO, %9, %17] [1, 1, 1, 1] : memref<?x?x?x?xf32> to memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+    %20 = arith.muli %N, %CO : index
+    %21 = arith.constant 63 : index
+    %22 = arith.addi %20, %21 : index
+    %23 = arith.constant 64 : index
+    %24 = arith.divui %22, %23 : index
+    %25 = arith.constant 1 : index
+    %26 = arith.maxsi %24, %25 : index
+    scf.parallel (%27) = (%18) to (%20) step (%26) {
+      %28 = arith.addi %27, %26 : index
+      %29 = arith.minsi %28, %20 : index
+      scf.for %30 = %27 to %29 step %19 {
+        %31 = arith.remui %30, %CO : index
+        %32 = arith.divui %30, %CO : index
+        %33 = memref.subview %y[%32, %31, 0, 0] [1, 1, %9, %17] [1, 1, 1, 1] : memref<?x?x?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
         // y[n, o, i, j] = sum(c in 0..CI: sum(a in 0..3: sum(b in 0..3: x[n, c, 2 * i + a - 1, 2 * j + b - 1] * w[o, c, a, b])))
-        %31 = arith.constant 0.0 : f32
-        linalg.fill ins(%31 : f32) outs(%30 : memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>)
-        %32 = arith.constant 0 : index
-        %33 = arith.subi %CI, %32 : index
-        %34 = arith.constant 0 : index
-        %35 = arith.maxsi %33, %34 : index
-        %36 = arith.constant 0 : index
+        %34 = arith.constant 0.0 : f32
+        linalg.fill ins(%34 : f32) outs(%33 : memref<?x?xf32, strided<[?, 1], offset: ?>>)
+        %35 = arith.constant 0 : index
+        %36 = arith.subi %CI, %35 : index
         %37 = arith.constant 0 : index
-        %38 = arith.constant 0 : index
+        %38 = arith.maxsi %36, %37 : index
         %39 = arith.constant 0 : index
-        %40 = memref.reinterpret_cast %30 to offset: [0], sizes: [%CO, %9, %35, %17], strides: [%36, %37, %38, %39] : memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>> to memref<?x?x?x?xf32, strided<[?, ?, ?, ?]>>
-        linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>], iterator_types = ["parallel", "parallel", "reduction", "parallel"]}
-            ins(%40 : memref<?x?x?x?xf32, strided<[?, ?, ?, ?]>>)
-            outs(%30 : memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>) {
-          ^bb0(%41: f32, %42: f32):
-          %43 = linalg.index 0 : index
-          %44 = linalg.index 1 : index
-          %45 = linalg.index 3 : index
+        %40 = arith.constant 0 : index
+        %41 = arith.constant 0 : index
+        %42 = memref.reinterpret_cast %33 to offset: [0], sizes: [%9, %38, %17], strides: [%39, %40, %41] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?x?xf32, strided<[?, ?, ?]>>
+        linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d2)>], iterator_types = ["parallel", "reduction", "parallel"]}
+            ins(%42 : memref<?x?x?xf32, strided<[?, ?, ?]>>)
+            outs(%33 : memref<?x?xf32, strided<[?, 1], offset: ?>>) {
+          ^bb0(%43: f32, %44: f32):
+          %45 = linalg.index 0 : index
           %46 = linalg.index 2 : index
-          %47 = arith.addi %46, %32 : index
-          %48 = arith.constant 0 : index
-          %49 = arith.constant 3 : index
-          %50 = arith.constant 1 : index
-          %51 = arith.constant 0.0 : f32
-          %52 = scf.for %53 = %48 to %49 step %50 iter_args(%54 = %51) -> (f32) {
-            %55 = arith.constant 0 : index
-            %56 = arith.constant 3 : index
-            %57 = arith.constant 1 : index
-            %58 = arith.constant 0.0 : f32
-            %59 = scf.for %60 = %55 to %56 step %57 iter_args(%61 = %58) -> (f32) {
-              %62 = arith.constant 0 : index
-              %63 = arith.cmpi sge, %29, %62 : index
-              %64 = arith.cmpi slt, %29, %N : index
-              %65 = arith.andi %63, %64 : i1
-              %66 = arith.constant 1 : index
-              %67 = arith.subi %N, %66 : index
-              %68 = arith.minsi %29, %67 : index
-              %69 = arith.constant 0 : index
-              %70 = arith.maxsi %68, %69 : index
-              %71 = arith.constant 0 : index
-              %72 = arith.cmpi sge, %47, %71 : index
-              %73 = arith.cmpi slt, %47, %CI : index
-              %74 = arith.andi %72, %73 : i1
-              %75 = arith.andi %65, %74 : i1
-              %76 = arith.constant 1 : index
-              %77 = arith.subi %CI, %76 : index
-              %78 = arith.minsi %47, %77 : index
-              %79 = arith.constant 0 : index
-              %80 = arith.maxsi %78, %79 : index
-              %81 = arith.constant 2 : index
-              %82 = arith.muli %81, %44 : index
-              %83 = arith.addi %82, %53 : index
-              %84 = arith.constant 1 : index
-              %85 = arith.subi %83, %84 : index
-              %86 = arith.constant 0 : index
-              %87 = arith.cmpi sge, %85, %86 : index
-              %88 = arith.cmpi slt, %85, %H : index
-              %89 = arith.andi %87, %88 : i1
-              %90 = arith.andi %75, %89 : i1
-              %91 = arith.constant 1 : index
-              %92 = arith.subi %H, %91 : index
-              %93 = arith.minsi %85, %92 : index
-              %94 = arith.constant 0 : index
-              %95 = arith.maxsi %93, %94 : index
-              %96 = arith.constant 2 : index
-              %97 = arith.muli %96, %45 : index
-              %98 = arith.addi %97, %60 : index
-              %99 = arith.constant 1 : index
-              %100 = arith.subi %98, %99 : index
-              %101 = arith.constant 0 : index
-              %102 = arith.cmpi sge, %100, %101 : index
-              %103 = arith.cmpi slt, %100, %W : index
-              %104 = arith.andi %102, %103 : i1
-              %105 = arith.andi %90, %104 : i1
-              %106 = arith.constant 1 : index
-              %107 = arith.subi %W, %106 : index
-              %108 = arith.minsi %100, %107 : index
-              %109 = arith.constant 0 : index
-              %110 = arith.maxsi %108, %109 : index
-              %111 = memref.load %x[%70, %80, %95, %110] : memref<?x?x?x?xf32>
-              %112 = arith.constant 0.0 : f32
-              %113 = arith.select %105, %111, %112 : f32
-              %114 = memref.load %w[%43, %47, %53, %60] : memref<?x?x?x?xf32>
-              %115 = arith.mulf %113, %114 : f32
-              %116 = arith.addf %61, %115 fastmath<reassoc> : f32
-              scf.yield %116 : f32
+          %47 = linalg.index 1 : index
+          %48 = arith.addi %47, %35 : index
+          %49 = arith.constant 0 : index
+          %50 = arith.constant 3 : index
+          %51 = arith.constant 1 : index
+          %52 = arith.constant 0.0 : f32
+          %53 = scf.for %54 = %49 to %50 step %51 iter_args(%55 = %52) -> (f32) {
+            %56 = arith.constant 0 : index
+            %57 = arith.constant 3 : index
+            %58 = arith.constant 1 : index
+            %59 = arith.constant 0.0 : f32
+            %60 = scf.for %61 = %56 to %57 step %58 iter_args(%62 = %59) -> (f32) {
+              %63 = arith.constant 0 : index
+              %64 = arith.cmpi sge, %32, %63 : index
+              %65 = arith.cmpi slt, %32, %N : index
+              %66 = arith.andi %64, %65 : i1
+              %67 = arith.constant 1 : index
+              %68 = arith.subi %N, %67 : index
+              %69 = arith.minsi %32, %68 : index
+              %70 = arith.constant 0 : index
+              %71 = arith.maxsi %69, %70 : index
+              %72 = arith.constant 0 : index
+              %73 = arith.cmpi sge, %48, %72 : index
+              %74 = arith.cmpi slt, %48, %CI : index
+              %75 = arith.andi %73, %74 : i1
+              %76 = arith.andi %66, %75 : i1
+              %77 = arith.constant 1 : index
+              %78 = arith.subi %CI, %77 : index
+              %79 = arith.minsi %48, %78 : index
+              %80 = arith.constant 0 : index
+              %81 = arith.maxsi %79, %80 : index
+              %82 = arith.constant 2 : index
+              %83 = arith.muli %82, %45 : index
+              %84 = arith.addi %83, %54 : index
+              %85 = arith.constant 1 : index
+              %86 = arith.subi %84, %85 : index
+              %87 = arith.constant 0 : index
+              %88 = arith.cmpi sge, %86, %87 : index
+              %89 = arith.cmpi slt, %86, %H : index
+              %90 = arith.andi %88, %89 : i1
+              %91 = arith.andi %76, %90 : i1
+              %92 = arith.constant 1 : index
+              %93 = arith.subi %H, %92 : index
+              %94 = arith.minsi %86, %93 : index
+              %95 = arith.constant 0 : index
+              %96 = arith.maxsi %94, %95 : index
+              %97 = arith.constant 2 : index
+              %98 = arith.muli %97, %46 : index
+              %99 = arith.addi %98, %61 : index
+              %100 = arith.constant 1 : index
+              %101 = arith.subi %99, %100 : index
+              %102 = arith.constant 0 : index
+              %103 = arith.cmpi sge, %101, %102 : index
+              %104 = arith.cmpi slt, %101, %W : index
+              %105 = arith.andi %103, %104 : i1
+              %106 = arith.andi %91, %105 : i1
+              %107 = arith.constant 1 : index
+              %108 = arith.subi %W, %107 : index
+              %109 = arith.minsi %101, %108 : index
+              %110 = arith.constant 0 : index
+              %111 = arith.maxsi %109, %110 : index
+              %112 = memref.load %x[%71, %81, %96, %111] : memref<?x?x?x?xf32>
+              %113 = arith.constant 0.0 : f32
+              %114 = arith.select %106, %112, %113 : f32
+              %115 = memref.load %w[%31, %48, %54, %61] : memref<?x?x?x?xf32>
+              %116 = arith.mulf %114, %115 : f32
+              %117 = arith.addf %62, %116 fastmath<reassoc> : f32
+              scf.yield %117 : f32
             }
-            %117 = arith.addf %54, %59 fastmath<reassoc> : f32
-            scf.yield %117 : f32
+            %118 = arith.addf %55, %60 fastmath<reassoc> : f32
+            scf.yield %118 : f32
           }
-          %118 = arith.addf %42, %52 fastmath<reassoc> : f32
-          linalg.yield %118 : f32
+          %119 = arith.addf %44, %53 fastmath<reassoc> : f32
+          linalg.yield %119 : f32
         }
       }
       scf.reduce

@@ -215,102 +215,103 @@ module attributes {transform.with_named_sequence} {
     %0 = arith.constant 3 : index
     %1 = arith.constant 3 : index
     // y[n, c, i, j] = sum(a in 0..3: sum(b in 0..3: x[n, c, i + a - 1, j + b - 1] * w[c, a, b]))
-    // Row by row, in parallel blocks of rows.
+    // Plane by plane, in parallel blocks of output dimensions 0 to 1, collapsed.
     %2 = arith.constant 0 : index
     %3 = arith.constant 1 : index
-    %4 = arith.constant 63 : index
-    %5 = arith.addi %N, %4 : index
-    %6 = arith.constant 64 : index
-    %7 = arith.divui %5, %6 : index
-    %8 = arith.constant 1 : index
-    %9 = arith.maxsi %7, %8 : index
-    scf.parallel (%10) = (%2) to (%N) step (%9) {
-      %11 = arith.addi %10, %9 : index
-      %12 = arith.minsi %11, %N : index
-      scf.for %13 = %10 to %12 step %3 {
-        %14 = memref.subview %y[%13, 0, 0, 0] [1, %C, %H, %W] [1, 1, 1, 1] : memref<?x?x?x?xf32> to memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+    %4 = arith.muli %N, %C : index
+    %5 = arith.constant 63 : index
+    %6 = arith.addi %4, %5 : index
+    %7 = arith.constant 64 : index
+    %8 = arith.divui %6, %7 : index
+    %9 = arith.constant 1 : index
+    %10 = arith.maxsi %8, %9 : index
+    scf.parallel (%11) = (%2) to (%4) step (%10) {
+      %12 = arith.addi %11, %10 : index
+      %13 = arith.minsi %12, %4 : index
+      scf.for %14 = %11 to %13 step %3 {
+        %15 = arith.remui %14, %C : index
+        %16 = arith.divui %14, %C : index
+        %17 = memref.subview %y[%16, %15, 0, 0] [1, 1, %H, %W] [1, 1, 1, 1] : memref<?x?x?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
         // y[n, c, i, j] = sum(a in 0..3: sum(b in 0..3: x[n, c, i + a - 1, j + b - 1] * w[c, a, b]))
-        %15 = arith.constant 0.0 : f32
-        linalg.fill ins(%15 : f32) outs(%14 : memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>)
-        %16 = arith.constant 0 : index
-        %17 = arith.constant 3 : index
-        %18 = arith.subi %17, %16 : index
+        %18 = arith.constant 0.0 : f32
+        linalg.fill ins(%18 : f32) outs(%17 : memref<?x?xf32, strided<[?, 1], offset: ?>>)
         %19 = arith.constant 0 : index
-        %20 = arith.maxsi %18, %19 : index
-        %21 = arith.constant 0 : index
+        %20 = arith.constant 3 : index
+        %21 = arith.subi %20, %19 : index
         %22 = arith.constant 0 : index
-        %23 = arith.constant 0 : index
+        %23 = arith.maxsi %21, %22 : index
         %24 = arith.constant 0 : index
-        %25 = memref.reinterpret_cast %14 to offset: [0], sizes: [%C, %H, %20, %W], strides: [%21, %22, %23, %24] : memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>> to memref<?x?x?x?xf32, strided<[?, ?, ?, ?]>>
-        linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>], iterator_types = ["parallel", "parallel", "reduction", "parallel"]}
-            ins(%25 : memref<?x?x?x?xf32, strided<[?, ?, ?, ?]>>)
-            outs(%14 : memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>) {
-          ^bb0(%26: f32, %27: f32):
-          %28 = linalg.index 0 : index
-          %29 = linalg.index 1 : index
-          %30 = linalg.index 3 : index
+        %25 = arith.constant 0 : index
+        %26 = arith.constant 0 : index
+        %27 = memref.reinterpret_cast %17 to offset: [0], sizes: [%H, %23, %W], strides: [%24, %25, %26] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?x?xf32, strided<[?, ?, ?]>>
+        linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d2)>], iterator_types = ["parallel", "reduction", "parallel"]}
+            ins(%27 : memref<?x?x?xf32, strided<[?, ?, ?]>>)
+            outs(%17 : memref<?x?xf32, strided<[?, 1], offset: ?>>) {
+          ^bb0(%28: f32, %29: f32):
+          %30 = linalg.index 0 : index
           %31 = linalg.index 2 : index
-          %32 = arith.addi %31, %16 : index
-          %33 = arith.constant 0 : index
-          %34 = arith.constant 3 : index
-          %35 = arith.constant 1 : index
-          %36 = arith.constant 0.0 : f32
-          %37 = scf.for %38 = %33 to %34 step %35 iter_args(%39 = %36) -> (f32) {
-            %40 = arith.constant 0 : index
-            %41 = arith.cmpi sge, %13, %40 : index
-            %42 = arith.cmpi slt, %13, %N : index
-            %43 = arith.andi %41, %42 : i1
-            %44 = arith.constant 1 : index
-            %45 = arith.subi %N, %44 : index
-            %46 = arith.minsi %13, %45 : index
-            %47 = arith.constant 0 : index
-            %48 = arith.maxsi %46, %47 : index
-            %49 = arith.constant 0 : index
-            %50 = arith.cmpi sge, %28, %49 : index
-            %51 = arith.cmpi slt, %28, %C : index
-            %52 = arith.andi %50, %51 : i1
-            %53 = arith.andi %43, %52 : i1
-            %54 = arith.constant 1 : index
-            %55 = arith.subi %C, %54 : index
-            %56 = arith.minsi %28, %55 : index
-            %57 = arith.constant 0 : index
-            %58 = arith.maxsi %56, %57 : index
-            %59 = arith.addi %29, %32 : index
-            %60 = arith.constant 1 : index
-            %61 = arith.subi %59, %60 : index
-            %62 = arith.constant 0 : index
-            %63 = arith.cmpi sge, %61, %62 : index
-            %64 = arith.cmpi slt, %61, %H : index
-            %65 = arith.andi %63, %64 : i1
-            %66 = arith.andi %53, %65 : i1
-            %67 = arith.constant 1 : index
-            %68 = arith.subi %H, %67 : index
-            %69 = arith.minsi %61, %68 : index
-            %70 = arith.constant 0 : index
-            %71 = arith.maxsi %69, %70 : index
-            %72 = arith.addi %30, %38 : index
-            %73 = arith.constant 1 : index
-            %74 = arith.subi %72, %73 : index
-            %75 = arith.constant 0 : index
-            %76 = arith.cmpi sge, %74, %75 : index
-            %77 = arith.cmpi slt, %74, %W : index
-            %78 = arith.andi %76, %77 : i1
-            %79 = arith.andi %66, %78 : i1
-            %80 = arith.constant 1 : index
-            %81 = arith.subi %W, %80 : index
-            %82 = arith.minsi %74, %81 : index
-            %83 = arith.constant 0 : index
-            %84 = arith.maxsi %82, %83 : index
-            %85 = memref.load %x[%48, %58, %71, %84] : memref<?x?x?x?xf32>
-            %86 = arith.constant 0.0 : f32
-            %87 = arith.select %79, %85, %86 : f32
-            %88 = memref.load %w[%28, %32, %38] : memref<?x?x?xf32>
-            %89 = arith.mulf %87, %88 : f32
-            %90 = arith.addf %39, %89 fastmath<reassoc> : f32
-            scf.yield %90 : f32
+          %32 = linalg.index 1 : index
+          %33 = arith.addi %32, %19 : index
+          %34 = arith.constant 0 : index
+          %35 = arith.constant 3 : index
+          %36 = arith.constant 1 : index
+          %37 = arith.constant 0.0 : f32
+          %38 = scf.for %39 = %34 to %35 step %36 iter_args(%40 = %37) -> (f32) {
+            %41 = arith.constant 0 : index
+            %42 = arith.cmpi sge, %16, %41 : index
+            %43 = arith.cmpi slt, %16, %N : index
+            %44 = arith.andi %42, %43 : i1
+            %45 = arith.constant 1 : index
+            %46 = arith.subi %N, %45 : index
+            %47 = arith.minsi %16, %46 : index
+            %48 = arith.constant 0 : index
+            %49 = arith.maxsi %47, %48 : index
+            %50 = arith.constant 0 : index
+            %51 = arith.cmpi sge, %15, %50 : index
+            %52 = arith.cmpi slt, %15, %C : index
+            %53 = arith.andi %51, %52 : i1
+            %54 = arith.andi %44, %53 : i1
+            %55 = arith.constant 1 : index
+            %56 = arith.subi %C, %55 : index
+            %57 = arith.minsi %15, %56 : index
+            %58 = arith.constant 0 : index
+            %59 = arith.maxsi %57, %58 : index
+            %60 = arith.addi %30, %33 : index
+            %61 = arith.constant 1 : index
+            %62 = arith.subi %60, %61 : index
+            %63 = arith.constant 0 : index
+            %64 = arith.cmpi sge, %62, %63 : index
+            %65 = arith.cmpi slt, %62, %H : index
+            %66 = arith.andi %64, %65 : i1
+            %67 = arith.andi %54, %66 : i1
+            %68 = arith.constant 1 : index
+            %69 = arith.subi %H, %68 : index
+            %70 = arith.minsi %62, %69 : index
+            %71 = arith.constant 0 : index
+            %72 = arith.maxsi %70, %71 : index
+            %73 = arith.addi %31, %39 : index
+            %74 = arith.constant 1 : index
+            %75 = arith.subi %73, %74 : index
+            %76 = arith.constant 0 : index
+            %77 = arith.cmpi sge, %75, %76 : index
+            %78 = arith.cmpi slt, %75, %W : index
+            %79 = arith.andi %77, %78 : i1
+            %80 = arith.andi %67, %79 : i1
+            %81 = arith.constant 1 : index
+            %82 = arith.subi %W, %81 : index
+            %83 = arith.minsi %75, %82 : index
+            %84 = arith.constant 0 : index
+            %85 = arith.maxsi %83, %84 : index
+            %86 = memref.load %x[%49, %59, %72, %85] : memref<?x?x?x?xf32>
+            %87 = arith.constant 0.0 : f32
+            %88 = arith.select %80, %86, %87 : f32
+            %89 = memref.load %w[%15, %33, %39] : memref<?x?x?xf32>
+            %90 = arith.mulf %88, %89 : f32
+            %91 = arith.addf %40, %90 fastmath<reassoc> : f32
+            scf.yield %91 : f32
           }
-          %91 = arith.addf %27, %37 fastmath<reassoc> : f32
-          linalg.yield %91 : f32
+          %92 = arith.addf %29, %38 fastmath<reassoc> : f32
+          linalg.yield %92 : f32
         }
       }
       scf.reduce

@@ -244,112 +244,113 @@ module attributes {transform.with_named_sequence} {
     %3 = arith.constant 3 : index
     %4 = arith.muli %G, %COG : index
     // y[n, o, i, j] = sum(c in 0..CIG: sum(a in 0..3: sum(b in 0..3: x[n, o / COG * CIG + c, i + a - 1, j + b - 1] * w[o, c, a, b])))
-    // Row by row, in parallel blocks of rows.
+    // Plane by plane, in parallel blocks of output dimensions 0 to 1, collapsed.
     %5 = arith.constant 0 : index
     %6 = arith.constant 1 : index
-    %7 = arith.constant 63 : index
-    %8 = arith.addi %N, %7 : index
-    %9 = arith.constant 64 : index
-    %10 = arith.divui %8, %9 : index
-    %11 = arith.constant 1 : index
-    %12 = arith.maxsi %10, %11 : index
-    scf.parallel (%13) = (%5) to (%N) step (%12) {
-      %14 = arith.addi %13, %12 : index
-      %15 = arith.minsi %14, %N : index
-      scf.for %16 = %13 to %15 step %6 {
-        %17 = memref.subview %y[%16, 0, 0, 0] [1, %4, %H, %W] [1, 1, 1, 1] : memref<?x?x?x?xf32> to memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+    %7 = arith.muli %N, %4 : index
+    %8 = arith.constant 63 : index
+    %9 = arith.addi %7, %8 : index
+    %10 = arith.constant 64 : index
+    %11 = arith.divui %9, %10 : index
+    %12 = arith.constant 1 : index
+    %13 = arith.maxsi %11, %12 : index
+    scf.parallel (%14) = (%5) to (%7) step (%13) {
+      %15 = arith.addi %14, %13 : index
+      %16 = arith.minsi %15, %7 : index
+      scf.for %17 = %14 to %16 step %6 {
+        %18 = arith.remui %17, %4 : index
+        %19 = arith.divui %17, %4 : index
+        %20 = memref.subview %y[%19, %18, 0, 0] [1, 1, %H, %W] [1, 1, 1, 1] : memref<?x?x?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
         // y[n, o, i, j] = sum(c in 0..CIG: sum(a in 0..3: sum(b in 0..3: x[n, o / COG * CIG + c, i + a - 1, j + b - 1] * w[o, c, a, b])))
-        %18 = arith.constant 0.0 : f32
-        linalg.fill ins(%18 : f32) outs(%17 : memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>)
-        %19 = arith.constant 0 : index
-        %20 = arith.subi %CIG, %19 : index
-        %21 = arith.constant 0 : index
-        %22 = arith.maxsi %20, %21 : index
-        %23 = arith.constant 0 : index
+        %21 = arith.constant 0.0 : f32
+        linalg.fill ins(%21 : f32) outs(%20 : memref<?x?xf32, strided<[?, 1], offset: ?>>)
+        %22 = arith.constant 0 : index
+        %23 = arith.subi %CIG, %22 : index
         %24 = arith.constant 0 : index
-        %25 = arith.constant 0 : index
+        %25 = arith.maxsi %23, %24 : index
         %26 = arith.constant 0 : index
-        %27 = memref.reinterpret_cast %17 to offset: [0], sizes: [%4, %H, %22, %W], strides: [%23, %24, %25, %26] : memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>> to memref<?x?x?x?xf32, strided<[?, ?, ?, ?]>>
-        linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>], iterator_types = ["parallel", "parallel", "reduction", "parallel"]}
-            ins(%27 : memref<?x?x?x?xf32, strided<[?, ?, ?, ?]>>)
-            outs(%17 : memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>) {
-          ^bb0(%28: f32, %29: f32):
-          %30 = linalg.index 0 : index
-          %31 = linalg.index 1 : index
-          %32 = linalg.index 3 : index
+        %27 = arith.constant 0 : index
+        %28 = arith.constant 0 : index
+        %29 = memref.reinterpret_cast %20 to offset: [0], sizes: [%H, %25, %W], strides: [%26, %27, %28] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?x?xf32, strided<[?, ?, ?]>>
+        linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d2)>], iterator_types = ["parallel", "reduction", "parallel"]}
+            ins(%29 : memref<?x?x?xf32, strided<[?, ?, ?]>>)
+            outs(%20 : memref<?x?xf32, strided<[?, 1], offset: ?>>) {
+          ^bb0(%30: f32, %31: f32):
+          %32 = linalg.index 0 : index
           %33 = linalg.index 2 : index
-          %34 = arith.addi %33, %19 : index
-          %35 = arith.constant 0 : index
-          %36 = arith.constant 3 : index
-          %37 = arith.constant 1 : index
-          %38 = arith.constant 0.0 : f32
-          %39 = scf.for %40 = %35 to %36 step %37 iter_args(%41 = %38) -> (f32) {
-            %42 = arith.constant 0 : index
-            %43 = arith.constant 3 : index
-            %44 = arith.constant 1 : index
-            %45 = arith.constant 0.0 : f32
-            %46 = scf.for %47 = %42 to %43 step %44 iter_args(%48 = %45) -> (f32) {
-              %49 = arith.constant 0 : index
-              %50 = arith.cmpi sge, %16, %49 : index
-              %51 = arith.cmpi slt, %16, %N : index
-              %52 = arith.andi %50, %51 : i1
-              %53 = arith.constant 1 : index
-              %54 = arith.subi %N, %53 : index
-              %55 = arith.minsi %16, %54 : index
-              %56 = arith.constant 0 : index
-              %57 = arith.maxsi %55, %56 : index
-              %58 = arith.divsi %30, %COG : index
-              %59 = arith.muli %58, %CIG : index
-              %60 = arith.addi %59, %34 : index
-              %61 = arith.constant 0 : index
-              %62 = arith.cmpi sge, %60, %61 : index
-              %63 = arith.cmpi slt, %60, %0 : index
-              %64 = arith.andi %62, %63 : i1
-              %65 = arith.andi %52, %64 : i1
-              %66 = arith.constant 1 : index
-              %67 = arith.subi %0, %66 : index
-              %68 = arith.minsi %60, %67 : index
-              %69 = arith.constant 0 : index
-              %70 = arith.maxsi %68, %69 : index
-              %71 = arith.addi %31, %40 : index
-              %72 = arith.constant 1 : index
-              %73 = arith.subi %71, %72 : index
-              %74 = arith.constant 0 : index
-              %75 = arith.cmpi sge, %73, %74 : index
-              %76 = arith.cmpi slt, %73, %H : index
-              %77 = arith.andi %75, %76 : i1
-              %78 = arith.andi %65, %77 : i1
-              %79 = arith.constant 1 : index
-              %80 = arith.subi %H, %79 : index
-              %81 = arith.minsi %73, %80 : index
-              %82 = arith.constant 0 : index
-              %83 = arith.maxsi %81, %82 : index
-              %84 = arith.addi %32, %47 : index
-              %85 = arith.constant 1 : index
-              %86 = arith.subi %84, %85 : index
-              %87 = arith.constant 0 : index
-              %88 = arith.cmpi sge, %86, %87 : index
-              %89 = arith.cmpi slt, %86, %W : index
-              %90 = arith.andi %88, %89 : i1
-              %91 = arith.andi %78, %90 : i1
-              %92 = arith.constant 1 : index
-              %93 = arith.subi %W, %92 : index
-              %94 = arith.minsi %86, %93 : index
-              %95 = arith.constant 0 : index
-              %96 = arith.maxsi %94, %95 : index
-              %97 = memref.load %x[%57, %70, %83, %96] : memref<?x?x?x?xf32>
-              %98 = arith.constant 0.0 : f32
-              %99 = arith.select %91, %97, %98 : f32
-              %100 = memref.load %w[%30, %34, %40, %47] : memref<?x?x?x?xf32>
-              %101 = arith.mulf %99, %100 : f32
-              %102 = arith.addf %48, %101 fastmath<reassoc> : f32
-              scf.yield %102 : f32
+          %34 = linalg.index 1 : index
+          %35 = arith.addi %34, %22 : index
+          %36 = arith.constant 0 : index
+          %37 = arith.constant 3 : index
+          %38 = arith.constant 1 : index
+          %39 = arith.constant 0.0 : f32
+          %40 = scf.for %41 = %36 to %37 step %38 iter_args(%42 = %39) -> (f32) {
+            %43 = arith.constant 0 : index
+            %44 = arith.constant 3 : index
+            %45 = arith.constant 1 : index
+            %46 = arith.constant 0.0 : f32
+            %47 = scf.for %48 = %43 to %44 step %45 iter_args(%49 = %46) -> (f32) {
+              %50 = arith.constant 0 : index
+              %51 = arith.cmpi sge, %19, %50 : index
+              %52 = arith.cmpi slt, %19, %N : index
+              %53 = arith.andi %51, %52 : i1
+              %54 = arith.constant 1 : index
+              %55 = arith.subi %N, %54 : index
+              %56 = arith.minsi %19, %55 : index
+              %57 = arith.constant 0 : index
+              %58 = arith.maxsi %56, %57 : index
+              %59 = arith.divsi %18, %COG : index
+              %60 = arith.muli %59, %CIG : index
+              %61 = arith.addi %60, %35 : index
+              %62 = arith.constant 0 : index
+              %63 = arith.cmpi sge, %61, %62 : index
+              %64 = arith.cmpi slt, %61, %0 : index
+              %65 = arith.andi %63, %64 : i1
+              %66 = arith.andi %53, %65 : i1
+              %67 = arith.constant 1 : index
+              %68 = arith.subi %0, %67 : index
+              %69 = arith.minsi %61, %68 : index
+              %70 = arith.constant 0 : index
+              %71 = arith.maxsi %69, %70 : index
+              %72 = arith.addi %32, %41 : index
+              %73 = arith.constant 1 : index
+              %74 = arith.subi %72, %73 : index
+              %75 = arith.constant 0 : index
+              %76 = arith.cmpi sge, %74, %75 : index
+              %77 = arith.cmpi slt, %74, %H : index
+              %78 = arith.andi %76, %77 : i1
+              %79 = arith.andi %66, %78 : i1
+              %80 = arith.constant 1 : index
+              %81 = arith.subi %H, %80 : index
+              %82 = arith.minsi %74, %81 : index
+              %83 = arith.constant 0 : index
+              %84 = arith.maxsi %82, %83 : index
+              %85 = arith.addi %33, %48 : index
+              %86 = arith.constant 1 : index
+              %87 = arith.subi %85, %86 : index
+              %88 = arith.constant 0 : index
+              %89 = arith.cmpi sge, %87, %88 : index
+              %90 = arith.cmpi slt, %87, %W : index
+              %91 = arith.andi %89, %90 : i1
+              %92 = arith.andi %79, %91 : i1
+              %93 = arith.constant 1 : index
+              %94 = arith.subi %W, %93 : index
+              %95 = arith.minsi %87, %94 : index
+              %96 = arith.constant 0 : index
+              %97 = arith.maxsi %95, %96 : index
+              %98 = memref.load %x[%58, %71, %84, %97] : memref<?x?x?x?xf32>
+              %99 = arith.constant 0.0 : f32
+              %100 = arith.select %92, %98, %99 : f32
+              %101 = memref.load %w[%18, %35, %41, %48] : memref<?x?x?x?xf32>
+              %102 = arith.mulf %100, %101 : f32
+              %103 = arith.addf %49, %102 fastmath<reassoc> : f32
+              scf.yield %103 : f32
             }
-            %103 = arith.addf %41, %46 fastmath<reassoc> : f32
-            scf.yield %103 : f32
+            %104 = arith.addf %42, %47 fastmath<reassoc> : f32
+            scf.yield %104 : f32
           }
-          %104 = arith.addf %29, %39 fastmath<reassoc> : f32
-          linalg.yield %104 : f32
+          %105 = arith.addf %31, %40 fastmath<reassoc> : f32
+          linalg.yield %105 : f32
         }
       }
       scf.reduce

@@ -110,47 +110,48 @@ module attributes {transform.with_named_sequence} {
     %1 = arith.muli %G, %COG : index
     %2 = arith.muli %G, %COG : index
     // y[n, o, i, j] = sum(c in 0..CIG: x[n, o / COG * CIG + c, i, j] * w[o, c])
-    // Row by row, in parallel blocks of rows.
+    // Plane by plane, in parallel blocks of output dimensions 0 to 1, collapsed.
     %3 = arith.constant 0 : index
     %4 = arith.constant 1 : index
-    %5 = arith.constant 63 : index
-    %6 = arith.addi %N, %5 : index
-    %7 = arith.constant 64 : index
-    %8 = arith.divui %6, %7 : index
-    %9 = arith.constant 1 : index
-    %10 = arith.maxsi %8, %9 : index
-    scf.parallel (%11) = (%3) to (%N) step (%10) {
-      %12 = arith.addi %11, %10 : index
-      %13 = arith.minsi %12, %N : index
-      scf.for %14 = %11 to %13 step %4 {
-        %15 = memref.subview %x[%14, 0, 0, 0] [1, %0, %H, %W] [1, 1, 1, 1] : memref<?x?x?x?xf32> to memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
-        %16 = memref.subview %y[%14, 0, 0, 0] [1, %2, %H, %W] [1, 1, 1, 1] : memref<?x?x?x?xf32> to memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+    %5 = arith.muli %N, %2 : index
+    %6 = arith.constant 63 : index
+    %7 = arith.addi %5, %6 : index
+    %8 = arith.constant 64 : index
+    %9 = arith.divui %7, %8 : index
+    %10 = arith.constant 1 : index
+    %11 = arith.maxsi %9, %10 : index
+    scf.parallel (%12) = (%3) to (%5) step (%11) {
+      %13 = arith.addi %12, %11 : index
+      %14 = arith.minsi %13, %5 : index
+      scf.for %15 = %12 to %14 step %4 {
+        %16 = arith.remui %15, %2 : index
+        %17 = arith.divui %15, %2 : index
+        %18 = memref.subview %y[%17, %16, 0, 0] [1, 1, %H, %W] [1, 1, 1, 1] : memref<?x?x?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
         // y[n, o, i, j] = sum(c in 0..CIG: x[n, o / COG * CIG + c, i, j] * w[o, c])
-        %17 = arith.constant 0.0 : f32
-        linalg.fill ins(%17 : f32) outs(%16 : memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>)
-        %18 = arith.constant 0 : index
-        %19 = arith.subi %CIG, %18 : index
+        %19 = arith.constant 0.0 : f32
+        linalg.fill ins(%19 : f32) outs(%18 : memref<?x?xf32, strided<[?, 1], offset: ?>>)
         %20 = arith.constant 0 : index
-        %21 = arith.maxsi %19, %20 : index
+        %21 = arith.subi %CIG, %20 : index
         %22 = arith.constant 0 : index
-        %23 = arith.constant 0 : index
+        %23 = arith.maxsi %21, %22 : index
         %24 = arith.constant 0 : index
         %25 = arith.constant 0 : index
-        %26 = memref.reinterpret_cast %16 to offset: [0], sizes: [%2, %H, %21, %W], strides: [%22, %23, %24, %25] : memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>> to memref<?x?x?x?xf32, strided<[?, ?, ?, ?]>>
-        linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d2)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>], iterator_types = ["parallel", "parallel", "reduction", "parallel"]}
-            ins(%26, %w : memref<?x?x?x?xf32, strided<[?, ?, ?, ?]>>, memref<?x?xf32>)
-            outs(%16 : memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>) {
-          ^bb0(%27: f32, %28: f32, %29: f32):
+        %26 = arith.constant 0 : index
+        %27 = memref.reinterpret_cast %18 to offset: [0], sizes: [%H, %23, %W], strides: [%24, %25, %26] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?x?xf32, strided<[?, ?, ?]>>
+        linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d2)>], iterator_types = ["parallel", "reduction", "parallel"]}
+            ins(%27 : memref<?x?x?xf32, strided<[?, ?, ?]>>)
+            outs(%18 : memref<?x?xf32, strided<[?, 1], offset: ?>>) {
+          ^bb0(%28: f32, %29: f32):
           %30 = linalg.index 0 : index
-          %31 = linalg.index 1 : index
-          %32 = linalg.index 3 : index
-          %33 = linalg.index 2 : index
-          %34 = arith.addi %33, %18 : index
-          %35 = arith.divsi %30, %COG : index
-          %36 = arith.muli %35, %CIG : index
-          %37 = arith.addi %36, %34 : index
-          %38 = memref.load %15[%37, %31, %32] : memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
-          %39 = arith.mulf %38, %28 : f32
+          %31 = linalg.index 2 : index
+          %32 = linalg.index 1 : index
+          %33 = arith.addi %32, %20 : index
+          %34 = arith.divsi %16, %COG : index
+          %35 = arith.muli %34, %CIG : index
+          %36 = arith.addi %35, %33 : index
+          %37 = memref.load %x[%17, %36, %30, %31] : memref<?x?x?x?xf32>
+          %38 = memref.load %w[%16, %33] : memref<?x?xf32>
+          %39 = arith.mulf %37, %38 : f32
           %40 = arith.addf %29, %39 fastmath<reassoc> : f32
           linalg.yield %40 : f32
         }

@@ -158,60 +158,61 @@ module attributes {transform.with_named_sequence} {
     %10 = arith.constant 1 : index
     %11 = arith.addi %9, %10 : index
     // y[n, c, i, j] = max(a in 0..2: max(b in 0..2: x[n, c, 2 * i + a, 2 * j + b]))
-    // Row by row, in parallel blocks of rows.
+    // Plane by plane, in parallel blocks of output dimensions 0 to 1, collapsed.
     %12 = arith.constant 0 : index
     %13 = arith.constant 1 : index
-    %14 = arith.constant 63 : index
-    %15 = arith.addi %N, %14 : index
-    %16 = arith.constant 64 : index
-    %17 = arith.divui %15, %16 : index
-    %18 = arith.constant 1 : index
-    %19 = arith.maxsi %17, %18 : index
-    scf.parallel (%20) = (%12) to (%N) step (%19) {
-      %21 = arith.addi %20, %19 : index
-      %22 = arith.minsi %21, %N : index
-      scf.for %23 = %20 to %22 step %13 {
-        %24 = memref.subview %x[%23, 0, 0, 0] [1, %C, %H, %W] [1, 1, 1, 1] : memref<?x?x?x?xf32> to memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
-        %25 = memref.subview %y[%23, 0, 0, 0] [1, %C, %5, %11] [1, 1, 1, 1] : memref<?x?x?x?xf32> to memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+    %14 = arith.muli %N, %C : index
+    %15 = arith.constant 63 : index
+    %16 = arith.addi %14, %15 : index
+    %17 = arith.constant 64 : index
+    %18 = arith.divui %16, %17 : index
+    %19 = arith.constant 1 : index
+    %20 = arith.maxsi %18, %19 : index
+    scf.parallel (%21) = (%12) to (%14) step (%20) {
+      %22 = arith.addi %21, %20 : index
+      %23 = arith.minsi %22, %14 : index
+      scf.for %24 = %21 to %23 step %13 {
+        %25 = arith.remui %24, %C : index
+        %26 = arith.divui %24, %C : index
+        %27 = memref.subview %x[%26, %25, 0, 0] [1, 1, %H, %W] [1, 1, 1, 1] : memref<?x?x?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+        %28 = memref.subview %y[%26, %25, 0, 0] [1, 1, %5, %11] [1, 1, 1, 1] : memref<?x?x?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
         // y[n, c, i, j] = max(a in 0..2: max(b in 0..2: x[n, c, 2 * i + a, 2 * j + b]))
-        %26 = arith.constant 0xFF800000 : f32
-        linalg.fill ins(%26 : f32) outs(%25 : memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>)
-        %27 = arith.constant 0 : index
-        %28 = arith.constant 2 : index
-        %29 = arith.subi %28, %27 : index
+        %29 = arith.constant 0xFF800000 : f32
+        linalg.fill ins(%29 : f32) outs(%28 : memref<?x?xf32, strided<[?, 1], offset: ?>>)
         %30 = arith.constant 0 : index
-        %31 = arith.maxsi %29, %30 : index
-        %32 = arith.constant 0 : index
+        %31 = arith.constant 2 : index
+        %32 = arith.subi %31, %30 : index
         %33 = arith.constant 0 : index
-        %34 = arith.constant 0 : index
+        %34 = arith.maxsi %32, %33 : index
         %35 = arith.constant 0 : index
-        %36 = memref.reinterpret_cast %25 to offset: [0], sizes: [%C, %5, %31, %11], strides: [%32, %33, %34, %35] : memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>> to memref<?x?x?x?xf32, strided<[?, ?, ?, ?]>>
-        linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>], iterator_types = ["parallel", "parallel", "reduction", "parallel"]}
-            ins(%36 : memref<?x?x?x?xf32, strided<[?, ?, ?, ?]>>)
-            outs(%25 : memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>) {
-          ^bb0(%37: f32, %38: f32):
-          %39 = linalg.index 0 : index
-          %40 = linalg.index 1 : index
-          %41 = linalg.index 3 : index
+        %36 = arith.constant 0 : index
+        %37 = arith.constant 0 : index
+        %38 = memref.reinterpret_cast %28 to offset: [0], sizes: [%5, %34, %11], strides: [%35, %36, %37] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?x?xf32, strided<[?, ?, ?]>>
+        linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d2)>], iterator_types = ["parallel", "reduction", "parallel"]}
+            ins(%38 : memref<?x?x?xf32, strided<[?, ?, ?]>>)
+            outs(%28 : memref<?x?xf32, strided<[?, 1], offset: ?>>) {
+          ^bb0(%39: f32, %40: f32):
+          %41 = linalg.index 0 : index
           %42 = linalg.index 2 : index
-          %43 = arith.addi %42, %27 : index
-          %44 = arith.constant 0 : index
-          %45 = arith.constant 2 : index
-          %46 = arith.constant 1 : index
-          %47 = arith.constant 0xFF800000 : f32
-          %48 = scf.for %49 = %44 to %45 step %46 iter_args(%50 = %47) -> (f32) {
-            %51 = arith.constant 2 : index
-            %52 = arith.muli %51, %40 : index
-            %53 = arith.addi %52, %43 : index
-            %54 = arith.constant 2 : index
-            %55 = arith.muli %54, %41 : index
-            %56 = arith.addi %55, %49 : index
-            %57 = memref.load %24[%39, %53, %56] : memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
-            %58 = arith.maximumf %50, %57 : f32
-            scf.yield %58 : f32
+          %43 = linalg.index 1 : index
+          %44 = arith.addi %43, %30 : index
+          %45 = arith.constant 0 : index
+          %46 = arith.constant 2 : index
+          %47 = arith.constant 1 : index
+          %48 = arith.constant 0xFF800000 : f32
+          %49 = scf.for %50 = %45 to %46 step %47 iter_args(%51 = %48) -> (f32) {
+            %52 = arith.constant 2 : index
+            %53 = arith.muli %52, %41 : index
+            %54 = arith.addi %53, %44 : index
+            %55 = arith.constant 2 : index
+            %56 = arith.muli %55, %42 : index
+            %57 = arith.addi %56, %50 : index
+            %58 = memref.load %27[%54, %57] : memref<?x?xf32, strided<[?, 1], offset: ?>>
+            %59 = arith.maximumf %51, %58 : f32
+            scf.yield %59 : f32
           }
-          %59 = arith.maximumf %38, %48 : f32
-          linalg.yield %59 : f32
+          %60 = arith.maximumf %40, %49 : f32
+          linalg.yield %60 : f32
         }
       }
       scf.reduce
