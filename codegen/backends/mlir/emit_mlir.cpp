@@ -136,6 +136,14 @@ constexpr int64_t kGemmPackPadBytes = 64;
 enum class RowStream { ByThreshold, Always, Never };
 
 class Body {
+  // A memref value: a view of a row (plane) of a tensor, a row-local buffer, a line buffer.
+  struct View {
+    std::string name;  // SSA name
+    std::string type;  // its memref type
+    DType elem;        // its element type (a row-local buffer of an f16/bf16 temp holds f32)
+    int fixed = 1;     // the leading dimensions the view fixes at the row's indices (row_idx_)
+  };
+
  public:
   // With `reassoc`, floating-point sums carry fastmath<reassoc>: the spec leaves the order of a
   // reduction's terms open, and the flag lets LLVM vectorise the sum (as `omp simd reduction`
@@ -1246,7 +1254,7 @@ class Body {
   }
 
   // The view of tensor `t` at the current row's indices (row_idx_) of its first `dims`
-  // dimensions: the rest, rank-reduced.
+  // dimensions: the rest, rank-reduced (View::fixed = dims).
   auto plane_view(int t, int dims) {
     const Tensor& tn = spec_.tensors[t];
     const int rank = static_cast<int>(tn.shape.size());
@@ -1264,7 +1272,7 @@ class Body {
     const std::string v = fresh();
     w_.line(v + " = memref.subview %" + tn.name + "[" + offs + "] [" + sizes + "] [" + strides +
             "] : " + memref_type(rank, tn.type) + " to " + ty);
-    return View{v, ty, tn.type};
+    return View{v, ty, tn.type, dims};
   }
 
   // The single statement of `g` over the parallelize pass's collapsed range of its first
@@ -1308,9 +1316,18 @@ class Body {
       if (d > 0) rest = op("arith.divui", {rest, n}, DType::Index);
     }
     row_ = row_idx_[0];
-    std::set<int> viewed{st.out};
-    own_row_reads(*st.rhs, viewed);
-    for (int t : viewed) row_view_[t] = plane_view(t, dims);
+    // Views of the plane of the output and of every tensor read at the plane's leading indices
+    // (x[n, g * CIG + c, i, j] at n alone): each fixes the dimensions all its such reads share.
+    std::map<int, int> fixed{{st.out, dims}};
+    std::function<void(const Expr&)> prefixes = [&](const Expr& e) {
+      if (const int p = own_prefix(e); p > 0 && e.ref != st.out) {
+        auto [it, fresh_tensor] = fixed.emplace(e.ref, p);
+        if (!fresh_tensor) it->second = std::min(it->second, p);
+      }
+      for (const auto& a : e.args) prefixes(*a);
+    };
+    prefixes(*st.rhs);
+    for (const auto& [t, f] : fixed) row_view_[t] = plane_view(t, f);
     emit_statement(st);
     w_.close("}");
     for (const auto& [buf, ty] : heap) w_.line("memref.dealloc " + buf + " : " + ty);
@@ -1498,6 +1515,24 @@ class Body {
     if (own_row_read(e)) out.insert(e.ref);
     for (const auto& a : e.args) own_row_reads(*a, out);
   }
+  // The view of the current row (plane) that read `e` reads through: its tensor has one and the
+  // read's subscripts of the dimensions the view fixes are the row's output indices. Else null.
+  const View* view_of(const Expr& e) const {
+    if (e.kind != ExprKind::Read) return nullptr;
+    auto rv = row_view_.find(e.ref);
+    if (rv == row_view_.end() || own_prefix(e) < rv->second.fixed) return nullptr;
+    return &rv->second;
+  }
+  // How many leading subscripts of read `e` (no boundary rule) are the row's output indices in
+  // order, at most row_dims_.
+  int own_prefix(const Expr& e) const {
+    if (e.kind != ExprKind::Read || spec_.tensors[e.ref].boundary != Boundary::None) return 0;
+    int d = 0;
+    while (d < row_dims_ && static_cast<size_t>(d) < e.args.size() &&
+           e.args[d]->kind == ExprKind::IndexVar && e.args[d]->ref == d)
+      ++d;
+    return d;
+  }
   bool own_row_read(const Expr& e) const {
     if (e.kind != ExprKind::Read || spec_.tensors[e.ref].boundary != Boundary::None ||
         e.args.size() < static_cast<size_t>(row_dims_))
@@ -1644,18 +1679,18 @@ class Body {
     if (it != read_arg_.end()) return it->second;
     const Tensor& t = spec_.tensors[e.ref];
     const bool rule = t.boundary != Boundary::None && !assume_inside_;
-    if (auto rv = row_view_.find(e.ref); rv != row_view_.end() && own_row_read(e)) {
-      // The current row's view: the subscripts after the row's indices.
+    if (const View* rv = view_of(e)) {
+      // The current row's view: the subscripts after the indices it fixes.
       std::string idx;
-      for (size_t d = static_cast<size_t>(row_dims_); d < e.args.size(); ++d) {
+      for (size_t d = static_cast<size_t>(rv->fixed); d < e.args.size(); ++d) {
         std::string s = val(*e.args[d]);
         if (value_type(*e.args[d]) != DType::Index)
           s = cast(s, value_type(*e.args[d]), DType::Index);
         idx += (idx.empty() ? "" : ", ") + s;
       }
       const std::string v = fresh();
-      w_.line(v + " = memref.load " + rv->second.name + "[" + idx + "] : " + rv->second.type);
-      return widen(v, rv->second.elem);
+      w_.line(v + " = memref.load " + rv->name + "[" + idx + "] : " + rv->type);
+      return widen(v, rv->elem);
     }
     std::vector<std::string> subs;
     std::string inside;
@@ -2190,8 +2225,8 @@ class Body {
     if (e.kind == ExprKind::Reduce) return;
     if (e.kind == ExprKind::Read && spec_.tensors[e.ref].boundary == Boundary::None) {
       // Inside a row loop, a read of the current row is an operand of the row's view.
-      const size_t from =
-          row_view_.count(e.ref) && own_row_read(e) ? static_cast<size_t>(row_dims_) : 0;
+      const View* rv = view_of(e);
+      const size_t from = rv ? static_cast<size_t>(rv->fixed) : 0;
       bool ok = true;
       for (size_t d = from; d < e.args.size(); ++d) {
         std::string text;
@@ -2283,10 +2318,10 @@ class Body {
     std::map<std::string, int> operand_of;  // "tensor|map" -> index into ins
     std::vector<std::pair<const Expr*, int>> read_operand;
     for (const Expr* r : reads) {
-      const auto rv = row_view_.find(r->ref);
-      const bool row = rv != row_view_.end() && own_row_read(*r);
+      const View* rv = view_of(*r);
+      const bool row = rv != nullptr;
       std::string res;
-      for (size_t d = row ? static_cast<size_t>(row_dims_) : 0; d < r->args.size(); ++d) {
+      for (size_t d = row ? static_cast<size_t>(rv->fixed) : 0; d < r->args.size(); ++d) {
         std::string text;
         affine(*r->args[d], text);
         res += (res.empty() ? "" : ", ") + text;
@@ -2298,15 +2333,14 @@ class Body {
           if (dim_of_var_[v] == nd - 1 && c != 1) strided_inner_ = true;
       }
       const Tensor& t = spec_.tensors[r->ref];
-      const std::string key = (row ? "row " : "") + t.name + "|" + res;
+      const std::string key = (row ? "row " : "") + t.name + "|" + res;  // one view per tensor
       auto it = operand_of.find(key);
       if (it == operand_of.end()) {
         it = operand_of.emplace(key, static_cast<int>(ins.size())).first;
-        ins.push_back(row ? rv->second.name : "%" + t.name);
-        in_types.push_back(row ? rv->second.type
-                               : memref_type(static_cast<int>(t.shape.size()), t.type));
+        ins.push_back(row ? rv->name : "%" + t.name);
+        in_types.push_back(row ? rv->type : memref_type(static_cast<int>(t.shape.size()), t.type));
         maps.push_back(map(res));
-        const DType elem = row ? rv->second.elem : t.type;
+        const DType elem = row ? rv->elem : t.type;
         arg_types.push_back(mlir_type(elem));
         if (is_storage_type(elem)) storage_arg[it->second] = elem;
       }
@@ -2399,11 +2433,6 @@ class Body {
   bool strided_inner_ = false;  // host::PipelineFacts::strided_inner
   // The epilogues of emitted block products: statements the printer made, alive while it runs.
   std::vector<std::unique_ptr<Statement>> epilogues_;
-  struct View {
-    std::string name;  // SSA name
-    std::string type;  // its memref type
-    DType elem;        // its element type (a row-local buffer of an f16/bf16 temp holds f32)
-  };
   // Inside a block of a blocked reduction: its reduction var, the block's length and the value
   // of the var at the block's start.
   int block_var_ = -1;

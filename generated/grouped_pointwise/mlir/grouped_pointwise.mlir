@@ -126,34 +126,35 @@ module attributes {transform.with_named_sequence} {
       scf.for %15 = %12 to %14 step %4 {
         %16 = arith.remui %15, %2 : index
         %17 = arith.divui %15, %2 : index
-        %18 = memref.subview %y[%17, %16, 0, 0] [1, 1, %H, %W] [1, 1, 1, 1] : memref<?x?x?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+        %18 = memref.subview %x[%17, 0, 0, 0] [1, %0, %H, %W] [1, 1, 1, 1] : memref<?x?x?x?xf32> to memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+        %19 = memref.subview %y[%17, %16, 0, 0] [1, 1, %H, %W] [1, 1, 1, 1] : memref<?x?x?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
         // y[n, o, i, j] = sum(c in 0..CIG: x[n, o / COG * CIG + c, i, j] * w[o, c])
-        %19 = arith.constant 0.0 : f32
-        linalg.fill ins(%19 : f32) outs(%18 : memref<?x?xf32, strided<[?, 1], offset: ?>>)
-        %20 = arith.constant 0 : index
-        %21 = arith.subi %CIG, %20 : index
-        %22 = arith.constant 0 : index
-        %23 = arith.maxsi %21, %22 : index
-        %24 = arith.constant 0 : index
+        %20 = arith.constant 0.0 : f32
+        linalg.fill ins(%20 : f32) outs(%19 : memref<?x?xf32, strided<[?, 1], offset: ?>>)
+        %21 = arith.constant 0 : index
+        %22 = arith.subi %CIG, %21 : index
+        %23 = arith.constant 0 : index
+        %24 = arith.maxsi %22, %23 : index
         %25 = arith.constant 0 : index
         %26 = arith.constant 0 : index
-        %27 = memref.reinterpret_cast %18 to offset: [0], sizes: [%H, %23, %W], strides: [%24, %25, %26] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?x?xf32, strided<[?, ?, ?]>>
+        %27 = arith.constant 0 : index
+        %28 = memref.reinterpret_cast %19 to offset: [0], sizes: [%H, %24, %W], strides: [%25, %26, %27] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?x?xf32, strided<[?, ?, ?]>>
         linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d2)>], iterator_types = ["parallel", "reduction", "parallel"]}
-            ins(%27 : memref<?x?x?xf32, strided<[?, ?, ?]>>)
-            outs(%18 : memref<?x?xf32, strided<[?, 1], offset: ?>>) {
-          ^bb0(%28: f32, %29: f32):
-          %30 = linalg.index 0 : index
-          %31 = linalg.index 2 : index
-          %32 = linalg.index 1 : index
-          %33 = arith.addi %32, %20 : index
-          %34 = arith.divsi %16, %COG : index
-          %35 = arith.muli %34, %CIG : index
-          %36 = arith.addi %35, %33 : index
-          %37 = memref.load %x[%17, %36, %30, %31] : memref<?x?x?x?xf32>
-          %38 = memref.load %w[%16, %33] : memref<?x?xf32>
-          %39 = arith.mulf %37, %38 : f32
-          %40 = arith.addf %29, %39 fastmath<reassoc> : f32
-          linalg.yield %40 : f32
+            ins(%28 : memref<?x?x?xf32, strided<[?, ?, ?]>>)
+            outs(%19 : memref<?x?xf32, strided<[?, 1], offset: ?>>) {
+          ^bb0(%29: f32, %30: f32):
+          %31 = linalg.index 0 : index
+          %32 = linalg.index 2 : index
+          %33 = linalg.index 1 : index
+          %34 = arith.addi %33, %21 : index
+          %35 = arith.divsi %16, %COG : index
+          %36 = arith.muli %35, %CIG : index
+          %37 = arith.addi %36, %34 : index
+          %38 = memref.load %18[%37, %31, %32] : memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+          %39 = memref.load %w[%16, %34] : memref<?x?xf32>
+          %40 = arith.mulf %38, %39 : f32
+          %41 = arith.addf %30, %40 fastmath<reassoc> : f32
+          linalg.yield %41 : f32
         }
       }
       scf.reduce
