@@ -759,10 +759,10 @@ json report_data(const std::vector<StoredRun>& runs_in, const CompareOptions& op
   const json ctx_limits = latest.context.is_object() && latest.context.contains("limits")
                               ? latest.context["limits"]
                               : json(nullptr);
-  // The number at context.limits.<dev>.<key>, or nullptr.
+  // The value at context.limits.<dev>.<key>, or nullptr.
   auto limit_field = [&](const char* dev, const char* key) -> const json* {
     if (!ctx_limits.is_object() || !ctx_limits.contains(dev) || !ctx_limits[dev].is_object() ||
-        !ctx_limits[dev].contains(key) || !ctx_limits[dev][key].is_number())
+        !ctx_limits[dev].contains(key))
       return nullptr;
     return &ctx_limits[dev][key];
   };
@@ -770,18 +770,15 @@ json report_data(const std::vector<StoredRun>& runs_in, const CompareOptions& op
     limits[dev] = json::object();
     for (const char* k : {"bandwidth_gbps", "compute_gflops"}) {
       const json* v = limit_field(dev, k);
-      limits[dev][k] = v && v->get<double>() > 0 ? *v : json(nullptr);
+      limits[dev][k] = v && v->is_number() && v->get<double>() > 0 ? *v : json(nullptr);
     }
     // How far the limit probes moved during the run (DeviceLimits::unsteady): the report warns.
     for (const char* k : {"bandwidth_drift", "compute_drift"}) {
       const json* v = limit_field(dev, k);
-      limits[dev][k] = v && v->get<double>() >= 0 ? *v : json(0.0);
+      limits[dev][k] = v && v->is_number() && v->get<double>() >= 0 ? *v : json(0.0);
     }
-    const bool unsteady = ctx_limits.is_object() && ctx_limits.contains(dev) &&
-                          ctx_limits[dev].is_object() && ctx_limits[dev].contains("unsteady") &&
-                          ctx_limits[dev]["unsteady"].is_boolean() &&
-                          ctx_limits[dev]["unsteady"].get<bool>();
-    limits[dev]["unsteady"] = unsteady;
+    const json* unsteady = limit_field(dev, "unsteady");
+    limits[dev]["unsteady"] = unsteady && unsteady->is_boolean() && unsteady->get<bool>();
   }
   data["limits"] = limits;
 

@@ -1253,6 +1253,35 @@ class Body {
     return sc.group_tensors.front();
   }
 
+  // A buffer of `t` over `dims` (extents) for a block of rows or planes: on the stack without
+  // dimensions, else on the heap, added to `heap` (buffer, type) for the block's end to free.
+  View block_buffer(DType t, const std::vector<std::string>& dims,
+                    std::vector<std::pair<std::string, std::string>>& heap) {
+    const std::string buf = fresh();
+    const std::string ty = memref_type(static_cast<int>(dims.size()), t);
+    if (dims.empty()) {
+      w_.line(buf + " = memref.alloca() : " + ty);
+    } else {
+      std::string d;
+      for (const auto& x : dims) d += (d.empty() ? "" : ", ") + x;
+      w_.line(buf + " = memref.alloc(" + d + ") : " + ty);
+      heap.push_back({buf, ty});
+    }
+    return View{buf, ty, t};
+  }
+
+  // The buffers of `st`'s reductions in a block of rows or planes, one row (plane) long
+  // (row_temp_).
+  void reduction_buffers(const Statement& st,
+                         std::vector<std::pair<std::string, std::string>>& heap) {
+    for (const auto& [r, outer] : buffered_reduces(st, true)) {
+      std::vector<std::string> dims;
+      for (int d : outer) dims.push_back(extents_[st.out][static_cast<size_t>(d)]);
+      const View v = block_buffer(value_type(*r), dims, heap);
+      row_temp_[r] = {v.name, v.type, outer};
+    }
+  }
+
   // The view of tensor `t` at the current row's indices (row_idx_) of its first `dims`
   // dimensions: the rest, rank-reduced (View::fixed = dims).
   auto plane_view(int t, int dims) {
@@ -1296,15 +1325,7 @@ class Body {
         op("arith.minsi", {op("arith.addi", {b, block}, DType::Index), planes}, DType::Index);
     row_dims_ = dims;  // a plane's outer dimensions (outer_dims) from here on
     std::vector<std::pair<std::string, std::string>> heap;  // buffer, type
-    for (const auto& [r, outer] : buffered_reduces(st, true)) {
-      std::string d;
-      for (int o : outer) d += (d.empty() ? "" : ", ") + extents_[st.out][static_cast<size_t>(o)];
-      const std::string buf = fresh();
-      const std::string ty = memref_type(static_cast<int>(outer.size()), value_type(*r));
-      w_.line(buf + " = memref.alloc(" + d + ") : " + ty);
-      heap.push_back({buf, ty});
-      row_temp_[r] = {buf, ty, outer};
-    }
+    reduction_buffers(st, heap);
     const std::string p = fresh();
     w_.open("scf.for " + p + " = " + b + " to " + end + " step " + one + " {");
     // The plane's indices, the last of the collapsed dimensions varying fastest.
@@ -1382,17 +1403,7 @@ class Body {
     const std::string end = op("arith.minsi", {b_end, rows}, DType::Index);
     std::vector<std::pair<std::string, std::string>> heap;  // buffer, type
     auto row_buffer = [&](DType t, const std::vector<std::string>& dims) {
-      const std::string buf = fresh();
-      const std::string ty = memref_type(static_cast<int>(dims.size()), t);
-      if (dims.empty()) {
-        w_.line(buf + " = memref.alloca() : " + ty);
-      } else {
-        std::string d;
-        for (const auto& x : dims) d += (d.empty() ? "" : ", ") + x;
-        w_.line(buf + " = memref.alloc(" + d + ") : " + ty);
-        heap.push_back({buf, ty});
-      }
-      return View{buf, ty, t};
+      return block_buffer(t, dims, heap);
     };
     for (int t : g.row_local) {
       const std::vector<std::string> dims(extents_[t].begin() + 1, extents_[t].end());
@@ -1407,15 +1418,7 @@ class Body {
       w_.line(v.name + " = memref.alloca() : " + v.type);
       line_buf_[t] = v;
     }
-    for (size_t k = g.first; k <= g.last; ++k) {
-      const Statement& st = spec_.stmts[k];
-      for (const auto& [r, outer] : buffered_reduces(st, true)) {
-        std::vector<std::string> dims;
-        for (int d : outer) dims.push_back(extents_[st.out][d]);
-        const View v = row_buffer(value_type(*r), dims);
-        row_temp_[r] = {v.name, v.type, outer};
-      }
-    }
+    for (size_t k = g.first; k <= g.last; ++k) reduction_buffers(spec_.stmts[k], heap);
     row_ = fresh();
     row_idx_ = {row_};
     w_.open("scf.for " + row_ + " = " + b + " to " + end + " step " + one + " {");
@@ -1533,14 +1536,7 @@ class Body {
       ++d;
     return d;
   }
-  bool own_row_read(const Expr& e) const {
-    if (e.kind != ExprKind::Read || spec_.tensors[e.ref].boundary != Boundary::None ||
-        e.args.size() < static_cast<size_t>(row_dims_))
-      return false;
-    for (int d = 0; d < row_dims_; ++d)
-      if (e.args[d]->kind != ExprKind::IndexVar || e.args[d]->ref != d) return false;
-    return true;
-  }
+  bool own_row_read(const Expr& e) const { return own_prefix(e) == row_dims_; }
 
   // The length of the blocks that split `n` iterations into at most kBlocks parallel blocks
   // (at least 1, so that the loop step is positive).
