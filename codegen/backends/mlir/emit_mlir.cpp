@@ -1283,7 +1283,7 @@ class Body {
   }
 
   // The view of tensor `t` at the current row's indices (row_idx_) of its first `dims`
-  // dimensions: the rest, rank-reduced (View::fixed = dims).
+  // dimensions: the rest, rank-reduced (View::fixed = dims). A row group's rows: dims = 1.
   auto plane_view(int t, int dims) {
     const Tensor& tn = spec_.tensors[t];
     const int rank = static_cast<int>(tn.shape.size());
@@ -1443,25 +1443,8 @@ class Body {
       viewed.insert(st.out);
       own_row_reads(*st.rhs, viewed);
     }
-    for (int t : viewed) {
-      if (row_view_.count(t)) continue;  // row-local
-      const Tensor& tn = spec_.tensors[t];
-      const int rank = static_cast<int>(tn.shape.size());
-      std::string offs = row_, sizes = "1", strides = "1", lay;
-      for (int d = 1; d < rank; ++d) {
-        offs += ", 0";
-        sizes += ", " + extents_[t][d];
-        strides += ", 1";
-        lay += d + 1 < rank ? "?, " : "1";
-      }
-      std::string ty = "memref<";
-      for (int d = 1; d < rank; ++d) ty += "?x";
-      ty += std::string(mlir_type(tn.type)) + ", strided<[" + lay + "], offset: ?>>";
-      const std::string v = fresh();
-      w_.line(v + " = memref.subview %" + tn.name + "[" + offs + "] [" + sizes + "] [" + strides +
-              "] : " + memref_type(rank, tn.type) + " to " + ty);
-      row_view_[t] = {v, ty, tn.type};
-    }
+    for (int t : viewed)
+      if (!row_view_.count(t)) row_view_[t] = plane_view(t, 1);  // else row-local
     for (size_t k = g.first; k <= g.last; ++k) emit_statement(spec_.stmts[k]);
     w_.close("}");
     for (const auto& [buf, ty] : heap) w_.line("memref.dealloc " + buf + " : " + ty);
