@@ -113,7 +113,8 @@ struct BoundaryCheck {
 // cannot be put so: a subscript that is not affine, or that uses a variable of `unbound` (one of
 // a reduction nested in `e`) whose range is not fixed. The printers' split of a loop into a form
 // without boundary handling and one with it (cpu: StmtLowering::inside_condition; mojo:
-// MojoLowering::uniform_condition) reads this, each printing the checks in its language.
+// MojoLowering::uniform_condition; mlir: Body::inside_condition) reads this, each printing the
+// checks in its language.
 std::optional<std::vector<BoundaryCheck>> boundary_checks(
     const Spec& spec, const Statement& st, const Expr& e, int var, const std::set<int>& unbound,
     const std::function<bool(const Expr&)>& skip = {});

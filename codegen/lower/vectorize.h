@@ -80,7 +80,7 @@ constexpr int kSearchTerms = 128;
 
 // The outputs at each end of a row that a vector loop along the row sets apart for the checked
 // form of a statement whose reads of `e` have a boundary rule (the cpu printer's edge segments,
-// the mojo printer's split of a row): the widest reach of those reads along the row, so that
+// the mojo printer's split of a row, the mlir printer's three parts of a row): the widest reach of those reads along the row, so that
 // only the outputs whose terms cross an edge take the checked loop (1 for depthwise_conv2d's
 // x[.., j + b - 1], b in 0..3; 1 for a stencil's x[i, j - 1] .. x[i, j + 1]). The reads of `e`
 // with a boundary rule that use the innermost output index j must each be `j + offset` in a

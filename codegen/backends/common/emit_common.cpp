@@ -1648,7 +1648,10 @@ std::string corners_condition(const std::vector<BoundaryCheck>& checks, int var,
       for (const auto& [u, at_last] : corner) s.bind(u, at_last);
       const std::string test = s.test(c);
       s.unbind();
-      cond += (cond.empty() ? "" : s.conj) + test;
+      if (cond.empty())
+        cond = test;
+      else
+        cond = s.join ? s.join(cond, test) : cond + s.conj + test;
     }
   }
   return cond;

@@ -454,6 +454,9 @@ struct CornerSpelling {
   // Undoes every binding.
   std::function<void()> unbind;
   std::string conj;  // " && ", " and "
+  // Where set, joins the condition so far and one more test instead of `conj` (mlir: an
+  // arith.andi of two i1 values, emitted as it goes).
+  std::function<std::string(const std::string& cond, const std::string& test)> join;
 };
 // The condition under which every check of `checks` (ir/affine.h: boundary_checks over `var`)
 // holds at each of its corners (check_corners), those that vary with `var` left out with

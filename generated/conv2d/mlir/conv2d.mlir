@@ -247,92 +247,609 @@ module attributes {transform.with_named_sequence} {
         %16 = arith.divui %14, %CO : index
         %17 = memref.subview %y[%16, %15, 0, 0] [1, 1, %H, %W] [1, 1, 1, 1] : memref<?x?x?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
         // y[n, o, i, j] = sum(c in 0..CI: sum(a in 0..3: sum(b in 0..3: x[n, c, i + a - 1, j + b - 1] * w[o, c, a, b])))
-        %18 = arith.constant 0.0 : f32
-        linalg.fill ins(%18 : f32) outs(%17 : memref<?x?xf32, strided<[?, 1], offset: ?>>)
-        %19 = arith.constant 0 : index
-        %20 = arith.subi %CI, %19 : index
-        %21 = arith.constant 0 : index
-        %22 = arith.maxsi %20, %21 : index
-        %23 = arith.constant 0 : index
-        %24 = arith.constant 0 : index
-        %25 = arith.constant 0 : index
-        %26 = memref.reinterpret_cast %17 to offset: [0], sizes: [%H, %22, %W], strides: [%23, %24, %25] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?x?xf32, strided<[?, ?, ?]>>
-        linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d2)>], iterator_types = ["parallel", "reduction", "parallel"]}
-            ins(%26 : memref<?x?x?xf32, strided<[?, ?, ?]>>)
-            outs(%17 : memref<?x?xf32, strided<[?, 1], offset: ?>>) {
-          ^bb0(%27: f32, %28: f32):
-          %29 = linalg.index 0 : index
-          %30 = linalg.index 2 : index
-          %31 = linalg.index 1 : index
-          %32 = arith.addi %31, %19 : index
-          %33 = arith.constant 0 : index
-          %34 = arith.constant 3 : index
-          %35 = arith.constant 1 : index
-          %36 = arith.constant 0.0 : f32
-          %37 = scf.for %38 = %33 to %34 step %35 iter_args(%39 = %36) -> (f32) {
-            %40 = arith.constant 0 : index
-            %41 = arith.constant 3 : index
-            %42 = arith.constant 1 : index
-            %43 = arith.constant 0.0 : f32
-            %44 = scf.for %45 = %40 to %41 step %42 iter_args(%46 = %43) -> (f32) {
-              %47 = arith.constant 0 : index
-              %48 = arith.cmpi sge, %16, %47 : index
-              %49 = arith.cmpi slt, %16, %N : index
-              %50 = arith.andi %48, %49 : i1
-              %51 = arith.constant 1 : index
-              %52 = arith.subi %N, %51 : index
-              %53 = arith.minsi %16, %52 : index
-              %54 = arith.constant 0 : index
-              %55 = arith.maxsi %53, %54 : index
-              %56 = arith.constant 0 : index
-              %57 = arith.cmpi sge, %32, %56 : index
-              %58 = arith.cmpi slt, %32, %CI : index
-              %59 = arith.andi %57, %58 : i1
-              %60 = arith.andi %50, %59 : i1
-              %61 = arith.constant 1 : index
-              %62 = arith.subi %CI, %61 : index
-              %63 = arith.minsi %32, %62 : index
-              %64 = arith.constant 0 : index
-              %65 = arith.maxsi %63, %64 : index
-              %66 = arith.addi %29, %38 : index
-              %67 = arith.constant 1 : index
-              %68 = arith.subi %66, %67 : index
-              %69 = arith.constant 0 : index
-              %70 = arith.cmpi sge, %68, %69 : index
-              %71 = arith.cmpi slt, %68, %H : index
-              %72 = arith.andi %70, %71 : i1
-              %73 = arith.andi %60, %72 : i1
-              %74 = arith.constant 1 : index
-              %75 = arith.subi %H, %74 : index
-              %76 = arith.minsi %68, %75 : index
-              %77 = arith.constant 0 : index
-              %78 = arith.maxsi %76, %77 : index
-              %79 = arith.addi %30, %45 : index
-              %80 = arith.constant 1 : index
-              %81 = arith.subi %79, %80 : index
-              %82 = arith.constant 0 : index
-              %83 = arith.cmpi sge, %81, %82 : index
-              %84 = arith.cmpi slt, %81, %W : index
-              %85 = arith.andi %83, %84 : i1
-              %86 = arith.andi %73, %85 : i1
-              %87 = arith.constant 1 : index
-              %88 = arith.subi %W, %87 : index
-              %89 = arith.minsi %81, %88 : index
-              %90 = arith.constant 0 : index
-              %91 = arith.maxsi %89, %90 : index
-              %92 = memref.load %x[%55, %65, %78, %91] : memref<?x?x?x?xf32>
-              %93 = arith.constant 0.0 : f32
-              %94 = arith.select %86, %92, %93 : f32
-              %95 = memref.load %w[%15, %32, %38, %45] : memref<?x?x?x?xf32>
-              %96 = arith.mulf %94, %95 : f32
-              %97 = arith.addf %46, %96 fastmath<reassoc> : f32
-              scf.yield %97 : f32
+        %18 = arith.constant 0 : index
+        %19 = arith.constant 1 : index
+        // Along j in three parts: the 1 output(s) at either end, and those between.
+        // A part whose reads are all inside their tensors reads without the boundary rule.
+        scf.for %20 = %18 to %H step %19 {
+          %21 = arith.constant 1 : index
+          %22 = arith.minsi %21, %W : index
+          %23 = arith.subi %W, %21 : index
+          %24 = arith.maxsi %23, %22 : index
+          %25 = arith.subi %22, %18 : index
+          %26 = memref.subview %17[%20, %18] [1, %25] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
+          %27 = arith.constant 0 : index
+          %28 = arith.addi %20, %27 : index
+          %29 = arith.constant 1 : index
+          %30 = arith.subi %28, %29 : index
+          %31 = arith.constant 0 : index
+          %32 = arith.cmpi sge, %30, %31 : index
+          %33 = arith.cmpi slt, %30, %H : index
+          %34 = arith.andi %32, %33 : i1
+          %35 = arith.constant 3 : index
+          %36 = arith.constant 1 : index
+          %37 = arith.subi %35, %36 : index
+          %38 = arith.addi %20, %37 : index
+          %39 = arith.constant 1 : index
+          %40 = arith.subi %38, %39 : index
+          %41 = arith.constant 0 : index
+          %42 = arith.cmpi sge, %40, %41 : index
+          %43 = arith.cmpi slt, %40, %H : index
+          %44 = arith.andi %42, %43 : i1
+          %45 = arith.andi %34, %44 : i1
+          %46 = arith.constant 0 : index
+          %47 = arith.addi %18, %46 : index
+          %48 = arith.constant 1 : index
+          %49 = arith.subi %47, %48 : index
+          %50 = arith.constant 0 : index
+          %51 = arith.cmpi sge, %49, %50 : index
+          %52 = arith.cmpi slt, %49, %W : index
+          %53 = arith.andi %51, %52 : i1
+          %54 = arith.andi %45, %53 : i1
+          %55 = arith.constant 1 : index
+          %56 = arith.subi %22, %55 : index
+          %57 = arith.constant 0 : index
+          %58 = arith.addi %56, %57 : index
+          %59 = arith.constant 1 : index
+          %60 = arith.subi %58, %59 : index
+          %61 = arith.constant 0 : index
+          %62 = arith.cmpi sge, %60, %61 : index
+          %63 = arith.cmpi slt, %60, %W : index
+          %64 = arith.andi %62, %63 : i1
+          %65 = arith.andi %54, %64 : i1
+          %66 = arith.constant 3 : index
+          %67 = arith.constant 1 : index
+          %68 = arith.subi %66, %67 : index
+          %69 = arith.addi %18, %68 : index
+          %70 = arith.constant 1 : index
+          %71 = arith.subi %69, %70 : index
+          %72 = arith.constant 0 : index
+          %73 = arith.cmpi sge, %71, %72 : index
+          %74 = arith.cmpi slt, %71, %W : index
+          %75 = arith.andi %73, %74 : i1
+          %76 = arith.andi %65, %75 : i1
+          %77 = arith.constant 3 : index
+          %78 = arith.constant 1 : index
+          %79 = arith.subi %77, %78 : index
+          %80 = arith.addi %56, %79 : index
+          %81 = arith.constant 1 : index
+          %82 = arith.subi %80, %81 : index
+          %83 = arith.constant 0 : index
+          %84 = arith.cmpi sge, %82, %83 : index
+          %85 = arith.cmpi slt, %82, %W : index
+          %86 = arith.andi %84, %85 : i1
+          %87 = arith.andi %76, %86 : i1
+          scf.if %87 {
+            // Every read of the part inside its tensor: no boundary rule.
+            %88 = arith.constant 0.0 : f32
+            linalg.fill ins(%88 : f32) outs(%26 : memref<?xf32, strided<[1], offset: ?>>)
+            %89 = arith.constant 0 : index
+            %90 = arith.subi %CI, %89 : index
+            %91 = arith.constant 0 : index
+            %92 = arith.maxsi %90, %91 : index
+            %93 = arith.constant 0 : index
+            %94 = arith.constant 0 : index
+            %95 = memref.reinterpret_cast %26 to offset: [0], sizes: [%92, %25], strides: [%93, %94] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
+            linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
+                ins(%95 : memref<?x?xf32, strided<[?, ?]>>)
+                outs(%26 : memref<?xf32, strided<[1], offset: ?>>) {
+              ^bb0(%96: f32, %97: f32):
+              %98 = linalg.index 1 : index
+              %99 = arith.addi %98, %18 : index
+              %100 = linalg.index 0 : index
+              %101 = arith.addi %100, %89 : index
+              %102 = arith.constant 0 : index
+              %103 = arith.constant 3 : index
+              %104 = arith.constant 1 : index
+              %105 = arith.constant 0.0 : f32
+              %106 = scf.for %107 = %102 to %103 step %104 iter_args(%108 = %105) -> (f32) {
+                %109 = arith.constant 0 : index
+                %110 = arith.constant 3 : index
+                %111 = arith.constant 1 : index
+                %112 = arith.constant 0.0 : f32
+                %113 = scf.for %114 = %109 to %110 step %111 iter_args(%115 = %112) -> (f32) {
+                  %116 = arith.addi %20, %107 : index
+                  %117 = arith.constant 1 : index
+                  %118 = arith.subi %116, %117 : index
+                  %119 = arith.addi %99, %114 : index
+                  %120 = arith.constant 1 : index
+                  %121 = arith.subi %119, %120 : index
+                  %122 = memref.load %x[%16, %101, %118, %121] : memref<?x?x?x?xf32>
+                  %123 = memref.load %w[%15, %101, %107, %114] : memref<?x?x?x?xf32>
+                  %124 = arith.mulf %122, %123 : f32
+                  %125 = arith.addf %115, %124 fastmath<reassoc> : f32
+                  scf.yield %125 : f32
+                }
+                %126 = arith.addf %108, %113 fastmath<reassoc> : f32
+                scf.yield %126 : f32
+              }
+              %127 = arith.addf %97, %106 fastmath<reassoc> : f32
+              linalg.yield %127 : f32
             }
-            %98 = arith.addf %39, %44 fastmath<reassoc> : f32
-            scf.yield %98 : f32
+          } else {
+            %128 = arith.constant 0.0 : f32
+            linalg.fill ins(%128 : f32) outs(%26 : memref<?xf32, strided<[1], offset: ?>>)
+            %129 = arith.constant 0 : index
+            %130 = arith.subi %CI, %129 : index
+            %131 = arith.constant 0 : index
+            %132 = arith.maxsi %130, %131 : index
+            %133 = arith.constant 0 : index
+            %134 = arith.constant 0 : index
+            %135 = memref.reinterpret_cast %26 to offset: [0], sizes: [%132, %25], strides: [%133, %134] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
+            linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
+                ins(%135 : memref<?x?xf32, strided<[?, ?]>>)
+                outs(%26 : memref<?xf32, strided<[1], offset: ?>>) {
+              ^bb0(%136: f32, %137: f32):
+              %138 = linalg.index 1 : index
+              %139 = arith.addi %138, %18 : index
+              %140 = linalg.index 0 : index
+              %141 = arith.addi %140, %129 : index
+              %142 = arith.constant 0 : index
+              %143 = arith.constant 3 : index
+              %144 = arith.constant 1 : index
+              %145 = arith.constant 0.0 : f32
+              %146 = scf.for %147 = %142 to %143 step %144 iter_args(%148 = %145) -> (f32) {
+                %149 = arith.constant 0 : index
+                %150 = arith.constant 3 : index
+                %151 = arith.constant 1 : index
+                %152 = arith.constant 0.0 : f32
+                %153 = scf.for %154 = %149 to %150 step %151 iter_args(%155 = %152) -> (f32) {
+                  %156 = arith.constant 0 : index
+                  %157 = arith.cmpi sge, %16, %156 : index
+                  %158 = arith.cmpi slt, %16, %N : index
+                  %159 = arith.andi %157, %158 : i1
+                  %160 = arith.constant 1 : index
+                  %161 = arith.subi %N, %160 : index
+                  %162 = arith.minsi %16, %161 : index
+                  %163 = arith.constant 0 : index
+                  %164 = arith.maxsi %162, %163 : index
+                  %165 = arith.constant 0 : index
+                  %166 = arith.cmpi sge, %141, %165 : index
+                  %167 = arith.cmpi slt, %141, %CI : index
+                  %168 = arith.andi %166, %167 : i1
+                  %169 = arith.andi %159, %168 : i1
+                  %170 = arith.constant 1 : index
+                  %171 = arith.subi %CI, %170 : index
+                  %172 = arith.minsi %141, %171 : index
+                  %173 = arith.constant 0 : index
+                  %174 = arith.maxsi %172, %173 : index
+                  %175 = arith.addi %20, %147 : index
+                  %176 = arith.constant 1 : index
+                  %177 = arith.subi %175, %176 : index
+                  %178 = arith.constant 0 : index
+                  %179 = arith.cmpi sge, %177, %178 : index
+                  %180 = arith.cmpi slt, %177, %H : index
+                  %181 = arith.andi %179, %180 : i1
+                  %182 = arith.andi %169, %181 : i1
+                  %183 = arith.constant 1 : index
+                  %184 = arith.subi %H, %183 : index
+                  %185 = arith.minsi %177, %184 : index
+                  %186 = arith.constant 0 : index
+                  %187 = arith.maxsi %185, %186 : index
+                  %188 = arith.addi %139, %154 : index
+                  %189 = arith.constant 1 : index
+                  %190 = arith.subi %188, %189 : index
+                  %191 = arith.constant 0 : index
+                  %192 = arith.cmpi sge, %190, %191 : index
+                  %193 = arith.cmpi slt, %190, %W : index
+                  %194 = arith.andi %192, %193 : i1
+                  %195 = arith.andi %182, %194 : i1
+                  %196 = arith.constant 1 : index
+                  %197 = arith.subi %W, %196 : index
+                  %198 = arith.minsi %190, %197 : index
+                  %199 = arith.constant 0 : index
+                  %200 = arith.maxsi %198, %199 : index
+                  %201 = memref.load %x[%164, %174, %187, %200] : memref<?x?x?x?xf32>
+                  %202 = arith.constant 0.0 : f32
+                  %203 = arith.select %195, %201, %202 : f32
+                  %204 = memref.load %w[%15, %141, %147, %154] : memref<?x?x?x?xf32>
+                  %205 = arith.mulf %203, %204 : f32
+                  %206 = arith.addf %155, %205 fastmath<reassoc> : f32
+                  scf.yield %206 : f32
+                }
+                %207 = arith.addf %148, %153 fastmath<reassoc> : f32
+                scf.yield %207 : f32
+              }
+              %208 = arith.addf %137, %146 fastmath<reassoc> : f32
+              linalg.yield %208 : f32
+            }
           }
-          %99 = arith.addf %28, %37 fastmath<reassoc> : f32
-          linalg.yield %99 : f32
+          %209 = arith.subi %24, %22 : index
+          %210 = memref.subview %17[%20, %22] [1, %209] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
+          %211 = arith.constant 0 : index
+          %212 = arith.addi %20, %211 : index
+          %213 = arith.constant 1 : index
+          %214 = arith.subi %212, %213 : index
+          %215 = arith.constant 0 : index
+          %216 = arith.cmpi sge, %214, %215 : index
+          %217 = arith.cmpi slt, %214, %H : index
+          %218 = arith.andi %216, %217 : i1
+          %219 = arith.constant 3 : index
+          %220 = arith.constant 1 : index
+          %221 = arith.subi %219, %220 : index
+          %222 = arith.addi %20, %221 : index
+          %223 = arith.constant 1 : index
+          %224 = arith.subi %222, %223 : index
+          %225 = arith.constant 0 : index
+          %226 = arith.cmpi sge, %224, %225 : index
+          %227 = arith.cmpi slt, %224, %H : index
+          %228 = arith.andi %226, %227 : i1
+          %229 = arith.andi %218, %228 : i1
+          %230 = arith.constant 0 : index
+          %231 = arith.addi %22, %230 : index
+          %232 = arith.constant 1 : index
+          %233 = arith.subi %231, %232 : index
+          %234 = arith.constant 0 : index
+          %235 = arith.cmpi sge, %233, %234 : index
+          %236 = arith.cmpi slt, %233, %W : index
+          %237 = arith.andi %235, %236 : i1
+          %238 = arith.andi %229, %237 : i1
+          %239 = arith.constant 1 : index
+          %240 = arith.subi %24, %239 : index
+          %241 = arith.constant 0 : index
+          %242 = arith.addi %240, %241 : index
+          %243 = arith.constant 1 : index
+          %244 = arith.subi %242, %243 : index
+          %245 = arith.constant 0 : index
+          %246 = arith.cmpi sge, %244, %245 : index
+          %247 = arith.cmpi slt, %244, %W : index
+          %248 = arith.andi %246, %247 : i1
+          %249 = arith.andi %238, %248 : i1
+          %250 = arith.constant 3 : index
+          %251 = arith.constant 1 : index
+          %252 = arith.subi %250, %251 : index
+          %253 = arith.addi %22, %252 : index
+          %254 = arith.constant 1 : index
+          %255 = arith.subi %253, %254 : index
+          %256 = arith.constant 0 : index
+          %257 = arith.cmpi sge, %255, %256 : index
+          %258 = arith.cmpi slt, %255, %W : index
+          %259 = arith.andi %257, %258 : i1
+          %260 = arith.andi %249, %259 : i1
+          %261 = arith.constant 3 : index
+          %262 = arith.constant 1 : index
+          %263 = arith.subi %261, %262 : index
+          %264 = arith.addi %240, %263 : index
+          %265 = arith.constant 1 : index
+          %266 = arith.subi %264, %265 : index
+          %267 = arith.constant 0 : index
+          %268 = arith.cmpi sge, %266, %267 : index
+          %269 = arith.cmpi slt, %266, %W : index
+          %270 = arith.andi %268, %269 : i1
+          %271 = arith.andi %260, %270 : i1
+          scf.if %271 {
+            // Every read of the part inside its tensor: no boundary rule.
+            %272 = arith.constant 0.0 : f32
+            linalg.fill ins(%272 : f32) outs(%210 : memref<?xf32, strided<[1], offset: ?>>)
+            %273 = arith.constant 0 : index
+            %274 = arith.subi %CI, %273 : index
+            %275 = arith.constant 0 : index
+            %276 = arith.maxsi %274, %275 : index
+            %277 = arith.constant 0 : index
+            %278 = arith.constant 0 : index
+            %279 = memref.reinterpret_cast %210 to offset: [0], sizes: [%276, %209], strides: [%277, %278] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
+            linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
+                ins(%279 : memref<?x?xf32, strided<[?, ?]>>)
+                outs(%210 : memref<?xf32, strided<[1], offset: ?>>) {
+              ^bb0(%280: f32, %281: f32):
+              %282 = linalg.index 1 : index
+              %283 = arith.addi %282, %22 : index
+              %284 = linalg.index 0 : index
+              %285 = arith.addi %284, %273 : index
+              %286 = arith.constant 0 : index
+              %287 = arith.constant 3 : index
+              %288 = arith.constant 1 : index
+              %289 = arith.constant 0.0 : f32
+              %290 = scf.for %291 = %286 to %287 step %288 iter_args(%292 = %289) -> (f32) {
+                %293 = arith.constant 0 : index
+                %294 = arith.constant 3 : index
+                %295 = arith.constant 1 : index
+                %296 = arith.constant 0.0 : f32
+                %297 = scf.for %298 = %293 to %294 step %295 iter_args(%299 = %296) -> (f32) {
+                  %300 = arith.addi %20, %291 : index
+                  %301 = arith.constant 1 : index
+                  %302 = arith.subi %300, %301 : index
+                  %303 = arith.addi %283, %298 : index
+                  %304 = arith.constant 1 : index
+                  %305 = arith.subi %303, %304 : index
+                  %306 = memref.load %x[%16, %285, %302, %305] : memref<?x?x?x?xf32>
+                  %307 = memref.load %w[%15, %285, %291, %298] : memref<?x?x?x?xf32>
+                  %308 = arith.mulf %306, %307 : f32
+                  %309 = arith.addf %299, %308 fastmath<reassoc> : f32
+                  scf.yield %309 : f32
+                }
+                %310 = arith.addf %292, %297 fastmath<reassoc> : f32
+                scf.yield %310 : f32
+              }
+              %311 = arith.addf %281, %290 fastmath<reassoc> : f32
+              linalg.yield %311 : f32
+            }
+          } else {
+            %312 = arith.constant 0.0 : f32
+            linalg.fill ins(%312 : f32) outs(%210 : memref<?xf32, strided<[1], offset: ?>>)
+            %313 = arith.constant 0 : index
+            %314 = arith.subi %CI, %313 : index
+            %315 = arith.constant 0 : index
+            %316 = arith.maxsi %314, %315 : index
+            %317 = arith.constant 0 : index
+            %318 = arith.constant 0 : index
+            %319 = memref.reinterpret_cast %210 to offset: [0], sizes: [%316, %209], strides: [%317, %318] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
+            linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
+                ins(%319 : memref<?x?xf32, strided<[?, ?]>>)
+                outs(%210 : memref<?xf32, strided<[1], offset: ?>>) {
+              ^bb0(%320: f32, %321: f32):
+              %322 = linalg.index 1 : index
+              %323 = arith.addi %322, %22 : index
+              %324 = linalg.index 0 : index
+              %325 = arith.addi %324, %313 : index
+              %326 = arith.constant 0 : index
+              %327 = arith.constant 3 : index
+              %328 = arith.constant 1 : index
+              %329 = arith.constant 0.0 : f32
+              %330 = scf.for %331 = %326 to %327 step %328 iter_args(%332 = %329) -> (f32) {
+                %333 = arith.constant 0 : index
+                %334 = arith.constant 3 : index
+                %335 = arith.constant 1 : index
+                %336 = arith.constant 0.0 : f32
+                %337 = scf.for %338 = %333 to %334 step %335 iter_args(%339 = %336) -> (f32) {
+                  %340 = arith.constant 0 : index
+                  %341 = arith.cmpi sge, %16, %340 : index
+                  %342 = arith.cmpi slt, %16, %N : index
+                  %343 = arith.andi %341, %342 : i1
+                  %344 = arith.constant 1 : index
+                  %345 = arith.subi %N, %344 : index
+                  %346 = arith.minsi %16, %345 : index
+                  %347 = arith.constant 0 : index
+                  %348 = arith.maxsi %346, %347 : index
+                  %349 = arith.constant 0 : index
+                  %350 = arith.cmpi sge, %325, %349 : index
+                  %351 = arith.cmpi slt, %325, %CI : index
+                  %352 = arith.andi %350, %351 : i1
+                  %353 = arith.andi %343, %352 : i1
+                  %354 = arith.constant 1 : index
+                  %355 = arith.subi %CI, %354 : index
+                  %356 = arith.minsi %325, %355 : index
+                  %357 = arith.constant 0 : index
+                  %358 = arith.maxsi %356, %357 : index
+                  %359 = arith.addi %20, %331 : index
+                  %360 = arith.constant 1 : index
+                  %361 = arith.subi %359, %360 : index
+                  %362 = arith.constant 0 : index
+                  %363 = arith.cmpi sge, %361, %362 : index
+                  %364 = arith.cmpi slt, %361, %H : index
+                  %365 = arith.andi %363, %364 : i1
+                  %366 = arith.andi %353, %365 : i1
+                  %367 = arith.constant 1 : index
+                  %368 = arith.subi %H, %367 : index
+                  %369 = arith.minsi %361, %368 : index
+                  %370 = arith.constant 0 : index
+                  %371 = arith.maxsi %369, %370 : index
+                  %372 = arith.addi %323, %338 : index
+                  %373 = arith.constant 1 : index
+                  %374 = arith.subi %372, %373 : index
+                  %375 = arith.constant 0 : index
+                  %376 = arith.cmpi sge, %374, %375 : index
+                  %377 = arith.cmpi slt, %374, %W : index
+                  %378 = arith.andi %376, %377 : i1
+                  %379 = arith.andi %366, %378 : i1
+                  %380 = arith.constant 1 : index
+                  %381 = arith.subi %W, %380 : index
+                  %382 = arith.minsi %374, %381 : index
+                  %383 = arith.constant 0 : index
+                  %384 = arith.maxsi %382, %383 : index
+                  %385 = memref.load %x[%348, %358, %371, %384] : memref<?x?x?x?xf32>
+                  %386 = arith.constant 0.0 : f32
+                  %387 = arith.select %379, %385, %386 : f32
+                  %388 = memref.load %w[%15, %325, %331, %338] : memref<?x?x?x?xf32>
+                  %389 = arith.mulf %387, %388 : f32
+                  %390 = arith.addf %339, %389 fastmath<reassoc> : f32
+                  scf.yield %390 : f32
+                }
+                %391 = arith.addf %332, %337 fastmath<reassoc> : f32
+                scf.yield %391 : f32
+              }
+              %392 = arith.addf %321, %330 fastmath<reassoc> : f32
+              linalg.yield %392 : f32
+            }
+          }
+          %393 = arith.subi %W, %24 : index
+          %394 = memref.subview %17[%20, %24] [1, %393] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
+          %395 = arith.constant 0 : index
+          %396 = arith.addi %20, %395 : index
+          %397 = arith.constant 1 : index
+          %398 = arith.subi %396, %397 : index
+          %399 = arith.constant 0 : index
+          %400 = arith.cmpi sge, %398, %399 : index
+          %401 = arith.cmpi slt, %398, %H : index
+          %402 = arith.andi %400, %401 : i1
+          %403 = arith.constant 3 : index
+          %404 = arith.constant 1 : index
+          %405 = arith.subi %403, %404 : index
+          %406 = arith.addi %20, %405 : index
+          %407 = arith.constant 1 : index
+          %408 = arith.subi %406, %407 : index
+          %409 = arith.constant 0 : index
+          %410 = arith.cmpi sge, %408, %409 : index
+          %411 = arith.cmpi slt, %408, %H : index
+          %412 = arith.andi %410, %411 : i1
+          %413 = arith.andi %402, %412 : i1
+          %414 = arith.constant 0 : index
+          %415 = arith.addi %24, %414 : index
+          %416 = arith.constant 1 : index
+          %417 = arith.subi %415, %416 : index
+          %418 = arith.constant 0 : index
+          %419 = arith.cmpi sge, %417, %418 : index
+          %420 = arith.cmpi slt, %417, %W : index
+          %421 = arith.andi %419, %420 : i1
+          %422 = arith.andi %413, %421 : i1
+          %423 = arith.constant 1 : index
+          %424 = arith.subi %W, %423 : index
+          %425 = arith.constant 0 : index
+          %426 = arith.addi %424, %425 : index
+          %427 = arith.constant 1 : index
+          %428 = arith.subi %426, %427 : index
+          %429 = arith.constant 0 : index
+          %430 = arith.cmpi sge, %428, %429 : index
+          %431 = arith.cmpi slt, %428, %W : index
+          %432 = arith.andi %430, %431 : i1
+          %433 = arith.andi %422, %432 : i1
+          %434 = arith.constant 3 : index
+          %435 = arith.constant 1 : index
+          %436 = arith.subi %434, %435 : index
+          %437 = arith.addi %24, %436 : index
+          %438 = arith.constant 1 : index
+          %439 = arith.subi %437, %438 : index
+          %440 = arith.constant 0 : index
+          %441 = arith.cmpi sge, %439, %440 : index
+          %442 = arith.cmpi slt, %439, %W : index
+          %443 = arith.andi %441, %442 : i1
+          %444 = arith.andi %433, %443 : i1
+          %445 = arith.constant 3 : index
+          %446 = arith.constant 1 : index
+          %447 = arith.subi %445, %446 : index
+          %448 = arith.addi %424, %447 : index
+          %449 = arith.constant 1 : index
+          %450 = arith.subi %448, %449 : index
+          %451 = arith.constant 0 : index
+          %452 = arith.cmpi sge, %450, %451 : index
+          %453 = arith.cmpi slt, %450, %W : index
+          %454 = arith.andi %452, %453 : i1
+          %455 = arith.andi %444, %454 : i1
+          scf.if %455 {
+            // Every read of the part inside its tensor: no boundary rule.
+            %456 = arith.constant 0.0 : f32
+            linalg.fill ins(%456 : f32) outs(%394 : memref<?xf32, strided<[1], offset: ?>>)
+            %457 = arith.constant 0 : index
+            %458 = arith.subi %CI, %457 : index
+            %459 = arith.constant 0 : index
+            %460 = arith.maxsi %458, %459 : index
+            %461 = arith.constant 0 : index
+            %462 = arith.constant 0 : index
+            %463 = memref.reinterpret_cast %394 to offset: [0], sizes: [%460, %393], strides: [%461, %462] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
+            linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
+                ins(%463 : memref<?x?xf32, strided<[?, ?]>>)
+                outs(%394 : memref<?xf32, strided<[1], offset: ?>>) {
+              ^bb0(%464: f32, %465: f32):
+              %466 = linalg.index 1 : index
+              %467 = arith.addi %466, %24 : index
+              %468 = linalg.index 0 : index
+              %469 = arith.addi %468, %457 : index
+              %470 = arith.constant 0 : index
+              %471 = arith.constant 3 : index
+              %472 = arith.constant 1 : index
+              %473 = arith.constant 0.0 : f32
+              %474 = scf.for %475 = %470 to %471 step %472 iter_args(%476 = %473) -> (f32) {
+                %477 = arith.constant 0 : index
+                %478 = arith.constant 3 : index
+                %479 = arith.constant 1 : index
+                %480 = arith.constant 0.0 : f32
+                %481 = scf.for %482 = %477 to %478 step %479 iter_args(%483 = %480) -> (f32) {
+                  %484 = arith.addi %20, %475 : index
+                  %485 = arith.constant 1 : index
+                  %486 = arith.subi %484, %485 : index
+                  %487 = arith.addi %467, %482 : index
+                  %488 = arith.constant 1 : index
+                  %489 = arith.subi %487, %488 : index
+                  %490 = memref.load %x[%16, %469, %486, %489] : memref<?x?x?x?xf32>
+                  %491 = memref.load %w[%15, %469, %475, %482] : memref<?x?x?x?xf32>
+                  %492 = arith.mulf %490, %491 : f32
+                  %493 = arith.addf %483, %492 fastmath<reassoc> : f32
+                  scf.yield %493 : f32
+                }
+                %494 = arith.addf %476, %481 fastmath<reassoc> : f32
+                scf.yield %494 : f32
+              }
+              %495 = arith.addf %465, %474 fastmath<reassoc> : f32
+              linalg.yield %495 : f32
+            }
+          } else {
+            %496 = arith.constant 0.0 : f32
+            linalg.fill ins(%496 : f32) outs(%394 : memref<?xf32, strided<[1], offset: ?>>)
+            %497 = arith.constant 0 : index
+            %498 = arith.subi %CI, %497 : index
+            %499 = arith.constant 0 : index
+            %500 = arith.maxsi %498, %499 : index
+            %501 = arith.constant 0 : index
+            %502 = arith.constant 0 : index
+            %503 = memref.reinterpret_cast %394 to offset: [0], sizes: [%500, %393], strides: [%501, %502] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
+            linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
+                ins(%503 : memref<?x?xf32, strided<[?, ?]>>)
+                outs(%394 : memref<?xf32, strided<[1], offset: ?>>) {
+              ^bb0(%504: f32, %505: f32):
+              %506 = linalg.index 1 : index
+              %507 = arith.addi %506, %24 : index
+              %508 = linalg.index 0 : index
+              %509 = arith.addi %508, %497 : index
+              %510 = arith.constant 0 : index
+              %511 = arith.constant 3 : index
+              %512 = arith.constant 1 : index
+              %513 = arith.constant 0.0 : f32
+              %514 = scf.for %515 = %510 to %511 step %512 iter_args(%516 = %513) -> (f32) {
+                %517 = arith.constant 0 : index
+                %518 = arith.constant 3 : index
+                %519 = arith.constant 1 : index
+                %520 = arith.constant 0.0 : f32
+                %521 = scf.for %522 = %517 to %518 step %519 iter_args(%523 = %520) -> (f32) {
+                  %524 = arith.constant 0 : index
+                  %525 = arith.cmpi sge, %16, %524 : index
+                  %526 = arith.cmpi slt, %16, %N : index
+                  %527 = arith.andi %525, %526 : i1
+                  %528 = arith.constant 1 : index
+                  %529 = arith.subi %N, %528 : index
+                  %530 = arith.minsi %16, %529 : index
+                  %531 = arith.constant 0 : index
+                  %532 = arith.maxsi %530, %531 : index
+                  %533 = arith.constant 0 : index
+                  %534 = arith.cmpi sge, %509, %533 : index
+                  %535 = arith.cmpi slt, %509, %CI : index
+                  %536 = arith.andi %534, %535 : i1
+                  %537 = arith.andi %527, %536 : i1
+                  %538 = arith.constant 1 : index
+                  %539 = arith.subi %CI, %538 : index
+                  %540 = arith.minsi %509, %539 : index
+                  %541 = arith.constant 0 : index
+                  %542 = arith.maxsi %540, %541 : index
+                  %543 = arith.addi %20, %515 : index
+                  %544 = arith.constant 1 : index
+                  %545 = arith.subi %543, %544 : index
+                  %546 = arith.constant 0 : index
+                  %547 = arith.cmpi sge, %545, %546 : index
+                  %548 = arith.cmpi slt, %545, %H : index
+                  %549 = arith.andi %547, %548 : i1
+                  %550 = arith.andi %537, %549 : i1
+                  %551 = arith.constant 1 : index
+                  %552 = arith.subi %H, %551 : index
+                  %553 = arith.minsi %545, %552 : index
+                  %554 = arith.constant 0 : index
+                  %555 = arith.maxsi %553, %554 : index
+                  %556 = arith.addi %507, %522 : index
+                  %557 = arith.constant 1 : index
+                  %558 = arith.subi %556, %557 : index
+                  %559 = arith.constant 0 : index
+                  %560 = arith.cmpi sge, %558, %559 : index
+                  %561 = arith.cmpi slt, %558, %W : index
+                  %562 = arith.andi %560, %561 : i1
+                  %563 = arith.andi %550, %562 : i1
+                  %564 = arith.constant 1 : index
+                  %565 = arith.subi %W, %564 : index
+                  %566 = arith.minsi %558, %565 : index
+                  %567 = arith.constant 0 : index
+                  %568 = arith.maxsi %566, %567 : index
+                  %569 = memref.load %x[%532, %542, %555, %568] : memref<?x?x?x?xf32>
+                  %570 = arith.constant 0.0 : f32
+                  %571 = arith.select %563, %569, %570 : f32
+                  %572 = memref.load %w[%15, %509, %515, %522] : memref<?x?x?x?xf32>
+                  %573 = arith.mulf %571, %572 : f32
+                  %574 = arith.addf %523, %573 fastmath<reassoc> : f32
+                  scf.yield %574 : f32
+                }
+                %575 = arith.addf %516, %521 fastmath<reassoc> : f32
+                scf.yield %575 : f32
+              }
+              %576 = arith.addf %505, %514 fastmath<reassoc> : f32
+              linalg.yield %576 : f32
+            }
+          }
         }
       }
       scf.reduce

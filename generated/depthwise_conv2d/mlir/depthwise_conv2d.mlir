@@ -233,85 +233,567 @@ module attributes {transform.with_named_sequence} {
         %16 = arith.divui %14, %C : index
         %17 = memref.subview %y[%16, %15, 0, 0] [1, 1, %H, %W] [1, 1, 1, 1] : memref<?x?x?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
         // y[n, c, i, j] = sum(a in 0..3: sum(b in 0..3: x[n, c, i + a - 1, j + b - 1] * w[c, a, b]))
-        %18 = arith.constant 0.0 : f32
-        linalg.fill ins(%18 : f32) outs(%17 : memref<?x?xf32, strided<[?, 1], offset: ?>>)
-        %19 = arith.constant 0 : index
-        %20 = arith.constant 3 : index
-        %21 = arith.subi %20, %19 : index
-        %22 = arith.constant 0 : index
-        %23 = arith.maxsi %21, %22 : index
-        %24 = arith.constant 0 : index
-        %25 = arith.constant 0 : index
-        %26 = arith.constant 0 : index
-        %27 = memref.reinterpret_cast %17 to offset: [0], sizes: [%H, %23, %W], strides: [%24, %25, %26] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?x?xf32, strided<[?, ?, ?]>>
-        linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d2)>], iterator_types = ["parallel", "reduction", "parallel"]}
-            ins(%27 : memref<?x?x?xf32, strided<[?, ?, ?]>>)
-            outs(%17 : memref<?x?xf32, strided<[?, 1], offset: ?>>) {
-          ^bb0(%28: f32, %29: f32):
-          %30 = linalg.index 0 : index
-          %31 = linalg.index 2 : index
-          %32 = linalg.index 1 : index
-          %33 = arith.addi %32, %19 : index
-          %34 = arith.constant 0 : index
+        %18 = arith.constant 0 : index
+        %19 = arith.constant 1 : index
+        // Along j in three parts: the 1 output(s) at either end, and those between.
+        // A part whose reads are all inside their tensors reads without the boundary rule.
+        scf.for %20 = %18 to %H step %19 {
+          %21 = arith.constant 1 : index
+          %22 = arith.minsi %21, %W : index
+          %23 = arith.subi %W, %21 : index
+          %24 = arith.maxsi %23, %22 : index
+          %25 = arith.subi %22, %18 : index
+          %26 = memref.subview %17[%20, %18] [1, %25] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
+          %27 = arith.constant 0 : index
+          %28 = arith.addi %20, %27 : index
+          %29 = arith.constant 1 : index
+          %30 = arith.subi %28, %29 : index
+          %31 = arith.constant 0 : index
+          %32 = arith.cmpi sge, %30, %31 : index
+          %33 = arith.cmpi slt, %30, %H : index
+          %34 = arith.andi %32, %33 : i1
           %35 = arith.constant 3 : index
           %36 = arith.constant 1 : index
-          %37 = arith.constant 0.0 : f32
-          %38 = scf.for %39 = %34 to %35 step %36 iter_args(%40 = %37) -> (f32) {
-            %41 = arith.constant 0 : index
-            %42 = arith.cmpi sge, %16, %41 : index
-            %43 = arith.cmpi slt, %16, %N : index
-            %44 = arith.andi %42, %43 : i1
-            %45 = arith.constant 1 : index
-            %46 = arith.subi %N, %45 : index
-            %47 = arith.minsi %16, %46 : index
-            %48 = arith.constant 0 : index
-            %49 = arith.maxsi %47, %48 : index
-            %50 = arith.constant 0 : index
-            %51 = arith.cmpi sge, %15, %50 : index
-            %52 = arith.cmpi slt, %15, %C : index
-            %53 = arith.andi %51, %52 : i1
-            %54 = arith.andi %44, %53 : i1
-            %55 = arith.constant 1 : index
-            %56 = arith.subi %C, %55 : index
-            %57 = arith.minsi %15, %56 : index
-            %58 = arith.constant 0 : index
-            %59 = arith.maxsi %57, %58 : index
-            %60 = arith.addi %30, %33 : index
-            %61 = arith.constant 1 : index
-            %62 = arith.subi %60, %61 : index
-            %63 = arith.constant 0 : index
-            %64 = arith.cmpi sge, %62, %63 : index
-            %65 = arith.cmpi slt, %62, %H : index
-            %66 = arith.andi %64, %65 : i1
-            %67 = arith.andi %54, %66 : i1
-            %68 = arith.constant 1 : index
-            %69 = arith.subi %H, %68 : index
-            %70 = arith.minsi %62, %69 : index
-            %71 = arith.constant 0 : index
-            %72 = arith.maxsi %70, %71 : index
-            %73 = arith.addi %31, %39 : index
-            %74 = arith.constant 1 : index
-            %75 = arith.subi %73, %74 : index
-            %76 = arith.constant 0 : index
-            %77 = arith.cmpi sge, %75, %76 : index
-            %78 = arith.cmpi slt, %75, %W : index
-            %79 = arith.andi %77, %78 : i1
-            %80 = arith.andi %67, %79 : i1
-            %81 = arith.constant 1 : index
-            %82 = arith.subi %W, %81 : index
-            %83 = arith.minsi %75, %82 : index
-            %84 = arith.constant 0 : index
-            %85 = arith.maxsi %83, %84 : index
-            %86 = memref.load %x[%49, %59, %72, %85] : memref<?x?x?x?xf32>
-            %87 = arith.constant 0.0 : f32
-            %88 = arith.select %80, %86, %87 : f32
-            %89 = memref.load %w[%15, %33, %39] : memref<?x?x?xf32>
-            %90 = arith.mulf %88, %89 : f32
-            %91 = arith.addf %40, %90 fastmath<reassoc> : f32
-            scf.yield %91 : f32
+          %37 = arith.subi %35, %36 : index
+          %38 = arith.addi %20, %37 : index
+          %39 = arith.constant 1 : index
+          %40 = arith.subi %38, %39 : index
+          %41 = arith.constant 0 : index
+          %42 = arith.cmpi sge, %40, %41 : index
+          %43 = arith.cmpi slt, %40, %H : index
+          %44 = arith.andi %42, %43 : i1
+          %45 = arith.andi %34, %44 : i1
+          %46 = arith.constant 0 : index
+          %47 = arith.addi %18, %46 : index
+          %48 = arith.constant 1 : index
+          %49 = arith.subi %47, %48 : index
+          %50 = arith.constant 0 : index
+          %51 = arith.cmpi sge, %49, %50 : index
+          %52 = arith.cmpi slt, %49, %W : index
+          %53 = arith.andi %51, %52 : i1
+          %54 = arith.andi %45, %53 : i1
+          %55 = arith.constant 1 : index
+          %56 = arith.subi %22, %55 : index
+          %57 = arith.constant 0 : index
+          %58 = arith.addi %56, %57 : index
+          %59 = arith.constant 1 : index
+          %60 = arith.subi %58, %59 : index
+          %61 = arith.constant 0 : index
+          %62 = arith.cmpi sge, %60, %61 : index
+          %63 = arith.cmpi slt, %60, %W : index
+          %64 = arith.andi %62, %63 : i1
+          %65 = arith.andi %54, %64 : i1
+          %66 = arith.constant 3 : index
+          %67 = arith.constant 1 : index
+          %68 = arith.subi %66, %67 : index
+          %69 = arith.addi %18, %68 : index
+          %70 = arith.constant 1 : index
+          %71 = arith.subi %69, %70 : index
+          %72 = arith.constant 0 : index
+          %73 = arith.cmpi sge, %71, %72 : index
+          %74 = arith.cmpi slt, %71, %W : index
+          %75 = arith.andi %73, %74 : i1
+          %76 = arith.andi %65, %75 : i1
+          %77 = arith.constant 3 : index
+          %78 = arith.constant 1 : index
+          %79 = arith.subi %77, %78 : index
+          %80 = arith.addi %56, %79 : index
+          %81 = arith.constant 1 : index
+          %82 = arith.subi %80, %81 : index
+          %83 = arith.constant 0 : index
+          %84 = arith.cmpi sge, %82, %83 : index
+          %85 = arith.cmpi slt, %82, %W : index
+          %86 = arith.andi %84, %85 : i1
+          %87 = arith.andi %76, %86 : i1
+          scf.if %87 {
+            // Every read of the part inside its tensor: no boundary rule.
+            %88 = arith.constant 0.0 : f32
+            linalg.fill ins(%88 : f32) outs(%26 : memref<?xf32, strided<[1], offset: ?>>)
+            %89 = arith.constant 0 : index
+            %90 = arith.constant 3 : index
+            %91 = arith.subi %90, %89 : index
+            %92 = arith.constant 0 : index
+            %93 = arith.maxsi %91, %92 : index
+            %94 = arith.constant 0 : index
+            %95 = arith.constant 0 : index
+            %96 = memref.reinterpret_cast %26 to offset: [0], sizes: [%93, %25], strides: [%94, %95] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
+            linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
+                ins(%96 : memref<?x?xf32, strided<[?, ?]>>)
+                outs(%26 : memref<?xf32, strided<[1], offset: ?>>) {
+              ^bb0(%97: f32, %98: f32):
+              %99 = linalg.index 1 : index
+              %100 = arith.addi %99, %18 : index
+              %101 = linalg.index 0 : index
+              %102 = arith.addi %101, %89 : index
+              %103 = arith.constant 0 : index
+              %104 = arith.constant 3 : index
+              %105 = arith.constant 1 : index
+              %106 = arith.constant 0.0 : f32
+              %107 = scf.for %108 = %103 to %104 step %105 iter_args(%109 = %106) -> (f32) {
+                %110 = arith.addi %20, %102 : index
+                %111 = arith.constant 1 : index
+                %112 = arith.subi %110, %111 : index
+                %113 = arith.addi %100, %108 : index
+                %114 = arith.constant 1 : index
+                %115 = arith.subi %113, %114 : index
+                %116 = memref.load %x[%16, %15, %112, %115] : memref<?x?x?x?xf32>
+                %117 = memref.load %w[%15, %102, %108] : memref<?x?x?xf32>
+                %118 = arith.mulf %116, %117 : f32
+                %119 = arith.addf %109, %118 fastmath<reassoc> : f32
+                scf.yield %119 : f32
+              }
+              %120 = arith.addf %98, %107 fastmath<reassoc> : f32
+              linalg.yield %120 : f32
+            }
+          } else {
+            %121 = arith.constant 0.0 : f32
+            linalg.fill ins(%121 : f32) outs(%26 : memref<?xf32, strided<[1], offset: ?>>)
+            %122 = arith.constant 0 : index
+            %123 = arith.constant 3 : index
+            %124 = arith.subi %123, %122 : index
+            %125 = arith.constant 0 : index
+            %126 = arith.maxsi %124, %125 : index
+            %127 = arith.constant 0 : index
+            %128 = arith.constant 0 : index
+            %129 = memref.reinterpret_cast %26 to offset: [0], sizes: [%126, %25], strides: [%127, %128] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
+            linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
+                ins(%129 : memref<?x?xf32, strided<[?, ?]>>)
+                outs(%26 : memref<?xf32, strided<[1], offset: ?>>) {
+              ^bb0(%130: f32, %131: f32):
+              %132 = linalg.index 1 : index
+              %133 = arith.addi %132, %18 : index
+              %134 = linalg.index 0 : index
+              %135 = arith.addi %134, %122 : index
+              %136 = arith.constant 0 : index
+              %137 = arith.constant 3 : index
+              %138 = arith.constant 1 : index
+              %139 = arith.constant 0.0 : f32
+              %140 = scf.for %141 = %136 to %137 step %138 iter_args(%142 = %139) -> (f32) {
+                %143 = arith.constant 0 : index
+                %144 = arith.cmpi sge, %16, %143 : index
+                %145 = arith.cmpi slt, %16, %N : index
+                %146 = arith.andi %144, %145 : i1
+                %147 = arith.constant 1 : index
+                %148 = arith.subi %N, %147 : index
+                %149 = arith.minsi %16, %148 : index
+                %150 = arith.constant 0 : index
+                %151 = arith.maxsi %149, %150 : index
+                %152 = arith.constant 0 : index
+                %153 = arith.cmpi sge, %15, %152 : index
+                %154 = arith.cmpi slt, %15, %C : index
+                %155 = arith.andi %153, %154 : i1
+                %156 = arith.andi %146, %155 : i1
+                %157 = arith.constant 1 : index
+                %158 = arith.subi %C, %157 : index
+                %159 = arith.minsi %15, %158 : index
+                %160 = arith.constant 0 : index
+                %161 = arith.maxsi %159, %160 : index
+                %162 = arith.addi %20, %135 : index
+                %163 = arith.constant 1 : index
+                %164 = arith.subi %162, %163 : index
+                %165 = arith.constant 0 : index
+                %166 = arith.cmpi sge, %164, %165 : index
+                %167 = arith.cmpi slt, %164, %H : index
+                %168 = arith.andi %166, %167 : i1
+                %169 = arith.andi %156, %168 : i1
+                %170 = arith.constant 1 : index
+                %171 = arith.subi %H, %170 : index
+                %172 = arith.minsi %164, %171 : index
+                %173 = arith.constant 0 : index
+                %174 = arith.maxsi %172, %173 : index
+                %175 = arith.addi %133, %141 : index
+                %176 = arith.constant 1 : index
+                %177 = arith.subi %175, %176 : index
+                %178 = arith.constant 0 : index
+                %179 = arith.cmpi sge, %177, %178 : index
+                %180 = arith.cmpi slt, %177, %W : index
+                %181 = arith.andi %179, %180 : i1
+                %182 = arith.andi %169, %181 : i1
+                %183 = arith.constant 1 : index
+                %184 = arith.subi %W, %183 : index
+                %185 = arith.minsi %177, %184 : index
+                %186 = arith.constant 0 : index
+                %187 = arith.maxsi %185, %186 : index
+                %188 = memref.load %x[%151, %161, %174, %187] : memref<?x?x?x?xf32>
+                %189 = arith.constant 0.0 : f32
+                %190 = arith.select %182, %188, %189 : f32
+                %191 = memref.load %w[%15, %135, %141] : memref<?x?x?xf32>
+                %192 = arith.mulf %190, %191 : f32
+                %193 = arith.addf %142, %192 fastmath<reassoc> : f32
+                scf.yield %193 : f32
+              }
+              %194 = arith.addf %131, %140 fastmath<reassoc> : f32
+              linalg.yield %194 : f32
+            }
           }
-          %92 = arith.addf %29, %38 fastmath<reassoc> : f32
-          linalg.yield %92 : f32
+          %195 = arith.subi %24, %22 : index
+          %196 = memref.subview %17[%20, %22] [1, %195] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
+          %197 = arith.constant 0 : index
+          %198 = arith.addi %20, %197 : index
+          %199 = arith.constant 1 : index
+          %200 = arith.subi %198, %199 : index
+          %201 = arith.constant 0 : index
+          %202 = arith.cmpi sge, %200, %201 : index
+          %203 = arith.cmpi slt, %200, %H : index
+          %204 = arith.andi %202, %203 : i1
+          %205 = arith.constant 3 : index
+          %206 = arith.constant 1 : index
+          %207 = arith.subi %205, %206 : index
+          %208 = arith.addi %20, %207 : index
+          %209 = arith.constant 1 : index
+          %210 = arith.subi %208, %209 : index
+          %211 = arith.constant 0 : index
+          %212 = arith.cmpi sge, %210, %211 : index
+          %213 = arith.cmpi slt, %210, %H : index
+          %214 = arith.andi %212, %213 : i1
+          %215 = arith.andi %204, %214 : i1
+          %216 = arith.constant 0 : index
+          %217 = arith.addi %22, %216 : index
+          %218 = arith.constant 1 : index
+          %219 = arith.subi %217, %218 : index
+          %220 = arith.constant 0 : index
+          %221 = arith.cmpi sge, %219, %220 : index
+          %222 = arith.cmpi slt, %219, %W : index
+          %223 = arith.andi %221, %222 : i1
+          %224 = arith.andi %215, %223 : i1
+          %225 = arith.constant 1 : index
+          %226 = arith.subi %24, %225 : index
+          %227 = arith.constant 0 : index
+          %228 = arith.addi %226, %227 : index
+          %229 = arith.constant 1 : index
+          %230 = arith.subi %228, %229 : index
+          %231 = arith.constant 0 : index
+          %232 = arith.cmpi sge, %230, %231 : index
+          %233 = arith.cmpi slt, %230, %W : index
+          %234 = arith.andi %232, %233 : i1
+          %235 = arith.andi %224, %234 : i1
+          %236 = arith.constant 3 : index
+          %237 = arith.constant 1 : index
+          %238 = arith.subi %236, %237 : index
+          %239 = arith.addi %22, %238 : index
+          %240 = arith.constant 1 : index
+          %241 = arith.subi %239, %240 : index
+          %242 = arith.constant 0 : index
+          %243 = arith.cmpi sge, %241, %242 : index
+          %244 = arith.cmpi slt, %241, %W : index
+          %245 = arith.andi %243, %244 : i1
+          %246 = arith.andi %235, %245 : i1
+          %247 = arith.constant 3 : index
+          %248 = arith.constant 1 : index
+          %249 = arith.subi %247, %248 : index
+          %250 = arith.addi %226, %249 : index
+          %251 = arith.constant 1 : index
+          %252 = arith.subi %250, %251 : index
+          %253 = arith.constant 0 : index
+          %254 = arith.cmpi sge, %252, %253 : index
+          %255 = arith.cmpi slt, %252, %W : index
+          %256 = arith.andi %254, %255 : i1
+          %257 = arith.andi %246, %256 : i1
+          scf.if %257 {
+            // Every read of the part inside its tensor: no boundary rule.
+            %258 = arith.constant 0.0 : f32
+            linalg.fill ins(%258 : f32) outs(%196 : memref<?xf32, strided<[1], offset: ?>>)
+            %259 = arith.constant 0 : index
+            %260 = arith.constant 3 : index
+            %261 = arith.subi %260, %259 : index
+            %262 = arith.constant 0 : index
+            %263 = arith.maxsi %261, %262 : index
+            %264 = arith.constant 0 : index
+            %265 = arith.constant 0 : index
+            %266 = memref.reinterpret_cast %196 to offset: [0], sizes: [%263, %195], strides: [%264, %265] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
+            linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
+                ins(%266 : memref<?x?xf32, strided<[?, ?]>>)
+                outs(%196 : memref<?xf32, strided<[1], offset: ?>>) {
+              ^bb0(%267: f32, %268: f32):
+              %269 = linalg.index 1 : index
+              %270 = arith.addi %269, %22 : index
+              %271 = linalg.index 0 : index
+              %272 = arith.addi %271, %259 : index
+              %273 = arith.constant 0 : index
+              %274 = arith.constant 3 : index
+              %275 = arith.constant 1 : index
+              %276 = arith.constant 0.0 : f32
+              %277 = scf.for %278 = %273 to %274 step %275 iter_args(%279 = %276) -> (f32) {
+                %280 = arith.addi %20, %272 : index
+                %281 = arith.constant 1 : index
+                %282 = arith.subi %280, %281 : index
+                %283 = arith.addi %270, %278 : index
+                %284 = arith.constant 1 : index
+                %285 = arith.subi %283, %284 : index
+                %286 = memref.load %x[%16, %15, %282, %285] : memref<?x?x?x?xf32>
+                %287 = memref.load %w[%15, %272, %278] : memref<?x?x?xf32>
+                %288 = arith.mulf %286, %287 : f32
+                %289 = arith.addf %279, %288 fastmath<reassoc> : f32
+                scf.yield %289 : f32
+              }
+              %290 = arith.addf %268, %277 fastmath<reassoc> : f32
+              linalg.yield %290 : f32
+            }
+          } else {
+            %291 = arith.constant 0.0 : f32
+            linalg.fill ins(%291 : f32) outs(%196 : memref<?xf32, strided<[1], offset: ?>>)
+            %292 = arith.constant 0 : index
+            %293 = arith.constant 3 : index
+            %294 = arith.subi %293, %292 : index
+            %295 = arith.constant 0 : index
+            %296 = arith.maxsi %294, %295 : index
+            %297 = arith.constant 0 : index
+            %298 = arith.constant 0 : index
+            %299 = memref.reinterpret_cast %196 to offset: [0], sizes: [%296, %195], strides: [%297, %298] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
+            linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
+                ins(%299 : memref<?x?xf32, strided<[?, ?]>>)
+                outs(%196 : memref<?xf32, strided<[1], offset: ?>>) {
+              ^bb0(%300: f32, %301: f32):
+              %302 = linalg.index 1 : index
+              %303 = arith.addi %302, %22 : index
+              %304 = linalg.index 0 : index
+              %305 = arith.addi %304, %292 : index
+              %306 = arith.constant 0 : index
+              %307 = arith.constant 3 : index
+              %308 = arith.constant 1 : index
+              %309 = arith.constant 0.0 : f32
+              %310 = scf.for %311 = %306 to %307 step %308 iter_args(%312 = %309) -> (f32) {
+                %313 = arith.constant 0 : index
+                %314 = arith.cmpi sge, %16, %313 : index
+                %315 = arith.cmpi slt, %16, %N : index
+                %316 = arith.andi %314, %315 : i1
+                %317 = arith.constant 1 : index
+                %318 = arith.subi %N, %317 : index
+                %319 = arith.minsi %16, %318 : index
+                %320 = arith.constant 0 : index
+                %321 = arith.maxsi %319, %320 : index
+                %322 = arith.constant 0 : index
+                %323 = arith.cmpi sge, %15, %322 : index
+                %324 = arith.cmpi slt, %15, %C : index
+                %325 = arith.andi %323, %324 : i1
+                %326 = arith.andi %316, %325 : i1
+                %327 = arith.constant 1 : index
+                %328 = arith.subi %C, %327 : index
+                %329 = arith.minsi %15, %328 : index
+                %330 = arith.constant 0 : index
+                %331 = arith.maxsi %329, %330 : index
+                %332 = arith.addi %20, %305 : index
+                %333 = arith.constant 1 : index
+                %334 = arith.subi %332, %333 : index
+                %335 = arith.constant 0 : index
+                %336 = arith.cmpi sge, %334, %335 : index
+                %337 = arith.cmpi slt, %334, %H : index
+                %338 = arith.andi %336, %337 : i1
+                %339 = arith.andi %326, %338 : i1
+                %340 = arith.constant 1 : index
+                %341 = arith.subi %H, %340 : index
+                %342 = arith.minsi %334, %341 : index
+                %343 = arith.constant 0 : index
+                %344 = arith.maxsi %342, %343 : index
+                %345 = arith.addi %303, %311 : index
+                %346 = arith.constant 1 : index
+                %347 = arith.subi %345, %346 : index
+                %348 = arith.constant 0 : index
+                %349 = arith.cmpi sge, %347, %348 : index
+                %350 = arith.cmpi slt, %347, %W : index
+                %351 = arith.andi %349, %350 : i1
+                %352 = arith.andi %339, %351 : i1
+                %353 = arith.constant 1 : index
+                %354 = arith.subi %W, %353 : index
+                %355 = arith.minsi %347, %354 : index
+                %356 = arith.constant 0 : index
+                %357 = arith.maxsi %355, %356 : index
+                %358 = memref.load %x[%321, %331, %344, %357] : memref<?x?x?x?xf32>
+                %359 = arith.constant 0.0 : f32
+                %360 = arith.select %352, %358, %359 : f32
+                %361 = memref.load %w[%15, %305, %311] : memref<?x?x?xf32>
+                %362 = arith.mulf %360, %361 : f32
+                %363 = arith.addf %312, %362 fastmath<reassoc> : f32
+                scf.yield %363 : f32
+              }
+              %364 = arith.addf %301, %310 fastmath<reassoc> : f32
+              linalg.yield %364 : f32
+            }
+          }
+          %365 = arith.subi %W, %24 : index
+          %366 = memref.subview %17[%20, %24] [1, %365] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
+          %367 = arith.constant 0 : index
+          %368 = arith.addi %20, %367 : index
+          %369 = arith.constant 1 : index
+          %370 = arith.subi %368, %369 : index
+          %371 = arith.constant 0 : index
+          %372 = arith.cmpi sge, %370, %371 : index
+          %373 = arith.cmpi slt, %370, %H : index
+          %374 = arith.andi %372, %373 : i1
+          %375 = arith.constant 3 : index
+          %376 = arith.constant 1 : index
+          %377 = arith.subi %375, %376 : index
+          %378 = arith.addi %20, %377 : index
+          %379 = arith.constant 1 : index
+          %380 = arith.subi %378, %379 : index
+          %381 = arith.constant 0 : index
+          %382 = arith.cmpi sge, %380, %381 : index
+          %383 = arith.cmpi slt, %380, %H : index
+          %384 = arith.andi %382, %383 : i1
+          %385 = arith.andi %374, %384 : i1
+          %386 = arith.constant 0 : index
+          %387 = arith.addi %24, %386 : index
+          %388 = arith.constant 1 : index
+          %389 = arith.subi %387, %388 : index
+          %390 = arith.constant 0 : index
+          %391 = arith.cmpi sge, %389, %390 : index
+          %392 = arith.cmpi slt, %389, %W : index
+          %393 = arith.andi %391, %392 : i1
+          %394 = arith.andi %385, %393 : i1
+          %395 = arith.constant 1 : index
+          %396 = arith.subi %W, %395 : index
+          %397 = arith.constant 0 : index
+          %398 = arith.addi %396, %397 : index
+          %399 = arith.constant 1 : index
+          %400 = arith.subi %398, %399 : index
+          %401 = arith.constant 0 : index
+          %402 = arith.cmpi sge, %400, %401 : index
+          %403 = arith.cmpi slt, %400, %W : index
+          %404 = arith.andi %402, %403 : i1
+          %405 = arith.andi %394, %404 : i1
+          %406 = arith.constant 3 : index
+          %407 = arith.constant 1 : index
+          %408 = arith.subi %406, %407 : index
+          %409 = arith.addi %24, %408 : index
+          %410 = arith.constant 1 : index
+          %411 = arith.subi %409, %410 : index
+          %412 = arith.constant 0 : index
+          %413 = arith.cmpi sge, %411, %412 : index
+          %414 = arith.cmpi slt, %411, %W : index
+          %415 = arith.andi %413, %414 : i1
+          %416 = arith.andi %405, %415 : i1
+          %417 = arith.constant 3 : index
+          %418 = arith.constant 1 : index
+          %419 = arith.subi %417, %418 : index
+          %420 = arith.addi %396, %419 : index
+          %421 = arith.constant 1 : index
+          %422 = arith.subi %420, %421 : index
+          %423 = arith.constant 0 : index
+          %424 = arith.cmpi sge, %422, %423 : index
+          %425 = arith.cmpi slt, %422, %W : index
+          %426 = arith.andi %424, %425 : i1
+          %427 = arith.andi %416, %426 : i1
+          scf.if %427 {
+            // Every read of the part inside its tensor: no boundary rule.
+            %428 = arith.constant 0.0 : f32
+            linalg.fill ins(%428 : f32) outs(%366 : memref<?xf32, strided<[1], offset: ?>>)
+            %429 = arith.constant 0 : index
+            %430 = arith.constant 3 : index
+            %431 = arith.subi %430, %429 : index
+            %432 = arith.constant 0 : index
+            %433 = arith.maxsi %431, %432 : index
+            %434 = arith.constant 0 : index
+            %435 = arith.constant 0 : index
+            %436 = memref.reinterpret_cast %366 to offset: [0], sizes: [%433, %365], strides: [%434, %435] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
+            linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
+                ins(%436 : memref<?x?xf32, strided<[?, ?]>>)
+                outs(%366 : memref<?xf32, strided<[1], offset: ?>>) {
+              ^bb0(%437: f32, %438: f32):
+              %439 = linalg.index 1 : index
+              %440 = arith.addi %439, %24 : index
+              %441 = linalg.index 0 : index
+              %442 = arith.addi %441, %429 : index
+              %443 = arith.constant 0 : index
+              %444 = arith.constant 3 : index
+              %445 = arith.constant 1 : index
+              %446 = arith.constant 0.0 : f32
+              %447 = scf.for %448 = %443 to %444 step %445 iter_args(%449 = %446) -> (f32) {
+                %450 = arith.addi %20, %442 : index
+                %451 = arith.constant 1 : index
+                %452 = arith.subi %450, %451 : index
+                %453 = arith.addi %440, %448 : index
+                %454 = arith.constant 1 : index
+                %455 = arith.subi %453, %454 : index
+                %456 = memref.load %x[%16, %15, %452, %455] : memref<?x?x?x?xf32>
+                %457 = memref.load %w[%15, %442, %448] : memref<?x?x?xf32>
+                %458 = arith.mulf %456, %457 : f32
+                %459 = arith.addf %449, %458 fastmath<reassoc> : f32
+                scf.yield %459 : f32
+              }
+              %460 = arith.addf %438, %447 fastmath<reassoc> : f32
+              linalg.yield %460 : f32
+            }
+          } else {
+            %461 = arith.constant 0.0 : f32
+            linalg.fill ins(%461 : f32) outs(%366 : memref<?xf32, strided<[1], offset: ?>>)
+            %462 = arith.constant 0 : index
+            %463 = arith.constant 3 : index
+            %464 = arith.subi %463, %462 : index
+            %465 = arith.constant 0 : index
+            %466 = arith.maxsi %464, %465 : index
+            %467 = arith.constant 0 : index
+            %468 = arith.constant 0 : index
+            %469 = memref.reinterpret_cast %366 to offset: [0], sizes: [%466, %365], strides: [%467, %468] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
+            linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
+                ins(%469 : memref<?x?xf32, strided<[?, ?]>>)
+                outs(%366 : memref<?xf32, strided<[1], offset: ?>>) {
+              ^bb0(%470: f32, %471: f32):
+              %472 = linalg.index 1 : index
+              %473 = arith.addi %472, %24 : index
+              %474 = linalg.index 0 : index
+              %475 = arith.addi %474, %462 : index
+              %476 = arith.constant 0 : index
+              %477 = arith.constant 3 : index
+              %478 = arith.constant 1 : index
+              %479 = arith.constant 0.0 : f32
+              %480 = scf.for %481 = %476 to %477 step %478 iter_args(%482 = %479) -> (f32) {
+                %483 = arith.constant 0 : index
+                %484 = arith.cmpi sge, %16, %483 : index
+                %485 = arith.cmpi slt, %16, %N : index
+                %486 = arith.andi %484, %485 : i1
+                %487 = arith.constant 1 : index
+                %488 = arith.subi %N, %487 : index
+                %489 = arith.minsi %16, %488 : index
+                %490 = arith.constant 0 : index
+                %491 = arith.maxsi %489, %490 : index
+                %492 = arith.constant 0 : index
+                %493 = arith.cmpi sge, %15, %492 : index
+                %494 = arith.cmpi slt, %15, %C : index
+                %495 = arith.andi %493, %494 : i1
+                %496 = arith.andi %486, %495 : i1
+                %497 = arith.constant 1 : index
+                %498 = arith.subi %C, %497 : index
+                %499 = arith.minsi %15, %498 : index
+                %500 = arith.constant 0 : index
+                %501 = arith.maxsi %499, %500 : index
+                %502 = arith.addi %20, %475 : index
+                %503 = arith.constant 1 : index
+                %504 = arith.subi %502, %503 : index
+                %505 = arith.constant 0 : index
+                %506 = arith.cmpi sge, %504, %505 : index
+                %507 = arith.cmpi slt, %504, %H : index
+                %508 = arith.andi %506, %507 : i1
+                %509 = arith.andi %496, %508 : i1
+                %510 = arith.constant 1 : index
+                %511 = arith.subi %H, %510 : index
+                %512 = arith.minsi %504, %511 : index
+                %513 = arith.constant 0 : index
+                %514 = arith.maxsi %512, %513 : index
+                %515 = arith.addi %473, %481 : index
+                %516 = arith.constant 1 : index
+                %517 = arith.subi %515, %516 : index
+                %518 = arith.constant 0 : index
+                %519 = arith.cmpi sge, %517, %518 : index
+                %520 = arith.cmpi slt, %517, %W : index
+                %521 = arith.andi %519, %520 : i1
+                %522 = arith.andi %509, %521 : i1
+                %523 = arith.constant 1 : index
+                %524 = arith.subi %W, %523 : index
+                %525 = arith.minsi %517, %524 : index
+                %526 = arith.constant 0 : index
+                %527 = arith.maxsi %525, %526 : index
+                %528 = memref.load %x[%491, %501, %514, %527] : memref<?x?x?x?xf32>
+                %529 = arith.constant 0.0 : f32
+                %530 = arith.select %522, %528, %529 : f32
+                %531 = memref.load %w[%15, %475, %481] : memref<?x?x?xf32>
+                %532 = arith.mulf %530, %531 : f32
+                %533 = arith.addf %482, %532 fastmath<reassoc> : f32
+                scf.yield %533 : f32
+              }
+              %534 = arith.addf %471, %480 fastmath<reassoc> : f32
+              linalg.yield %534 : f32
+            }
+          }
         }
       }
       scf.reduce

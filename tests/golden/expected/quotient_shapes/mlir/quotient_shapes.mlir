@@ -499,500 +499,561 @@ module attributes {transform.with_named_sequence} {
       scf.for %86 = %83 to %85 step %76 {
         %87 = memref.subview %q[%86, 0] [1, %W] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
         // q[i, j] = sum(u in 0..3: xz[2 * i + u - 1, j])
-        %88 = arith.constant 0.0 : f32
-        linalg.fill ins(%88 : f32) outs(%87 : memref<?xf32, strided<[1], offset: ?>>)
-        %89 = arith.constant 0 : index
-        %90 = arith.constant 3 : index
-        %91 = arith.subi %90, %89 : index
+        %88 = arith.constant 0 : index
+        %89 = arith.constant 1 : index
+        // Along j, whole rows.
+        // A part whose reads are all inside their tensors reads without the boundary rule.
+        %90 = arith.subi %W, %88 : index
+        %91 = memref.subview %87[%88] [%90] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
         %92 = arith.constant 0 : index
-        %93 = arith.maxsi %91, %92 : index
-        %94 = arith.constant 0 : index
-        %95 = arith.constant 0 : index
-        %96 = memref.reinterpret_cast %87 to offset: [0], sizes: [%93, %W], strides: [%94, %95] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
-        linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
-            ins(%96 : memref<?x?xf32, strided<[?, ?]>>)
-            outs(%87 : memref<?xf32, strided<[1], offset: ?>>) {
-          ^bb0(%97: f32, %98: f32):
-          %99 = linalg.index 1 : index
-          %100 = linalg.index 0 : index
-          %101 = arith.addi %100, %89 : index
-          %102 = arith.constant 2 : index
-          %103 = arith.muli %102, %86 : index
-          %104 = arith.addi %103, %101 : index
-          %105 = arith.constant 1 : index
-          %106 = arith.subi %104, %105 : index
-          %107 = arith.constant 0 : index
-          %108 = arith.cmpi sge, %106, %107 : index
-          %109 = arith.cmpi slt, %106, %H : index
-          %110 = arith.andi %108, %109 : i1
-          %111 = arith.constant 1 : index
-          %112 = arith.subi %H, %111 : index
-          %113 = arith.minsi %106, %112 : index
-          %114 = arith.constant 0 : index
-          %115 = arith.maxsi %113, %114 : index
+        %93 = arith.constant 2 : index
+        %94 = arith.muli %93, %86 : index
+        %95 = arith.addi %94, %92 : index
+        %96 = arith.constant 1 : index
+        %97 = arith.subi %95, %96 : index
+        %98 = arith.constant 0 : index
+        %99 = arith.cmpi sge, %97, %98 : index
+        %100 = arith.cmpi slt, %97, %H : index
+        %101 = arith.andi %99, %100 : i1
+        %102 = arith.constant 3 : index
+        %103 = arith.constant 1 : index
+        %104 = arith.subi %102, %103 : index
+        %105 = arith.constant 2 : index
+        %106 = arith.muli %105, %86 : index
+        %107 = arith.addi %106, %104 : index
+        %108 = arith.constant 1 : index
+        %109 = arith.subi %107, %108 : index
+        %110 = arith.constant 0 : index
+        %111 = arith.cmpi sge, %109, %110 : index
+        %112 = arith.cmpi slt, %109, %H : index
+        %113 = arith.andi %111, %112 : i1
+        %114 = arith.andi %101, %113 : i1
+        scf.if %114 {
+          // Every read of the part inside its tensor: no boundary rule.
+          %115 = arith.constant 0.0 : f32
+          linalg.fill ins(%115 : f32) outs(%91 : memref<?xf32, strided<[1], offset: ?>>)
           %116 = arith.constant 0 : index
-          %117 = arith.cmpi sge, %99, %116 : index
-          %118 = arith.cmpi slt, %99, %W : index
-          %119 = arith.andi %117, %118 : i1
-          %120 = arith.andi %110, %119 : i1
-          %121 = arith.constant 1 : index
-          %122 = arith.subi %W, %121 : index
-          %123 = arith.minsi %99, %122 : index
-          %124 = arith.constant 0 : index
-          %125 = arith.maxsi %123, %124 : index
-          %126 = memref.load %xz[%115, %125] : memref<?x?xf32>
-          %127 = arith.constant 0.0 : f32
-          %128 = arith.select %120, %126, %127 : f32
-          %129 = arith.addf %98, %128 fastmath<reassoc> : f32
-          linalg.yield %129 : f32
+          %117 = arith.constant 3 : index
+          %118 = arith.subi %117, %116 : index
+          %119 = arith.constant 0 : index
+          %120 = arith.maxsi %118, %119 : index
+          %121 = arith.constant 0 : index
+          %122 = arith.constant 0 : index
+          %123 = memref.reinterpret_cast %91 to offset: [0], sizes: [%120, %90], strides: [%121, %122] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
+          linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
+              ins(%123 : memref<?x?xf32, strided<[?, ?]>>)
+              outs(%91 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%124: f32, %125: f32):
+            %126 = linalg.index 1 : index
+            %127 = arith.addi %126, %88 : index
+            %128 = linalg.index 0 : index
+            %129 = arith.addi %128, %116 : index
+            %130 = arith.constant 2 : index
+            %131 = arith.muli %130, %86 : index
+            %132 = arith.addi %131, %129 : index
+            %133 = arith.constant 1 : index
+            %134 = arith.subi %132, %133 : index
+            %135 = memref.load %xz[%134, %127] : memref<?x?xf32>
+            %136 = arith.addf %125, %135 fastmath<reassoc> : f32
+            linalg.yield %136 : f32
+          }
+        } else {
+          %137 = arith.constant 0.0 : f32
+          linalg.fill ins(%137 : f32) outs(%91 : memref<?xf32, strided<[1], offset: ?>>)
+          %138 = arith.constant 0 : index
+          %139 = arith.constant 3 : index
+          %140 = arith.subi %139, %138 : index
+          %141 = arith.constant 0 : index
+          %142 = arith.maxsi %140, %141 : index
+          %143 = arith.constant 0 : index
+          %144 = arith.constant 0 : index
+          %145 = memref.reinterpret_cast %91 to offset: [0], sizes: [%142, %90], strides: [%143, %144] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
+          linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
+              ins(%145 : memref<?x?xf32, strided<[?, ?]>>)
+              outs(%91 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%146: f32, %147: f32):
+            %148 = linalg.index 1 : index
+            %149 = arith.addi %148, %88 : index
+            %150 = linalg.index 0 : index
+            %151 = arith.addi %150, %138 : index
+            %152 = arith.constant 2 : index
+            %153 = arith.muli %152, %86 : index
+            %154 = arith.addi %153, %151 : index
+            %155 = arith.constant 1 : index
+            %156 = arith.subi %154, %155 : index
+            %157 = arith.constant 0 : index
+            %158 = arith.cmpi sge, %156, %157 : index
+            %159 = arith.cmpi slt, %156, %H : index
+            %160 = arith.andi %158, %159 : i1
+            %161 = arith.constant 1 : index
+            %162 = arith.subi %H, %161 : index
+            %163 = arith.minsi %156, %162 : index
+            %164 = arith.constant 0 : index
+            %165 = arith.maxsi %163, %164 : index
+            %166 = arith.constant 0 : index
+            %167 = arith.cmpi sge, %149, %166 : index
+            %168 = arith.cmpi slt, %149, %W : index
+            %169 = arith.andi %167, %168 : i1
+            %170 = arith.andi %160, %169 : i1
+            %171 = arith.constant 1 : index
+            %172 = arith.subi %W, %171 : index
+            %173 = arith.minsi %149, %172 : index
+            %174 = arith.constant 0 : index
+            %175 = arith.maxsi %173, %174 : index
+            %176 = memref.load %xz[%165, %175] : memref<?x?xf32>
+            %177 = arith.constant 0.0 : f32
+            %178 = arith.select %170, %176, %177 : f32
+            %179 = arith.addf %147, %178 fastmath<reassoc> : f32
+            linalg.yield %179 : f32
+          }
         }
       }
       scf.reduce
     }
     // f[k] = a[k] * 2.0
-    %130 = arith.constant 4 : index
-    %131 = arith.muli %130, %0 : index
-    %132 = arith.constant 4 : index
-    %133 = arith.muli %132, %21 : index
-    %134 = arith.addi %131, %133 : index
-    %135 = arith.constant 50331648 : index
-    %136 = arith.cmpi sge, %134, %135 : index
-    scf.if %136 {
+    %180 = arith.constant 4 : index
+    %181 = arith.muli %180, %0 : index
+    %182 = arith.constant 4 : index
+    %183 = arith.muli %182, %21 : index
+    %184 = arith.addi %181, %183 : index
+    %185 = arith.constant 50331648 : index
+    %186 = arith.cmpi sge, %184, %185 : index
+    scf.if %186 {
       // Non-temporal stores: plain head and tail, whole 64-byte lines in between.
-      %137 = arith.constant 4 : index
-      %138, %139, %140, %141 = memref.extract_strided_metadata %f : memref<?xf32> -> memref<f32>, index, index, index
-      %142 = memref.extract_aligned_pointer_as_index %f : memref<?xf32> -> index
-      %143 = arith.muli %139, %137 : index
-      %144 = arith.addi %142, %143 : index
-      %145 = arith.constant 64 : index
-      %146 = arith.remui %144, %145 : index
-      %147 = arith.subi %145, %146 : index
-      %148 = arith.remui %147, %145 : index
-      %149 = arith.divui %148, %137 : index
-      %150 = arith.minsi %149, %21 : index
-      %151 = arith.constant 16 : index
-      %152 = arith.subi %21, %150 : index
-      %153 = arith.divui %152, %151 : index
-      %154 = arith.muli %153, %151 : index
-      %155 = arith.addi %150, %154 : index
-      %156 = arith.constant 0 : index
-      %157 = arith.constant 1 : index
-      %158 = memref.subview %f[%156] [%150] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
-      %159 = arith.constant 0 : index
-      %160 = memref.reinterpret_cast %158 to offset: [0], sizes: [%150], strides: [%159] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+      %187 = arith.constant 4 : index
+      %188, %189, %190, %191 = memref.extract_strided_metadata %f : memref<?xf32> -> memref<f32>, index, index, index
+      %192 = memref.extract_aligned_pointer_as_index %f : memref<?xf32> -> index
+      %193 = arith.muli %189, %187 : index
+      %194 = arith.addi %192, %193 : index
+      %195 = arith.constant 64 : index
+      %196 = arith.remui %194, %195 : index
+      %197 = arith.subi %195, %196 : index
+      %198 = arith.remui %197, %195 : index
+      %199 = arith.divui %198, %187 : index
+      %200 = arith.minsi %199, %21 : index
+      %201 = arith.constant 16 : index
+      %202 = arith.subi %21, %200 : index
+      %203 = arith.divui %202, %201 : index
+      %204 = arith.muli %203, %201 : index
+      %205 = arith.addi %200, %204 : index
+      %206 = arith.constant 0 : index
+      %207 = arith.constant 1 : index
+      %208 = memref.subview %f[%206] [%200] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
+      %209 = arith.constant 0 : index
+      %210 = memref.reinterpret_cast %208 to offset: [0], sizes: [%200], strides: [%209] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%160 : memref<?xf32, strided<[?]>>)
-          outs(%158 : memref<?xf32, strided<[1], offset: ?>>) {
-        ^bb0(%161: f32, %162: f32):
-        %163 = linalg.index 0 : index
-        %164 = arith.addi %163, %156 : index
-        %165 = memref.load %a[%164] : memref<?xf32>
-        %166 = arith.constant 2.0 : f32
-        %167 = arith.mulf %165, %166 : f32
-        linalg.yield %167 : f32
+          ins(%210 : memref<?xf32, strided<[?]>>)
+          outs(%208 : memref<?xf32, strided<[1], offset: ?>>) {
+        ^bb0(%211: f32, %212: f32):
+        %213 = linalg.index 0 : index
+        %214 = arith.addi %213, %206 : index
+        %215 = memref.load %a[%214] : memref<?xf32>
+        %216 = arith.constant 2.0 : f32
+        %217 = arith.mulf %215, %216 : f32
+        linalg.yield %217 : f32
       }
-      %168 = arith.constant 63 : index
-      %169 = arith.addi %153, %168 : index
-      %170 = arith.constant 64 : index
-      %171 = arith.divui %169, %170 : index
-      %172 = arith.constant 1 : index
-      %173 = arith.maxsi %171, %172 : index
-      scf.parallel (%174) = (%156) to (%153) step (%173) {
-        %175 = arith.addi %174, %173 : index
-        %176 = arith.minsi %175, %153 : index
-        %177 = memref.alloca() : memref<16xf32>
-        scf.for %178 = %174 to %176 step %157 {
-          %179 = arith.muli %178, %151 : index
-          %180 = arith.addi %150, %179 : index
-          %181 = arith.constant 1024 : index
-          %182 = arith.constant 1 : index
-          %183 = arith.subi %21, %182 : index
-          %184 = arith.addi %180, %181 : index
-          %185 = arith.minsi %184, %183 : index
-          memref.prefetch %a[%185], read, locality<3>, data : memref<?xf32>
-          %186 = arith.constant 0 : index
-          %187 = memref.reinterpret_cast %177 to offset: [0], sizes: [%151], strides: [%186] : memref<16xf32> to memref<?xf32, strided<[?]>>
+      %218 = arith.constant 63 : index
+      %219 = arith.addi %203, %218 : index
+      %220 = arith.constant 64 : index
+      %221 = arith.divui %219, %220 : index
+      %222 = arith.constant 1 : index
+      %223 = arith.maxsi %221, %222 : index
+      scf.parallel (%224) = (%206) to (%203) step (%223) {
+        %225 = arith.addi %224, %223 : index
+        %226 = arith.minsi %225, %203 : index
+        %227 = memref.alloca() : memref<16xf32>
+        scf.for %228 = %224 to %226 step %207 {
+          %229 = arith.muli %228, %201 : index
+          %230 = arith.addi %200, %229 : index
+          %231 = arith.constant 1024 : index
+          %232 = arith.constant 1 : index
+          %233 = arith.subi %21, %232 : index
+          %234 = arith.addi %230, %231 : index
+          %235 = arith.minsi %234, %233 : index
+          memref.prefetch %a[%235], read, locality<3>, data : memref<?xf32>
+          %236 = arith.constant 0 : index
+          %237 = memref.reinterpret_cast %227 to offset: [0], sizes: [%201], strides: [%236] : memref<16xf32> to memref<?xf32, strided<[?]>>
           linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-              ins(%187 : memref<?xf32, strided<[?]>>)
-              outs(%177 : memref<16xf32>) {
-            ^bb0(%188: f32, %189: f32):
-            %190 = linalg.index 0 : index
-            %191 = arith.addi %190, %180 : index
-            %192 = memref.load %a[%191] : memref<?xf32>
-            %193 = arith.constant 2.0 : f32
-            %194 = arith.mulf %192, %193 : f32
-            linalg.yield %194 : f32
+              ins(%237 : memref<?xf32, strided<[?]>>)
+              outs(%227 : memref<16xf32>) {
+            ^bb0(%238: f32, %239: f32):
+            %240 = linalg.index 0 : index
+            %241 = arith.addi %240, %230 : index
+            %242 = memref.load %a[%241] : memref<?xf32>
+            %243 = arith.constant 2.0 : f32
+            %244 = arith.mulf %242, %243 : f32
+            linalg.yield %244 : f32
           }
-          %195 = arith.constant 8 : index
-          %196 = vector.load %177[%156] : memref<16xf32>, vector<8xf32>
-          %197 = vector.load %177[%195] : memref<16xf32>, vector<8xf32>
-          %198 = arith.muli %180, %137 : index
-          %199 = arith.addi %144, %198 : index
-          %200 = arith.index_cast %199 : index to i64
-          %201 = llvm.inttoptr %200 : i64 to !llvm.ptr
-          llvm.store %196, %201 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
-          %202 = llvm.getelementptr %201[32] : (!llvm.ptr) -> !llvm.ptr, i8
-          llvm.store %197, %202 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+          %245 = arith.constant 8 : index
+          %246 = vector.load %227[%206] : memref<16xf32>, vector<8xf32>
+          %247 = vector.load %227[%245] : memref<16xf32>, vector<8xf32>
+          %248 = arith.muli %230, %187 : index
+          %249 = arith.addi %194, %248 : index
+          %250 = arith.index_cast %249 : index to i64
+          %251 = llvm.inttoptr %250 : i64 to !llvm.ptr
+          llvm.store %246, %251 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+          %252 = llvm.getelementptr %251[32] : (!llvm.ptr) -> !llvm.ptr, i8
+          llvm.store %247, %252 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
         }
         llvm.fence seq_cst
         scf.reduce
       }
-      %203 = arith.subi %21, %155 : index
-      %204 = memref.subview %f[%155] [%203] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
-      %205 = arith.constant 0 : index
-      %206 = memref.reinterpret_cast %204 to offset: [0], sizes: [%203], strides: [%205] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+      %253 = arith.subi %21, %205 : index
+      %254 = memref.subview %f[%205] [%253] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
+      %255 = arith.constant 0 : index
+      %256 = memref.reinterpret_cast %254 to offset: [0], sizes: [%253], strides: [%255] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%206 : memref<?xf32, strided<[?]>>)
-          outs(%204 : memref<?xf32, strided<[1], offset: ?>>) {
-        ^bb0(%207: f32, %208: f32):
-        %209 = linalg.index 0 : index
-        %210 = arith.addi %209, %155 : index
-        %211 = memref.load %a[%210] : memref<?xf32>
-        %212 = arith.constant 2.0 : f32
-        %213 = arith.mulf %211, %212 : f32
-        linalg.yield %213 : f32
+          ins(%256 : memref<?xf32, strided<[?]>>)
+          outs(%254 : memref<?xf32, strided<[1], offset: ?>>) {
+        ^bb0(%257: f32, %258: f32):
+        %259 = linalg.index 0 : index
+        %260 = arith.addi %259, %205 : index
+        %261 = memref.load %a[%260] : memref<?xf32>
+        %262 = arith.constant 2.0 : f32
+        %263 = arith.mulf %261, %262 : f32
+        linalg.yield %263 : f32
       }
     } else {
-      %214 = arith.constant 0 : index
-      %215 = memref.reinterpret_cast %f to offset: [0], sizes: [%21], strides: [%214] : memref<?xf32> to memref<?xf32, strided<[?]>>
+      %264 = arith.constant 0 : index
+      %265 = memref.reinterpret_cast %f to offset: [0], sizes: [%21], strides: [%264] : memref<?xf32> to memref<?xf32, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%215, %a : memref<?xf32, strided<[?]>>, memref<?xf32>)
+          ins(%265, %a : memref<?xf32, strided<[?]>>, memref<?xf32>)
           outs(%f : memref<?xf32>) {
-        ^bb0(%216: f32, %217: f32, %218: f32):
-        %219 = arith.constant 2.0 : f32
-        %220 = arith.mulf %217, %219 : f32
-        linalg.yield %220 : f32
+        ^bb0(%266: f32, %267: f32, %268: f32):
+        %269 = arith.constant 2.0 : f32
+        %270 = arith.mulf %267, %269 : f32
+        linalg.yield %270 : f32
       }
     }
     // g[k] = f[2 * k] - a[2 * k]
-    %221 = arith.constant 4 : index
-    %222 = arith.muli %221, %0 : index
-    %223 = arith.constant 4 : index
-    %224 = arith.muli %223, %21 : index
-    %225 = arith.addi %222, %224 : index
-    %226 = arith.constant 4 : index
-    %227 = arith.muli %226, %26 : index
-    %228 = arith.addi %225, %227 : index
-    %229 = arith.constant 50331648 : index
-    %230 = arith.cmpi sge, %228, %229 : index
-    scf.if %230 {
+    %271 = arith.constant 4 : index
+    %272 = arith.muli %271, %0 : index
+    %273 = arith.constant 4 : index
+    %274 = arith.muli %273, %21 : index
+    %275 = arith.addi %272, %274 : index
+    %276 = arith.constant 4 : index
+    %277 = arith.muli %276, %26 : index
+    %278 = arith.addi %275, %277 : index
+    %279 = arith.constant 50331648 : index
+    %280 = arith.cmpi sge, %278, %279 : index
+    scf.if %280 {
       // Non-temporal stores: plain head and tail, whole 64-byte lines in between.
-      %231 = arith.constant 4 : index
-      %232, %233, %234, %235 = memref.extract_strided_metadata %g : memref<?xf32> -> memref<f32>, index, index, index
-      %236 = memref.extract_aligned_pointer_as_index %g : memref<?xf32> -> index
-      %237 = arith.muli %233, %231 : index
-      %238 = arith.addi %236, %237 : index
-      %239 = arith.constant 64 : index
-      %240 = arith.remui %238, %239 : index
-      %241 = arith.subi %239, %240 : index
-      %242 = arith.remui %241, %239 : index
-      %243 = arith.divui %242, %231 : index
-      %244 = arith.minsi %243, %26 : index
-      %245 = arith.constant 16 : index
-      %246 = arith.subi %26, %244 : index
-      %247 = arith.divui %246, %245 : index
-      %248 = arith.muli %247, %245 : index
-      %249 = arith.addi %244, %248 : index
-      %250 = arith.constant 0 : index
-      %251 = arith.constant 1 : index
-      %252 = memref.subview %g[%250] [%244] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
-      %253 = arith.constant 0 : index
-      %254 = memref.reinterpret_cast %252 to offset: [0], sizes: [%244], strides: [%253] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+      %281 = arith.constant 4 : index
+      %282, %283, %284, %285 = memref.extract_strided_metadata %g : memref<?xf32> -> memref<f32>, index, index, index
+      %286 = memref.extract_aligned_pointer_as_index %g : memref<?xf32> -> index
+      %287 = arith.muli %283, %281 : index
+      %288 = arith.addi %286, %287 : index
+      %289 = arith.constant 64 : index
+      %290 = arith.remui %288, %289 : index
+      %291 = arith.subi %289, %290 : index
+      %292 = arith.remui %291, %289 : index
+      %293 = arith.divui %292, %281 : index
+      %294 = arith.minsi %293, %26 : index
+      %295 = arith.constant 16 : index
+      %296 = arith.subi %26, %294 : index
+      %297 = arith.divui %296, %295 : index
+      %298 = arith.muli %297, %295 : index
+      %299 = arith.addi %294, %298 : index
+      %300 = arith.constant 0 : index
+      %301 = arith.constant 1 : index
+      %302 = memref.subview %g[%300] [%294] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
+      %303 = arith.constant 0 : index
+      %304 = memref.reinterpret_cast %302 to offset: [0], sizes: [%294], strides: [%303] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%254 : memref<?xf32, strided<[?]>>)
-          outs(%252 : memref<?xf32, strided<[1], offset: ?>>) {
-        ^bb0(%255: f32, %256: f32):
-        %257 = linalg.index 0 : index
-        %258 = arith.addi %257, %250 : index
-        %259 = arith.constant 2 : index
-        %260 = arith.muli %259, %258 : index
-        %261 = memref.load %f[%260] : memref<?xf32>
-        %262 = arith.constant 2 : index
-        %263 = arith.muli %262, %258 : index
-        %264 = memref.load %a[%263] : memref<?xf32>
-        %265 = arith.subf %261, %264 : f32
-        linalg.yield %265 : f32
+          ins(%304 : memref<?xf32, strided<[?]>>)
+          outs(%302 : memref<?xf32, strided<[1], offset: ?>>) {
+        ^bb0(%305: f32, %306: f32):
+        %307 = linalg.index 0 : index
+        %308 = arith.addi %307, %300 : index
+        %309 = arith.constant 2 : index
+        %310 = arith.muli %309, %308 : index
+        %311 = memref.load %f[%310] : memref<?xf32>
+        %312 = arith.constant 2 : index
+        %313 = arith.muli %312, %308 : index
+        %314 = memref.load %a[%313] : memref<?xf32>
+        %315 = arith.subf %311, %314 : f32
+        linalg.yield %315 : f32
       }
-      %266 = arith.constant 63 : index
-      %267 = arith.addi %247, %266 : index
-      %268 = arith.constant 64 : index
-      %269 = arith.divui %267, %268 : index
-      %270 = arith.constant 1 : index
-      %271 = arith.maxsi %269, %270 : index
-      scf.parallel (%272) = (%250) to (%247) step (%271) {
-        %273 = arith.addi %272, %271 : index
-        %274 = arith.minsi %273, %247 : index
-        %275 = memref.alloca() : memref<16xf32>
-        scf.for %276 = %272 to %274 step %251 {
-          %277 = arith.muli %276, %245 : index
-          %278 = arith.addi %244, %277 : index
-          %279 = arith.constant 0 : index
-          %280 = memref.reinterpret_cast %275 to offset: [0], sizes: [%245], strides: [%279] : memref<16xf32> to memref<?xf32, strided<[?]>>
+      %316 = arith.constant 63 : index
+      %317 = arith.addi %297, %316 : index
+      %318 = arith.constant 64 : index
+      %319 = arith.divui %317, %318 : index
+      %320 = arith.constant 1 : index
+      %321 = arith.maxsi %319, %320 : index
+      scf.parallel (%322) = (%300) to (%297) step (%321) {
+        %323 = arith.addi %322, %321 : index
+        %324 = arith.minsi %323, %297 : index
+        %325 = memref.alloca() : memref<16xf32>
+        scf.for %326 = %322 to %324 step %301 {
+          %327 = arith.muli %326, %295 : index
+          %328 = arith.addi %294, %327 : index
+          %329 = arith.constant 0 : index
+          %330 = memref.reinterpret_cast %325 to offset: [0], sizes: [%295], strides: [%329] : memref<16xf32> to memref<?xf32, strided<[?]>>
           linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-              ins(%280 : memref<?xf32, strided<[?]>>)
-              outs(%275 : memref<16xf32>) {
-            ^bb0(%281: f32, %282: f32):
-            %283 = linalg.index 0 : index
-            %284 = arith.addi %283, %278 : index
-            %285 = arith.constant 2 : index
-            %286 = arith.muli %285, %284 : index
-            %287 = memref.load %f[%286] : memref<?xf32>
-            %288 = arith.constant 2 : index
-            %289 = arith.muli %288, %284 : index
-            %290 = memref.load %a[%289] : memref<?xf32>
-            %291 = arith.subf %287, %290 : f32
-            linalg.yield %291 : f32
+              ins(%330 : memref<?xf32, strided<[?]>>)
+              outs(%325 : memref<16xf32>) {
+            ^bb0(%331: f32, %332: f32):
+            %333 = linalg.index 0 : index
+            %334 = arith.addi %333, %328 : index
+            %335 = arith.constant 2 : index
+            %336 = arith.muli %335, %334 : index
+            %337 = memref.load %f[%336] : memref<?xf32>
+            %338 = arith.constant 2 : index
+            %339 = arith.muli %338, %334 : index
+            %340 = memref.load %a[%339] : memref<?xf32>
+            %341 = arith.subf %337, %340 : f32
+            linalg.yield %341 : f32
           }
-          %292 = arith.constant 8 : index
-          %293 = vector.load %275[%250] : memref<16xf32>, vector<8xf32>
-          %294 = vector.load %275[%292] : memref<16xf32>, vector<8xf32>
-          %295 = arith.muli %278, %231 : index
-          %296 = arith.addi %238, %295 : index
-          %297 = arith.index_cast %296 : index to i64
-          %298 = llvm.inttoptr %297 : i64 to !llvm.ptr
-          llvm.store %293, %298 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
-          %299 = llvm.getelementptr %298[32] : (!llvm.ptr) -> !llvm.ptr, i8
-          llvm.store %294, %299 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+          %342 = arith.constant 8 : index
+          %343 = vector.load %325[%300] : memref<16xf32>, vector<8xf32>
+          %344 = vector.load %325[%342] : memref<16xf32>, vector<8xf32>
+          %345 = arith.muli %328, %281 : index
+          %346 = arith.addi %288, %345 : index
+          %347 = arith.index_cast %346 : index to i64
+          %348 = llvm.inttoptr %347 : i64 to !llvm.ptr
+          llvm.store %343, %348 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+          %349 = llvm.getelementptr %348[32] : (!llvm.ptr) -> !llvm.ptr, i8
+          llvm.store %344, %349 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
         }
         llvm.fence seq_cst
         scf.reduce
       }
-      %300 = arith.subi %26, %249 : index
-      %301 = memref.subview %g[%249] [%300] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
-      %302 = arith.constant 0 : index
-      %303 = memref.reinterpret_cast %301 to offset: [0], sizes: [%300], strides: [%302] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+      %350 = arith.subi %26, %299 : index
+      %351 = memref.subview %g[%299] [%350] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
+      %352 = arith.constant 0 : index
+      %353 = memref.reinterpret_cast %351 to offset: [0], sizes: [%350], strides: [%352] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%303 : memref<?xf32, strided<[?]>>)
-          outs(%301 : memref<?xf32, strided<[1], offset: ?>>) {
-        ^bb0(%304: f32, %305: f32):
-        %306 = linalg.index 0 : index
-        %307 = arith.addi %306, %249 : index
-        %308 = arith.constant 2 : index
-        %309 = arith.muli %308, %307 : index
-        %310 = memref.load %f[%309] : memref<?xf32>
-        %311 = arith.constant 2 : index
-        %312 = arith.muli %311, %307 : index
-        %313 = memref.load %a[%312] : memref<?xf32>
-        %314 = arith.subf %310, %313 : f32
-        linalg.yield %314 : f32
+          ins(%353 : memref<?xf32, strided<[?]>>)
+          outs(%351 : memref<?xf32, strided<[1], offset: ?>>) {
+        ^bb0(%354: f32, %355: f32):
+        %356 = linalg.index 0 : index
+        %357 = arith.addi %356, %299 : index
+        %358 = arith.constant 2 : index
+        %359 = arith.muli %358, %357 : index
+        %360 = memref.load %f[%359] : memref<?xf32>
+        %361 = arith.constant 2 : index
+        %362 = arith.muli %361, %357 : index
+        %363 = memref.load %a[%362] : memref<?xf32>
+        %364 = arith.subf %360, %363 : f32
+        linalg.yield %364 : f32
       }
     } else {
-      %315 = arith.constant 0 : index
-      %316 = memref.reinterpret_cast %g to offset: [0], sizes: [%26], strides: [%315] : memref<?xf32> to memref<?xf32, strided<[?]>>
+      %365 = arith.constant 0 : index
+      %366 = memref.reinterpret_cast %g to offset: [0], sizes: [%26], strides: [%365] : memref<?xf32> to memref<?xf32, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ((d0 * 2))>, affine_map<(d0) -> ((d0 * 2))>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%316, %f, %a : memref<?xf32, strided<[?]>>, memref<?xf32>, memref<?xf32>)
+          ins(%366, %f, %a : memref<?xf32, strided<[?]>>, memref<?xf32>, memref<?xf32>)
           outs(%g : memref<?xf32>) {
-        ^bb0(%317: f32, %318: f32, %319: f32, %320: f32):
-        %321 = arith.subf %318, %319 : f32
-        linalg.yield %321 : f32
+        ^bb0(%367: f32, %368: f32, %369: f32, %370: f32):
+        %371 = arith.subf %368, %369 : f32
+        linalg.yield %371 : f32
       }
     }
     // r[j] = xz[H - 1, j * S] + x[0, 0]
-    %322 = arith.constant 4 : index
-    %323 = arith.muli %322, %H : index
-    %324 = arith.muli %323, %W : index
-    %325 = arith.constant 4 : index
-    %326 = arith.muli %325, %H : index
-    %327 = arith.muli %326, %W : index
-    %328 = arith.addi %324, %327 : index
-    %329 = arith.constant 4 : index
-    %330 = arith.muli %329, %31 : index
-    %331 = arith.addi %328, %330 : index
-    %332 = arith.constant 50331648 : index
-    %333 = arith.cmpi sge, %331, %332 : index
-    scf.if %333 {
+    %372 = arith.constant 4 : index
+    %373 = arith.muli %372, %H : index
+    %374 = arith.muli %373, %W : index
+    %375 = arith.constant 4 : index
+    %376 = arith.muli %375, %H : index
+    %377 = arith.muli %376, %W : index
+    %378 = arith.addi %374, %377 : index
+    %379 = arith.constant 4 : index
+    %380 = arith.muli %379, %31 : index
+    %381 = arith.addi %378, %380 : index
+    %382 = arith.constant 50331648 : index
+    %383 = arith.cmpi sge, %381, %382 : index
+    scf.if %383 {
       // Non-temporal stores: plain head and tail, whole 64-byte lines in between.
-      %334 = arith.constant 4 : index
-      %335, %336, %337, %338 = memref.extract_strided_metadata %r : memref<?xf32> -> memref<f32>, index, index, index
-      %339 = memref.extract_aligned_pointer_as_index %r : memref<?xf32> -> index
-      %340 = arith.muli %336, %334 : index
-      %341 = arith.addi %339, %340 : index
-      %342 = arith.constant 64 : index
-      %343 = arith.remui %341, %342 : index
-      %344 = arith.subi %342, %343 : index
-      %345 = arith.remui %344, %342 : index
-      %346 = arith.divui %345, %334 : index
-      %347 = arith.minsi %346, %31 : index
-      %348 = arith.constant 16 : index
-      %349 = arith.subi %31, %347 : index
-      %350 = arith.divui %349, %348 : index
-      %351 = arith.muli %350, %348 : index
-      %352 = arith.addi %347, %351 : index
-      %353 = arith.constant 0 : index
-      %354 = arith.constant 1 : index
-      %355 = memref.subview %r[%353] [%347] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
-      %356 = arith.constant 0 : index
-      %357 = memref.reinterpret_cast %355 to offset: [0], sizes: [%347], strides: [%356] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+      %384 = arith.constant 4 : index
+      %385, %386, %387, %388 = memref.extract_strided_metadata %r : memref<?xf32> -> memref<f32>, index, index, index
+      %389 = memref.extract_aligned_pointer_as_index %r : memref<?xf32> -> index
+      %390 = arith.muli %386, %384 : index
+      %391 = arith.addi %389, %390 : index
+      %392 = arith.constant 64 : index
+      %393 = arith.remui %391, %392 : index
+      %394 = arith.subi %392, %393 : index
+      %395 = arith.remui %394, %392 : index
+      %396 = arith.divui %395, %384 : index
+      %397 = arith.minsi %396, %31 : index
+      %398 = arith.constant 16 : index
+      %399 = arith.subi %31, %397 : index
+      %400 = arith.divui %399, %398 : index
+      %401 = arith.muli %400, %398 : index
+      %402 = arith.addi %397, %401 : index
+      %403 = arith.constant 0 : index
+      %404 = arith.constant 1 : index
+      %405 = memref.subview %r[%403] [%397] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
+      %406 = arith.constant 0 : index
+      %407 = memref.reinterpret_cast %405 to offset: [0], sizes: [%397], strides: [%406] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (0, 0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%357, %x : memref<?xf32, strided<[?]>>, memref<?x?xf32>)
-          outs(%355 : memref<?xf32, strided<[1], offset: ?>>) {
-        ^bb0(%358: f32, %359: f32, %360: f32):
-        %361 = linalg.index 0 : index
-        %362 = arith.addi %361, %353 : index
-        %363 = arith.constant 1 : index
-        %364 = arith.subi %H, %363 : index
-        %365 = arith.constant 0 : index
-        %366 = arith.cmpi sge, %364, %365 : index
-        %367 = arith.cmpi slt, %364, %H : index
-        %368 = arith.andi %366, %367 : i1
-        %369 = arith.constant 1 : index
-        %370 = arith.subi %H, %369 : index
-        %371 = arith.minsi %364, %370 : index
-        %372 = arith.constant 0 : index
-        %373 = arith.maxsi %371, %372 : index
-        %374 = arith.muli %362, %S : index
-        %375 = arith.constant 0 : index
-        %376 = arith.cmpi sge, %374, %375 : index
-        %377 = arith.cmpi slt, %374, %W : index
-        %378 = arith.andi %376, %377 : i1
-        %379 = arith.andi %368, %378 : i1
-        %380 = arith.constant 1 : index
-        %381 = arith.subi %W, %380 : index
-        %382 = arith.minsi %374, %381 : index
-        %383 = arith.constant 0 : index
-        %384 = arith.maxsi %382, %383 : index
-        %385 = memref.load %xz[%373, %384] : memref<?x?xf32>
-        %386 = arith.constant 0.0 : f32
-        %387 = arith.select %379, %385, %386 : f32
-        %388 = arith.addf %387, %359 : f32
-        linalg.yield %388 : f32
+          ins(%407, %x : memref<?xf32, strided<[?]>>, memref<?x?xf32>)
+          outs(%405 : memref<?xf32, strided<[1], offset: ?>>) {
+        ^bb0(%408: f32, %409: f32, %410: f32):
+        %411 = linalg.index 0 : index
+        %412 = arith.addi %411, %403 : index
+        %413 = arith.constant 1 : index
+        %414 = arith.subi %H, %413 : index
+        %415 = arith.constant 0 : index
+        %416 = arith.cmpi sge, %414, %415 : index
+        %417 = arith.cmpi slt, %414, %H : index
+        %418 = arith.andi %416, %417 : i1
+        %419 = arith.constant 1 : index
+        %420 = arith.subi %H, %419 : index
+        %421 = arith.minsi %414, %420 : index
+        %422 = arith.constant 0 : index
+        %423 = arith.maxsi %421, %422 : index
+        %424 = arith.muli %412, %S : index
+        %425 = arith.constant 0 : index
+        %426 = arith.cmpi sge, %424, %425 : index
+        %427 = arith.cmpi slt, %424, %W : index
+        %428 = arith.andi %426, %427 : i1
+        %429 = arith.andi %418, %428 : i1
+        %430 = arith.constant 1 : index
+        %431 = arith.subi %W, %430 : index
+        %432 = arith.minsi %424, %431 : index
+        %433 = arith.constant 0 : index
+        %434 = arith.maxsi %432, %433 : index
+        %435 = memref.load %xz[%423, %434] : memref<?x?xf32>
+        %436 = arith.constant 0.0 : f32
+        %437 = arith.select %429, %435, %436 : f32
+        %438 = arith.addf %437, %409 : f32
+        linalg.yield %438 : f32
       }
-      %389 = arith.constant 63 : index
-      %390 = arith.addi %350, %389 : index
-      %391 = arith.constant 64 : index
-      %392 = arith.divui %390, %391 : index
-      %393 = arith.constant 1 : index
-      %394 = arith.maxsi %392, %393 : index
-      scf.parallel (%395) = (%353) to (%350) step (%394) {
-        %396 = arith.addi %395, %394 : index
-        %397 = arith.minsi %396, %350 : index
-        %398 = memref.alloca() : memref<16xf32>
-        scf.for %399 = %395 to %397 step %354 {
-          %400 = arith.muli %399, %348 : index
-          %401 = arith.addi %347, %400 : index
-          %402 = arith.constant 0 : index
-          %403 = memref.reinterpret_cast %398 to offset: [0], sizes: [%348], strides: [%402] : memref<16xf32> to memref<?xf32, strided<[?]>>
+      %439 = arith.constant 63 : index
+      %440 = arith.addi %400, %439 : index
+      %441 = arith.constant 64 : index
+      %442 = arith.divui %440, %441 : index
+      %443 = arith.constant 1 : index
+      %444 = arith.maxsi %442, %443 : index
+      scf.parallel (%445) = (%403) to (%400) step (%444) {
+        %446 = arith.addi %445, %444 : index
+        %447 = arith.minsi %446, %400 : index
+        %448 = memref.alloca() : memref<16xf32>
+        scf.for %449 = %445 to %447 step %404 {
+          %450 = arith.muli %449, %398 : index
+          %451 = arith.addi %397, %450 : index
+          %452 = arith.constant 0 : index
+          %453 = memref.reinterpret_cast %448 to offset: [0], sizes: [%398], strides: [%452] : memref<16xf32> to memref<?xf32, strided<[?]>>
           linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (0, 0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-              ins(%403, %x : memref<?xf32, strided<[?]>>, memref<?x?xf32>)
-              outs(%398 : memref<16xf32>) {
-            ^bb0(%404: f32, %405: f32, %406: f32):
-            %407 = linalg.index 0 : index
-            %408 = arith.addi %407, %401 : index
-            %409 = arith.constant 1 : index
-            %410 = arith.subi %H, %409 : index
-            %411 = arith.constant 0 : index
-            %412 = arith.cmpi sge, %410, %411 : index
-            %413 = arith.cmpi slt, %410, %H : index
-            %414 = arith.andi %412, %413 : i1
-            %415 = arith.constant 1 : index
-            %416 = arith.subi %H, %415 : index
-            %417 = arith.minsi %410, %416 : index
-            %418 = arith.constant 0 : index
-            %419 = arith.maxsi %417, %418 : index
-            %420 = arith.muli %408, %S : index
-            %421 = arith.constant 0 : index
-            %422 = arith.cmpi sge, %420, %421 : index
-            %423 = arith.cmpi slt, %420, %W : index
-            %424 = arith.andi %422, %423 : i1
-            %425 = arith.andi %414, %424 : i1
-            %426 = arith.constant 1 : index
-            %427 = arith.subi %W, %426 : index
-            %428 = arith.minsi %420, %427 : index
-            %429 = arith.constant 0 : index
-            %430 = arith.maxsi %428, %429 : index
-            %431 = memref.load %xz[%419, %430] : memref<?x?xf32>
-            %432 = arith.constant 0.0 : f32
-            %433 = arith.select %425, %431, %432 : f32
-            %434 = arith.addf %433, %405 : f32
-            linalg.yield %434 : f32
+              ins(%453, %x : memref<?xf32, strided<[?]>>, memref<?x?xf32>)
+              outs(%448 : memref<16xf32>) {
+            ^bb0(%454: f32, %455: f32, %456: f32):
+            %457 = linalg.index 0 : index
+            %458 = arith.addi %457, %451 : index
+            %459 = arith.constant 1 : index
+            %460 = arith.subi %H, %459 : index
+            %461 = arith.constant 0 : index
+            %462 = arith.cmpi sge, %460, %461 : index
+            %463 = arith.cmpi slt, %460, %H : index
+            %464 = arith.andi %462, %463 : i1
+            %465 = arith.constant 1 : index
+            %466 = arith.subi %H, %465 : index
+            %467 = arith.minsi %460, %466 : index
+            %468 = arith.constant 0 : index
+            %469 = arith.maxsi %467, %468 : index
+            %470 = arith.muli %458, %S : index
+            %471 = arith.constant 0 : index
+            %472 = arith.cmpi sge, %470, %471 : index
+            %473 = arith.cmpi slt, %470, %W : index
+            %474 = arith.andi %472, %473 : i1
+            %475 = arith.andi %464, %474 : i1
+            %476 = arith.constant 1 : index
+            %477 = arith.subi %W, %476 : index
+            %478 = arith.minsi %470, %477 : index
+            %479 = arith.constant 0 : index
+            %480 = arith.maxsi %478, %479 : index
+            %481 = memref.load %xz[%469, %480] : memref<?x?xf32>
+            %482 = arith.constant 0.0 : f32
+            %483 = arith.select %475, %481, %482 : f32
+            %484 = arith.addf %483, %455 : f32
+            linalg.yield %484 : f32
           }
-          %435 = arith.constant 8 : index
-          %436 = vector.load %398[%353] : memref<16xf32>, vector<8xf32>
-          %437 = vector.load %398[%435] : memref<16xf32>, vector<8xf32>
-          %438 = arith.muli %401, %334 : index
-          %439 = arith.addi %341, %438 : index
-          %440 = arith.index_cast %439 : index to i64
-          %441 = llvm.inttoptr %440 : i64 to !llvm.ptr
-          llvm.store %436, %441 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
-          %442 = llvm.getelementptr %441[32] : (!llvm.ptr) -> !llvm.ptr, i8
-          llvm.store %437, %442 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+          %485 = arith.constant 8 : index
+          %486 = vector.load %448[%403] : memref<16xf32>, vector<8xf32>
+          %487 = vector.load %448[%485] : memref<16xf32>, vector<8xf32>
+          %488 = arith.muli %451, %384 : index
+          %489 = arith.addi %391, %488 : index
+          %490 = arith.index_cast %489 : index to i64
+          %491 = llvm.inttoptr %490 : i64 to !llvm.ptr
+          llvm.store %486, %491 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+          %492 = llvm.getelementptr %491[32] : (!llvm.ptr) -> !llvm.ptr, i8
+          llvm.store %487, %492 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
         }
         llvm.fence seq_cst
         scf.reduce
       }
-      %443 = arith.subi %31, %352 : index
-      %444 = memref.subview %r[%352] [%443] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
-      %445 = arith.constant 0 : index
-      %446 = memref.reinterpret_cast %444 to offset: [0], sizes: [%443], strides: [%445] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+      %493 = arith.subi %31, %402 : index
+      %494 = memref.subview %r[%402] [%493] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
+      %495 = arith.constant 0 : index
+      %496 = memref.reinterpret_cast %494 to offset: [0], sizes: [%493], strides: [%495] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (0, 0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%446, %x : memref<?xf32, strided<[?]>>, memref<?x?xf32>)
-          outs(%444 : memref<?xf32, strided<[1], offset: ?>>) {
-        ^bb0(%447: f32, %448: f32, %449: f32):
-        %450 = linalg.index 0 : index
-        %451 = arith.addi %450, %352 : index
-        %452 = arith.constant 1 : index
-        %453 = arith.subi %H, %452 : index
-        %454 = arith.constant 0 : index
-        %455 = arith.cmpi sge, %453, %454 : index
-        %456 = arith.cmpi slt, %453, %H : index
-        %457 = arith.andi %455, %456 : i1
-        %458 = arith.constant 1 : index
-        %459 = arith.subi %H, %458 : index
-        %460 = arith.minsi %453, %459 : index
-        %461 = arith.constant 0 : index
-        %462 = arith.maxsi %460, %461 : index
-        %463 = arith.muli %451, %S : index
-        %464 = arith.constant 0 : index
-        %465 = arith.cmpi sge, %463, %464 : index
-        %466 = arith.cmpi slt, %463, %W : index
-        %467 = arith.andi %465, %466 : i1
-        %468 = arith.andi %457, %467 : i1
-        %469 = arith.constant 1 : index
-        %470 = arith.subi %W, %469 : index
-        %471 = arith.minsi %463, %470 : index
-        %472 = arith.constant 0 : index
-        %473 = arith.maxsi %471, %472 : index
-        %474 = memref.load %xz[%462, %473] : memref<?x?xf32>
-        %475 = arith.constant 0.0 : f32
-        %476 = arith.select %468, %474, %475 : f32
-        %477 = arith.addf %476, %448 : f32
-        linalg.yield %477 : f32
+          ins(%496, %x : memref<?xf32, strided<[?]>>, memref<?x?xf32>)
+          outs(%494 : memref<?xf32, strided<[1], offset: ?>>) {
+        ^bb0(%497: f32, %498: f32, %499: f32):
+        %500 = linalg.index 0 : index
+        %501 = arith.addi %500, %402 : index
+        %502 = arith.constant 1 : index
+        %503 = arith.subi %H, %502 : index
+        %504 = arith.constant 0 : index
+        %505 = arith.cmpi sge, %503, %504 : index
+        %506 = arith.cmpi slt, %503, %H : index
+        %507 = arith.andi %505, %506 : i1
+        %508 = arith.constant 1 : index
+        %509 = arith.subi %H, %508 : index
+        %510 = arith.minsi %503, %509 : index
+        %511 = arith.constant 0 : index
+        %512 = arith.maxsi %510, %511 : index
+        %513 = arith.muli %501, %S : index
+        %514 = arith.constant 0 : index
+        %515 = arith.cmpi sge, %513, %514 : index
+        %516 = arith.cmpi slt, %513, %W : index
+        %517 = arith.andi %515, %516 : i1
+        %518 = arith.andi %507, %517 : i1
+        %519 = arith.constant 1 : index
+        %520 = arith.subi %W, %519 : index
+        %521 = arith.minsi %513, %520 : index
+        %522 = arith.constant 0 : index
+        %523 = arith.maxsi %521, %522 : index
+        %524 = memref.load %xz[%512, %523] : memref<?x?xf32>
+        %525 = arith.constant 0.0 : f32
+        %526 = arith.select %518, %524, %525 : f32
+        %527 = arith.addf %526, %498 : f32
+        linalg.yield %527 : f32
       }
     } else {
-      %478 = arith.constant 0 : index
-      %479 = memref.reinterpret_cast %r to offset: [0], sizes: [%31], strides: [%478] : memref<?xf32> to memref<?xf32, strided<[?]>>
+      %528 = arith.constant 0 : index
+      %529 = memref.reinterpret_cast %r to offset: [0], sizes: [%31], strides: [%528] : memref<?xf32> to memref<?xf32, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (0, 0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%479, %x : memref<?xf32, strided<[?]>>, memref<?x?xf32>)
+          ins(%529, %x : memref<?xf32, strided<[?]>>, memref<?x?xf32>)
           outs(%r : memref<?xf32>) {
-        ^bb0(%480: f32, %481: f32, %482: f32):
-        %483 = linalg.index 0 : index
-        %484 = arith.constant 1 : index
-        %485 = arith.subi %H, %484 : index
-        %486 = arith.constant 0 : index
-        %487 = arith.cmpi sge, %485, %486 : index
-        %488 = arith.cmpi slt, %485, %H : index
-        %489 = arith.andi %487, %488 : i1
-        %490 = arith.constant 1 : index
-        %491 = arith.subi %H, %490 : index
-        %492 = arith.minsi %485, %491 : index
-        %493 = arith.constant 0 : index
-        %494 = arith.maxsi %492, %493 : index
-        %495 = arith.muli %483, %S : index
-        %496 = arith.constant 0 : index
-        %497 = arith.cmpi sge, %495, %496 : index
-        %498 = arith.cmpi slt, %495, %W : index
-        %499 = arith.andi %497, %498 : i1
-        %500 = arith.andi %489, %499 : i1
-        %501 = arith.constant 1 : index
-        %502 = arith.subi %W, %501 : index
-        %503 = arith.minsi %495, %502 : index
-        %504 = arith.constant 0 : index
-        %505 = arith.maxsi %503, %504 : index
-        %506 = memref.load %xz[%494, %505] : memref<?x?xf32>
-        %507 = arith.constant 0.0 : f32
-        %508 = arith.select %500, %506, %507 : f32
-        %509 = arith.addf %508, %481 : f32
-        linalg.yield %509 : f32
+        ^bb0(%530: f32, %531: f32, %532: f32):
+        %533 = linalg.index 0 : index
+        %534 = arith.constant 1 : index
+        %535 = arith.subi %H, %534 : index
+        %536 = arith.constant 0 : index
+        %537 = arith.cmpi sge, %535, %536 : index
+        %538 = arith.cmpi slt, %535, %H : index
+        %539 = arith.andi %537, %538 : i1
+        %540 = arith.constant 1 : index
+        %541 = arith.subi %H, %540 : index
+        %542 = arith.minsi %535, %541 : index
+        %543 = arith.constant 0 : index
+        %544 = arith.maxsi %542, %543 : index
+        %545 = arith.muli %533, %S : index
+        %546 = arith.constant 0 : index
+        %547 = arith.cmpi sge, %545, %546 : index
+        %548 = arith.cmpi slt, %545, %W : index
+        %549 = arith.andi %547, %548 : i1
+        %550 = arith.andi %539, %549 : i1
+        %551 = arith.constant 1 : index
+        %552 = arith.subi %W, %551 : index
+        %553 = arith.minsi %545, %552 : index
+        %554 = arith.constant 0 : index
+        %555 = arith.maxsi %553, %554 : index
+        %556 = memref.load %xz[%544, %555] : memref<?x?xf32>
+        %557 = arith.constant 0.0 : f32
+        %558 = arith.select %550, %556, %557 : f32
+        %559 = arith.addf %558, %531 : f32
+        linalg.yield %559 : f32
       }
     }
     return

@@ -2183,87 +2183,432 @@ module attributes {transform.with_named_sequence} {
           %1332 = memref.subview %e[%1331, 0] [1, %W] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
           // e[i, j] = select(z[i, j - 1] > 0.0, exp(z[i, j + 1]), z[i, j])
           %1333 = arith.constant 0 : index
-          %1334 = memref.reinterpret_cast %1332 to offset: [0], sizes: [%W], strides: [%1333] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
-          linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-              ins(%1334 : memref<?xf32, strided<[?]>>)
-              outs(%1332 : memref<?xf32, strided<[1], offset: ?>>) {
-            ^bb0(%1335: f32, %1336: f32):
-            %1337 = linalg.index 0 : index
-            %1338 = arith.constant 0 : index
-            %1339 = arith.cmpi sge, %1331, %1338 : index
-            %1340 = arith.cmpi slt, %1331, %H : index
-            %1341 = arith.andi %1339, %1340 : i1
-            %1342 = arith.constant 1 : index
-            %1343 = arith.subi %H, %1342 : index
-            %1344 = arith.minsi %1331, %1343 : index
-            %1345 = arith.constant 0 : index
-            %1346 = arith.maxsi %1344, %1345 : index
-            %1347 = arith.constant 1 : index
-            %1348 = arith.subi %1337, %1347 : index
-            %1349 = arith.constant 0 : index
-            %1350 = arith.cmpi sge, %1348, %1349 : index
-            %1351 = arith.cmpi slt, %1348, %W : index
-            %1352 = arith.andi %1350, %1351 : i1
-            %1353 = arith.andi %1341, %1352 : i1
-            %1354 = arith.constant 1 : index
-            %1355 = arith.subi %W, %1354 : index
-            %1356 = arith.minsi %1348, %1355 : index
-            %1357 = arith.constant 0 : index
-            %1358 = arith.maxsi %1356, %1357 : index
-            %1359 = memref.load %z[%1346, %1358] : memref<?x?xf32>
-            %1360 = arith.constant 0.0 : f32
-            %1361 = arith.select %1353, %1359, %1360 : f32
-            %1362 = arith.constant 0.0 : f32
-            %1363 = arith.cmpf ogt, %1361, %1362 : f32
-            %1364 = arith.constant 0 : index
-            %1365 = arith.cmpi sge, %1331, %1364 : index
-            %1366 = arith.cmpi slt, %1331, %H : index
-            %1367 = arith.andi %1365, %1366 : i1
-            %1368 = arith.constant 1 : index
-            %1369 = arith.subi %H, %1368 : index
-            %1370 = arith.minsi %1331, %1369 : index
-            %1371 = arith.constant 0 : index
-            %1372 = arith.maxsi %1370, %1371 : index
-            %1373 = arith.constant 1 : index
-            %1374 = arith.addi %1337, %1373 : index
-            %1375 = arith.constant 0 : index
-            %1376 = arith.cmpi sge, %1374, %1375 : index
-            %1377 = arith.cmpi slt, %1374, %W : index
-            %1378 = arith.andi %1376, %1377 : i1
-            %1379 = arith.andi %1367, %1378 : i1
-            %1380 = arith.constant 1 : index
-            %1381 = arith.subi %W, %1380 : index
-            %1382 = arith.minsi %1374, %1381 : index
-            %1383 = arith.constant 0 : index
-            %1384 = arith.maxsi %1382, %1383 : index
-            %1385 = memref.load %z[%1372, %1384] : memref<?x?xf32>
-            %1386 = arith.constant 0.0 : f32
-            %1387 = arith.select %1379, %1385, %1386 : f32
-            %1388 = math.exp %1387 : f32
-            %1389 = arith.constant 0 : index
-            %1390 = arith.cmpi sge, %1331, %1389 : index
-            %1391 = arith.cmpi slt, %1331, %H : index
-            %1392 = arith.andi %1390, %1391 : i1
-            %1393 = arith.constant 1 : index
-            %1394 = arith.subi %H, %1393 : index
-            %1395 = arith.minsi %1331, %1394 : index
-            %1396 = arith.constant 0 : index
-            %1397 = arith.maxsi %1395, %1396 : index
-            %1398 = arith.constant 0 : index
-            %1399 = arith.cmpi sge, %1337, %1398 : index
-            %1400 = arith.cmpi slt, %1337, %W : index
-            %1401 = arith.andi %1399, %1400 : i1
-            %1402 = arith.andi %1392, %1401 : i1
-            %1403 = arith.constant 1 : index
-            %1404 = arith.subi %W, %1403 : index
-            %1405 = arith.minsi %1337, %1404 : index
-            %1406 = arith.constant 0 : index
-            %1407 = arith.maxsi %1405, %1406 : index
-            %1408 = memref.load %z[%1397, %1407] : memref<?x?xf32>
-            %1409 = arith.constant 0.0 : f32
-            %1410 = arith.select %1402, %1408, %1409 : f32
-            %1411 = arith.select %1363, %1388, %1410 : f32
-            linalg.yield %1411 : f32
+          %1334 = arith.constant 1 : index
+          // Along j in three parts: the 1 output(s) at either end, and those between.
+          // A part whose reads are all inside their tensors reads without the boundary rule.
+          %1335 = arith.constant 1 : index
+          %1336 = arith.minsi %1335, %W : index
+          %1337 = arith.subi %W, %1335 : index
+          %1338 = arith.maxsi %1337, %1336 : index
+          %1339 = arith.subi %1336, %1333 : index
+          %1340 = memref.subview %1332[%1333] [%1339] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
+          %1341 = arith.constant 1 : index
+          %1342 = arith.subi %1333, %1341 : index
+          %1343 = arith.constant 0 : index
+          %1344 = arith.cmpi sge, %1342, %1343 : index
+          %1345 = arith.cmpi slt, %1342, %W : index
+          %1346 = arith.andi %1344, %1345 : i1
+          %1347 = arith.constant 1 : index
+          %1348 = arith.subi %1336, %1347 : index
+          %1349 = arith.constant 1 : index
+          %1350 = arith.subi %1348, %1349 : index
+          %1351 = arith.constant 0 : index
+          %1352 = arith.cmpi sge, %1350, %1351 : index
+          %1353 = arith.cmpi slt, %1350, %W : index
+          %1354 = arith.andi %1352, %1353 : i1
+          %1355 = arith.andi %1346, %1354 : i1
+          %1356 = arith.constant 1 : index
+          %1357 = arith.addi %1333, %1356 : index
+          %1358 = arith.constant 0 : index
+          %1359 = arith.cmpi sge, %1357, %1358 : index
+          %1360 = arith.cmpi slt, %1357, %W : index
+          %1361 = arith.andi %1359, %1360 : i1
+          %1362 = arith.andi %1355, %1361 : i1
+          %1363 = arith.constant 1 : index
+          %1364 = arith.addi %1348, %1363 : index
+          %1365 = arith.constant 0 : index
+          %1366 = arith.cmpi sge, %1364, %1365 : index
+          %1367 = arith.cmpi slt, %1364, %W : index
+          %1368 = arith.andi %1366, %1367 : i1
+          %1369 = arith.andi %1362, %1368 : i1
+          scf.if %1369 {
+            // Every read of the part inside its tensor: no boundary rule.
+            %1370 = arith.constant 0 : index
+            %1371 = memref.reinterpret_cast %1340 to offset: [0], sizes: [%1339], strides: [%1370] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+            linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+                ins(%1371 : memref<?xf32, strided<[?]>>)
+                outs(%1340 : memref<?xf32, strided<[1], offset: ?>>) {
+              ^bb0(%1372: f32, %1373: f32):
+              %1374 = linalg.index 0 : index
+              %1375 = arith.addi %1374, %1333 : index
+              %1376 = arith.constant 1 : index
+              %1377 = arith.subi %1375, %1376 : index
+              %1378 = memref.load %z[%1331, %1377] : memref<?x?xf32>
+              %1379 = arith.constant 0.0 : f32
+              %1380 = arith.cmpf ogt, %1378, %1379 : f32
+              %1381 = arith.constant 1 : index
+              %1382 = arith.addi %1375, %1381 : index
+              %1383 = memref.load %z[%1331, %1382] : memref<?x?xf32>
+              %1384 = math.exp %1383 : f32
+              %1385 = memref.load %z[%1331, %1375] : memref<?x?xf32>
+              %1386 = arith.select %1380, %1384, %1385 : f32
+              linalg.yield %1386 : f32
+            }
+          } else {
+            %1387 = arith.constant 0 : index
+            %1388 = memref.reinterpret_cast %1340 to offset: [0], sizes: [%1339], strides: [%1387] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+            linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+                ins(%1388 : memref<?xf32, strided<[?]>>)
+                outs(%1340 : memref<?xf32, strided<[1], offset: ?>>) {
+              ^bb0(%1389: f32, %1390: f32):
+              %1391 = linalg.index 0 : index
+              %1392 = arith.addi %1391, %1333 : index
+              %1393 = arith.constant 0 : index
+              %1394 = arith.cmpi sge, %1331, %1393 : index
+              %1395 = arith.cmpi slt, %1331, %H : index
+              %1396 = arith.andi %1394, %1395 : i1
+              %1397 = arith.constant 1 : index
+              %1398 = arith.subi %H, %1397 : index
+              %1399 = arith.minsi %1331, %1398 : index
+              %1400 = arith.constant 0 : index
+              %1401 = arith.maxsi %1399, %1400 : index
+              %1402 = arith.constant 1 : index
+              %1403 = arith.subi %1392, %1402 : index
+              %1404 = arith.constant 0 : index
+              %1405 = arith.cmpi sge, %1403, %1404 : index
+              %1406 = arith.cmpi slt, %1403, %W : index
+              %1407 = arith.andi %1405, %1406 : i1
+              %1408 = arith.andi %1396, %1407 : i1
+              %1409 = arith.constant 1 : index
+              %1410 = arith.subi %W, %1409 : index
+              %1411 = arith.minsi %1403, %1410 : index
+              %1412 = arith.constant 0 : index
+              %1413 = arith.maxsi %1411, %1412 : index
+              %1414 = memref.load %z[%1401, %1413] : memref<?x?xf32>
+              %1415 = arith.constant 0.0 : f32
+              %1416 = arith.select %1408, %1414, %1415 : f32
+              %1417 = arith.constant 0.0 : f32
+              %1418 = arith.cmpf ogt, %1416, %1417 : f32
+              %1419 = arith.constant 0 : index
+              %1420 = arith.cmpi sge, %1331, %1419 : index
+              %1421 = arith.cmpi slt, %1331, %H : index
+              %1422 = arith.andi %1420, %1421 : i1
+              %1423 = arith.constant 1 : index
+              %1424 = arith.subi %H, %1423 : index
+              %1425 = arith.minsi %1331, %1424 : index
+              %1426 = arith.constant 0 : index
+              %1427 = arith.maxsi %1425, %1426 : index
+              %1428 = arith.constant 1 : index
+              %1429 = arith.addi %1392, %1428 : index
+              %1430 = arith.constant 0 : index
+              %1431 = arith.cmpi sge, %1429, %1430 : index
+              %1432 = arith.cmpi slt, %1429, %W : index
+              %1433 = arith.andi %1431, %1432 : i1
+              %1434 = arith.andi %1422, %1433 : i1
+              %1435 = arith.constant 1 : index
+              %1436 = arith.subi %W, %1435 : index
+              %1437 = arith.minsi %1429, %1436 : index
+              %1438 = arith.constant 0 : index
+              %1439 = arith.maxsi %1437, %1438 : index
+              %1440 = memref.load %z[%1427, %1439] : memref<?x?xf32>
+              %1441 = arith.constant 0.0 : f32
+              %1442 = arith.select %1434, %1440, %1441 : f32
+              %1443 = math.exp %1442 : f32
+              %1444 = arith.constant 0 : index
+              %1445 = arith.cmpi sge, %1331, %1444 : index
+              %1446 = arith.cmpi slt, %1331, %H : index
+              %1447 = arith.andi %1445, %1446 : i1
+              %1448 = arith.constant 1 : index
+              %1449 = arith.subi %H, %1448 : index
+              %1450 = arith.minsi %1331, %1449 : index
+              %1451 = arith.constant 0 : index
+              %1452 = arith.maxsi %1450, %1451 : index
+              %1453 = arith.constant 0 : index
+              %1454 = arith.cmpi sge, %1392, %1453 : index
+              %1455 = arith.cmpi slt, %1392, %W : index
+              %1456 = arith.andi %1454, %1455 : i1
+              %1457 = arith.andi %1447, %1456 : i1
+              %1458 = arith.constant 1 : index
+              %1459 = arith.subi %W, %1458 : index
+              %1460 = arith.minsi %1392, %1459 : index
+              %1461 = arith.constant 0 : index
+              %1462 = arith.maxsi %1460, %1461 : index
+              %1463 = memref.load %z[%1452, %1462] : memref<?x?xf32>
+              %1464 = arith.constant 0.0 : f32
+              %1465 = arith.select %1457, %1463, %1464 : f32
+              %1466 = arith.select %1418, %1443, %1465 : f32
+              linalg.yield %1466 : f32
+            }
+          }
+          %1467 = arith.subi %1338, %1336 : index
+          %1468 = memref.subview %1332[%1336] [%1467] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
+          %1469 = arith.constant 1 : index
+          %1470 = arith.subi %1336, %1469 : index
+          %1471 = arith.constant 0 : index
+          %1472 = arith.cmpi sge, %1470, %1471 : index
+          %1473 = arith.cmpi slt, %1470, %W : index
+          %1474 = arith.andi %1472, %1473 : i1
+          %1475 = arith.constant 1 : index
+          %1476 = arith.subi %1338, %1475 : index
+          %1477 = arith.constant 1 : index
+          %1478 = arith.subi %1476, %1477 : index
+          %1479 = arith.constant 0 : index
+          %1480 = arith.cmpi sge, %1478, %1479 : index
+          %1481 = arith.cmpi slt, %1478, %W : index
+          %1482 = arith.andi %1480, %1481 : i1
+          %1483 = arith.andi %1474, %1482 : i1
+          %1484 = arith.constant 1 : index
+          %1485 = arith.addi %1336, %1484 : index
+          %1486 = arith.constant 0 : index
+          %1487 = arith.cmpi sge, %1485, %1486 : index
+          %1488 = arith.cmpi slt, %1485, %W : index
+          %1489 = arith.andi %1487, %1488 : i1
+          %1490 = arith.andi %1483, %1489 : i1
+          %1491 = arith.constant 1 : index
+          %1492 = arith.addi %1476, %1491 : index
+          %1493 = arith.constant 0 : index
+          %1494 = arith.cmpi sge, %1492, %1493 : index
+          %1495 = arith.cmpi slt, %1492, %W : index
+          %1496 = arith.andi %1494, %1495 : i1
+          %1497 = arith.andi %1490, %1496 : i1
+          scf.if %1497 {
+            // Every read of the part inside its tensor: no boundary rule.
+            %1498 = arith.constant 0 : index
+            %1499 = memref.reinterpret_cast %1468 to offset: [0], sizes: [%1467], strides: [%1498] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+            linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+                ins(%1499 : memref<?xf32, strided<[?]>>)
+                outs(%1468 : memref<?xf32, strided<[1], offset: ?>>) {
+              ^bb0(%1500: f32, %1501: f32):
+              %1502 = linalg.index 0 : index
+              %1503 = arith.addi %1502, %1336 : index
+              %1504 = arith.constant 1 : index
+              %1505 = arith.subi %1503, %1504 : index
+              %1506 = memref.load %z[%1331, %1505] : memref<?x?xf32>
+              %1507 = arith.constant 0.0 : f32
+              %1508 = arith.cmpf ogt, %1506, %1507 : f32
+              %1509 = arith.constant 1 : index
+              %1510 = arith.addi %1503, %1509 : index
+              %1511 = memref.load %z[%1331, %1510] : memref<?x?xf32>
+              %1512 = math.exp %1511 : f32
+              %1513 = memref.load %z[%1331, %1503] : memref<?x?xf32>
+              %1514 = arith.select %1508, %1512, %1513 : f32
+              linalg.yield %1514 : f32
+            }
+          } else {
+            %1515 = arith.constant 0 : index
+            %1516 = memref.reinterpret_cast %1468 to offset: [0], sizes: [%1467], strides: [%1515] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+            linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+                ins(%1516 : memref<?xf32, strided<[?]>>)
+                outs(%1468 : memref<?xf32, strided<[1], offset: ?>>) {
+              ^bb0(%1517: f32, %1518: f32):
+              %1519 = linalg.index 0 : index
+              %1520 = arith.addi %1519, %1336 : index
+              %1521 = arith.constant 0 : index
+              %1522 = arith.cmpi sge, %1331, %1521 : index
+              %1523 = arith.cmpi slt, %1331, %H : index
+              %1524 = arith.andi %1522, %1523 : i1
+              %1525 = arith.constant 1 : index
+              %1526 = arith.subi %H, %1525 : index
+              %1527 = arith.minsi %1331, %1526 : index
+              %1528 = arith.constant 0 : index
+              %1529 = arith.maxsi %1527, %1528 : index
+              %1530 = arith.constant 1 : index
+              %1531 = arith.subi %1520, %1530 : index
+              %1532 = arith.constant 0 : index
+              %1533 = arith.cmpi sge, %1531, %1532 : index
+              %1534 = arith.cmpi slt, %1531, %W : index
+              %1535 = arith.andi %1533, %1534 : i1
+              %1536 = arith.andi %1524, %1535 : i1
+              %1537 = arith.constant 1 : index
+              %1538 = arith.subi %W, %1537 : index
+              %1539 = arith.minsi %1531, %1538 : index
+              %1540 = arith.constant 0 : index
+              %1541 = arith.maxsi %1539, %1540 : index
+              %1542 = memref.load %z[%1529, %1541] : memref<?x?xf32>
+              %1543 = arith.constant 0.0 : f32
+              %1544 = arith.select %1536, %1542, %1543 : f32
+              %1545 = arith.constant 0.0 : f32
+              %1546 = arith.cmpf ogt, %1544, %1545 : f32
+              %1547 = arith.constant 0 : index
+              %1548 = arith.cmpi sge, %1331, %1547 : index
+              %1549 = arith.cmpi slt, %1331, %H : index
+              %1550 = arith.andi %1548, %1549 : i1
+              %1551 = arith.constant 1 : index
+              %1552 = arith.subi %H, %1551 : index
+              %1553 = arith.minsi %1331, %1552 : index
+              %1554 = arith.constant 0 : index
+              %1555 = arith.maxsi %1553, %1554 : index
+              %1556 = arith.constant 1 : index
+              %1557 = arith.addi %1520, %1556 : index
+              %1558 = arith.constant 0 : index
+              %1559 = arith.cmpi sge, %1557, %1558 : index
+              %1560 = arith.cmpi slt, %1557, %W : index
+              %1561 = arith.andi %1559, %1560 : i1
+              %1562 = arith.andi %1550, %1561 : i1
+              %1563 = arith.constant 1 : index
+              %1564 = arith.subi %W, %1563 : index
+              %1565 = arith.minsi %1557, %1564 : index
+              %1566 = arith.constant 0 : index
+              %1567 = arith.maxsi %1565, %1566 : index
+              %1568 = memref.load %z[%1555, %1567] : memref<?x?xf32>
+              %1569 = arith.constant 0.0 : f32
+              %1570 = arith.select %1562, %1568, %1569 : f32
+              %1571 = math.exp %1570 : f32
+              %1572 = arith.constant 0 : index
+              %1573 = arith.cmpi sge, %1331, %1572 : index
+              %1574 = arith.cmpi slt, %1331, %H : index
+              %1575 = arith.andi %1573, %1574 : i1
+              %1576 = arith.constant 1 : index
+              %1577 = arith.subi %H, %1576 : index
+              %1578 = arith.minsi %1331, %1577 : index
+              %1579 = arith.constant 0 : index
+              %1580 = arith.maxsi %1578, %1579 : index
+              %1581 = arith.constant 0 : index
+              %1582 = arith.cmpi sge, %1520, %1581 : index
+              %1583 = arith.cmpi slt, %1520, %W : index
+              %1584 = arith.andi %1582, %1583 : i1
+              %1585 = arith.andi %1575, %1584 : i1
+              %1586 = arith.constant 1 : index
+              %1587 = arith.subi %W, %1586 : index
+              %1588 = arith.minsi %1520, %1587 : index
+              %1589 = arith.constant 0 : index
+              %1590 = arith.maxsi %1588, %1589 : index
+              %1591 = memref.load %z[%1580, %1590] : memref<?x?xf32>
+              %1592 = arith.constant 0.0 : f32
+              %1593 = arith.select %1585, %1591, %1592 : f32
+              %1594 = arith.select %1546, %1571, %1593 : f32
+              linalg.yield %1594 : f32
+            }
+          }
+          %1595 = arith.subi %W, %1338 : index
+          %1596 = memref.subview %1332[%1338] [%1595] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
+          %1597 = arith.constant 1 : index
+          %1598 = arith.subi %1338, %1597 : index
+          %1599 = arith.constant 0 : index
+          %1600 = arith.cmpi sge, %1598, %1599 : index
+          %1601 = arith.cmpi slt, %1598, %W : index
+          %1602 = arith.andi %1600, %1601 : i1
+          %1603 = arith.constant 1 : index
+          %1604 = arith.subi %W, %1603 : index
+          %1605 = arith.constant 1 : index
+          %1606 = arith.subi %1604, %1605 : index
+          %1607 = arith.constant 0 : index
+          %1608 = arith.cmpi sge, %1606, %1607 : index
+          %1609 = arith.cmpi slt, %1606, %W : index
+          %1610 = arith.andi %1608, %1609 : i1
+          %1611 = arith.andi %1602, %1610 : i1
+          %1612 = arith.constant 1 : index
+          %1613 = arith.addi %1338, %1612 : index
+          %1614 = arith.constant 0 : index
+          %1615 = arith.cmpi sge, %1613, %1614 : index
+          %1616 = arith.cmpi slt, %1613, %W : index
+          %1617 = arith.andi %1615, %1616 : i1
+          %1618 = arith.andi %1611, %1617 : i1
+          %1619 = arith.constant 1 : index
+          %1620 = arith.addi %1604, %1619 : index
+          %1621 = arith.constant 0 : index
+          %1622 = arith.cmpi sge, %1620, %1621 : index
+          %1623 = arith.cmpi slt, %1620, %W : index
+          %1624 = arith.andi %1622, %1623 : i1
+          %1625 = arith.andi %1618, %1624 : i1
+          scf.if %1625 {
+            // Every read of the part inside its tensor: no boundary rule.
+            %1626 = arith.constant 0 : index
+            %1627 = memref.reinterpret_cast %1596 to offset: [0], sizes: [%1595], strides: [%1626] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+            linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+                ins(%1627 : memref<?xf32, strided<[?]>>)
+                outs(%1596 : memref<?xf32, strided<[1], offset: ?>>) {
+              ^bb0(%1628: f32, %1629: f32):
+              %1630 = linalg.index 0 : index
+              %1631 = arith.addi %1630, %1338 : index
+              %1632 = arith.constant 1 : index
+              %1633 = arith.subi %1631, %1632 : index
+              %1634 = memref.load %z[%1331, %1633] : memref<?x?xf32>
+              %1635 = arith.constant 0.0 : f32
+              %1636 = arith.cmpf ogt, %1634, %1635 : f32
+              %1637 = arith.constant 1 : index
+              %1638 = arith.addi %1631, %1637 : index
+              %1639 = memref.load %z[%1331, %1638] : memref<?x?xf32>
+              %1640 = math.exp %1639 : f32
+              %1641 = memref.load %z[%1331, %1631] : memref<?x?xf32>
+              %1642 = arith.select %1636, %1640, %1641 : f32
+              linalg.yield %1642 : f32
+            }
+          } else {
+            %1643 = arith.constant 0 : index
+            %1644 = memref.reinterpret_cast %1596 to offset: [0], sizes: [%1595], strides: [%1643] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+            linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+                ins(%1644 : memref<?xf32, strided<[?]>>)
+                outs(%1596 : memref<?xf32, strided<[1], offset: ?>>) {
+              ^bb0(%1645: f32, %1646: f32):
+              %1647 = linalg.index 0 : index
+              %1648 = arith.addi %1647, %1338 : index
+              %1649 = arith.constant 0 : index
+              %1650 = arith.cmpi sge, %1331, %1649 : index
+              %1651 = arith.cmpi slt, %1331, %H : index
+              %1652 = arith.andi %1650, %1651 : i1
+              %1653 = arith.constant 1 : index
+              %1654 = arith.subi %H, %1653 : index
+              %1655 = arith.minsi %1331, %1654 : index
+              %1656 = arith.constant 0 : index
+              %1657 = arith.maxsi %1655, %1656 : index
+              %1658 = arith.constant 1 : index
+              %1659 = arith.subi %1648, %1658 : index
+              %1660 = arith.constant 0 : index
+              %1661 = arith.cmpi sge, %1659, %1660 : index
+              %1662 = arith.cmpi slt, %1659, %W : index
+              %1663 = arith.andi %1661, %1662 : i1
+              %1664 = arith.andi %1652, %1663 : i1
+              %1665 = arith.constant 1 : index
+              %1666 = arith.subi %W, %1665 : index
+              %1667 = arith.minsi %1659, %1666 : index
+              %1668 = arith.constant 0 : index
+              %1669 = arith.maxsi %1667, %1668 : index
+              %1670 = memref.load %z[%1657, %1669] : memref<?x?xf32>
+              %1671 = arith.constant 0.0 : f32
+              %1672 = arith.select %1664, %1670, %1671 : f32
+              %1673 = arith.constant 0.0 : f32
+              %1674 = arith.cmpf ogt, %1672, %1673 : f32
+              %1675 = arith.constant 0 : index
+              %1676 = arith.cmpi sge, %1331, %1675 : index
+              %1677 = arith.cmpi slt, %1331, %H : index
+              %1678 = arith.andi %1676, %1677 : i1
+              %1679 = arith.constant 1 : index
+              %1680 = arith.subi %H, %1679 : index
+              %1681 = arith.minsi %1331, %1680 : index
+              %1682 = arith.constant 0 : index
+              %1683 = arith.maxsi %1681, %1682 : index
+              %1684 = arith.constant 1 : index
+              %1685 = arith.addi %1648, %1684 : index
+              %1686 = arith.constant 0 : index
+              %1687 = arith.cmpi sge, %1685, %1686 : index
+              %1688 = arith.cmpi slt, %1685, %W : index
+              %1689 = arith.andi %1687, %1688 : i1
+              %1690 = arith.andi %1678, %1689 : i1
+              %1691 = arith.constant 1 : index
+              %1692 = arith.subi %W, %1691 : index
+              %1693 = arith.minsi %1685, %1692 : index
+              %1694 = arith.constant 0 : index
+              %1695 = arith.maxsi %1693, %1694 : index
+              %1696 = memref.load %z[%1683, %1695] : memref<?x?xf32>
+              %1697 = arith.constant 0.0 : f32
+              %1698 = arith.select %1690, %1696, %1697 : f32
+              %1699 = math.exp %1698 : f32
+              %1700 = arith.constant 0 : index
+              %1701 = arith.cmpi sge, %1331, %1700 : index
+              %1702 = arith.cmpi slt, %1331, %H : index
+              %1703 = arith.andi %1701, %1702 : i1
+              %1704 = arith.constant 1 : index
+              %1705 = arith.subi %H, %1704 : index
+              %1706 = arith.minsi %1331, %1705 : index
+              %1707 = arith.constant 0 : index
+              %1708 = arith.maxsi %1706, %1707 : index
+              %1709 = arith.constant 0 : index
+              %1710 = arith.cmpi sge, %1648, %1709 : index
+              %1711 = arith.cmpi slt, %1648, %W : index
+              %1712 = arith.andi %1710, %1711 : i1
+              %1713 = arith.andi %1703, %1712 : i1
+              %1714 = arith.constant 1 : index
+              %1715 = arith.subi %W, %1714 : index
+              %1716 = arith.minsi %1648, %1715 : index
+              %1717 = arith.constant 0 : index
+              %1718 = arith.maxsi %1716, %1717 : index
+              %1719 = memref.load %z[%1708, %1718] : memref<?x?xf32>
+              %1720 = arith.constant 0.0 : f32
+              %1721 = arith.select %1713, %1719, %1720 : f32
+              %1722 = arith.select %1674, %1699, %1721 : f32
+              linalg.yield %1722 : f32
+            }
           }
         }
         scf.reduce
@@ -2271,453 +2616,453 @@ module attributes {transform.with_named_sequence} {
     }
     // t[j, i] = select(m[i, j] > 0.0, m[i, j], expm1(m[i, j]))
     // In tiles of 512 x 16 elements of output dimensions 0 and 1.
-    %1412 = arith.constant 0 : index
-    %1413 = arith.constant 1 : index
-    %1414 = arith.constant 512 : index
-    %1415 = arith.constant 16 : index
-    scf.parallel (%1416, %1417) = (%1412, %1412) to (%W, %H) step (%1414, %1415) {
-      %1418 = arith.addi %1416, %1414 : index
-      %1419 = arith.minsi %1418, %W : index
-      %1420 = arith.addi %1417, %1415 : index
-      %1421 = arith.minsi %1420, %H : index
+    %1723 = arith.constant 0 : index
+    %1724 = arith.constant 1 : index
+    %1725 = arith.constant 512 : index
+    %1726 = arith.constant 16 : index
+    scf.parallel (%1727, %1728) = (%1723, %1723) to (%W, %H) step (%1725, %1726) {
+      %1729 = arith.addi %1727, %1725 : index
+      %1730 = arith.minsi %1729, %W : index
+      %1731 = arith.addi %1728, %1726 : index
+      %1732 = arith.minsi %1731, %H : index
       // m[i, j] in blocks of 16 x 8 elements, each transposed in registers.
-      %1422 = arith.constant 0 : index
-      %1423 = arith.constant 1 : index
-      %1424 = arith.constant 8 : index
-      %1425 = arith.constant 16 : index
-      %1426 = arith.subi %1419, %1416 : index
-      %1427 = arith.divui %1426, %1424 : index
-      %1428 = arith.muli %1427, %1424 : index
-      %1429 = arith.addi %1416, %1428 : index
-      %1430 = arith.subi %1421, %1417 : index
-      %1431 = arith.divui %1430, %1425 : index
-      %1432 = arith.muli %1431, %1425 : index
-      %1433 = arith.addi %1417, %1432 : index
-      %1434 = memref.alloca() {alignment = 64 : i64} : memref<8x16xf32>
-      scf.for %1435 = %1416 to %1429 step %1424 {
-        scf.for %1436 = %1417 to %1433 step %1425 {
-          %1437 = vector.load %m[%1436, %1435] : memref<?x?xf32>, vector<8xf32>
-          %1438 = arith.constant 1 : index
-          %1439 = arith.addi %1436, %1438 : index
-          %1440 = vector.load %m[%1439, %1435] : memref<?x?xf32>, vector<8xf32>
-          %1441 = arith.constant 2 : index
-          %1442 = arith.addi %1436, %1441 : index
-          %1443 = vector.load %m[%1442, %1435] : memref<?x?xf32>, vector<8xf32>
-          %1444 = arith.constant 3 : index
-          %1445 = arith.addi %1436, %1444 : index
-          %1446 = vector.load %m[%1445, %1435] : memref<?x?xf32>, vector<8xf32>
-          %1447 = arith.constant 4 : index
-          %1448 = arith.addi %1436, %1447 : index
-          %1449 = vector.load %m[%1448, %1435] : memref<?x?xf32>, vector<8xf32>
-          %1450 = arith.constant 5 : index
-          %1451 = arith.addi %1436, %1450 : index
-          %1452 = vector.load %m[%1451, %1435] : memref<?x?xf32>, vector<8xf32>
-          %1453 = arith.constant 6 : index
-          %1454 = arith.addi %1436, %1453 : index
-          %1455 = vector.load %m[%1454, %1435] : memref<?x?xf32>, vector<8xf32>
-          %1456 = arith.constant 7 : index
-          %1457 = arith.addi %1436, %1456 : index
-          %1458 = vector.load %m[%1457, %1435] : memref<?x?xf32>, vector<8xf32>
-          %1459 = vector.shuffle %1437, %1440 [0, 8, 1, 9, 4, 12, 5, 13] : vector<8xf32>, vector<8xf32>
-          %1460 = vector.shuffle %1437, %1440 [2, 10, 3, 11, 6, 14, 7, 15] : vector<8xf32>, vector<8xf32>
-          %1461 = vector.shuffle %1443, %1446 [0, 8, 1, 9, 4, 12, 5, 13] : vector<8xf32>, vector<8xf32>
-          %1462 = vector.shuffle %1443, %1446 [2, 10, 3, 11, 6, 14, 7, 15] : vector<8xf32>, vector<8xf32>
-          %1463 = vector.shuffle %1449, %1452 [0, 8, 1, 9, 4, 12, 5, 13] : vector<8xf32>, vector<8xf32>
-          %1464 = vector.shuffle %1449, %1452 [2, 10, 3, 11, 6, 14, 7, 15] : vector<8xf32>, vector<8xf32>
-          %1465 = vector.shuffle %1455, %1458 [0, 8, 1, 9, 4, 12, 5, 13] : vector<8xf32>, vector<8xf32>
-          %1466 = vector.shuffle %1455, %1458 [2, 10, 3, 11, 6, 14, 7, 15] : vector<8xf32>, vector<8xf32>
-          %1467 = vector.shuffle %1459, %1461 [0, 1, 8, 9, 4, 5, 12, 13] : vector<8xf32>, vector<8xf32>
-          %1468 = vector.shuffle %1459, %1461 [2, 3, 10, 11, 6, 7, 14, 15] : vector<8xf32>, vector<8xf32>
-          %1469 = vector.shuffle %1460, %1462 [0, 1, 8, 9, 4, 5, 12, 13] : vector<8xf32>, vector<8xf32>
-          %1470 = vector.shuffle %1460, %1462 [2, 3, 10, 11, 6, 7, 14, 15] : vector<8xf32>, vector<8xf32>
-          %1471 = vector.shuffle %1463, %1465 [0, 1, 8, 9, 4, 5, 12, 13] : vector<8xf32>, vector<8xf32>
-          %1472 = vector.shuffle %1463, %1465 [2, 3, 10, 11, 6, 7, 14, 15] : vector<8xf32>, vector<8xf32>
-          %1473 = vector.shuffle %1464, %1466 [0, 1, 8, 9, 4, 5, 12, 13] : vector<8xf32>, vector<8xf32>
-          %1474 = vector.shuffle %1464, %1466 [2, 3, 10, 11, 6, 7, 14, 15] : vector<8xf32>, vector<8xf32>
-          %1475 = vector.shuffle %1467, %1471 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
-          %1476 = vector.shuffle %1468, %1472 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
-          %1477 = vector.shuffle %1469, %1473 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
-          %1478 = vector.shuffle %1470, %1474 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
-          %1479 = vector.shuffle %1467, %1471 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
-          %1480 = vector.shuffle %1468, %1472 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
-          %1481 = vector.shuffle %1469, %1473 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
-          %1482 = vector.shuffle %1470, %1474 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
-          %1483 = arith.constant 0 : index
-          vector.store %1475, %1434[%1483, %1422] : memref<8x16xf32>, vector<8xf32>
-          %1484 = arith.constant 1 : index
-          vector.store %1476, %1434[%1484, %1422] : memref<8x16xf32>, vector<8xf32>
-          %1485 = arith.constant 2 : index
-          vector.store %1477, %1434[%1485, %1422] : memref<8x16xf32>, vector<8xf32>
-          %1486 = arith.constant 3 : index
-          vector.store %1478, %1434[%1486, %1422] : memref<8x16xf32>, vector<8xf32>
-          %1487 = arith.constant 4 : index
-          vector.store %1479, %1434[%1487, %1422] : memref<8x16xf32>, vector<8xf32>
-          %1488 = arith.constant 5 : index
-          vector.store %1480, %1434[%1488, %1422] : memref<8x16xf32>, vector<8xf32>
-          %1489 = arith.constant 6 : index
-          vector.store %1481, %1434[%1489, %1422] : memref<8x16xf32>, vector<8xf32>
-          %1490 = arith.constant 7 : index
-          vector.store %1482, %1434[%1490, %1422] : memref<8x16xf32>, vector<8xf32>
-          %1491 = arith.constant 8 : index
-          %1492 = arith.addi %1436, %1491 : index
-          %1493 = vector.load %m[%1492, %1435] : memref<?x?xf32>, vector<8xf32>
-          %1494 = arith.constant 9 : index
-          %1495 = arith.addi %1436, %1494 : index
-          %1496 = vector.load %m[%1495, %1435] : memref<?x?xf32>, vector<8xf32>
-          %1497 = arith.constant 10 : index
-          %1498 = arith.addi %1436, %1497 : index
-          %1499 = vector.load %m[%1498, %1435] : memref<?x?xf32>, vector<8xf32>
-          %1500 = arith.constant 11 : index
-          %1501 = arith.addi %1436, %1500 : index
-          %1502 = vector.load %m[%1501, %1435] : memref<?x?xf32>, vector<8xf32>
-          %1503 = arith.constant 12 : index
-          %1504 = arith.addi %1436, %1503 : index
-          %1505 = vector.load %m[%1504, %1435] : memref<?x?xf32>, vector<8xf32>
-          %1506 = arith.constant 13 : index
-          %1507 = arith.addi %1436, %1506 : index
-          %1508 = vector.load %m[%1507, %1435] : memref<?x?xf32>, vector<8xf32>
-          %1509 = arith.constant 14 : index
-          %1510 = arith.addi %1436, %1509 : index
-          %1511 = vector.load %m[%1510, %1435] : memref<?x?xf32>, vector<8xf32>
-          %1512 = arith.constant 15 : index
-          %1513 = arith.addi %1436, %1512 : index
-          %1514 = vector.load %m[%1513, %1435] : memref<?x?xf32>, vector<8xf32>
-          %1515 = vector.shuffle %1493, %1496 [0, 8, 1, 9, 4, 12, 5, 13] : vector<8xf32>, vector<8xf32>
-          %1516 = vector.shuffle %1493, %1496 [2, 10, 3, 11, 6, 14, 7, 15] : vector<8xf32>, vector<8xf32>
-          %1517 = vector.shuffle %1499, %1502 [0, 8, 1, 9, 4, 12, 5, 13] : vector<8xf32>, vector<8xf32>
-          %1518 = vector.shuffle %1499, %1502 [2, 10, 3, 11, 6, 14, 7, 15] : vector<8xf32>, vector<8xf32>
-          %1519 = vector.shuffle %1505, %1508 [0, 8, 1, 9, 4, 12, 5, 13] : vector<8xf32>, vector<8xf32>
-          %1520 = vector.shuffle %1505, %1508 [2, 10, 3, 11, 6, 14, 7, 15] : vector<8xf32>, vector<8xf32>
-          %1521 = vector.shuffle %1511, %1514 [0, 8, 1, 9, 4, 12, 5, 13] : vector<8xf32>, vector<8xf32>
-          %1522 = vector.shuffle %1511, %1514 [2, 10, 3, 11, 6, 14, 7, 15] : vector<8xf32>, vector<8xf32>
-          %1523 = vector.shuffle %1515, %1517 [0, 1, 8, 9, 4, 5, 12, 13] : vector<8xf32>, vector<8xf32>
-          %1524 = vector.shuffle %1515, %1517 [2, 3, 10, 11, 6, 7, 14, 15] : vector<8xf32>, vector<8xf32>
-          %1525 = vector.shuffle %1516, %1518 [0, 1, 8, 9, 4, 5, 12, 13] : vector<8xf32>, vector<8xf32>
-          %1526 = vector.shuffle %1516, %1518 [2, 3, 10, 11, 6, 7, 14, 15] : vector<8xf32>, vector<8xf32>
-          %1527 = vector.shuffle %1519, %1521 [0, 1, 8, 9, 4, 5, 12, 13] : vector<8xf32>, vector<8xf32>
-          %1528 = vector.shuffle %1519, %1521 [2, 3, 10, 11, 6, 7, 14, 15] : vector<8xf32>, vector<8xf32>
-          %1529 = vector.shuffle %1520, %1522 [0, 1, 8, 9, 4, 5, 12, 13] : vector<8xf32>, vector<8xf32>
-          %1530 = vector.shuffle %1520, %1522 [2, 3, 10, 11, 6, 7, 14, 15] : vector<8xf32>, vector<8xf32>
-          %1531 = vector.shuffle %1523, %1527 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
-          %1532 = vector.shuffle %1524, %1528 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
-          %1533 = vector.shuffle %1525, %1529 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
-          %1534 = vector.shuffle %1526, %1530 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
-          %1535 = vector.shuffle %1523, %1527 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
-          %1536 = vector.shuffle %1524, %1528 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
-          %1537 = vector.shuffle %1525, %1529 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
-          %1538 = vector.shuffle %1526, %1530 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
-          %1539 = arith.constant 0 : index
-          vector.store %1531, %1434[%1539, %1424] : memref<8x16xf32>, vector<8xf32>
-          %1540 = arith.constant 1 : index
-          vector.store %1532, %1434[%1540, %1424] : memref<8x16xf32>, vector<8xf32>
-          %1541 = arith.constant 2 : index
-          vector.store %1533, %1434[%1541, %1424] : memref<8x16xf32>, vector<8xf32>
-          %1542 = arith.constant 3 : index
-          vector.store %1534, %1434[%1542, %1424] : memref<8x16xf32>, vector<8xf32>
-          %1543 = arith.constant 4 : index
-          vector.store %1535, %1434[%1543, %1424] : memref<8x16xf32>, vector<8xf32>
-          %1544 = arith.constant 5 : index
-          vector.store %1536, %1434[%1544, %1424] : memref<8x16xf32>, vector<8xf32>
-          %1545 = arith.constant 6 : index
-          vector.store %1537, %1434[%1545, %1424] : memref<8x16xf32>, vector<8xf32>
-          %1546 = arith.constant 7 : index
-          vector.store %1538, %1434[%1546, %1424] : memref<8x16xf32>, vector<8xf32>
-          scf.for %1547 = %1422 to %1424 step %1423 {
-            scf.for %1548 = %1422 to %1425 step %1423 {
-              %1549 = arith.addi %1435, %1547 : index
-              %1550 = arith.addi %1436, %1548 : index
-              %1551 = memref.load %1434[%1547, %1548] : memref<8x16xf32>
-              %1552 = arith.constant 0.0 : f32
-              %1553 = arith.cmpf ogt, %1551, %1552 : f32
-              %1554 = math.exp %1551 : f32
-              %1555 = arith.constant 1.0 : f32
-              %1556 = arith.cmpf oeq, %1554, %1555 : f32
-              %1557 = math.exp %1551 : f32
-              %1558 = arith.constant 1.0 : f32
-              %1559 = arith.subf %1557, %1558 : f32
-              %1560 = arith.constant 1.0 : f32
-              %1561 = arith.negf %1560 : f32
-              %1562 = arith.cmpf oeq, %1559, %1561 : f32
-              %1563 = arith.constant 1.0 : f32
-              %1564 = arith.negf %1563 : f32
-              %1565 = math.exp %1551 : f32
-              %1566 = arith.constant 0x7F800000 : f32
-              %1567 = arith.cmpf oeq, %1565, %1566 : f32
-              %1568 = math.exp %1551 : f32
-              %1569 = math.exp %1551 : f32
-              %1570 = arith.constant 1.0 : f32
-              %1571 = arith.subf %1569, %1570 : f32
-              %1572 = math.exp %1551 : f32
-              %1573 = math.log %1572 : f32
-              %1574 = arith.divf %1551, %1573 : f32
-              %1575 = arith.mulf %1571, %1574 : f32
-              %1576 = arith.select %1567, %1568, %1575 : f32
-              %1577 = arith.select %1562, %1564, %1576 : f32
-              %1578 = arith.select %1556, %1551, %1577 : f32
-              %1579 = arith.select %1553, %1551, %1578 : f32
-              memref.store %1579, %t[%1549, %1550] : memref<?x?xf32>
+      %1733 = arith.constant 0 : index
+      %1734 = arith.constant 1 : index
+      %1735 = arith.constant 8 : index
+      %1736 = arith.constant 16 : index
+      %1737 = arith.subi %1730, %1727 : index
+      %1738 = arith.divui %1737, %1735 : index
+      %1739 = arith.muli %1738, %1735 : index
+      %1740 = arith.addi %1727, %1739 : index
+      %1741 = arith.subi %1732, %1728 : index
+      %1742 = arith.divui %1741, %1736 : index
+      %1743 = arith.muli %1742, %1736 : index
+      %1744 = arith.addi %1728, %1743 : index
+      %1745 = memref.alloca() {alignment = 64 : i64} : memref<8x16xf32>
+      scf.for %1746 = %1727 to %1740 step %1735 {
+        scf.for %1747 = %1728 to %1744 step %1736 {
+          %1748 = vector.load %m[%1747, %1746] : memref<?x?xf32>, vector<8xf32>
+          %1749 = arith.constant 1 : index
+          %1750 = arith.addi %1747, %1749 : index
+          %1751 = vector.load %m[%1750, %1746] : memref<?x?xf32>, vector<8xf32>
+          %1752 = arith.constant 2 : index
+          %1753 = arith.addi %1747, %1752 : index
+          %1754 = vector.load %m[%1753, %1746] : memref<?x?xf32>, vector<8xf32>
+          %1755 = arith.constant 3 : index
+          %1756 = arith.addi %1747, %1755 : index
+          %1757 = vector.load %m[%1756, %1746] : memref<?x?xf32>, vector<8xf32>
+          %1758 = arith.constant 4 : index
+          %1759 = arith.addi %1747, %1758 : index
+          %1760 = vector.load %m[%1759, %1746] : memref<?x?xf32>, vector<8xf32>
+          %1761 = arith.constant 5 : index
+          %1762 = arith.addi %1747, %1761 : index
+          %1763 = vector.load %m[%1762, %1746] : memref<?x?xf32>, vector<8xf32>
+          %1764 = arith.constant 6 : index
+          %1765 = arith.addi %1747, %1764 : index
+          %1766 = vector.load %m[%1765, %1746] : memref<?x?xf32>, vector<8xf32>
+          %1767 = arith.constant 7 : index
+          %1768 = arith.addi %1747, %1767 : index
+          %1769 = vector.load %m[%1768, %1746] : memref<?x?xf32>, vector<8xf32>
+          %1770 = vector.shuffle %1748, %1751 [0, 8, 1, 9, 4, 12, 5, 13] : vector<8xf32>, vector<8xf32>
+          %1771 = vector.shuffle %1748, %1751 [2, 10, 3, 11, 6, 14, 7, 15] : vector<8xf32>, vector<8xf32>
+          %1772 = vector.shuffle %1754, %1757 [0, 8, 1, 9, 4, 12, 5, 13] : vector<8xf32>, vector<8xf32>
+          %1773 = vector.shuffle %1754, %1757 [2, 10, 3, 11, 6, 14, 7, 15] : vector<8xf32>, vector<8xf32>
+          %1774 = vector.shuffle %1760, %1763 [0, 8, 1, 9, 4, 12, 5, 13] : vector<8xf32>, vector<8xf32>
+          %1775 = vector.shuffle %1760, %1763 [2, 10, 3, 11, 6, 14, 7, 15] : vector<8xf32>, vector<8xf32>
+          %1776 = vector.shuffle %1766, %1769 [0, 8, 1, 9, 4, 12, 5, 13] : vector<8xf32>, vector<8xf32>
+          %1777 = vector.shuffle %1766, %1769 [2, 10, 3, 11, 6, 14, 7, 15] : vector<8xf32>, vector<8xf32>
+          %1778 = vector.shuffle %1770, %1772 [0, 1, 8, 9, 4, 5, 12, 13] : vector<8xf32>, vector<8xf32>
+          %1779 = vector.shuffle %1770, %1772 [2, 3, 10, 11, 6, 7, 14, 15] : vector<8xf32>, vector<8xf32>
+          %1780 = vector.shuffle %1771, %1773 [0, 1, 8, 9, 4, 5, 12, 13] : vector<8xf32>, vector<8xf32>
+          %1781 = vector.shuffle %1771, %1773 [2, 3, 10, 11, 6, 7, 14, 15] : vector<8xf32>, vector<8xf32>
+          %1782 = vector.shuffle %1774, %1776 [0, 1, 8, 9, 4, 5, 12, 13] : vector<8xf32>, vector<8xf32>
+          %1783 = vector.shuffle %1774, %1776 [2, 3, 10, 11, 6, 7, 14, 15] : vector<8xf32>, vector<8xf32>
+          %1784 = vector.shuffle %1775, %1777 [0, 1, 8, 9, 4, 5, 12, 13] : vector<8xf32>, vector<8xf32>
+          %1785 = vector.shuffle %1775, %1777 [2, 3, 10, 11, 6, 7, 14, 15] : vector<8xf32>, vector<8xf32>
+          %1786 = vector.shuffle %1778, %1782 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
+          %1787 = vector.shuffle %1779, %1783 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
+          %1788 = vector.shuffle %1780, %1784 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
+          %1789 = vector.shuffle %1781, %1785 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
+          %1790 = vector.shuffle %1778, %1782 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
+          %1791 = vector.shuffle %1779, %1783 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
+          %1792 = vector.shuffle %1780, %1784 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
+          %1793 = vector.shuffle %1781, %1785 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
+          %1794 = arith.constant 0 : index
+          vector.store %1786, %1745[%1794, %1733] : memref<8x16xf32>, vector<8xf32>
+          %1795 = arith.constant 1 : index
+          vector.store %1787, %1745[%1795, %1733] : memref<8x16xf32>, vector<8xf32>
+          %1796 = arith.constant 2 : index
+          vector.store %1788, %1745[%1796, %1733] : memref<8x16xf32>, vector<8xf32>
+          %1797 = arith.constant 3 : index
+          vector.store %1789, %1745[%1797, %1733] : memref<8x16xf32>, vector<8xf32>
+          %1798 = arith.constant 4 : index
+          vector.store %1790, %1745[%1798, %1733] : memref<8x16xf32>, vector<8xf32>
+          %1799 = arith.constant 5 : index
+          vector.store %1791, %1745[%1799, %1733] : memref<8x16xf32>, vector<8xf32>
+          %1800 = arith.constant 6 : index
+          vector.store %1792, %1745[%1800, %1733] : memref<8x16xf32>, vector<8xf32>
+          %1801 = arith.constant 7 : index
+          vector.store %1793, %1745[%1801, %1733] : memref<8x16xf32>, vector<8xf32>
+          %1802 = arith.constant 8 : index
+          %1803 = arith.addi %1747, %1802 : index
+          %1804 = vector.load %m[%1803, %1746] : memref<?x?xf32>, vector<8xf32>
+          %1805 = arith.constant 9 : index
+          %1806 = arith.addi %1747, %1805 : index
+          %1807 = vector.load %m[%1806, %1746] : memref<?x?xf32>, vector<8xf32>
+          %1808 = arith.constant 10 : index
+          %1809 = arith.addi %1747, %1808 : index
+          %1810 = vector.load %m[%1809, %1746] : memref<?x?xf32>, vector<8xf32>
+          %1811 = arith.constant 11 : index
+          %1812 = arith.addi %1747, %1811 : index
+          %1813 = vector.load %m[%1812, %1746] : memref<?x?xf32>, vector<8xf32>
+          %1814 = arith.constant 12 : index
+          %1815 = arith.addi %1747, %1814 : index
+          %1816 = vector.load %m[%1815, %1746] : memref<?x?xf32>, vector<8xf32>
+          %1817 = arith.constant 13 : index
+          %1818 = arith.addi %1747, %1817 : index
+          %1819 = vector.load %m[%1818, %1746] : memref<?x?xf32>, vector<8xf32>
+          %1820 = arith.constant 14 : index
+          %1821 = arith.addi %1747, %1820 : index
+          %1822 = vector.load %m[%1821, %1746] : memref<?x?xf32>, vector<8xf32>
+          %1823 = arith.constant 15 : index
+          %1824 = arith.addi %1747, %1823 : index
+          %1825 = vector.load %m[%1824, %1746] : memref<?x?xf32>, vector<8xf32>
+          %1826 = vector.shuffle %1804, %1807 [0, 8, 1, 9, 4, 12, 5, 13] : vector<8xf32>, vector<8xf32>
+          %1827 = vector.shuffle %1804, %1807 [2, 10, 3, 11, 6, 14, 7, 15] : vector<8xf32>, vector<8xf32>
+          %1828 = vector.shuffle %1810, %1813 [0, 8, 1, 9, 4, 12, 5, 13] : vector<8xf32>, vector<8xf32>
+          %1829 = vector.shuffle %1810, %1813 [2, 10, 3, 11, 6, 14, 7, 15] : vector<8xf32>, vector<8xf32>
+          %1830 = vector.shuffle %1816, %1819 [0, 8, 1, 9, 4, 12, 5, 13] : vector<8xf32>, vector<8xf32>
+          %1831 = vector.shuffle %1816, %1819 [2, 10, 3, 11, 6, 14, 7, 15] : vector<8xf32>, vector<8xf32>
+          %1832 = vector.shuffle %1822, %1825 [0, 8, 1, 9, 4, 12, 5, 13] : vector<8xf32>, vector<8xf32>
+          %1833 = vector.shuffle %1822, %1825 [2, 10, 3, 11, 6, 14, 7, 15] : vector<8xf32>, vector<8xf32>
+          %1834 = vector.shuffle %1826, %1828 [0, 1, 8, 9, 4, 5, 12, 13] : vector<8xf32>, vector<8xf32>
+          %1835 = vector.shuffle %1826, %1828 [2, 3, 10, 11, 6, 7, 14, 15] : vector<8xf32>, vector<8xf32>
+          %1836 = vector.shuffle %1827, %1829 [0, 1, 8, 9, 4, 5, 12, 13] : vector<8xf32>, vector<8xf32>
+          %1837 = vector.shuffle %1827, %1829 [2, 3, 10, 11, 6, 7, 14, 15] : vector<8xf32>, vector<8xf32>
+          %1838 = vector.shuffle %1830, %1832 [0, 1, 8, 9, 4, 5, 12, 13] : vector<8xf32>, vector<8xf32>
+          %1839 = vector.shuffle %1830, %1832 [2, 3, 10, 11, 6, 7, 14, 15] : vector<8xf32>, vector<8xf32>
+          %1840 = vector.shuffle %1831, %1833 [0, 1, 8, 9, 4, 5, 12, 13] : vector<8xf32>, vector<8xf32>
+          %1841 = vector.shuffle %1831, %1833 [2, 3, 10, 11, 6, 7, 14, 15] : vector<8xf32>, vector<8xf32>
+          %1842 = vector.shuffle %1834, %1838 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
+          %1843 = vector.shuffle %1835, %1839 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
+          %1844 = vector.shuffle %1836, %1840 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
+          %1845 = vector.shuffle %1837, %1841 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
+          %1846 = vector.shuffle %1834, %1838 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
+          %1847 = vector.shuffle %1835, %1839 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
+          %1848 = vector.shuffle %1836, %1840 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
+          %1849 = vector.shuffle %1837, %1841 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
+          %1850 = arith.constant 0 : index
+          vector.store %1842, %1745[%1850, %1735] : memref<8x16xf32>, vector<8xf32>
+          %1851 = arith.constant 1 : index
+          vector.store %1843, %1745[%1851, %1735] : memref<8x16xf32>, vector<8xf32>
+          %1852 = arith.constant 2 : index
+          vector.store %1844, %1745[%1852, %1735] : memref<8x16xf32>, vector<8xf32>
+          %1853 = arith.constant 3 : index
+          vector.store %1845, %1745[%1853, %1735] : memref<8x16xf32>, vector<8xf32>
+          %1854 = arith.constant 4 : index
+          vector.store %1846, %1745[%1854, %1735] : memref<8x16xf32>, vector<8xf32>
+          %1855 = arith.constant 5 : index
+          vector.store %1847, %1745[%1855, %1735] : memref<8x16xf32>, vector<8xf32>
+          %1856 = arith.constant 6 : index
+          vector.store %1848, %1745[%1856, %1735] : memref<8x16xf32>, vector<8xf32>
+          %1857 = arith.constant 7 : index
+          vector.store %1849, %1745[%1857, %1735] : memref<8x16xf32>, vector<8xf32>
+          scf.for %1858 = %1733 to %1735 step %1734 {
+            scf.for %1859 = %1733 to %1736 step %1734 {
+              %1860 = arith.addi %1746, %1858 : index
+              %1861 = arith.addi %1747, %1859 : index
+              %1862 = memref.load %1745[%1858, %1859] : memref<8x16xf32>
+              %1863 = arith.constant 0.0 : f32
+              %1864 = arith.cmpf ogt, %1862, %1863 : f32
+              %1865 = math.exp %1862 : f32
+              %1866 = arith.constant 1.0 : f32
+              %1867 = arith.cmpf oeq, %1865, %1866 : f32
+              %1868 = math.exp %1862 : f32
+              %1869 = arith.constant 1.0 : f32
+              %1870 = arith.subf %1868, %1869 : f32
+              %1871 = arith.constant 1.0 : f32
+              %1872 = arith.negf %1871 : f32
+              %1873 = arith.cmpf oeq, %1870, %1872 : f32
+              %1874 = arith.constant 1.0 : f32
+              %1875 = arith.negf %1874 : f32
+              %1876 = math.exp %1862 : f32
+              %1877 = arith.constant 0x7F800000 : f32
+              %1878 = arith.cmpf oeq, %1876, %1877 : f32
+              %1879 = math.exp %1862 : f32
+              %1880 = math.exp %1862 : f32
+              %1881 = arith.constant 1.0 : f32
+              %1882 = arith.subf %1880, %1881 : f32
+              %1883 = math.exp %1862 : f32
+              %1884 = math.log %1883 : f32
+              %1885 = arith.divf %1862, %1884 : f32
+              %1886 = arith.mulf %1882, %1885 : f32
+              %1887 = arith.select %1878, %1879, %1886 : f32
+              %1888 = arith.select %1873, %1875, %1887 : f32
+              %1889 = arith.select %1867, %1862, %1888 : f32
+              %1890 = arith.select %1864, %1862, %1889 : f32
+              memref.store %1890, %t[%1860, %1861] : memref<?x?xf32>
             }
           }
         }
-        %1581 = arith.addi %1435, %1424 : index
-        scf.for %1580 = %1435 to %1581 step %1423 {
-          scf.for %1582 = %1433 to %1421 step %1423 {
-            %1583 = memref.load %m[%1582, %1580] : memref<?x?xf32>
-            %1584 = arith.constant 0.0 : f32
-            %1585 = arith.cmpf ogt, %1583, %1584 : f32
-            %1586 = memref.load %m[%1582, %1580] : memref<?x?xf32>
-            %1587 = memref.load %m[%1582, %1580] : memref<?x?xf32>
-            %1588 = math.exp %1587 : f32
-            %1589 = arith.constant 1.0 : f32
-            %1590 = arith.cmpf oeq, %1588, %1589 : f32
-            %1591 = memref.load %m[%1582, %1580] : memref<?x?xf32>
-            %1592 = memref.load %m[%1582, %1580] : memref<?x?xf32>
-            %1593 = math.exp %1592 : f32
-            %1594 = arith.constant 1.0 : f32
-            %1595 = arith.subf %1593, %1594 : f32
-            %1596 = arith.constant 1.0 : f32
-            %1597 = arith.negf %1596 : f32
-            %1598 = arith.cmpf oeq, %1595, %1597 : f32
-            %1599 = arith.constant 1.0 : f32
-            %1600 = arith.negf %1599 : f32
-            %1601 = memref.load %m[%1582, %1580] : memref<?x?xf32>
-            %1602 = math.exp %1601 : f32
-            %1603 = arith.constant 0x7F800000 : f32
-            %1604 = arith.cmpf oeq, %1602, %1603 : f32
-            %1605 = memref.load %m[%1582, %1580] : memref<?x?xf32>
-            %1606 = math.exp %1605 : f32
-            %1607 = memref.load %m[%1582, %1580] : memref<?x?xf32>
-            %1608 = math.exp %1607 : f32
-            %1609 = arith.constant 1.0 : f32
-            %1610 = arith.subf %1608, %1609 : f32
-            %1611 = memref.load %m[%1582, %1580] : memref<?x?xf32>
-            %1612 = memref.load %m[%1582, %1580] : memref<?x?xf32>
-            %1613 = math.exp %1612 : f32
-            %1614 = math.log %1613 : f32
-            %1615 = arith.divf %1611, %1614 : f32
-            %1616 = arith.mulf %1610, %1615 : f32
-            %1617 = arith.select %1604, %1606, %1616 : f32
-            %1618 = arith.select %1598, %1600, %1617 : f32
-            %1619 = arith.select %1590, %1591, %1618 : f32
-            %1620 = arith.select %1585, %1586, %1619 : f32
-            memref.store %1620, %t[%1580, %1582] : memref<?x?xf32>
+        %1892 = arith.addi %1746, %1735 : index
+        scf.for %1891 = %1746 to %1892 step %1734 {
+          scf.for %1893 = %1744 to %1732 step %1734 {
+            %1894 = memref.load %m[%1893, %1891] : memref<?x?xf32>
+            %1895 = arith.constant 0.0 : f32
+            %1896 = arith.cmpf ogt, %1894, %1895 : f32
+            %1897 = memref.load %m[%1893, %1891] : memref<?x?xf32>
+            %1898 = memref.load %m[%1893, %1891] : memref<?x?xf32>
+            %1899 = math.exp %1898 : f32
+            %1900 = arith.constant 1.0 : f32
+            %1901 = arith.cmpf oeq, %1899, %1900 : f32
+            %1902 = memref.load %m[%1893, %1891] : memref<?x?xf32>
+            %1903 = memref.load %m[%1893, %1891] : memref<?x?xf32>
+            %1904 = math.exp %1903 : f32
+            %1905 = arith.constant 1.0 : f32
+            %1906 = arith.subf %1904, %1905 : f32
+            %1907 = arith.constant 1.0 : f32
+            %1908 = arith.negf %1907 : f32
+            %1909 = arith.cmpf oeq, %1906, %1908 : f32
+            %1910 = arith.constant 1.0 : f32
+            %1911 = arith.negf %1910 : f32
+            %1912 = memref.load %m[%1893, %1891] : memref<?x?xf32>
+            %1913 = math.exp %1912 : f32
+            %1914 = arith.constant 0x7F800000 : f32
+            %1915 = arith.cmpf oeq, %1913, %1914 : f32
+            %1916 = memref.load %m[%1893, %1891] : memref<?x?xf32>
+            %1917 = math.exp %1916 : f32
+            %1918 = memref.load %m[%1893, %1891] : memref<?x?xf32>
+            %1919 = math.exp %1918 : f32
+            %1920 = arith.constant 1.0 : f32
+            %1921 = arith.subf %1919, %1920 : f32
+            %1922 = memref.load %m[%1893, %1891] : memref<?x?xf32>
+            %1923 = memref.load %m[%1893, %1891] : memref<?x?xf32>
+            %1924 = math.exp %1923 : f32
+            %1925 = math.log %1924 : f32
+            %1926 = arith.divf %1922, %1925 : f32
+            %1927 = arith.mulf %1921, %1926 : f32
+            %1928 = arith.select %1915, %1917, %1927 : f32
+            %1929 = arith.select %1909, %1911, %1928 : f32
+            %1930 = arith.select %1901, %1902, %1929 : f32
+            %1931 = arith.select %1896, %1897, %1930 : f32
+            memref.store %1931, %t[%1891, %1893] : memref<?x?xf32>
           }
         }
       }
-      scf.for %1621 = %1429 to %1419 step %1413 {
-        scf.for %1622 = %1417 to %1421 step %1413 {
-          %1623 = memref.load %m[%1622, %1621] : memref<?x?xf32>
-          %1624 = arith.constant 0.0 : f32
-          %1625 = arith.cmpf ogt, %1623, %1624 : f32
-          %1626 = memref.load %m[%1622, %1621] : memref<?x?xf32>
-          %1627 = memref.load %m[%1622, %1621] : memref<?x?xf32>
-          %1628 = math.exp %1627 : f32
-          %1629 = arith.constant 1.0 : f32
-          %1630 = arith.cmpf oeq, %1628, %1629 : f32
-          %1631 = memref.load %m[%1622, %1621] : memref<?x?xf32>
-          %1632 = memref.load %m[%1622, %1621] : memref<?x?xf32>
-          %1633 = math.exp %1632 : f32
-          %1634 = arith.constant 1.0 : f32
-          %1635 = arith.subf %1633, %1634 : f32
-          %1636 = arith.constant 1.0 : f32
-          %1637 = arith.negf %1636 : f32
-          %1638 = arith.cmpf oeq, %1635, %1637 : f32
-          %1639 = arith.constant 1.0 : f32
-          %1640 = arith.negf %1639 : f32
-          %1641 = memref.load %m[%1622, %1621] : memref<?x?xf32>
-          %1642 = math.exp %1641 : f32
-          %1643 = arith.constant 0x7F800000 : f32
-          %1644 = arith.cmpf oeq, %1642, %1643 : f32
-          %1645 = memref.load %m[%1622, %1621] : memref<?x?xf32>
-          %1646 = math.exp %1645 : f32
-          %1647 = memref.load %m[%1622, %1621] : memref<?x?xf32>
-          %1648 = math.exp %1647 : f32
-          %1649 = arith.constant 1.0 : f32
-          %1650 = arith.subf %1648, %1649 : f32
-          %1651 = memref.load %m[%1622, %1621] : memref<?x?xf32>
-          %1652 = memref.load %m[%1622, %1621] : memref<?x?xf32>
-          %1653 = math.exp %1652 : f32
-          %1654 = math.log %1653 : f32
-          %1655 = arith.divf %1651, %1654 : f32
-          %1656 = arith.mulf %1650, %1655 : f32
-          %1657 = arith.select %1644, %1646, %1656 : f32
-          %1658 = arith.select %1638, %1640, %1657 : f32
-          %1659 = arith.select %1630, %1631, %1658 : f32
-          %1660 = arith.select %1625, %1626, %1659 : f32
-          memref.store %1660, %t[%1621, %1622] : memref<?x?xf32>
+      scf.for %1932 = %1740 to %1730 step %1724 {
+        scf.for %1933 = %1728 to %1732 step %1724 {
+          %1934 = memref.load %m[%1933, %1932] : memref<?x?xf32>
+          %1935 = arith.constant 0.0 : f32
+          %1936 = arith.cmpf ogt, %1934, %1935 : f32
+          %1937 = memref.load %m[%1933, %1932] : memref<?x?xf32>
+          %1938 = memref.load %m[%1933, %1932] : memref<?x?xf32>
+          %1939 = math.exp %1938 : f32
+          %1940 = arith.constant 1.0 : f32
+          %1941 = arith.cmpf oeq, %1939, %1940 : f32
+          %1942 = memref.load %m[%1933, %1932] : memref<?x?xf32>
+          %1943 = memref.load %m[%1933, %1932] : memref<?x?xf32>
+          %1944 = math.exp %1943 : f32
+          %1945 = arith.constant 1.0 : f32
+          %1946 = arith.subf %1944, %1945 : f32
+          %1947 = arith.constant 1.0 : f32
+          %1948 = arith.negf %1947 : f32
+          %1949 = arith.cmpf oeq, %1946, %1948 : f32
+          %1950 = arith.constant 1.0 : f32
+          %1951 = arith.negf %1950 : f32
+          %1952 = memref.load %m[%1933, %1932] : memref<?x?xf32>
+          %1953 = math.exp %1952 : f32
+          %1954 = arith.constant 0x7F800000 : f32
+          %1955 = arith.cmpf oeq, %1953, %1954 : f32
+          %1956 = memref.load %m[%1933, %1932] : memref<?x?xf32>
+          %1957 = math.exp %1956 : f32
+          %1958 = memref.load %m[%1933, %1932] : memref<?x?xf32>
+          %1959 = math.exp %1958 : f32
+          %1960 = arith.constant 1.0 : f32
+          %1961 = arith.subf %1959, %1960 : f32
+          %1962 = memref.load %m[%1933, %1932] : memref<?x?xf32>
+          %1963 = memref.load %m[%1933, %1932] : memref<?x?xf32>
+          %1964 = math.exp %1963 : f32
+          %1965 = math.log %1964 : f32
+          %1966 = arith.divf %1962, %1965 : f32
+          %1967 = arith.mulf %1961, %1966 : f32
+          %1968 = arith.select %1955, %1957, %1967 : f32
+          %1969 = arith.select %1949, %1951, %1968 : f32
+          %1970 = arith.select %1941, %1942, %1969 : f32
+          %1971 = arith.select %1936, %1937, %1970 : f32
+          memref.store %1971, %t[%1932, %1933] : memref<?x?xf32>
         }
       }
       scf.reduce
     }
     // Statements 8 to 9 fused: row by row, in parallel blocks of rows.
-    %1661 = arith.constant 4 : index
-    %1662 = arith.muli %1661, %H : index
-    %1663 = arith.muli %1662, %W : index
-    %1664 = arith.constant 4 : index
-    %1665 = arith.muli %1664, %H : index
-    %1666 = arith.addi %1663, %1665 : index
-    %1667 = arith.constant 4 : index
-    %1668 = arith.muli %1667, %H : index
-    %1669 = arith.muli %1668, %W : index
-    %1670 = arith.addi %1666, %1669 : index
-    %1671 = arith.constant 50331648 : index
-    %1672 = arith.cmpi sge, %1670, %1671 : index
-    %1673 = arith.constant 0 : index
-    %1674 = arith.constant 1 : index
-    %1675 = arith.constant 63 : index
-    %1676 = arith.addi %H, %1675 : index
-    %1677 = arith.constant 64 : index
-    %1678 = arith.divui %1676, %1677 : index
-    %1679 = arith.constant 1 : index
-    %1680 = arith.maxsi %1678, %1679 : index
-    scf.parallel (%1681) = (%1673) to (%H) step (%1680) {
-      %1682 = arith.addi %1681, %1680 : index
-      %1683 = arith.minsi %1682, %H : index
-      %1684 = memref.alloca() : memref<16xf32>
-      scf.for %1685 = %1681 to %1683 step %1674 {
-        %1686 = arith.addi %1685, %1674 : index
-        %1687 = arith.subi %H, %1674 : index
-        %1688 = arith.minsi %1686, %1687 : index
-        %1689 = memref.subview %m[%1685, 0] [1, %W] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
-        %1690 = memref.subview %mx[%1685] [1] [1] : memref<?xf32> to memref<f32, strided<[], offset: ?>>
-        %1691 = memref.subview %p[%1685, 0] [1, %W] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
+    %1972 = arith.constant 4 : index
+    %1973 = arith.muli %1972, %H : index
+    %1974 = arith.muli %1973, %W : index
+    %1975 = arith.constant 4 : index
+    %1976 = arith.muli %1975, %H : index
+    %1977 = arith.addi %1974, %1976 : index
+    %1978 = arith.constant 4 : index
+    %1979 = arith.muli %1978, %H : index
+    %1980 = arith.muli %1979, %W : index
+    %1981 = arith.addi %1977, %1980 : index
+    %1982 = arith.constant 50331648 : index
+    %1983 = arith.cmpi sge, %1981, %1982 : index
+    %1984 = arith.constant 0 : index
+    %1985 = arith.constant 1 : index
+    %1986 = arith.constant 63 : index
+    %1987 = arith.addi %H, %1986 : index
+    %1988 = arith.constant 64 : index
+    %1989 = arith.divui %1987, %1988 : index
+    %1990 = arith.constant 1 : index
+    %1991 = arith.maxsi %1989, %1990 : index
+    scf.parallel (%1992) = (%1984) to (%H) step (%1991) {
+      %1993 = arith.addi %1992, %1991 : index
+      %1994 = arith.minsi %1993, %H : index
+      %1995 = memref.alloca() : memref<16xf32>
+      scf.for %1996 = %1992 to %1994 step %1985 {
+        %1997 = arith.addi %1996, %1985 : index
+        %1998 = arith.subi %H, %1985 : index
+        %1999 = arith.minsi %1997, %1998 : index
+        %2000 = memref.subview %m[%1996, 0] [1, %W] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
+        %2001 = memref.subview %mx[%1996] [1] [1] : memref<?xf32> to memref<f32, strided<[], offset: ?>>
+        %2002 = memref.subview %p[%1996, 0] [1, %W] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
         // mx[i] = max(j in 0..W: m[i, j])
-        %1692 = arith.constant 0xFF800000 : f32
-        linalg.fill ins(%1692 : f32) outs(%1690 : memref<f32, strided<[], offset: ?>>)
-        %1693 = arith.constant 0 : index
-        %1694 = arith.subi %W, %1693 : index
-        %1695 = arith.constant 0 : index
-        %1696 = arith.maxsi %1694, %1695 : index
-        %1697 = arith.constant 0 : index
-        %1698 = memref.reinterpret_cast %1690 to offset: [0], sizes: [%1696], strides: [%1697] : memref<f32, strided<[], offset: ?>> to memref<?xf32, strided<[?]>>
+        %2003 = arith.constant 0xFF800000 : f32
+        linalg.fill ins(%2003 : f32) outs(%2001 : memref<f32, strided<[], offset: ?>>)
+        %2004 = arith.constant 0 : index
+        %2005 = arith.subi %W, %2004 : index
+        %2006 = arith.constant 0 : index
+        %2007 = arith.maxsi %2005, %2006 : index
+        %2008 = arith.constant 0 : index
+        %2009 = memref.reinterpret_cast %2001 to offset: [0], sizes: [%2007], strides: [%2008] : memref<f32, strided<[], offset: ?>> to memref<?xf32, strided<[?]>>
         linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
-            ins(%1698, %1689 : memref<?xf32, strided<[?]>>, memref<?xf32, strided<[1], offset: ?>>)
-            outs(%1690 : memref<f32, strided<[], offset: ?>>) {
-          ^bb0(%1699: f32, %1700: f32, %1701: f32):
-          %1702 = arith.maximumf %1701, %1700 : f32
-          linalg.yield %1702 : f32
+            ins(%2009, %2000 : memref<?xf32, strided<[?]>>, memref<?xf32, strided<[1], offset: ?>>)
+            outs(%2001 : memref<f32, strided<[], offset: ?>>) {
+          ^bb0(%2010: f32, %2011: f32, %2012: f32):
+          %2013 = arith.maximumf %2012, %2011 : f32
+          linalg.yield %2013 : f32
         }
         // p[i, j] = select(m[i, j] > mx[i] - 1.0, exp(m[i, j] - mx[i]), 0.0)
-        scf.if %1672 {
+        scf.if %1983 {
           // Non-temporal stores: plain head and tail, whole 64-byte lines in between.
-          %1703 = arith.constant 4 : index
-          %1704, %1705, %1706, %1707 = memref.extract_strided_metadata %1691 : memref<?xf32, strided<[1], offset: ?>> -> memref<f32>, index, index, index
-          %1708 = memref.extract_aligned_pointer_as_index %1691 : memref<?xf32, strided<[1], offset: ?>> -> index
-          %1709 = arith.muli %1705, %1703 : index
-          %1710 = arith.addi %1708, %1709 : index
-          %1711 = arith.constant 64 : index
-          %1712 = arith.remui %1710, %1711 : index
-          %1713 = arith.subi %1711, %1712 : index
-          %1714 = arith.remui %1713, %1711 : index
-          %1715 = arith.divui %1714, %1703 : index
-          %1716 = arith.minsi %1715, %W : index
-          %1717 = arith.constant 16 : index
-          %1718 = arith.subi %W, %1716 : index
-          %1719 = arith.divui %1718, %1717 : index
-          %1720 = arith.muli %1719, %1717 : index
-          %1721 = arith.addi %1716, %1720 : index
-          %1722 = arith.constant 0 : index
-          %1723 = arith.constant 1 : index
-          %1724 = memref.subview %1691[%1722] [%1716] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
-          %1725 = arith.constant 0 : index
-          %1726 = memref.reinterpret_cast %1724 to offset: [0], sizes: [%1716], strides: [%1725] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+          %2014 = arith.constant 4 : index
+          %2015, %2016, %2017, %2018 = memref.extract_strided_metadata %2002 : memref<?xf32, strided<[1], offset: ?>> -> memref<f32>, index, index, index
+          %2019 = memref.extract_aligned_pointer_as_index %2002 : memref<?xf32, strided<[1], offset: ?>> -> index
+          %2020 = arith.muli %2016, %2014 : index
+          %2021 = arith.addi %2019, %2020 : index
+          %2022 = arith.constant 64 : index
+          %2023 = arith.remui %2021, %2022 : index
+          %2024 = arith.subi %2022, %2023 : index
+          %2025 = arith.remui %2024, %2022 : index
+          %2026 = arith.divui %2025, %2014 : index
+          %2027 = arith.minsi %2026, %W : index
+          %2028 = arith.constant 16 : index
+          %2029 = arith.subi %W, %2027 : index
+          %2030 = arith.divui %2029, %2028 : index
+          %2031 = arith.muli %2030, %2028 : index
+          %2032 = arith.addi %2027, %2031 : index
+          %2033 = arith.constant 0 : index
+          %2034 = arith.constant 1 : index
+          %2035 = memref.subview %2002[%2033] [%2027] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
+          %2036 = arith.constant 0 : index
+          %2037 = memref.reinterpret_cast %2035 to offset: [0], sizes: [%2027], strides: [%2036] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
           linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-              ins(%1726, %1690 : memref<?xf32, strided<[?]>>, memref<f32, strided<[], offset: ?>>)
-              outs(%1724 : memref<?xf32, strided<[1], offset: ?>>) {
-            ^bb0(%1727: f32, %1728: f32, %1729: f32):
-            %1730 = linalg.index 0 : index
-            %1731 = arith.addi %1730, %1722 : index
-            %1732 = memref.load %1689[%1731] : memref<?xf32, strided<[1], offset: ?>>
-            %1733 = arith.constant 1.0 : f32
-            %1734 = arith.subf %1728, %1733 : f32
-            %1735 = arith.cmpf ogt, %1732, %1734 : f32
-            %1736 = memref.load %1689[%1731] : memref<?xf32, strided<[1], offset: ?>>
-            %1737 = arith.subf %1736, %1728 : f32
-            %1738 = math.exp %1737 : f32
-            %1739 = arith.constant 0.0 : f32
-            %1740 = arith.select %1735, %1738, %1739 : f32
-            linalg.yield %1740 : f32
+              ins(%2037, %2001 : memref<?xf32, strided<[?]>>, memref<f32, strided<[], offset: ?>>)
+              outs(%2035 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%2038: f32, %2039: f32, %2040: f32):
+            %2041 = linalg.index 0 : index
+            %2042 = arith.addi %2041, %2033 : index
+            %2043 = memref.load %2000[%2042] : memref<?xf32, strided<[1], offset: ?>>
+            %2044 = arith.constant 1.0 : f32
+            %2045 = arith.subf %2039, %2044 : f32
+            %2046 = arith.cmpf ogt, %2043, %2045 : f32
+            %2047 = memref.load %2000[%2042] : memref<?xf32, strided<[1], offset: ?>>
+            %2048 = arith.subf %2047, %2039 : f32
+            %2049 = math.exp %2048 : f32
+            %2050 = arith.constant 0.0 : f32
+            %2051 = arith.select %2046, %2049, %2050 : f32
+            linalg.yield %2051 : f32
           }
-          scf.for %1741 = %1722 to %1719 step %1723 {
-            %1742 = arith.muli %1741, %1717 : index
-            %1743 = arith.addi %1716, %1742 : index
-            memref.prefetch %m[%1688, %1743], read, locality<3>, data : memref<?x?xf32>
-            %1744 = arith.constant 1024 : index
-            %1745 = arith.constant 1 : index
-            %1746 = arith.subi %W, %1745 : index
-            %1747 = arith.addi %1743, %1744 : index
-            %1748 = arith.minsi %1747, %1746 : index
-            memref.prefetch %1689[%1748], read, locality<3>, data : memref<?xf32, strided<[1], offset: ?>>
-            %1749 = arith.constant 0 : index
-            %1750 = memref.reinterpret_cast %1684 to offset: [0], sizes: [%1717], strides: [%1749] : memref<16xf32> to memref<?xf32, strided<[?]>>
+          scf.for %2052 = %2033 to %2030 step %2034 {
+            %2053 = arith.muli %2052, %2028 : index
+            %2054 = arith.addi %2027, %2053 : index
+            memref.prefetch %m[%1999, %2054], read, locality<3>, data : memref<?x?xf32>
+            %2055 = arith.constant 1024 : index
+            %2056 = arith.constant 1 : index
+            %2057 = arith.subi %W, %2056 : index
+            %2058 = arith.addi %2054, %2055 : index
+            %2059 = arith.minsi %2058, %2057 : index
+            memref.prefetch %2000[%2059], read, locality<3>, data : memref<?xf32, strided<[1], offset: ?>>
+            %2060 = arith.constant 0 : index
+            %2061 = memref.reinterpret_cast %1995 to offset: [0], sizes: [%2028], strides: [%2060] : memref<16xf32> to memref<?xf32, strided<[?]>>
             linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-                ins(%1750, %1690 : memref<?xf32, strided<[?]>>, memref<f32, strided<[], offset: ?>>)
-                outs(%1684 : memref<16xf32>) {
-              ^bb0(%1751: f32, %1752: f32, %1753: f32):
-              %1754 = linalg.index 0 : index
-              %1755 = arith.addi %1754, %1743 : index
-              %1756 = memref.load %1689[%1755] : memref<?xf32, strided<[1], offset: ?>>
-              %1757 = arith.constant 1.0 : f32
-              %1758 = arith.subf %1752, %1757 : f32
-              %1759 = arith.cmpf ogt, %1756, %1758 : f32
-              %1760 = memref.load %1689[%1755] : memref<?xf32, strided<[1], offset: ?>>
-              %1761 = arith.subf %1760, %1752 : f32
-              %1762 = math.exp %1761 : f32
-              %1763 = arith.constant 0.0 : f32
-              %1764 = arith.select %1759, %1762, %1763 : f32
-              linalg.yield %1764 : f32
+                ins(%2061, %2001 : memref<?xf32, strided<[?]>>, memref<f32, strided<[], offset: ?>>)
+                outs(%1995 : memref<16xf32>) {
+              ^bb0(%2062: f32, %2063: f32, %2064: f32):
+              %2065 = linalg.index 0 : index
+              %2066 = arith.addi %2065, %2054 : index
+              %2067 = memref.load %2000[%2066] : memref<?xf32, strided<[1], offset: ?>>
+              %2068 = arith.constant 1.0 : f32
+              %2069 = arith.subf %2063, %2068 : f32
+              %2070 = arith.cmpf ogt, %2067, %2069 : f32
+              %2071 = memref.load %2000[%2066] : memref<?xf32, strided<[1], offset: ?>>
+              %2072 = arith.subf %2071, %2063 : f32
+              %2073 = math.exp %2072 : f32
+              %2074 = arith.constant 0.0 : f32
+              %2075 = arith.select %2070, %2073, %2074 : f32
+              linalg.yield %2075 : f32
             }
-            %1765 = arith.constant 8 : index
-            %1766 = vector.load %1684[%1722] : memref<16xf32>, vector<8xf32>
-            %1767 = vector.load %1684[%1765] : memref<16xf32>, vector<8xf32>
-            %1768 = arith.muli %1743, %1703 : index
-            %1769 = arith.addi %1710, %1768 : index
-            %1770 = arith.index_cast %1769 : index to i64
-            %1771 = llvm.inttoptr %1770 : i64 to !llvm.ptr
-            llvm.store %1766, %1771 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
-            %1772 = llvm.getelementptr %1771[32] : (!llvm.ptr) -> !llvm.ptr, i8
-            llvm.store %1767, %1772 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+            %2076 = arith.constant 8 : index
+            %2077 = vector.load %1995[%2033] : memref<16xf32>, vector<8xf32>
+            %2078 = vector.load %1995[%2076] : memref<16xf32>, vector<8xf32>
+            %2079 = arith.muli %2054, %2014 : index
+            %2080 = arith.addi %2021, %2079 : index
+            %2081 = arith.index_cast %2080 : index to i64
+            %2082 = llvm.inttoptr %2081 : i64 to !llvm.ptr
+            llvm.store %2077, %2082 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+            %2083 = llvm.getelementptr %2082[32] : (!llvm.ptr) -> !llvm.ptr, i8
+            llvm.store %2078, %2083 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
           }
-          %1773 = arith.subi %W, %1721 : index
-          %1774 = memref.subview %1691[%1721] [%1773] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
-          %1775 = arith.constant 0 : index
-          %1776 = memref.reinterpret_cast %1774 to offset: [0], sizes: [%1773], strides: [%1775] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+          %2084 = arith.subi %W, %2032 : index
+          %2085 = memref.subview %2002[%2032] [%2084] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
+          %2086 = arith.constant 0 : index
+          %2087 = memref.reinterpret_cast %2085 to offset: [0], sizes: [%2084], strides: [%2086] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
           linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-              ins(%1776, %1690 : memref<?xf32, strided<[?]>>, memref<f32, strided<[], offset: ?>>)
-              outs(%1774 : memref<?xf32, strided<[1], offset: ?>>) {
-            ^bb0(%1777: f32, %1778: f32, %1779: f32):
-            %1780 = linalg.index 0 : index
-            %1781 = arith.addi %1780, %1721 : index
-            %1782 = memref.load %1689[%1781] : memref<?xf32, strided<[1], offset: ?>>
-            %1783 = arith.constant 1.0 : f32
-            %1784 = arith.subf %1778, %1783 : f32
-            %1785 = arith.cmpf ogt, %1782, %1784 : f32
-            %1786 = memref.load %1689[%1781] : memref<?xf32, strided<[1], offset: ?>>
-            %1787 = arith.subf %1786, %1778 : f32
-            %1788 = math.exp %1787 : f32
-            %1789 = arith.constant 0.0 : f32
-            %1790 = arith.select %1785, %1788, %1789 : f32
-            linalg.yield %1790 : f32
+              ins(%2087, %2001 : memref<?xf32, strided<[?]>>, memref<f32, strided<[], offset: ?>>)
+              outs(%2085 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%2088: f32, %2089: f32, %2090: f32):
+            %2091 = linalg.index 0 : index
+            %2092 = arith.addi %2091, %2032 : index
+            %2093 = memref.load %2000[%2092] : memref<?xf32, strided<[1], offset: ?>>
+            %2094 = arith.constant 1.0 : f32
+            %2095 = arith.subf %2089, %2094 : f32
+            %2096 = arith.cmpf ogt, %2093, %2095 : f32
+            %2097 = memref.load %2000[%2092] : memref<?xf32, strided<[1], offset: ?>>
+            %2098 = arith.subf %2097, %2089 : f32
+            %2099 = math.exp %2098 : f32
+            %2100 = arith.constant 0.0 : f32
+            %2101 = arith.select %2096, %2099, %2100 : f32
+            linalg.yield %2101 : f32
           }
         } else {
-          %1791 = arith.constant 0 : index
-          %1792 = memref.reinterpret_cast %1691 to offset: [0], sizes: [%W], strides: [%1791] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+          %2102 = arith.constant 0 : index
+          %2103 = memref.reinterpret_cast %2002 to offset: [0], sizes: [%W], strides: [%2102] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
           linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-              ins(%1792, %1689, %1690 : memref<?xf32, strided<[?]>>, memref<?xf32, strided<[1], offset: ?>>, memref<f32, strided<[], offset: ?>>)
-              outs(%1691 : memref<?xf32, strided<[1], offset: ?>>) {
-            ^bb0(%1793: f32, %1794: f32, %1795: f32, %1796: f32):
-            %1797 = arith.constant 1.0 : f32
-            %1798 = arith.subf %1795, %1797 : f32
-            %1799 = arith.cmpf ogt, %1794, %1798 : f32
-            %1800 = arith.subf %1794, %1795 : f32
-            %1801 = math.exp %1800 : f32
-            %1802 = arith.constant 0.0 : f32
-            %1803 = arith.select %1799, %1801, %1802 : f32
-            linalg.yield %1803 : f32
+              ins(%2103, %2000, %2001 : memref<?xf32, strided<[?]>>, memref<?xf32, strided<[1], offset: ?>>, memref<f32, strided<[], offset: ?>>)
+              outs(%2002 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%2104: f32, %2105: f32, %2106: f32, %2107: f32):
+            %2108 = arith.constant 1.0 : f32
+            %2109 = arith.subf %2106, %2108 : f32
+            %2110 = arith.cmpf ogt, %2105, %2109 : f32
+            %2111 = arith.subf %2105, %2106 : f32
+            %2112 = math.exp %2111 : f32
+            %2113 = arith.constant 0.0 : f32
+            %2114 = arith.select %2110, %2112, %2113 : f32
+            linalg.yield %2114 : f32
           }
         }
       }
-      scf.if %1672 {
+      scf.if %1983 {
         llvm.fence seq_cst
       }
       scf.reduce

@@ -486,25 +486,25 @@ module attributes {transform.with_named_sequence} {
       %5 = arith.minsi %4, %N : index
       %6 = arith.subi %5, %3 : index
       %7 = memref.subview %y0[%3] [%6] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
-      %8 = arith.constant 1 : index
-      %9 = arith.subi %5, %8 : index
-      %10 = arith.constant 0 : index
-      %11 = arith.addi %3, %10 : index
-      %12 = arith.constant 2 : index
-      %13 = arith.subi %11, %12 : index
-      %14 = arith.constant 0 : index
-      %15 = arith.cmpi sge, %13, %14 : index
-      %16 = arith.cmpi slt, %13, %N : index
-      %17 = arith.andi %15, %16 : i1
+      %8 = arith.constant 0 : index
+      %9 = arith.addi %3, %8 : index
+      %10 = arith.constant 2 : index
+      %11 = arith.subi %9, %10 : index
+      %12 = arith.constant 0 : index
+      %13 = arith.cmpi sge, %11, %12 : index
+      %14 = arith.cmpi slt, %11, %N : index
+      %15 = arith.andi %13, %14 : i1
+      %16 = arith.constant 1 : index
+      %17 = arith.subi %5, %16 : index
       %18 = arith.constant 0 : index
-      %19 = arith.addi %9, %18 : index
+      %19 = arith.addi %17, %18 : index
       %20 = arith.constant 2 : index
       %21 = arith.subi %19, %20 : index
       %22 = arith.constant 0 : index
       %23 = arith.cmpi sge, %21, %22 : index
       %24 = arith.cmpi slt, %21, %N : index
       %25 = arith.andi %23, %24 : i1
-      %26 = arith.andi %17, %25 : i1
+      %26 = arith.andi %15, %25 : i1
       %27 = arith.constant 5 : index
       %28 = arith.constant 1 : index
       %29 = arith.subi %27, %28 : index
@@ -519,7 +519,7 @@ module attributes {transform.with_named_sequence} {
       %38 = arith.constant 5 : index
       %39 = arith.constant 1 : index
       %40 = arith.subi %38, %39 : index
-      %41 = arith.addi %9, %40 : index
+      %41 = arith.addi %17, %40 : index
       %42 = arith.constant 2 : index
       %43 = arith.subi %41, %42 : index
       %44 = arith.constant 0 : index
@@ -606,20 +606,20 @@ module attributes {transform.with_named_sequence} {
       %109 = arith.subi %108, %106 : index
       %110 = memref.subview %y1[%106] [%109] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
       %111 = arith.constant 1 : index
-      %112 = arith.subi %108, %111 : index
-      %113 = arith.constant 1 : index
-      %114 = arith.subi %106, %113 : index
-      %115 = arith.constant 0 : index
-      %116 = arith.cmpi sge, %114, %115 : index
-      %117 = arith.cmpi slt, %114, %N : index
-      %118 = arith.andi %116, %117 : i1
+      %112 = arith.subi %106, %111 : index
+      %113 = arith.constant 0 : index
+      %114 = arith.cmpi sge, %112, %113 : index
+      %115 = arith.cmpi slt, %112, %N : index
+      %116 = arith.andi %114, %115 : i1
+      %117 = arith.constant 1 : index
+      %118 = arith.subi %108, %117 : index
       %119 = arith.constant 1 : index
-      %120 = arith.subi %112, %119 : index
+      %120 = arith.subi %118, %119 : index
       %121 = arith.constant 0 : index
       %122 = arith.cmpi sge, %120, %121 : index
       %123 = arith.cmpi slt, %120, %N : index
       %124 = arith.andi %122, %123 : i1
-      %125 = arith.andi %118, %124 : i1
+      %125 = arith.andi %116, %124 : i1
       %126 = arith.constant 4 : index
       %127 = arith.constant 1 : index
       %128 = arith.subi %126, %127 : index
@@ -632,7 +632,7 @@ module attributes {transform.with_named_sequence} {
       %135 = arith.constant 4 : index
       %136 = arith.constant 1 : index
       %137 = arith.subi %135, %136 : index
-      %138 = arith.subi %112, %137 : index
+      %138 = arith.subi %118, %137 : index
       %139 = arith.constant 0 : index
       %140 = arith.cmpi sge, %138, %139 : index
       %141 = arith.cmpi slt, %138, %N : index
@@ -762,25 +762,25 @@ module attributes {transform.with_named_sequence} {
       %237 = arith.minsi %236, %N : index
       %238 = arith.subi %237, %235 : index
       %239 = memref.subview %y3[%235] [%238] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
-      %240 = arith.constant 1 : index
-      %241 = arith.subi %237, %240 : index
-      %242 = arith.constant 0 : index
-      %243 = arith.constant 0 : index
-      %244 = arith.constant 3 : index
-      %245 = arith.muli %244, %242 : index
-      %246 = arith.addi %235, %245 : index
-      %247 = arith.addi %246, %243 : index
-      %248 = arith.constant 4 : index
-      %249 = arith.subi %247, %248 : index
-      %250 = arith.constant 0 : index
-      %251 = arith.cmpi sge, %249, %250 : index
-      %252 = arith.cmpi slt, %249, %N : index
-      %253 = arith.andi %251, %252 : i1
+      %240 = arith.constant 0 : index
+      %241 = arith.constant 0 : index
+      %242 = arith.constant 3 : index
+      %243 = arith.muli %242, %240 : index
+      %244 = arith.addi %235, %243 : index
+      %245 = arith.addi %244, %241 : index
+      %246 = arith.constant 4 : index
+      %247 = arith.subi %245, %246 : index
+      %248 = arith.constant 0 : index
+      %249 = arith.cmpi sge, %247, %248 : index
+      %250 = arith.cmpi slt, %247, %N : index
+      %251 = arith.andi %249, %250 : i1
+      %252 = arith.constant 1 : index
+      %253 = arith.subi %237, %252 : index
       %254 = arith.constant 0 : index
       %255 = arith.constant 0 : index
       %256 = arith.constant 3 : index
       %257 = arith.muli %256, %254 : index
-      %258 = arith.addi %241, %257 : index
+      %258 = arith.addi %253, %257 : index
       %259 = arith.addi %258, %255 : index
       %260 = arith.constant 4 : index
       %261 = arith.subi %259, %260 : index
@@ -788,7 +788,7 @@ module attributes {transform.with_named_sequence} {
       %263 = arith.cmpi sge, %261, %262 : index
       %264 = arith.cmpi slt, %261, %N : index
       %265 = arith.andi %263, %264 : i1
-      %266 = arith.andi %253, %265 : i1
+      %266 = arith.andi %251, %265 : i1
       %267 = arith.constant 2 : index
       %268 = arith.constant 1 : index
       %269 = arith.subi %267, %268 : index
@@ -810,7 +810,7 @@ module attributes {transform.with_named_sequence} {
       %285 = arith.constant 0 : index
       %286 = arith.constant 3 : index
       %287 = arith.muli %286, %284 : index
-      %288 = arith.addi %241, %287 : index
+      %288 = arith.addi %253, %287 : index
       %289 = arith.addi %288, %285 : index
       %290 = arith.constant 4 : index
       %291 = arith.subi %289, %290 : index
@@ -840,7 +840,7 @@ module attributes {transform.with_named_sequence} {
       %315 = arith.subi %313, %314 : index
       %316 = arith.constant 3 : index
       %317 = arith.muli %316, %312 : index
-      %318 = arith.addi %241, %317 : index
+      %318 = arith.addi %253, %317 : index
       %319 = arith.addi %318, %315 : index
       %320 = arith.constant 4 : index
       %321 = arith.subi %319, %320 : index
@@ -874,7 +874,7 @@ module attributes {transform.with_named_sequence} {
       %349 = arith.subi %347, %348 : index
       %350 = arith.constant 3 : index
       %351 = arith.muli %350, %346 : index
-      %352 = arith.addi %241, %351 : index
+      %352 = arith.addi %253, %351 : index
       %353 = arith.addi %352, %349 : index
       %354 = arith.constant 4 : index
       %355 = arith.subi %353, %354 : index
@@ -981,21 +981,21 @@ module attributes {transform.with_named_sequence} {
       %438 = arith.minsi %437, %N : index
       %439 = arith.subi %438, %436 : index
       %440 = memref.subview %y4[%436] [%439] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
-      %441 = arith.constant 1 : index
-      %442 = arith.subi %438, %441 : index
+      %441 = arith.constant 0 : index
+      %442 = arith.addi %436, %441 : index
       %443 = arith.constant 0 : index
-      %444 = arith.addi %436, %443 : index
-      %445 = arith.constant 0 : index
-      %446 = arith.cmpi sge, %444, %445 : index
-      %447 = arith.cmpi slt, %444, %N : index
-      %448 = arith.andi %446, %447 : i1
+      %444 = arith.cmpi sge, %442, %443 : index
+      %445 = arith.cmpi slt, %442, %N : index
+      %446 = arith.andi %444, %445 : i1
+      %447 = arith.constant 1 : index
+      %448 = arith.subi %438, %447 : index
       %449 = arith.constant 0 : index
-      %450 = arith.addi %442, %449 : index
+      %450 = arith.addi %448, %449 : index
       %451 = arith.constant 0 : index
       %452 = arith.cmpi sge, %450, %451 : index
       %453 = arith.cmpi slt, %450, %N : index
       %454 = arith.andi %452, %453 : i1
-      %455 = arith.andi %448, %454 : i1
+      %455 = arith.andi %446, %454 : i1
       %456 = arith.constant 3 : index
       %457 = arith.constant 1 : index
       %458 = arith.subi %456, %457 : index
@@ -1008,7 +1008,7 @@ module attributes {transform.with_named_sequence} {
       %465 = arith.constant 3 : index
       %466 = arith.constant 1 : index
       %467 = arith.subi %465, %466 : index
-      %468 = arith.addi %442, %467 : index
+      %468 = arith.addi %448, %467 : index
       %469 = arith.constant 0 : index
       %470 = arith.cmpi sge, %468, %469 : index
       %471 = arith.cmpi slt, %468, %N : index
@@ -1022,7 +1022,7 @@ module attributes {transform.with_named_sequence} {
       %479 = arith.andi %477, %478 : i1
       %480 = arith.andi %473, %479 : i1
       %481 = arith.constant 0 : index
-      %482 = arith.addi %442, %481 : index
+      %482 = arith.addi %448, %481 : index
       %483 = arith.constant 0 : index
       %484 = arith.cmpi sge, %482, %483 : index
       %485 = arith.cmpi slt, %482, %N : index
@@ -1040,7 +1040,7 @@ module attributes {transform.with_named_sequence} {
       %497 = arith.constant 3 : index
       %498 = arith.constant 1 : index
       %499 = arith.subi %497, %498 : index
-      %500 = arith.addi %442, %499 : index
+      %500 = arith.addi %448, %499 : index
       %501 = arith.constant 0 : index
       %502 = arith.cmpi sge, %500, %501 : index
       %503 = arith.cmpi slt, %500, %N : index
@@ -1054,7 +1054,7 @@ module attributes {transform.with_named_sequence} {
       %511 = arith.andi %509, %510 : i1
       %512 = arith.andi %505, %511 : i1
       %513 = arith.constant 0 : index
-      %514 = arith.addi %442, %513 : index
+      %514 = arith.addi %448, %513 : index
       %515 = arith.constant 0 : index
       %516 = arith.cmpi sge, %514, %515 : index
       %517 = arith.cmpi slt, %514, %N : index
@@ -1072,7 +1072,7 @@ module attributes {transform.with_named_sequence} {
       %529 = arith.constant 3 : index
       %530 = arith.constant 1 : index
       %531 = arith.subi %529, %530 : index
-      %532 = arith.addi %442, %531 : index
+      %532 = arith.addi %448, %531 : index
       %533 = arith.constant 0 : index
       %534 = arith.cmpi sge, %532, %533 : index
       %535 = arith.cmpi slt, %532, %N : index
@@ -1264,25 +1264,25 @@ module attributes {transform.with_named_sequence} {
       %688 = arith.minsi %687, %N : index
       %689 = arith.subi %688, %686 : index
       %690 = memref.subview %y6[%686] [%689] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
-      %691 = arith.constant 1 : index
-      %692 = arith.subi %688, %691 : index
-      %693 = arith.constant 0 : index
-      %694 = arith.addi %686, %693 : index
-      %695 = arith.constant 8 : index
-      %696 = arith.subi %694, %695 : index
-      %697 = arith.constant 0 : index
-      %698 = arith.cmpi sge, %696, %697 : index
-      %699 = arith.cmpi slt, %696, %N : index
-      %700 = arith.andi %698, %699 : i1
+      %691 = arith.constant 0 : index
+      %692 = arith.addi %686, %691 : index
+      %693 = arith.constant 8 : index
+      %694 = arith.subi %692, %693 : index
+      %695 = arith.constant 0 : index
+      %696 = arith.cmpi sge, %694, %695 : index
+      %697 = arith.cmpi slt, %694, %N : index
+      %698 = arith.andi %696, %697 : i1
+      %699 = arith.constant 1 : index
+      %700 = arith.subi %688, %699 : index
       %701 = arith.constant 0 : index
-      %702 = arith.addi %692, %701 : index
+      %702 = arith.addi %700, %701 : index
       %703 = arith.constant 8 : index
       %704 = arith.subi %702, %703 : index
       %705 = arith.constant 0 : index
       %706 = arith.cmpi sge, %704, %705 : index
       %707 = arith.cmpi slt, %704, %N : index
       %708 = arith.andi %706, %707 : i1
-      %709 = arith.andi %700, %708 : i1
+      %709 = arith.andi %698, %708 : i1
       %710 = arith.constant 17 : index
       %711 = arith.constant 1 : index
       %712 = arith.subi %710, %711 : index
@@ -1297,7 +1297,7 @@ module attributes {transform.with_named_sequence} {
       %721 = arith.constant 17 : index
       %722 = arith.constant 1 : index
       %723 = arith.subi %721, %722 : index
-      %724 = arith.addi %692, %723 : index
+      %724 = arith.addi %700, %723 : index
       %725 = arith.constant 8 : index
       %726 = arith.subi %724, %725 : index
       %727 = arith.constant 0 : index
@@ -1388,114 +1388,486 @@ module attributes {transform.with_named_sequence} {
       scf.for %794 = %791 to %793 step %784 {
         %795 = memref.subview %z[%794, 0] [1, %C] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
         // z[r, j] = sum(k in 0..3: m[r, j + k - 1])
-        %796 = arith.constant 0.0 : f32
-        linalg.fill ins(%796 : f32) outs(%795 : memref<?xf32, strided<[1], offset: ?>>)
-        %797 = arith.constant 0 : index
-        %798 = arith.constant 3 : index
-        %799 = arith.subi %798, %797 : index
-        %800 = arith.constant 0 : index
-        %801 = arith.maxsi %799, %800 : index
-        %802 = arith.constant 0 : index
-        %803 = arith.constant 0 : index
-        %804 = memref.reinterpret_cast %795 to offset: [0], sizes: [%801, %C], strides: [%802, %803] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
-        linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
-            ins(%804 : memref<?x?xf32, strided<[?, ?]>>)
-            outs(%795 : memref<?xf32, strided<[1], offset: ?>>) {
-          ^bb0(%805: f32, %806: f32):
-          %807 = linalg.index 1 : index
-          %808 = linalg.index 0 : index
-          %809 = arith.addi %808, %797 : index
-          %810 = arith.constant 0 : index
-          %811 = arith.cmpi sge, %794, %810 : index
-          %812 = arith.cmpi slt, %794, %R : index
-          %813 = arith.andi %811, %812 : i1
-          %814 = arith.constant 1 : index
-          %815 = arith.subi %R, %814 : index
-          %816 = arith.minsi %794, %815 : index
-          %817 = arith.constant 0 : index
-          %818 = arith.maxsi %816, %817 : index
-          %819 = arith.addi %807, %809 : index
-          %820 = arith.constant 1 : index
-          %821 = arith.subi %819, %820 : index
-          %822 = arith.constant 0 : index
-          %823 = arith.cmpi sge, %821, %822 : index
-          %824 = arith.cmpi slt, %821, %C : index
-          %825 = arith.andi %823, %824 : i1
-          %826 = arith.andi %813, %825 : i1
-          %827 = arith.constant 1 : index
-          %828 = arith.subi %C, %827 : index
-          %829 = arith.minsi %821, %828 : index
-          %830 = arith.constant 0 : index
-          %831 = arith.maxsi %829, %830 : index
-          %832 = memref.load %m[%818, %831] : memref<?x?xf32>
-          %833 = arith.constant 0.0 : f32
-          %834 = arith.select %826, %832, %833 : f32
-          %835 = arith.addf %806, %834 fastmath<reassoc> : f32
-          linalg.yield %835 : f32
+        %796 = arith.constant 0 : index
+        %797 = arith.constant 1 : index
+        // Along j in three parts: the 1 output(s) at either end, and those between.
+        // A part whose reads are all inside their tensors reads without the boundary rule.
+        %798 = arith.constant 1 : index
+        %799 = arith.minsi %798, %C : index
+        %800 = arith.subi %C, %798 : index
+        %801 = arith.maxsi %800, %799 : index
+        %802 = arith.subi %799, %796 : index
+        %803 = memref.subview %795[%796] [%802] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
+        %804 = arith.constant 0 : index
+        %805 = arith.addi %796, %804 : index
+        %806 = arith.constant 1 : index
+        %807 = arith.subi %805, %806 : index
+        %808 = arith.constant 0 : index
+        %809 = arith.cmpi sge, %807, %808 : index
+        %810 = arith.cmpi slt, %807, %C : index
+        %811 = arith.andi %809, %810 : i1
+        %812 = arith.constant 1 : index
+        %813 = arith.subi %799, %812 : index
+        %814 = arith.constant 0 : index
+        %815 = arith.addi %813, %814 : index
+        %816 = arith.constant 1 : index
+        %817 = arith.subi %815, %816 : index
+        %818 = arith.constant 0 : index
+        %819 = arith.cmpi sge, %817, %818 : index
+        %820 = arith.cmpi slt, %817, %C : index
+        %821 = arith.andi %819, %820 : i1
+        %822 = arith.andi %811, %821 : i1
+        %823 = arith.constant 3 : index
+        %824 = arith.constant 1 : index
+        %825 = arith.subi %823, %824 : index
+        %826 = arith.addi %796, %825 : index
+        %827 = arith.constant 1 : index
+        %828 = arith.subi %826, %827 : index
+        %829 = arith.constant 0 : index
+        %830 = arith.cmpi sge, %828, %829 : index
+        %831 = arith.cmpi slt, %828, %C : index
+        %832 = arith.andi %830, %831 : i1
+        %833 = arith.andi %822, %832 : i1
+        %834 = arith.constant 3 : index
+        %835 = arith.constant 1 : index
+        %836 = arith.subi %834, %835 : index
+        %837 = arith.addi %813, %836 : index
+        %838 = arith.constant 1 : index
+        %839 = arith.subi %837, %838 : index
+        %840 = arith.constant 0 : index
+        %841 = arith.cmpi sge, %839, %840 : index
+        %842 = arith.cmpi slt, %839, %C : index
+        %843 = arith.andi %841, %842 : i1
+        %844 = arith.andi %833, %843 : i1
+        scf.if %844 {
+          // Every read of the part inside its tensor: no boundary rule.
+          %845 = arith.constant 0.0 : f32
+          linalg.fill ins(%845 : f32) outs(%803 : memref<?xf32, strided<[1], offset: ?>>)
+          %846 = arith.constant 0 : index
+          %847 = arith.constant 3 : index
+          %848 = arith.subi %847, %846 : index
+          %849 = arith.constant 0 : index
+          %850 = arith.maxsi %848, %849 : index
+          %851 = arith.constant 0 : index
+          %852 = arith.constant 0 : index
+          %853 = memref.reinterpret_cast %803 to offset: [0], sizes: [%850, %802], strides: [%851, %852] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
+          linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
+              ins(%853 : memref<?x?xf32, strided<[?, ?]>>)
+              outs(%803 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%854: f32, %855: f32):
+            %856 = linalg.index 1 : index
+            %857 = arith.addi %856, %796 : index
+            %858 = linalg.index 0 : index
+            %859 = arith.addi %858, %846 : index
+            %860 = arith.addi %857, %859 : index
+            %861 = arith.constant 1 : index
+            %862 = arith.subi %860, %861 : index
+            %863 = memref.load %m[%794, %862] : memref<?x?xf32>
+            %864 = arith.addf %855, %863 fastmath<reassoc> : f32
+            linalg.yield %864 : f32
+          }
+        } else {
+          %865 = arith.constant 0.0 : f32
+          linalg.fill ins(%865 : f32) outs(%803 : memref<?xf32, strided<[1], offset: ?>>)
+          %866 = arith.constant 0 : index
+          %867 = arith.constant 3 : index
+          %868 = arith.subi %867, %866 : index
+          %869 = arith.constant 0 : index
+          %870 = arith.maxsi %868, %869 : index
+          %871 = arith.constant 0 : index
+          %872 = arith.constant 0 : index
+          %873 = memref.reinterpret_cast %803 to offset: [0], sizes: [%870, %802], strides: [%871, %872] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
+          linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
+              ins(%873 : memref<?x?xf32, strided<[?, ?]>>)
+              outs(%803 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%874: f32, %875: f32):
+            %876 = linalg.index 1 : index
+            %877 = arith.addi %876, %796 : index
+            %878 = linalg.index 0 : index
+            %879 = arith.addi %878, %866 : index
+            %880 = arith.constant 0 : index
+            %881 = arith.cmpi sge, %794, %880 : index
+            %882 = arith.cmpi slt, %794, %R : index
+            %883 = arith.andi %881, %882 : i1
+            %884 = arith.constant 1 : index
+            %885 = arith.subi %R, %884 : index
+            %886 = arith.minsi %794, %885 : index
+            %887 = arith.constant 0 : index
+            %888 = arith.maxsi %886, %887 : index
+            %889 = arith.addi %877, %879 : index
+            %890 = arith.constant 1 : index
+            %891 = arith.subi %889, %890 : index
+            %892 = arith.constant 0 : index
+            %893 = arith.cmpi sge, %891, %892 : index
+            %894 = arith.cmpi slt, %891, %C : index
+            %895 = arith.andi %893, %894 : i1
+            %896 = arith.andi %883, %895 : i1
+            %897 = arith.constant 1 : index
+            %898 = arith.subi %C, %897 : index
+            %899 = arith.minsi %891, %898 : index
+            %900 = arith.constant 0 : index
+            %901 = arith.maxsi %899, %900 : index
+            %902 = memref.load %m[%888, %901] : memref<?x?xf32>
+            %903 = arith.constant 0.0 : f32
+            %904 = arith.select %896, %902, %903 : f32
+            %905 = arith.addf %875, %904 fastmath<reassoc> : f32
+            linalg.yield %905 : f32
+          }
+        }
+        %906 = arith.subi %801, %799 : index
+        %907 = memref.subview %795[%799] [%906] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
+        %908 = arith.constant 0 : index
+        %909 = arith.addi %799, %908 : index
+        %910 = arith.constant 1 : index
+        %911 = arith.subi %909, %910 : index
+        %912 = arith.constant 0 : index
+        %913 = arith.cmpi sge, %911, %912 : index
+        %914 = arith.cmpi slt, %911, %C : index
+        %915 = arith.andi %913, %914 : i1
+        %916 = arith.constant 1 : index
+        %917 = arith.subi %801, %916 : index
+        %918 = arith.constant 0 : index
+        %919 = arith.addi %917, %918 : index
+        %920 = arith.constant 1 : index
+        %921 = arith.subi %919, %920 : index
+        %922 = arith.constant 0 : index
+        %923 = arith.cmpi sge, %921, %922 : index
+        %924 = arith.cmpi slt, %921, %C : index
+        %925 = arith.andi %923, %924 : i1
+        %926 = arith.andi %915, %925 : i1
+        %927 = arith.constant 3 : index
+        %928 = arith.constant 1 : index
+        %929 = arith.subi %927, %928 : index
+        %930 = arith.addi %799, %929 : index
+        %931 = arith.constant 1 : index
+        %932 = arith.subi %930, %931 : index
+        %933 = arith.constant 0 : index
+        %934 = arith.cmpi sge, %932, %933 : index
+        %935 = arith.cmpi slt, %932, %C : index
+        %936 = arith.andi %934, %935 : i1
+        %937 = arith.andi %926, %936 : i1
+        %938 = arith.constant 3 : index
+        %939 = arith.constant 1 : index
+        %940 = arith.subi %938, %939 : index
+        %941 = arith.addi %917, %940 : index
+        %942 = arith.constant 1 : index
+        %943 = arith.subi %941, %942 : index
+        %944 = arith.constant 0 : index
+        %945 = arith.cmpi sge, %943, %944 : index
+        %946 = arith.cmpi slt, %943, %C : index
+        %947 = arith.andi %945, %946 : i1
+        %948 = arith.andi %937, %947 : i1
+        scf.if %948 {
+          // Every read of the part inside its tensor: no boundary rule.
+          %949 = arith.constant 0.0 : f32
+          linalg.fill ins(%949 : f32) outs(%907 : memref<?xf32, strided<[1], offset: ?>>)
+          %950 = arith.constant 0 : index
+          %951 = arith.constant 3 : index
+          %952 = arith.subi %951, %950 : index
+          %953 = arith.constant 0 : index
+          %954 = arith.maxsi %952, %953 : index
+          %955 = arith.constant 0 : index
+          %956 = arith.constant 0 : index
+          %957 = memref.reinterpret_cast %907 to offset: [0], sizes: [%954, %906], strides: [%955, %956] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
+          linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
+              ins(%957 : memref<?x?xf32, strided<[?, ?]>>)
+              outs(%907 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%958: f32, %959: f32):
+            %960 = linalg.index 1 : index
+            %961 = arith.addi %960, %799 : index
+            %962 = linalg.index 0 : index
+            %963 = arith.addi %962, %950 : index
+            %964 = arith.addi %961, %963 : index
+            %965 = arith.constant 1 : index
+            %966 = arith.subi %964, %965 : index
+            %967 = memref.load %m[%794, %966] : memref<?x?xf32>
+            %968 = arith.addf %959, %967 fastmath<reassoc> : f32
+            linalg.yield %968 : f32
+          }
+        } else {
+          %969 = arith.constant 0.0 : f32
+          linalg.fill ins(%969 : f32) outs(%907 : memref<?xf32, strided<[1], offset: ?>>)
+          %970 = arith.constant 0 : index
+          %971 = arith.constant 3 : index
+          %972 = arith.subi %971, %970 : index
+          %973 = arith.constant 0 : index
+          %974 = arith.maxsi %972, %973 : index
+          %975 = arith.constant 0 : index
+          %976 = arith.constant 0 : index
+          %977 = memref.reinterpret_cast %907 to offset: [0], sizes: [%974, %906], strides: [%975, %976] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
+          linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
+              ins(%977 : memref<?x?xf32, strided<[?, ?]>>)
+              outs(%907 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%978: f32, %979: f32):
+            %980 = linalg.index 1 : index
+            %981 = arith.addi %980, %799 : index
+            %982 = linalg.index 0 : index
+            %983 = arith.addi %982, %970 : index
+            %984 = arith.constant 0 : index
+            %985 = arith.cmpi sge, %794, %984 : index
+            %986 = arith.cmpi slt, %794, %R : index
+            %987 = arith.andi %985, %986 : i1
+            %988 = arith.constant 1 : index
+            %989 = arith.subi %R, %988 : index
+            %990 = arith.minsi %794, %989 : index
+            %991 = arith.constant 0 : index
+            %992 = arith.maxsi %990, %991 : index
+            %993 = arith.addi %981, %983 : index
+            %994 = arith.constant 1 : index
+            %995 = arith.subi %993, %994 : index
+            %996 = arith.constant 0 : index
+            %997 = arith.cmpi sge, %995, %996 : index
+            %998 = arith.cmpi slt, %995, %C : index
+            %999 = arith.andi %997, %998 : i1
+            %1000 = arith.andi %987, %999 : i1
+            %1001 = arith.constant 1 : index
+            %1002 = arith.subi %C, %1001 : index
+            %1003 = arith.minsi %995, %1002 : index
+            %1004 = arith.constant 0 : index
+            %1005 = arith.maxsi %1003, %1004 : index
+            %1006 = memref.load %m[%992, %1005] : memref<?x?xf32>
+            %1007 = arith.constant 0.0 : f32
+            %1008 = arith.select %1000, %1006, %1007 : f32
+            %1009 = arith.addf %979, %1008 fastmath<reassoc> : f32
+            linalg.yield %1009 : f32
+          }
+        }
+        %1010 = arith.subi %C, %801 : index
+        %1011 = memref.subview %795[%801] [%1010] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
+        %1012 = arith.constant 0 : index
+        %1013 = arith.addi %801, %1012 : index
+        %1014 = arith.constant 1 : index
+        %1015 = arith.subi %1013, %1014 : index
+        %1016 = arith.constant 0 : index
+        %1017 = arith.cmpi sge, %1015, %1016 : index
+        %1018 = arith.cmpi slt, %1015, %C : index
+        %1019 = arith.andi %1017, %1018 : i1
+        %1020 = arith.constant 1 : index
+        %1021 = arith.subi %C, %1020 : index
+        %1022 = arith.constant 0 : index
+        %1023 = arith.addi %1021, %1022 : index
+        %1024 = arith.constant 1 : index
+        %1025 = arith.subi %1023, %1024 : index
+        %1026 = arith.constant 0 : index
+        %1027 = arith.cmpi sge, %1025, %1026 : index
+        %1028 = arith.cmpi slt, %1025, %C : index
+        %1029 = arith.andi %1027, %1028 : i1
+        %1030 = arith.andi %1019, %1029 : i1
+        %1031 = arith.constant 3 : index
+        %1032 = arith.constant 1 : index
+        %1033 = arith.subi %1031, %1032 : index
+        %1034 = arith.addi %801, %1033 : index
+        %1035 = arith.constant 1 : index
+        %1036 = arith.subi %1034, %1035 : index
+        %1037 = arith.constant 0 : index
+        %1038 = arith.cmpi sge, %1036, %1037 : index
+        %1039 = arith.cmpi slt, %1036, %C : index
+        %1040 = arith.andi %1038, %1039 : i1
+        %1041 = arith.andi %1030, %1040 : i1
+        %1042 = arith.constant 3 : index
+        %1043 = arith.constant 1 : index
+        %1044 = arith.subi %1042, %1043 : index
+        %1045 = arith.addi %1021, %1044 : index
+        %1046 = arith.constant 1 : index
+        %1047 = arith.subi %1045, %1046 : index
+        %1048 = arith.constant 0 : index
+        %1049 = arith.cmpi sge, %1047, %1048 : index
+        %1050 = arith.cmpi slt, %1047, %C : index
+        %1051 = arith.andi %1049, %1050 : i1
+        %1052 = arith.andi %1041, %1051 : i1
+        scf.if %1052 {
+          // Every read of the part inside its tensor: no boundary rule.
+          %1053 = arith.constant 0.0 : f32
+          linalg.fill ins(%1053 : f32) outs(%1011 : memref<?xf32, strided<[1], offset: ?>>)
+          %1054 = arith.constant 0 : index
+          %1055 = arith.constant 3 : index
+          %1056 = arith.subi %1055, %1054 : index
+          %1057 = arith.constant 0 : index
+          %1058 = arith.maxsi %1056, %1057 : index
+          %1059 = arith.constant 0 : index
+          %1060 = arith.constant 0 : index
+          %1061 = memref.reinterpret_cast %1011 to offset: [0], sizes: [%1058, %1010], strides: [%1059, %1060] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
+          linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
+              ins(%1061 : memref<?x?xf32, strided<[?, ?]>>)
+              outs(%1011 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%1062: f32, %1063: f32):
+            %1064 = linalg.index 1 : index
+            %1065 = arith.addi %1064, %801 : index
+            %1066 = linalg.index 0 : index
+            %1067 = arith.addi %1066, %1054 : index
+            %1068 = arith.addi %1065, %1067 : index
+            %1069 = arith.constant 1 : index
+            %1070 = arith.subi %1068, %1069 : index
+            %1071 = memref.load %m[%794, %1070] : memref<?x?xf32>
+            %1072 = arith.addf %1063, %1071 fastmath<reassoc> : f32
+            linalg.yield %1072 : f32
+          }
+        } else {
+          %1073 = arith.constant 0.0 : f32
+          linalg.fill ins(%1073 : f32) outs(%1011 : memref<?xf32, strided<[1], offset: ?>>)
+          %1074 = arith.constant 0 : index
+          %1075 = arith.constant 3 : index
+          %1076 = arith.subi %1075, %1074 : index
+          %1077 = arith.constant 0 : index
+          %1078 = arith.maxsi %1076, %1077 : index
+          %1079 = arith.constant 0 : index
+          %1080 = arith.constant 0 : index
+          %1081 = memref.reinterpret_cast %1011 to offset: [0], sizes: [%1078, %1010], strides: [%1079, %1080] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
+          linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
+              ins(%1081 : memref<?x?xf32, strided<[?, ?]>>)
+              outs(%1011 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%1082: f32, %1083: f32):
+            %1084 = linalg.index 1 : index
+            %1085 = arith.addi %1084, %801 : index
+            %1086 = linalg.index 0 : index
+            %1087 = arith.addi %1086, %1074 : index
+            %1088 = arith.constant 0 : index
+            %1089 = arith.cmpi sge, %794, %1088 : index
+            %1090 = arith.cmpi slt, %794, %R : index
+            %1091 = arith.andi %1089, %1090 : i1
+            %1092 = arith.constant 1 : index
+            %1093 = arith.subi %R, %1092 : index
+            %1094 = arith.minsi %794, %1093 : index
+            %1095 = arith.constant 0 : index
+            %1096 = arith.maxsi %1094, %1095 : index
+            %1097 = arith.addi %1085, %1087 : index
+            %1098 = arith.constant 1 : index
+            %1099 = arith.subi %1097, %1098 : index
+            %1100 = arith.constant 0 : index
+            %1101 = arith.cmpi sge, %1099, %1100 : index
+            %1102 = arith.cmpi slt, %1099, %C : index
+            %1103 = arith.andi %1101, %1102 : i1
+            %1104 = arith.andi %1091, %1103 : i1
+            %1105 = arith.constant 1 : index
+            %1106 = arith.subi %C, %1105 : index
+            %1107 = arith.minsi %1099, %1106 : index
+            %1108 = arith.constant 0 : index
+            %1109 = arith.maxsi %1107, %1108 : index
+            %1110 = memref.load %m[%1096, %1109] : memref<?x?xf32>
+            %1111 = arith.constant 0.0 : f32
+            %1112 = arith.select %1104, %1110, %1111 : f32
+            %1113 = arith.addf %1083, %1112 fastmath<reassoc> : f32
+            linalg.yield %1113 : f32
+          }
         }
       }
       scf.reduce
     }
     // zr[r, j] = sum(k in 0..3: m[r + k - 1, j])
     // Row by row, in parallel blocks of rows.
-    %836 = arith.constant 0 : index
-    %837 = arith.constant 1 : index
-    %838 = arith.constant 63 : index
-    %839 = arith.addi %R, %838 : index
-    %840 = arith.constant 64 : index
-    %841 = arith.divui %839, %840 : index
-    %842 = arith.constant 1 : index
-    %843 = arith.maxsi %841, %842 : index
-    scf.parallel (%844) = (%836) to (%R) step (%843) {
-      %845 = arith.addi %844, %843 : index
-      %846 = arith.minsi %845, %R : index
-      scf.for %847 = %844 to %846 step %837 {
-        %848 = memref.subview %zr[%847, 0] [1, %C] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
+    %1114 = arith.constant 0 : index
+    %1115 = arith.constant 1 : index
+    %1116 = arith.constant 63 : index
+    %1117 = arith.addi %R, %1116 : index
+    %1118 = arith.constant 64 : index
+    %1119 = arith.divui %1117, %1118 : index
+    %1120 = arith.constant 1 : index
+    %1121 = arith.maxsi %1119, %1120 : index
+    scf.parallel (%1122) = (%1114) to (%R) step (%1121) {
+      %1123 = arith.addi %1122, %1121 : index
+      %1124 = arith.minsi %1123, %R : index
+      scf.for %1125 = %1122 to %1124 step %1115 {
+        %1126 = memref.subview %zr[%1125, 0] [1, %C] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
         // zr[r, j] = sum(k in 0..3: m[r + k - 1, j])
-        %849 = arith.constant 0.0 : f32
-        linalg.fill ins(%849 : f32) outs(%848 : memref<?xf32, strided<[1], offset: ?>>)
-        %850 = arith.constant 0 : index
-        %851 = arith.constant 3 : index
-        %852 = arith.subi %851, %850 : index
-        %853 = arith.constant 0 : index
-        %854 = arith.maxsi %852, %853 : index
-        %855 = arith.constant 0 : index
-        %856 = arith.constant 0 : index
-        %857 = memref.reinterpret_cast %848 to offset: [0], sizes: [%854, %C], strides: [%855, %856] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
-        linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
-            ins(%857 : memref<?x?xf32, strided<[?, ?]>>)
-            outs(%848 : memref<?xf32, strided<[1], offset: ?>>) {
-          ^bb0(%858: f32, %859: f32):
-          %860 = linalg.index 1 : index
-          %861 = linalg.index 0 : index
-          %862 = arith.addi %861, %850 : index
-          %863 = arith.addi %847, %862 : index
-          %864 = arith.constant 1 : index
-          %865 = arith.subi %863, %864 : index
-          %866 = arith.constant 0 : index
-          %867 = arith.cmpi sge, %865, %866 : index
-          %868 = arith.cmpi slt, %865, %R : index
-          %869 = arith.andi %867, %868 : i1
-          %870 = arith.constant 1 : index
-          %871 = arith.subi %R, %870 : index
-          %872 = arith.minsi %865, %871 : index
-          %873 = arith.constant 0 : index
-          %874 = arith.maxsi %872, %873 : index
-          %875 = arith.constant 0 : index
-          %876 = arith.cmpi sge, %860, %875 : index
-          %877 = arith.cmpi slt, %860, %C : index
-          %878 = arith.andi %876, %877 : i1
-          %879 = arith.andi %869, %878 : i1
-          %880 = arith.constant 1 : index
-          %881 = arith.subi %C, %880 : index
-          %882 = arith.minsi %860, %881 : index
-          %883 = arith.constant 0 : index
-          %884 = arith.maxsi %882, %883 : index
-          %885 = memref.load %m[%874, %884] : memref<?x?xf32>
-          %886 = arith.constant 0.0 : f32
-          %887 = arith.select %879, %885, %886 : f32
-          %888 = arith.addf %859, %887 fastmath<reassoc> : f32
-          linalg.yield %888 : f32
+        %1127 = arith.constant 0 : index
+        %1128 = arith.constant 1 : index
+        // Along j, whole rows.
+        // A part whose reads are all inside their tensors reads without the boundary rule.
+        %1129 = arith.subi %C, %1127 : index
+        %1130 = memref.subview %1126[%1127] [%1129] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
+        %1131 = arith.constant 0 : index
+        %1132 = arith.addi %1125, %1131 : index
+        %1133 = arith.constant 1 : index
+        %1134 = arith.subi %1132, %1133 : index
+        %1135 = arith.constant 0 : index
+        %1136 = arith.cmpi sge, %1134, %1135 : index
+        %1137 = arith.cmpi slt, %1134, %R : index
+        %1138 = arith.andi %1136, %1137 : i1
+        %1139 = arith.constant 3 : index
+        %1140 = arith.constant 1 : index
+        %1141 = arith.subi %1139, %1140 : index
+        %1142 = arith.addi %1125, %1141 : index
+        %1143 = arith.constant 1 : index
+        %1144 = arith.subi %1142, %1143 : index
+        %1145 = arith.constant 0 : index
+        %1146 = arith.cmpi sge, %1144, %1145 : index
+        %1147 = arith.cmpi slt, %1144, %R : index
+        %1148 = arith.andi %1146, %1147 : i1
+        %1149 = arith.andi %1138, %1148 : i1
+        scf.if %1149 {
+          // Every read of the part inside its tensor: no boundary rule.
+          %1150 = arith.constant 0.0 : f32
+          linalg.fill ins(%1150 : f32) outs(%1130 : memref<?xf32, strided<[1], offset: ?>>)
+          %1151 = arith.constant 0 : index
+          %1152 = arith.constant 3 : index
+          %1153 = arith.subi %1152, %1151 : index
+          %1154 = arith.constant 0 : index
+          %1155 = arith.maxsi %1153, %1154 : index
+          %1156 = arith.constant 0 : index
+          %1157 = arith.constant 0 : index
+          %1158 = memref.reinterpret_cast %1130 to offset: [0], sizes: [%1155, %1129], strides: [%1156, %1157] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
+          linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
+              ins(%1158 : memref<?x?xf32, strided<[?, ?]>>)
+              outs(%1130 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%1159: f32, %1160: f32):
+            %1161 = linalg.index 1 : index
+            %1162 = arith.addi %1161, %1127 : index
+            %1163 = linalg.index 0 : index
+            %1164 = arith.addi %1163, %1151 : index
+            %1165 = arith.addi %1125, %1164 : index
+            %1166 = arith.constant 1 : index
+            %1167 = arith.subi %1165, %1166 : index
+            %1168 = memref.load %m[%1167, %1162] : memref<?x?xf32>
+            %1169 = arith.addf %1160, %1168 fastmath<reassoc> : f32
+            linalg.yield %1169 : f32
+          }
+        } else {
+          %1170 = arith.constant 0.0 : f32
+          linalg.fill ins(%1170 : f32) outs(%1130 : memref<?xf32, strided<[1], offset: ?>>)
+          %1171 = arith.constant 0 : index
+          %1172 = arith.constant 3 : index
+          %1173 = arith.subi %1172, %1171 : index
+          %1174 = arith.constant 0 : index
+          %1175 = arith.maxsi %1173, %1174 : index
+          %1176 = arith.constant 0 : index
+          %1177 = arith.constant 0 : index
+          %1178 = memref.reinterpret_cast %1130 to offset: [0], sizes: [%1175, %1129], strides: [%1176, %1177] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
+          linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
+              ins(%1178 : memref<?x?xf32, strided<[?, ?]>>)
+              outs(%1130 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%1179: f32, %1180: f32):
+            %1181 = linalg.index 1 : index
+            %1182 = arith.addi %1181, %1127 : index
+            %1183 = linalg.index 0 : index
+            %1184 = arith.addi %1183, %1171 : index
+            %1185 = arith.addi %1125, %1184 : index
+            %1186 = arith.constant 1 : index
+            %1187 = arith.subi %1185, %1186 : index
+            %1188 = arith.constant 0 : index
+            %1189 = arith.cmpi sge, %1187, %1188 : index
+            %1190 = arith.cmpi slt, %1187, %R : index
+            %1191 = arith.andi %1189, %1190 : i1
+            %1192 = arith.constant 1 : index
+            %1193 = arith.subi %R, %1192 : index
+            %1194 = arith.minsi %1187, %1193 : index
+            %1195 = arith.constant 0 : index
+            %1196 = arith.maxsi %1194, %1195 : index
+            %1197 = arith.constant 0 : index
+            %1198 = arith.cmpi sge, %1182, %1197 : index
+            %1199 = arith.cmpi slt, %1182, %C : index
+            %1200 = arith.andi %1198, %1199 : i1
+            %1201 = arith.andi %1191, %1200 : i1
+            %1202 = arith.constant 1 : index
+            %1203 = arith.subi %C, %1202 : index
+            %1204 = arith.minsi %1182, %1203 : index
+            %1205 = arith.constant 0 : index
+            %1206 = arith.maxsi %1204, %1205 : index
+            %1207 = memref.load %m[%1196, %1206] : memref<?x?xf32>
+            %1208 = arith.constant 0.0 : f32
+            %1209 = arith.select %1201, %1207, %1208 : f32
+            %1210 = arith.addf %1180, %1209 fastmath<reassoc> : f32
+            linalg.yield %1210 : f32
+          }
         }
       }
       scf.reduce
