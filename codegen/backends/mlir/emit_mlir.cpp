@@ -1261,11 +1261,33 @@ class Body {
       const std::string j0 =
           op("arith.addi", {head, op("arith.muli", {l, lanes}, DType::Index)}, DType::Index);
       emit_prefetches(st, j0, len);
-      part_var_ = last;
-      part_base_ = j0;
-      part_len_ = lanes;
-      emit_generic(*st.rhs, buf, bty, t, nullptr, {last});
-      part_var_ = -1;
+      auto compute = [&] {
+        part_var_ = last;
+        part_base_ = j0;
+        part_len_ = lanes;
+        emit_generic(*st.rhs, buf, bty, t, nullptr, {last});
+        part_var_ = -1;
+      };
+      // A line whose reads under a boundary rule are all inside their tensors (away from the
+      // edges) reads without the rule, as a row's middle part does (emit_row_segments).
+      const std::optional<std::vector<BoundaryCheck>> checks = row_checks(st);
+      const std::string inside =
+          checks && !checks->empty()
+              ? inside_condition(st, *st.rhs, last, j0, op("arith.addi", {j0, lanes}, DType::Index))
+                    .value_or("")
+              : "";
+      if (inside.empty()) {
+        compute();
+      } else {
+        emit_if(
+            inside,
+            [&] {
+              assume_inside_ = true;
+              compute();
+              assume_inside_ = false;
+            },
+            compute);
+      }
       // Two half-line vectors: a 64-byte load of the line just written to the stack buffer
       // missed store-to-load forwarding on the development machine (AMD, AVX-512), and the
       // whole loop ran at half speed.

@@ -1981,186 +1981,240 @@ module attributes {transform.with_named_sequence} {
           scf.for %1147 = %1064 to %1061 step %1065 {
             %1148 = arith.muli %1147, %1059 : index
             %1149 = arith.addi %1058, %1148 : index
-            %1150 = arith.constant 0 : index
-            %1151 = memref.reinterpret_cast %1042 to offset: [0], sizes: [%1059], strides: [%1150] : memref<16xf32> to memref<?xf32, strided<[?]>>
-            linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-                ins(%1151 : memref<?xf32, strided<[?]>>)
-                outs(%1042 : memref<16xf32>) {
-              ^bb0(%1152: f32, %1153: f32):
-              %1154 = linalg.index 0 : index
-              %1155 = arith.addi %1154, %1149 : index
-              %1156 = arith.constant 0 : index
-              %1157 = arith.cmpi sge, %1043, %1156 : index
-              %1158 = arith.cmpi slt, %1043, %H : index
-              %1159 = arith.andi %1157, %1158 : i1
-              %1160 = arith.constant 1 : index
-              %1161 = arith.subi %H, %1160 : index
-              %1162 = arith.minsi %1043, %1161 : index
-              %1163 = arith.constant 0 : index
-              %1164 = arith.maxsi %1162, %1163 : index
-              %1165 = arith.constant 1 : index
-              %1166 = arith.subi %1155, %1165 : index
-              %1167 = arith.constant 0 : index
-              %1168 = arith.cmpi sge, %1166, %1167 : index
-              %1169 = arith.cmpi slt, %1166, %W : index
-              %1170 = arith.andi %1168, %1169 : i1
-              %1171 = arith.andi %1159, %1170 : i1
-              %1172 = arith.constant 1 : index
-              %1173 = arith.subi %W, %1172 : index
-              %1174 = arith.minsi %1166, %1173 : index
-              %1175 = arith.constant 0 : index
-              %1176 = arith.maxsi %1174, %1175 : index
-              %1177 = memref.load %z[%1164, %1176] : memref<?x?xf32>
-              %1178 = arith.constant 0.0 : f32
-              %1179 = arith.select %1171, %1177, %1178 : f32
-              %1180 = arith.constant 0.0 : f32
-              %1181 = arith.cmpf ogt, %1179, %1180 : f32
-              %1182 = arith.constant 0 : index
-              %1183 = arith.cmpi sge, %1043, %1182 : index
-              %1184 = arith.cmpi slt, %1043, %H : index
-              %1185 = arith.andi %1183, %1184 : i1
-              %1186 = arith.constant 1 : index
-              %1187 = arith.subi %H, %1186 : index
-              %1188 = arith.minsi %1043, %1187 : index
-              %1189 = arith.constant 0 : index
-              %1190 = arith.maxsi %1188, %1189 : index
-              %1191 = arith.constant 1 : index
-              %1192 = arith.addi %1155, %1191 : index
-              %1193 = arith.constant 0 : index
-              %1194 = arith.cmpi sge, %1192, %1193 : index
-              %1195 = arith.cmpi slt, %1192, %W : index
-              %1196 = arith.andi %1194, %1195 : i1
-              %1197 = arith.andi %1185, %1196 : i1
-              %1198 = arith.constant 1 : index
-              %1199 = arith.subi %W, %1198 : index
-              %1200 = arith.minsi %1192, %1199 : index
-              %1201 = arith.constant 0 : index
-              %1202 = arith.maxsi %1200, %1201 : index
-              %1203 = memref.load %z[%1190, %1202] : memref<?x?xf32>
-              %1204 = arith.constant 0.0 : f32
-              %1205 = arith.select %1197, %1203, %1204 : f32
-              %1206 = math.exp %1205 : f32
-              %1207 = arith.constant 0 : index
-              %1208 = arith.cmpi sge, %1043, %1207 : index
-              %1209 = arith.cmpi slt, %1043, %H : index
-              %1210 = arith.andi %1208, %1209 : i1
-              %1211 = arith.constant 1 : index
-              %1212 = arith.subi %H, %1211 : index
-              %1213 = arith.minsi %1043, %1212 : index
-              %1214 = arith.constant 0 : index
-              %1215 = arith.maxsi %1213, %1214 : index
-              %1216 = arith.constant 0 : index
-              %1217 = arith.cmpi sge, %1155, %1216 : index
-              %1218 = arith.cmpi slt, %1155, %W : index
-              %1219 = arith.andi %1217, %1218 : i1
-              %1220 = arith.andi %1210, %1219 : i1
-              %1221 = arith.constant 1 : index
-              %1222 = arith.subi %W, %1221 : index
-              %1223 = arith.minsi %1155, %1222 : index
-              %1224 = arith.constant 0 : index
-              %1225 = arith.maxsi %1223, %1224 : index
-              %1226 = memref.load %z[%1215, %1225] : memref<?x?xf32>
-              %1227 = arith.constant 0.0 : f32
-              %1228 = arith.select %1220, %1226, %1227 : f32
-              %1229 = arith.select %1181, %1206, %1228 : f32
-              linalg.yield %1229 : f32
+            %1150 = arith.addi %1149, %1059 : index
+            %1151 = arith.constant 1 : index
+            %1152 = arith.subi %1149, %1151 : index
+            %1153 = arith.constant 0 : index
+            %1154 = arith.cmpi sge, %1152, %1153 : index
+            %1155 = arith.cmpi slt, %1152, %W : index
+            %1156 = arith.andi %1154, %1155 : i1
+            %1157 = arith.constant 1 : index
+            %1158 = arith.subi %1150, %1157 : index
+            %1159 = arith.constant 1 : index
+            %1160 = arith.subi %1158, %1159 : index
+            %1161 = arith.constant 0 : index
+            %1162 = arith.cmpi sge, %1160, %1161 : index
+            %1163 = arith.cmpi slt, %1160, %W : index
+            %1164 = arith.andi %1162, %1163 : i1
+            %1165 = arith.andi %1156, %1164 : i1
+            %1166 = arith.constant 1 : index
+            %1167 = arith.addi %1149, %1166 : index
+            %1168 = arith.constant 0 : index
+            %1169 = arith.cmpi sge, %1167, %1168 : index
+            %1170 = arith.cmpi slt, %1167, %W : index
+            %1171 = arith.andi %1169, %1170 : i1
+            %1172 = arith.andi %1165, %1171 : i1
+            %1173 = arith.constant 1 : index
+            %1174 = arith.addi %1158, %1173 : index
+            %1175 = arith.constant 0 : index
+            %1176 = arith.cmpi sge, %1174, %1175 : index
+            %1177 = arith.cmpi slt, %1174, %W : index
+            %1178 = arith.andi %1176, %1177 : i1
+            %1179 = arith.andi %1172, %1178 : i1
+            scf.if %1179 {
+              %1180 = arith.constant 0 : index
+              %1181 = memref.reinterpret_cast %1042 to offset: [0], sizes: [%1059], strides: [%1180] : memref<16xf32> to memref<?xf32, strided<[?]>>
+              linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+                  ins(%1181 : memref<?xf32, strided<[?]>>)
+                  outs(%1042 : memref<16xf32>) {
+                ^bb0(%1182: f32, %1183: f32):
+                %1184 = linalg.index 0 : index
+                %1185 = arith.addi %1184, %1149 : index
+                %1186 = arith.constant 1 : index
+                %1187 = arith.subi %1185, %1186 : index
+                %1188 = memref.load %z[%1043, %1187] : memref<?x?xf32>
+                %1189 = arith.constant 0.0 : f32
+                %1190 = arith.cmpf ogt, %1188, %1189 : f32
+                %1191 = arith.constant 1 : index
+                %1192 = arith.addi %1185, %1191 : index
+                %1193 = memref.load %z[%1043, %1192] : memref<?x?xf32>
+                %1194 = math.exp %1193 : f32
+                %1195 = memref.load %z[%1043, %1185] : memref<?x?xf32>
+                %1196 = arith.select %1190, %1194, %1195 : f32
+                linalg.yield %1196 : f32
+              }
+            } else {
+              %1197 = arith.constant 0 : index
+              %1198 = memref.reinterpret_cast %1042 to offset: [0], sizes: [%1059], strides: [%1197] : memref<16xf32> to memref<?xf32, strided<[?]>>
+              linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+                  ins(%1198 : memref<?xf32, strided<[?]>>)
+                  outs(%1042 : memref<16xf32>) {
+                ^bb0(%1199: f32, %1200: f32):
+                %1201 = linalg.index 0 : index
+                %1202 = arith.addi %1201, %1149 : index
+                %1203 = arith.constant 0 : index
+                %1204 = arith.cmpi sge, %1043, %1203 : index
+                %1205 = arith.cmpi slt, %1043, %H : index
+                %1206 = arith.andi %1204, %1205 : i1
+                %1207 = arith.constant 1 : index
+                %1208 = arith.subi %H, %1207 : index
+                %1209 = arith.minsi %1043, %1208 : index
+                %1210 = arith.constant 0 : index
+                %1211 = arith.maxsi %1209, %1210 : index
+                %1212 = arith.constant 1 : index
+                %1213 = arith.subi %1202, %1212 : index
+                %1214 = arith.constant 0 : index
+                %1215 = arith.cmpi sge, %1213, %1214 : index
+                %1216 = arith.cmpi slt, %1213, %W : index
+                %1217 = arith.andi %1215, %1216 : i1
+                %1218 = arith.andi %1206, %1217 : i1
+                %1219 = arith.constant 1 : index
+                %1220 = arith.subi %W, %1219 : index
+                %1221 = arith.minsi %1213, %1220 : index
+                %1222 = arith.constant 0 : index
+                %1223 = arith.maxsi %1221, %1222 : index
+                %1224 = memref.load %z[%1211, %1223] : memref<?x?xf32>
+                %1225 = arith.constant 0.0 : f32
+                %1226 = arith.select %1218, %1224, %1225 : f32
+                %1227 = arith.constant 0.0 : f32
+                %1228 = arith.cmpf ogt, %1226, %1227 : f32
+                %1229 = arith.constant 0 : index
+                %1230 = arith.cmpi sge, %1043, %1229 : index
+                %1231 = arith.cmpi slt, %1043, %H : index
+                %1232 = arith.andi %1230, %1231 : i1
+                %1233 = arith.constant 1 : index
+                %1234 = arith.subi %H, %1233 : index
+                %1235 = arith.minsi %1043, %1234 : index
+                %1236 = arith.constant 0 : index
+                %1237 = arith.maxsi %1235, %1236 : index
+                %1238 = arith.constant 1 : index
+                %1239 = arith.addi %1202, %1238 : index
+                %1240 = arith.constant 0 : index
+                %1241 = arith.cmpi sge, %1239, %1240 : index
+                %1242 = arith.cmpi slt, %1239, %W : index
+                %1243 = arith.andi %1241, %1242 : i1
+                %1244 = arith.andi %1232, %1243 : i1
+                %1245 = arith.constant 1 : index
+                %1246 = arith.subi %W, %1245 : index
+                %1247 = arith.minsi %1239, %1246 : index
+                %1248 = arith.constant 0 : index
+                %1249 = arith.maxsi %1247, %1248 : index
+                %1250 = memref.load %z[%1237, %1249] : memref<?x?xf32>
+                %1251 = arith.constant 0.0 : f32
+                %1252 = arith.select %1244, %1250, %1251 : f32
+                %1253 = math.exp %1252 : f32
+                %1254 = arith.constant 0 : index
+                %1255 = arith.cmpi sge, %1043, %1254 : index
+                %1256 = arith.cmpi slt, %1043, %H : index
+                %1257 = arith.andi %1255, %1256 : i1
+                %1258 = arith.constant 1 : index
+                %1259 = arith.subi %H, %1258 : index
+                %1260 = arith.minsi %1043, %1259 : index
+                %1261 = arith.constant 0 : index
+                %1262 = arith.maxsi %1260, %1261 : index
+                %1263 = arith.constant 0 : index
+                %1264 = arith.cmpi sge, %1202, %1263 : index
+                %1265 = arith.cmpi slt, %1202, %W : index
+                %1266 = arith.andi %1264, %1265 : i1
+                %1267 = arith.andi %1257, %1266 : i1
+                %1268 = arith.constant 1 : index
+                %1269 = arith.subi %W, %1268 : index
+                %1270 = arith.minsi %1202, %1269 : index
+                %1271 = arith.constant 0 : index
+                %1272 = arith.maxsi %1270, %1271 : index
+                %1273 = memref.load %z[%1262, %1272] : memref<?x?xf32>
+                %1274 = arith.constant 0.0 : f32
+                %1275 = arith.select %1267, %1273, %1274 : f32
+                %1276 = arith.select %1228, %1253, %1275 : f32
+                linalg.yield %1276 : f32
+              }
             }
-            %1230 = arith.constant 8 : index
-            %1231 = vector.load %1042[%1064] : memref<16xf32>, vector<8xf32>
-            %1232 = vector.load %1042[%1230] : memref<16xf32>, vector<8xf32>
-            %1233 = arith.muli %1149, %1045 : index
-            %1234 = arith.addi %1052, %1233 : index
-            %1235 = arith.index_cast %1234 : index to i64
-            %1236 = llvm.inttoptr %1235 : i64 to !llvm.ptr
-            llvm.store %1231, %1236 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
-            %1237 = llvm.getelementptr %1236[32] : (!llvm.ptr) -> !llvm.ptr, i8
-            llvm.store %1232, %1237 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+            %1277 = arith.constant 8 : index
+            %1278 = vector.load %1042[%1064] : memref<16xf32>, vector<8xf32>
+            %1279 = vector.load %1042[%1277] : memref<16xf32>, vector<8xf32>
+            %1280 = arith.muli %1149, %1045 : index
+            %1281 = arith.addi %1052, %1280 : index
+            %1282 = arith.index_cast %1281 : index to i64
+            %1283 = llvm.inttoptr %1282 : i64 to !llvm.ptr
+            llvm.store %1278, %1283 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+            %1284 = llvm.getelementptr %1283[32] : (!llvm.ptr) -> !llvm.ptr, i8
+            llvm.store %1279, %1284 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
           }
-          %1238 = arith.subi %W, %1063 : index
-          %1239 = memref.subview %1044[%1063] [%1238] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
-          %1240 = arith.constant 0 : index
-          %1241 = memref.reinterpret_cast %1239 to offset: [0], sizes: [%1238], strides: [%1240] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+          %1285 = arith.subi %W, %1063 : index
+          %1286 = memref.subview %1044[%1063] [%1285] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
+          %1287 = arith.constant 0 : index
+          %1288 = memref.reinterpret_cast %1286 to offset: [0], sizes: [%1285], strides: [%1287] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
           linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-              ins(%1241 : memref<?xf32, strided<[?]>>)
-              outs(%1239 : memref<?xf32, strided<[1], offset: ?>>) {
-            ^bb0(%1242: f32, %1243: f32):
-            %1244 = linalg.index 0 : index
-            %1245 = arith.addi %1244, %1063 : index
-            %1246 = arith.constant 0 : index
-            %1247 = arith.cmpi sge, %1043, %1246 : index
-            %1248 = arith.cmpi slt, %1043, %H : index
-            %1249 = arith.andi %1247, %1248 : i1
-            %1250 = arith.constant 1 : index
-            %1251 = arith.subi %H, %1250 : index
-            %1252 = arith.minsi %1043, %1251 : index
-            %1253 = arith.constant 0 : index
-            %1254 = arith.maxsi %1252, %1253 : index
-            %1255 = arith.constant 1 : index
-            %1256 = arith.subi %1245, %1255 : index
-            %1257 = arith.constant 0 : index
-            %1258 = arith.cmpi sge, %1256, %1257 : index
-            %1259 = arith.cmpi slt, %1256, %W : index
-            %1260 = arith.andi %1258, %1259 : i1
-            %1261 = arith.andi %1249, %1260 : i1
-            %1262 = arith.constant 1 : index
-            %1263 = arith.subi %W, %1262 : index
-            %1264 = arith.minsi %1256, %1263 : index
-            %1265 = arith.constant 0 : index
-            %1266 = arith.maxsi %1264, %1265 : index
-            %1267 = memref.load %z[%1254, %1266] : memref<?x?xf32>
-            %1268 = arith.constant 0.0 : f32
-            %1269 = arith.select %1261, %1267, %1268 : f32
-            %1270 = arith.constant 0.0 : f32
-            %1271 = arith.cmpf ogt, %1269, %1270 : f32
-            %1272 = arith.constant 0 : index
-            %1273 = arith.cmpi sge, %1043, %1272 : index
-            %1274 = arith.cmpi slt, %1043, %H : index
-            %1275 = arith.andi %1273, %1274 : i1
-            %1276 = arith.constant 1 : index
-            %1277 = arith.subi %H, %1276 : index
-            %1278 = arith.minsi %1043, %1277 : index
-            %1279 = arith.constant 0 : index
-            %1280 = arith.maxsi %1278, %1279 : index
-            %1281 = arith.constant 1 : index
-            %1282 = arith.addi %1245, %1281 : index
-            %1283 = arith.constant 0 : index
-            %1284 = arith.cmpi sge, %1282, %1283 : index
-            %1285 = arith.cmpi slt, %1282, %W : index
-            %1286 = arith.andi %1284, %1285 : i1
-            %1287 = arith.andi %1275, %1286 : i1
-            %1288 = arith.constant 1 : index
-            %1289 = arith.subi %W, %1288 : index
-            %1290 = arith.minsi %1282, %1289 : index
-            %1291 = arith.constant 0 : index
-            %1292 = arith.maxsi %1290, %1291 : index
-            %1293 = memref.load %z[%1280, %1292] : memref<?x?xf32>
-            %1294 = arith.constant 0.0 : f32
-            %1295 = arith.select %1287, %1293, %1294 : f32
-            %1296 = math.exp %1295 : f32
-            %1297 = arith.constant 0 : index
-            %1298 = arith.cmpi sge, %1043, %1297 : index
-            %1299 = arith.cmpi slt, %1043, %H : index
-            %1300 = arith.andi %1298, %1299 : i1
-            %1301 = arith.constant 1 : index
-            %1302 = arith.subi %H, %1301 : index
-            %1303 = arith.minsi %1043, %1302 : index
+              ins(%1288 : memref<?xf32, strided<[?]>>)
+              outs(%1286 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%1289: f32, %1290: f32):
+            %1291 = linalg.index 0 : index
+            %1292 = arith.addi %1291, %1063 : index
+            %1293 = arith.constant 0 : index
+            %1294 = arith.cmpi sge, %1043, %1293 : index
+            %1295 = arith.cmpi slt, %1043, %H : index
+            %1296 = arith.andi %1294, %1295 : i1
+            %1297 = arith.constant 1 : index
+            %1298 = arith.subi %H, %1297 : index
+            %1299 = arith.minsi %1043, %1298 : index
+            %1300 = arith.constant 0 : index
+            %1301 = arith.maxsi %1299, %1300 : index
+            %1302 = arith.constant 1 : index
+            %1303 = arith.subi %1292, %1302 : index
             %1304 = arith.constant 0 : index
-            %1305 = arith.maxsi %1303, %1304 : index
-            %1306 = arith.constant 0 : index
-            %1307 = arith.cmpi sge, %1245, %1306 : index
-            %1308 = arith.cmpi slt, %1245, %W : index
-            %1309 = arith.andi %1307, %1308 : i1
-            %1310 = arith.andi %1300, %1309 : i1
-            %1311 = arith.constant 1 : index
-            %1312 = arith.subi %W, %1311 : index
-            %1313 = arith.minsi %1245, %1312 : index
-            %1314 = arith.constant 0 : index
-            %1315 = arith.maxsi %1313, %1314 : index
-            %1316 = memref.load %z[%1305, %1315] : memref<?x?xf32>
+            %1305 = arith.cmpi sge, %1303, %1304 : index
+            %1306 = arith.cmpi slt, %1303, %W : index
+            %1307 = arith.andi %1305, %1306 : i1
+            %1308 = arith.andi %1296, %1307 : i1
+            %1309 = arith.constant 1 : index
+            %1310 = arith.subi %W, %1309 : index
+            %1311 = arith.minsi %1303, %1310 : index
+            %1312 = arith.constant 0 : index
+            %1313 = arith.maxsi %1311, %1312 : index
+            %1314 = memref.load %z[%1301, %1313] : memref<?x?xf32>
+            %1315 = arith.constant 0.0 : f32
+            %1316 = arith.select %1308, %1314, %1315 : f32
             %1317 = arith.constant 0.0 : f32
-            %1318 = arith.select %1310, %1316, %1317 : f32
-            %1319 = arith.select %1271, %1296, %1318 : f32
-            linalg.yield %1319 : f32
+            %1318 = arith.cmpf ogt, %1316, %1317 : f32
+            %1319 = arith.constant 0 : index
+            %1320 = arith.cmpi sge, %1043, %1319 : index
+            %1321 = arith.cmpi slt, %1043, %H : index
+            %1322 = arith.andi %1320, %1321 : i1
+            %1323 = arith.constant 1 : index
+            %1324 = arith.subi %H, %1323 : index
+            %1325 = arith.minsi %1043, %1324 : index
+            %1326 = arith.constant 0 : index
+            %1327 = arith.maxsi %1325, %1326 : index
+            %1328 = arith.constant 1 : index
+            %1329 = arith.addi %1292, %1328 : index
+            %1330 = arith.constant 0 : index
+            %1331 = arith.cmpi sge, %1329, %1330 : index
+            %1332 = arith.cmpi slt, %1329, %W : index
+            %1333 = arith.andi %1331, %1332 : i1
+            %1334 = arith.andi %1322, %1333 : i1
+            %1335 = arith.constant 1 : index
+            %1336 = arith.subi %W, %1335 : index
+            %1337 = arith.minsi %1329, %1336 : index
+            %1338 = arith.constant 0 : index
+            %1339 = arith.maxsi %1337, %1338 : index
+            %1340 = memref.load %z[%1327, %1339] : memref<?x?xf32>
+            %1341 = arith.constant 0.0 : f32
+            %1342 = arith.select %1334, %1340, %1341 : f32
+            %1343 = math.exp %1342 : f32
+            %1344 = arith.constant 0 : index
+            %1345 = arith.cmpi sge, %1043, %1344 : index
+            %1346 = arith.cmpi slt, %1043, %H : index
+            %1347 = arith.andi %1345, %1346 : i1
+            %1348 = arith.constant 1 : index
+            %1349 = arith.subi %H, %1348 : index
+            %1350 = arith.minsi %1043, %1349 : index
+            %1351 = arith.constant 0 : index
+            %1352 = arith.maxsi %1350, %1351 : index
+            %1353 = arith.constant 0 : index
+            %1354 = arith.cmpi sge, %1292, %1353 : index
+            %1355 = arith.cmpi slt, %1292, %W : index
+            %1356 = arith.andi %1354, %1355 : i1
+            %1357 = arith.andi %1347, %1356 : i1
+            %1358 = arith.constant 1 : index
+            %1359 = arith.subi %W, %1358 : index
+            %1360 = arith.minsi %1292, %1359 : index
+            %1361 = arith.constant 0 : index
+            %1362 = arith.maxsi %1360, %1361 : index
+            %1363 = memref.load %z[%1352, %1362] : memref<?x?xf32>
+            %1364 = arith.constant 0.0 : f32
+            %1365 = arith.select %1357, %1363, %1364 : f32
+            %1366 = arith.select %1318, %1343, %1365 : f32
+            linalg.yield %1366 : f32
           }
         }
         llvm.fence seq_cst
@@ -2168,446 +2222,446 @@ module attributes {transform.with_named_sequence} {
       }
     } else {
       // Row by row, in parallel blocks of rows.
-      %1320 = arith.constant 0 : index
-      %1321 = arith.constant 1 : index
-      %1322 = arith.constant 63 : index
-      %1323 = arith.addi %H, %1322 : index
-      %1324 = arith.constant 64 : index
-      %1325 = arith.divui %1323, %1324 : index
-      %1326 = arith.constant 1 : index
-      %1327 = arith.maxsi %1325, %1326 : index
-      scf.parallel (%1328) = (%1320) to (%H) step (%1327) {
-        %1329 = arith.addi %1328, %1327 : index
-        %1330 = arith.minsi %1329, %H : index
-        scf.for %1331 = %1328 to %1330 step %1321 {
-          %1332 = memref.subview %e[%1331, 0] [1, %W] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
+      %1367 = arith.constant 0 : index
+      %1368 = arith.constant 1 : index
+      %1369 = arith.constant 63 : index
+      %1370 = arith.addi %H, %1369 : index
+      %1371 = arith.constant 64 : index
+      %1372 = arith.divui %1370, %1371 : index
+      %1373 = arith.constant 1 : index
+      %1374 = arith.maxsi %1372, %1373 : index
+      scf.parallel (%1375) = (%1367) to (%H) step (%1374) {
+        %1376 = arith.addi %1375, %1374 : index
+        %1377 = arith.minsi %1376, %H : index
+        scf.for %1378 = %1375 to %1377 step %1368 {
+          %1379 = memref.subview %e[%1378, 0] [1, %W] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
           // e[i, j] = select(z[i, j - 1] > 0.0, exp(z[i, j + 1]), z[i, j])
-          %1333 = arith.constant 0 : index
-          %1334 = arith.constant 1 : index
+          %1380 = arith.constant 0 : index
+          %1381 = arith.constant 1 : index
           // Along j in three parts: the 1 output(s) at either end, and those between.
           // A part whose reads are all inside their tensors reads without the boundary rule.
-          %1335 = arith.constant 1 : index
-          %1336 = arith.minsi %1335, %W : index
-          %1337 = arith.subi %W, %1335 : index
-          %1338 = arith.maxsi %1337, %1336 : index
-          %1339 = arith.subi %1336, %1333 : index
-          %1340 = memref.subview %1332[%1333] [%1339] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
-          %1341 = arith.constant 1 : index
-          %1342 = arith.subi %1333, %1341 : index
-          %1343 = arith.constant 0 : index
-          %1344 = arith.cmpi sge, %1342, %1343 : index
-          %1345 = arith.cmpi slt, %1342, %W : index
-          %1346 = arith.andi %1344, %1345 : i1
-          %1347 = arith.constant 1 : index
-          %1348 = arith.subi %1336, %1347 : index
-          %1349 = arith.constant 1 : index
-          %1350 = arith.subi %1348, %1349 : index
-          %1351 = arith.constant 0 : index
-          %1352 = arith.cmpi sge, %1350, %1351 : index
-          %1353 = arith.cmpi slt, %1350, %W : index
-          %1354 = arith.andi %1352, %1353 : i1
-          %1355 = arith.andi %1346, %1354 : i1
-          %1356 = arith.constant 1 : index
-          %1357 = arith.addi %1333, %1356 : index
-          %1358 = arith.constant 0 : index
-          %1359 = arith.cmpi sge, %1357, %1358 : index
-          %1360 = arith.cmpi slt, %1357, %W : index
-          %1361 = arith.andi %1359, %1360 : i1
-          %1362 = arith.andi %1355, %1361 : i1
-          %1363 = arith.constant 1 : index
-          %1364 = arith.addi %1348, %1363 : index
-          %1365 = arith.constant 0 : index
-          %1366 = arith.cmpi sge, %1364, %1365 : index
-          %1367 = arith.cmpi slt, %1364, %W : index
-          %1368 = arith.andi %1366, %1367 : i1
-          %1369 = arith.andi %1362, %1368 : i1
-          scf.if %1369 {
+          %1382 = arith.constant 1 : index
+          %1383 = arith.minsi %1382, %W : index
+          %1384 = arith.subi %W, %1382 : index
+          %1385 = arith.maxsi %1384, %1383 : index
+          %1386 = arith.subi %1383, %1380 : index
+          %1387 = memref.subview %1379[%1380] [%1386] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
+          %1388 = arith.constant 1 : index
+          %1389 = arith.subi %1380, %1388 : index
+          %1390 = arith.constant 0 : index
+          %1391 = arith.cmpi sge, %1389, %1390 : index
+          %1392 = arith.cmpi slt, %1389, %W : index
+          %1393 = arith.andi %1391, %1392 : i1
+          %1394 = arith.constant 1 : index
+          %1395 = arith.subi %1383, %1394 : index
+          %1396 = arith.constant 1 : index
+          %1397 = arith.subi %1395, %1396 : index
+          %1398 = arith.constant 0 : index
+          %1399 = arith.cmpi sge, %1397, %1398 : index
+          %1400 = arith.cmpi slt, %1397, %W : index
+          %1401 = arith.andi %1399, %1400 : i1
+          %1402 = arith.andi %1393, %1401 : i1
+          %1403 = arith.constant 1 : index
+          %1404 = arith.addi %1380, %1403 : index
+          %1405 = arith.constant 0 : index
+          %1406 = arith.cmpi sge, %1404, %1405 : index
+          %1407 = arith.cmpi slt, %1404, %W : index
+          %1408 = arith.andi %1406, %1407 : i1
+          %1409 = arith.andi %1402, %1408 : i1
+          %1410 = arith.constant 1 : index
+          %1411 = arith.addi %1395, %1410 : index
+          %1412 = arith.constant 0 : index
+          %1413 = arith.cmpi sge, %1411, %1412 : index
+          %1414 = arith.cmpi slt, %1411, %W : index
+          %1415 = arith.andi %1413, %1414 : i1
+          %1416 = arith.andi %1409, %1415 : i1
+          scf.if %1416 {
             // Every read of the part inside its tensor: no boundary rule.
-            %1370 = arith.constant 0 : index
-            %1371 = memref.reinterpret_cast %1340 to offset: [0], sizes: [%1339], strides: [%1370] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+            %1417 = arith.constant 0 : index
+            %1418 = memref.reinterpret_cast %1387 to offset: [0], sizes: [%1386], strides: [%1417] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
             linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-                ins(%1371 : memref<?xf32, strided<[?]>>)
-                outs(%1340 : memref<?xf32, strided<[1], offset: ?>>) {
-              ^bb0(%1372: f32, %1373: f32):
-              %1374 = linalg.index 0 : index
-              %1375 = arith.addi %1374, %1333 : index
-              %1376 = arith.constant 1 : index
-              %1377 = arith.subi %1375, %1376 : index
-              %1378 = memref.load %z[%1331, %1377] : memref<?x?xf32>
-              %1379 = arith.constant 0.0 : f32
-              %1380 = arith.cmpf ogt, %1378, %1379 : f32
-              %1381 = arith.constant 1 : index
-              %1382 = arith.addi %1375, %1381 : index
-              %1383 = memref.load %z[%1331, %1382] : memref<?x?xf32>
-              %1384 = math.exp %1383 : f32
-              %1385 = memref.load %z[%1331, %1375] : memref<?x?xf32>
-              %1386 = arith.select %1380, %1384, %1385 : f32
-              linalg.yield %1386 : f32
-            }
-          } else {
-            %1387 = arith.constant 0 : index
-            %1388 = memref.reinterpret_cast %1340 to offset: [0], sizes: [%1339], strides: [%1387] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
-            linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-                ins(%1388 : memref<?xf32, strided<[?]>>)
-                outs(%1340 : memref<?xf32, strided<[1], offset: ?>>) {
-              ^bb0(%1389: f32, %1390: f32):
-              %1391 = linalg.index 0 : index
-              %1392 = arith.addi %1391, %1333 : index
-              %1393 = arith.constant 0 : index
-              %1394 = arith.cmpi sge, %1331, %1393 : index
-              %1395 = arith.cmpi slt, %1331, %H : index
-              %1396 = arith.andi %1394, %1395 : i1
-              %1397 = arith.constant 1 : index
-              %1398 = arith.subi %H, %1397 : index
-              %1399 = arith.minsi %1331, %1398 : index
-              %1400 = arith.constant 0 : index
-              %1401 = arith.maxsi %1399, %1400 : index
-              %1402 = arith.constant 1 : index
-              %1403 = arith.subi %1392, %1402 : index
-              %1404 = arith.constant 0 : index
-              %1405 = arith.cmpi sge, %1403, %1404 : index
-              %1406 = arith.cmpi slt, %1403, %W : index
-              %1407 = arith.andi %1405, %1406 : i1
-              %1408 = arith.andi %1396, %1407 : i1
-              %1409 = arith.constant 1 : index
-              %1410 = arith.subi %W, %1409 : index
-              %1411 = arith.minsi %1403, %1410 : index
-              %1412 = arith.constant 0 : index
-              %1413 = arith.maxsi %1411, %1412 : index
-              %1414 = memref.load %z[%1401, %1413] : memref<?x?xf32>
-              %1415 = arith.constant 0.0 : f32
-              %1416 = arith.select %1408, %1414, %1415 : f32
-              %1417 = arith.constant 0.0 : f32
-              %1418 = arith.cmpf ogt, %1416, %1417 : f32
-              %1419 = arith.constant 0 : index
-              %1420 = arith.cmpi sge, %1331, %1419 : index
-              %1421 = arith.cmpi slt, %1331, %H : index
-              %1422 = arith.andi %1420, %1421 : i1
+                ins(%1418 : memref<?xf32, strided<[?]>>)
+                outs(%1387 : memref<?xf32, strided<[1], offset: ?>>) {
+              ^bb0(%1419: f32, %1420: f32):
+              %1421 = linalg.index 0 : index
+              %1422 = arith.addi %1421, %1380 : index
               %1423 = arith.constant 1 : index
-              %1424 = arith.subi %H, %1423 : index
-              %1425 = arith.minsi %1331, %1424 : index
-              %1426 = arith.constant 0 : index
-              %1427 = arith.maxsi %1425, %1426 : index
+              %1424 = arith.subi %1422, %1423 : index
+              %1425 = memref.load %z[%1378, %1424] : memref<?x?xf32>
+              %1426 = arith.constant 0.0 : f32
+              %1427 = arith.cmpf ogt, %1425, %1426 : f32
               %1428 = arith.constant 1 : index
-              %1429 = arith.addi %1392, %1428 : index
-              %1430 = arith.constant 0 : index
-              %1431 = arith.cmpi sge, %1429, %1430 : index
-              %1432 = arith.cmpi slt, %1429, %W : index
-              %1433 = arith.andi %1431, %1432 : i1
-              %1434 = arith.andi %1422, %1433 : i1
-              %1435 = arith.constant 1 : index
-              %1436 = arith.subi %W, %1435 : index
-              %1437 = arith.minsi %1429, %1436 : index
-              %1438 = arith.constant 0 : index
-              %1439 = arith.maxsi %1437, %1438 : index
-              %1440 = memref.load %z[%1427, %1439] : memref<?x?xf32>
-              %1441 = arith.constant 0.0 : f32
-              %1442 = arith.select %1434, %1440, %1441 : f32
-              %1443 = math.exp %1442 : f32
-              %1444 = arith.constant 0 : index
-              %1445 = arith.cmpi sge, %1331, %1444 : index
-              %1446 = arith.cmpi slt, %1331, %H : index
-              %1447 = arith.andi %1445, %1446 : i1
-              %1448 = arith.constant 1 : index
-              %1449 = arith.subi %H, %1448 : index
-              %1450 = arith.minsi %1331, %1449 : index
+              %1429 = arith.addi %1422, %1428 : index
+              %1430 = memref.load %z[%1378, %1429] : memref<?x?xf32>
+              %1431 = math.exp %1430 : f32
+              %1432 = memref.load %z[%1378, %1422] : memref<?x?xf32>
+              %1433 = arith.select %1427, %1431, %1432 : f32
+              linalg.yield %1433 : f32
+            }
+          } else {
+            %1434 = arith.constant 0 : index
+            %1435 = memref.reinterpret_cast %1387 to offset: [0], sizes: [%1386], strides: [%1434] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+            linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+                ins(%1435 : memref<?xf32, strided<[?]>>)
+                outs(%1387 : memref<?xf32, strided<[1], offset: ?>>) {
+              ^bb0(%1436: f32, %1437: f32):
+              %1438 = linalg.index 0 : index
+              %1439 = arith.addi %1438, %1380 : index
+              %1440 = arith.constant 0 : index
+              %1441 = arith.cmpi sge, %1378, %1440 : index
+              %1442 = arith.cmpi slt, %1378, %H : index
+              %1443 = arith.andi %1441, %1442 : i1
+              %1444 = arith.constant 1 : index
+              %1445 = arith.subi %H, %1444 : index
+              %1446 = arith.minsi %1378, %1445 : index
+              %1447 = arith.constant 0 : index
+              %1448 = arith.maxsi %1446, %1447 : index
+              %1449 = arith.constant 1 : index
+              %1450 = arith.subi %1439, %1449 : index
               %1451 = arith.constant 0 : index
-              %1452 = arith.maxsi %1450, %1451 : index
-              %1453 = arith.constant 0 : index
-              %1454 = arith.cmpi sge, %1392, %1453 : index
-              %1455 = arith.cmpi slt, %1392, %W : index
-              %1456 = arith.andi %1454, %1455 : i1
-              %1457 = arith.andi %1447, %1456 : i1
-              %1458 = arith.constant 1 : index
-              %1459 = arith.subi %W, %1458 : index
-              %1460 = arith.minsi %1392, %1459 : index
-              %1461 = arith.constant 0 : index
-              %1462 = arith.maxsi %1460, %1461 : index
-              %1463 = memref.load %z[%1452, %1462] : memref<?x?xf32>
+              %1452 = arith.cmpi sge, %1450, %1451 : index
+              %1453 = arith.cmpi slt, %1450, %W : index
+              %1454 = arith.andi %1452, %1453 : i1
+              %1455 = arith.andi %1443, %1454 : i1
+              %1456 = arith.constant 1 : index
+              %1457 = arith.subi %W, %1456 : index
+              %1458 = arith.minsi %1450, %1457 : index
+              %1459 = arith.constant 0 : index
+              %1460 = arith.maxsi %1458, %1459 : index
+              %1461 = memref.load %z[%1448, %1460] : memref<?x?xf32>
+              %1462 = arith.constant 0.0 : f32
+              %1463 = arith.select %1455, %1461, %1462 : f32
               %1464 = arith.constant 0.0 : f32
-              %1465 = arith.select %1457, %1463, %1464 : f32
-              %1466 = arith.select %1418, %1443, %1465 : f32
-              linalg.yield %1466 : f32
+              %1465 = arith.cmpf ogt, %1463, %1464 : f32
+              %1466 = arith.constant 0 : index
+              %1467 = arith.cmpi sge, %1378, %1466 : index
+              %1468 = arith.cmpi slt, %1378, %H : index
+              %1469 = arith.andi %1467, %1468 : i1
+              %1470 = arith.constant 1 : index
+              %1471 = arith.subi %H, %1470 : index
+              %1472 = arith.minsi %1378, %1471 : index
+              %1473 = arith.constant 0 : index
+              %1474 = arith.maxsi %1472, %1473 : index
+              %1475 = arith.constant 1 : index
+              %1476 = arith.addi %1439, %1475 : index
+              %1477 = arith.constant 0 : index
+              %1478 = arith.cmpi sge, %1476, %1477 : index
+              %1479 = arith.cmpi slt, %1476, %W : index
+              %1480 = arith.andi %1478, %1479 : i1
+              %1481 = arith.andi %1469, %1480 : i1
+              %1482 = arith.constant 1 : index
+              %1483 = arith.subi %W, %1482 : index
+              %1484 = arith.minsi %1476, %1483 : index
+              %1485 = arith.constant 0 : index
+              %1486 = arith.maxsi %1484, %1485 : index
+              %1487 = memref.load %z[%1474, %1486] : memref<?x?xf32>
+              %1488 = arith.constant 0.0 : f32
+              %1489 = arith.select %1481, %1487, %1488 : f32
+              %1490 = math.exp %1489 : f32
+              %1491 = arith.constant 0 : index
+              %1492 = arith.cmpi sge, %1378, %1491 : index
+              %1493 = arith.cmpi slt, %1378, %H : index
+              %1494 = arith.andi %1492, %1493 : i1
+              %1495 = arith.constant 1 : index
+              %1496 = arith.subi %H, %1495 : index
+              %1497 = arith.minsi %1378, %1496 : index
+              %1498 = arith.constant 0 : index
+              %1499 = arith.maxsi %1497, %1498 : index
+              %1500 = arith.constant 0 : index
+              %1501 = arith.cmpi sge, %1439, %1500 : index
+              %1502 = arith.cmpi slt, %1439, %W : index
+              %1503 = arith.andi %1501, %1502 : i1
+              %1504 = arith.andi %1494, %1503 : i1
+              %1505 = arith.constant 1 : index
+              %1506 = arith.subi %W, %1505 : index
+              %1507 = arith.minsi %1439, %1506 : index
+              %1508 = arith.constant 0 : index
+              %1509 = arith.maxsi %1507, %1508 : index
+              %1510 = memref.load %z[%1499, %1509] : memref<?x?xf32>
+              %1511 = arith.constant 0.0 : f32
+              %1512 = arith.select %1504, %1510, %1511 : f32
+              %1513 = arith.select %1465, %1490, %1512 : f32
+              linalg.yield %1513 : f32
             }
           }
-          %1467 = arith.subi %1338, %1336 : index
-          %1468 = memref.subview %1332[%1336] [%1467] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
-          %1469 = arith.constant 1 : index
-          %1470 = arith.subi %1336, %1469 : index
-          %1471 = arith.constant 0 : index
-          %1472 = arith.cmpi sge, %1470, %1471 : index
-          %1473 = arith.cmpi slt, %1470, %W : index
-          %1474 = arith.andi %1472, %1473 : i1
-          %1475 = arith.constant 1 : index
-          %1476 = arith.subi %1338, %1475 : index
-          %1477 = arith.constant 1 : index
-          %1478 = arith.subi %1476, %1477 : index
-          %1479 = arith.constant 0 : index
-          %1480 = arith.cmpi sge, %1478, %1479 : index
-          %1481 = arith.cmpi slt, %1478, %W : index
-          %1482 = arith.andi %1480, %1481 : i1
-          %1483 = arith.andi %1474, %1482 : i1
-          %1484 = arith.constant 1 : index
-          %1485 = arith.addi %1336, %1484 : index
-          %1486 = arith.constant 0 : index
-          %1487 = arith.cmpi sge, %1485, %1486 : index
-          %1488 = arith.cmpi slt, %1485, %W : index
-          %1489 = arith.andi %1487, %1488 : i1
-          %1490 = arith.andi %1483, %1489 : i1
-          %1491 = arith.constant 1 : index
-          %1492 = arith.addi %1476, %1491 : index
-          %1493 = arith.constant 0 : index
-          %1494 = arith.cmpi sge, %1492, %1493 : index
-          %1495 = arith.cmpi slt, %1492, %W : index
-          %1496 = arith.andi %1494, %1495 : i1
-          %1497 = arith.andi %1490, %1496 : i1
-          scf.if %1497 {
+          %1514 = arith.subi %1385, %1383 : index
+          %1515 = memref.subview %1379[%1383] [%1514] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
+          %1516 = arith.constant 1 : index
+          %1517 = arith.subi %1383, %1516 : index
+          %1518 = arith.constant 0 : index
+          %1519 = arith.cmpi sge, %1517, %1518 : index
+          %1520 = arith.cmpi slt, %1517, %W : index
+          %1521 = arith.andi %1519, %1520 : i1
+          %1522 = arith.constant 1 : index
+          %1523 = arith.subi %1385, %1522 : index
+          %1524 = arith.constant 1 : index
+          %1525 = arith.subi %1523, %1524 : index
+          %1526 = arith.constant 0 : index
+          %1527 = arith.cmpi sge, %1525, %1526 : index
+          %1528 = arith.cmpi slt, %1525, %W : index
+          %1529 = arith.andi %1527, %1528 : i1
+          %1530 = arith.andi %1521, %1529 : i1
+          %1531 = arith.constant 1 : index
+          %1532 = arith.addi %1383, %1531 : index
+          %1533 = arith.constant 0 : index
+          %1534 = arith.cmpi sge, %1532, %1533 : index
+          %1535 = arith.cmpi slt, %1532, %W : index
+          %1536 = arith.andi %1534, %1535 : i1
+          %1537 = arith.andi %1530, %1536 : i1
+          %1538 = arith.constant 1 : index
+          %1539 = arith.addi %1523, %1538 : index
+          %1540 = arith.constant 0 : index
+          %1541 = arith.cmpi sge, %1539, %1540 : index
+          %1542 = arith.cmpi slt, %1539, %W : index
+          %1543 = arith.andi %1541, %1542 : i1
+          %1544 = arith.andi %1537, %1543 : i1
+          scf.if %1544 {
             // Every read of the part inside its tensor: no boundary rule.
-            %1498 = arith.constant 0 : index
-            %1499 = memref.reinterpret_cast %1468 to offset: [0], sizes: [%1467], strides: [%1498] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+            %1545 = arith.constant 0 : index
+            %1546 = memref.reinterpret_cast %1515 to offset: [0], sizes: [%1514], strides: [%1545] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
             linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-                ins(%1499 : memref<?xf32, strided<[?]>>)
-                outs(%1468 : memref<?xf32, strided<[1], offset: ?>>) {
-              ^bb0(%1500: f32, %1501: f32):
-              %1502 = linalg.index 0 : index
-              %1503 = arith.addi %1502, %1336 : index
-              %1504 = arith.constant 1 : index
-              %1505 = arith.subi %1503, %1504 : index
-              %1506 = memref.load %z[%1331, %1505] : memref<?x?xf32>
-              %1507 = arith.constant 0.0 : f32
-              %1508 = arith.cmpf ogt, %1506, %1507 : f32
-              %1509 = arith.constant 1 : index
-              %1510 = arith.addi %1503, %1509 : index
-              %1511 = memref.load %z[%1331, %1510] : memref<?x?xf32>
-              %1512 = math.exp %1511 : f32
-              %1513 = memref.load %z[%1331, %1503] : memref<?x?xf32>
-              %1514 = arith.select %1508, %1512, %1513 : f32
-              linalg.yield %1514 : f32
-            }
-          } else {
-            %1515 = arith.constant 0 : index
-            %1516 = memref.reinterpret_cast %1468 to offset: [0], sizes: [%1467], strides: [%1515] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
-            linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-                ins(%1516 : memref<?xf32, strided<[?]>>)
-                outs(%1468 : memref<?xf32, strided<[1], offset: ?>>) {
-              ^bb0(%1517: f32, %1518: f32):
-              %1519 = linalg.index 0 : index
-              %1520 = arith.addi %1519, %1336 : index
-              %1521 = arith.constant 0 : index
-              %1522 = arith.cmpi sge, %1331, %1521 : index
-              %1523 = arith.cmpi slt, %1331, %H : index
-              %1524 = arith.andi %1522, %1523 : i1
-              %1525 = arith.constant 1 : index
-              %1526 = arith.subi %H, %1525 : index
-              %1527 = arith.minsi %1331, %1526 : index
-              %1528 = arith.constant 0 : index
-              %1529 = arith.maxsi %1527, %1528 : index
-              %1530 = arith.constant 1 : index
-              %1531 = arith.subi %1520, %1530 : index
-              %1532 = arith.constant 0 : index
-              %1533 = arith.cmpi sge, %1531, %1532 : index
-              %1534 = arith.cmpi slt, %1531, %W : index
-              %1535 = arith.andi %1533, %1534 : i1
-              %1536 = arith.andi %1524, %1535 : i1
-              %1537 = arith.constant 1 : index
-              %1538 = arith.subi %W, %1537 : index
-              %1539 = arith.minsi %1531, %1538 : index
-              %1540 = arith.constant 0 : index
-              %1541 = arith.maxsi %1539, %1540 : index
-              %1542 = memref.load %z[%1529, %1541] : memref<?x?xf32>
-              %1543 = arith.constant 0.0 : f32
-              %1544 = arith.select %1536, %1542, %1543 : f32
-              %1545 = arith.constant 0.0 : f32
-              %1546 = arith.cmpf ogt, %1544, %1545 : f32
-              %1547 = arith.constant 0 : index
-              %1548 = arith.cmpi sge, %1331, %1547 : index
-              %1549 = arith.cmpi slt, %1331, %H : index
-              %1550 = arith.andi %1548, %1549 : i1
+                ins(%1546 : memref<?xf32, strided<[?]>>)
+                outs(%1515 : memref<?xf32, strided<[1], offset: ?>>) {
+              ^bb0(%1547: f32, %1548: f32):
+              %1549 = linalg.index 0 : index
+              %1550 = arith.addi %1549, %1383 : index
               %1551 = arith.constant 1 : index
-              %1552 = arith.subi %H, %1551 : index
-              %1553 = arith.minsi %1331, %1552 : index
-              %1554 = arith.constant 0 : index
-              %1555 = arith.maxsi %1553, %1554 : index
+              %1552 = arith.subi %1550, %1551 : index
+              %1553 = memref.load %z[%1378, %1552] : memref<?x?xf32>
+              %1554 = arith.constant 0.0 : f32
+              %1555 = arith.cmpf ogt, %1553, %1554 : f32
               %1556 = arith.constant 1 : index
-              %1557 = arith.addi %1520, %1556 : index
-              %1558 = arith.constant 0 : index
-              %1559 = arith.cmpi sge, %1557, %1558 : index
-              %1560 = arith.cmpi slt, %1557, %W : index
-              %1561 = arith.andi %1559, %1560 : i1
-              %1562 = arith.andi %1550, %1561 : i1
-              %1563 = arith.constant 1 : index
-              %1564 = arith.subi %W, %1563 : index
-              %1565 = arith.minsi %1557, %1564 : index
-              %1566 = arith.constant 0 : index
-              %1567 = arith.maxsi %1565, %1566 : index
-              %1568 = memref.load %z[%1555, %1567] : memref<?x?xf32>
-              %1569 = arith.constant 0.0 : f32
-              %1570 = arith.select %1562, %1568, %1569 : f32
-              %1571 = math.exp %1570 : f32
-              %1572 = arith.constant 0 : index
-              %1573 = arith.cmpi sge, %1331, %1572 : index
-              %1574 = arith.cmpi slt, %1331, %H : index
-              %1575 = arith.andi %1573, %1574 : i1
-              %1576 = arith.constant 1 : index
-              %1577 = arith.subi %H, %1576 : index
-              %1578 = arith.minsi %1331, %1577 : index
-              %1579 = arith.constant 0 : index
-              %1580 = arith.maxsi %1578, %1579 : index
-              %1581 = arith.constant 0 : index
-              %1582 = arith.cmpi sge, %1520, %1581 : index
-              %1583 = arith.cmpi slt, %1520, %W : index
-              %1584 = arith.andi %1582, %1583 : i1
-              %1585 = arith.andi %1575, %1584 : i1
-              %1586 = arith.constant 1 : index
-              %1587 = arith.subi %W, %1586 : index
-              %1588 = arith.minsi %1520, %1587 : index
-              %1589 = arith.constant 0 : index
-              %1590 = arith.maxsi %1588, %1589 : index
-              %1591 = memref.load %z[%1580, %1590] : memref<?x?xf32>
-              %1592 = arith.constant 0.0 : f32
-              %1593 = arith.select %1585, %1591, %1592 : f32
-              %1594 = arith.select %1546, %1571, %1593 : f32
-              linalg.yield %1594 : f32
-            }
-          }
-          %1595 = arith.subi %W, %1338 : index
-          %1596 = memref.subview %1332[%1338] [%1595] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
-          %1597 = arith.constant 1 : index
-          %1598 = arith.subi %1338, %1597 : index
-          %1599 = arith.constant 0 : index
-          %1600 = arith.cmpi sge, %1598, %1599 : index
-          %1601 = arith.cmpi slt, %1598, %W : index
-          %1602 = arith.andi %1600, %1601 : i1
-          %1603 = arith.constant 1 : index
-          %1604 = arith.subi %W, %1603 : index
-          %1605 = arith.constant 1 : index
-          %1606 = arith.subi %1604, %1605 : index
-          %1607 = arith.constant 0 : index
-          %1608 = arith.cmpi sge, %1606, %1607 : index
-          %1609 = arith.cmpi slt, %1606, %W : index
-          %1610 = arith.andi %1608, %1609 : i1
-          %1611 = arith.andi %1602, %1610 : i1
-          %1612 = arith.constant 1 : index
-          %1613 = arith.addi %1338, %1612 : index
-          %1614 = arith.constant 0 : index
-          %1615 = arith.cmpi sge, %1613, %1614 : index
-          %1616 = arith.cmpi slt, %1613, %W : index
-          %1617 = arith.andi %1615, %1616 : i1
-          %1618 = arith.andi %1611, %1617 : i1
-          %1619 = arith.constant 1 : index
-          %1620 = arith.addi %1604, %1619 : index
-          %1621 = arith.constant 0 : index
-          %1622 = arith.cmpi sge, %1620, %1621 : index
-          %1623 = arith.cmpi slt, %1620, %W : index
-          %1624 = arith.andi %1622, %1623 : i1
-          %1625 = arith.andi %1618, %1624 : i1
-          scf.if %1625 {
-            // Every read of the part inside its tensor: no boundary rule.
-            %1626 = arith.constant 0 : index
-            %1627 = memref.reinterpret_cast %1596 to offset: [0], sizes: [%1595], strides: [%1626] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
-            linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-                ins(%1627 : memref<?xf32, strided<[?]>>)
-                outs(%1596 : memref<?xf32, strided<[1], offset: ?>>) {
-              ^bb0(%1628: f32, %1629: f32):
-              %1630 = linalg.index 0 : index
-              %1631 = arith.addi %1630, %1338 : index
-              %1632 = arith.constant 1 : index
-              %1633 = arith.subi %1631, %1632 : index
-              %1634 = memref.load %z[%1331, %1633] : memref<?x?xf32>
-              %1635 = arith.constant 0.0 : f32
-              %1636 = arith.cmpf ogt, %1634, %1635 : f32
-              %1637 = arith.constant 1 : index
-              %1638 = arith.addi %1631, %1637 : index
-              %1639 = memref.load %z[%1331, %1638] : memref<?x?xf32>
-              %1640 = math.exp %1639 : f32
-              %1641 = memref.load %z[%1331, %1631] : memref<?x?xf32>
-              %1642 = arith.select %1636, %1640, %1641 : f32
-              linalg.yield %1642 : f32
+              %1557 = arith.addi %1550, %1556 : index
+              %1558 = memref.load %z[%1378, %1557] : memref<?x?xf32>
+              %1559 = math.exp %1558 : f32
+              %1560 = memref.load %z[%1378, %1550] : memref<?x?xf32>
+              %1561 = arith.select %1555, %1559, %1560 : f32
+              linalg.yield %1561 : f32
             }
           } else {
-            %1643 = arith.constant 0 : index
-            %1644 = memref.reinterpret_cast %1596 to offset: [0], sizes: [%1595], strides: [%1643] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+            %1562 = arith.constant 0 : index
+            %1563 = memref.reinterpret_cast %1515 to offset: [0], sizes: [%1514], strides: [%1562] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
             linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-                ins(%1644 : memref<?xf32, strided<[?]>>)
-                outs(%1596 : memref<?xf32, strided<[1], offset: ?>>) {
-              ^bb0(%1645: f32, %1646: f32):
-              %1647 = linalg.index 0 : index
-              %1648 = arith.addi %1647, %1338 : index
-              %1649 = arith.constant 0 : index
-              %1650 = arith.cmpi sge, %1331, %1649 : index
-              %1651 = arith.cmpi slt, %1331, %H : index
-              %1652 = arith.andi %1650, %1651 : i1
-              %1653 = arith.constant 1 : index
-              %1654 = arith.subi %H, %1653 : index
-              %1655 = arith.minsi %1331, %1654 : index
-              %1656 = arith.constant 0 : index
-              %1657 = arith.maxsi %1655, %1656 : index
-              %1658 = arith.constant 1 : index
-              %1659 = arith.subi %1648, %1658 : index
-              %1660 = arith.constant 0 : index
-              %1661 = arith.cmpi sge, %1659, %1660 : index
-              %1662 = arith.cmpi slt, %1659, %W : index
-              %1663 = arith.andi %1661, %1662 : i1
-              %1664 = arith.andi %1652, %1663 : i1
-              %1665 = arith.constant 1 : index
-              %1666 = arith.subi %W, %1665 : index
-              %1667 = arith.minsi %1659, %1666 : index
-              %1668 = arith.constant 0 : index
-              %1669 = arith.maxsi %1667, %1668 : index
-              %1670 = memref.load %z[%1657, %1669] : memref<?x?xf32>
-              %1671 = arith.constant 0.0 : f32
-              %1672 = arith.select %1664, %1670, %1671 : f32
-              %1673 = arith.constant 0.0 : f32
-              %1674 = arith.cmpf ogt, %1672, %1673 : f32
-              %1675 = arith.constant 0 : index
-              %1676 = arith.cmpi sge, %1331, %1675 : index
-              %1677 = arith.cmpi slt, %1331, %H : index
-              %1678 = arith.andi %1676, %1677 : i1
+                ins(%1563 : memref<?xf32, strided<[?]>>)
+                outs(%1515 : memref<?xf32, strided<[1], offset: ?>>) {
+              ^bb0(%1564: f32, %1565: f32):
+              %1566 = linalg.index 0 : index
+              %1567 = arith.addi %1566, %1383 : index
+              %1568 = arith.constant 0 : index
+              %1569 = arith.cmpi sge, %1378, %1568 : index
+              %1570 = arith.cmpi slt, %1378, %H : index
+              %1571 = arith.andi %1569, %1570 : i1
+              %1572 = arith.constant 1 : index
+              %1573 = arith.subi %H, %1572 : index
+              %1574 = arith.minsi %1378, %1573 : index
+              %1575 = arith.constant 0 : index
+              %1576 = arith.maxsi %1574, %1575 : index
+              %1577 = arith.constant 1 : index
+              %1578 = arith.subi %1567, %1577 : index
+              %1579 = arith.constant 0 : index
+              %1580 = arith.cmpi sge, %1578, %1579 : index
+              %1581 = arith.cmpi slt, %1578, %W : index
+              %1582 = arith.andi %1580, %1581 : i1
+              %1583 = arith.andi %1571, %1582 : i1
+              %1584 = arith.constant 1 : index
+              %1585 = arith.subi %W, %1584 : index
+              %1586 = arith.minsi %1578, %1585 : index
+              %1587 = arith.constant 0 : index
+              %1588 = arith.maxsi %1586, %1587 : index
+              %1589 = memref.load %z[%1576, %1588] : memref<?x?xf32>
+              %1590 = arith.constant 0.0 : f32
+              %1591 = arith.select %1583, %1589, %1590 : f32
+              %1592 = arith.constant 0.0 : f32
+              %1593 = arith.cmpf ogt, %1591, %1592 : f32
+              %1594 = arith.constant 0 : index
+              %1595 = arith.cmpi sge, %1378, %1594 : index
+              %1596 = arith.cmpi slt, %1378, %H : index
+              %1597 = arith.andi %1595, %1596 : i1
+              %1598 = arith.constant 1 : index
+              %1599 = arith.subi %H, %1598 : index
+              %1600 = arith.minsi %1378, %1599 : index
+              %1601 = arith.constant 0 : index
+              %1602 = arith.maxsi %1600, %1601 : index
+              %1603 = arith.constant 1 : index
+              %1604 = arith.addi %1567, %1603 : index
+              %1605 = arith.constant 0 : index
+              %1606 = arith.cmpi sge, %1604, %1605 : index
+              %1607 = arith.cmpi slt, %1604, %W : index
+              %1608 = arith.andi %1606, %1607 : i1
+              %1609 = arith.andi %1597, %1608 : i1
+              %1610 = arith.constant 1 : index
+              %1611 = arith.subi %W, %1610 : index
+              %1612 = arith.minsi %1604, %1611 : index
+              %1613 = arith.constant 0 : index
+              %1614 = arith.maxsi %1612, %1613 : index
+              %1615 = memref.load %z[%1602, %1614] : memref<?x?xf32>
+              %1616 = arith.constant 0.0 : f32
+              %1617 = arith.select %1609, %1615, %1616 : f32
+              %1618 = math.exp %1617 : f32
+              %1619 = arith.constant 0 : index
+              %1620 = arith.cmpi sge, %1378, %1619 : index
+              %1621 = arith.cmpi slt, %1378, %H : index
+              %1622 = arith.andi %1620, %1621 : i1
+              %1623 = arith.constant 1 : index
+              %1624 = arith.subi %H, %1623 : index
+              %1625 = arith.minsi %1378, %1624 : index
+              %1626 = arith.constant 0 : index
+              %1627 = arith.maxsi %1625, %1626 : index
+              %1628 = arith.constant 0 : index
+              %1629 = arith.cmpi sge, %1567, %1628 : index
+              %1630 = arith.cmpi slt, %1567, %W : index
+              %1631 = arith.andi %1629, %1630 : i1
+              %1632 = arith.andi %1622, %1631 : i1
+              %1633 = arith.constant 1 : index
+              %1634 = arith.subi %W, %1633 : index
+              %1635 = arith.minsi %1567, %1634 : index
+              %1636 = arith.constant 0 : index
+              %1637 = arith.maxsi %1635, %1636 : index
+              %1638 = memref.load %z[%1627, %1637] : memref<?x?xf32>
+              %1639 = arith.constant 0.0 : f32
+              %1640 = arith.select %1632, %1638, %1639 : f32
+              %1641 = arith.select %1593, %1618, %1640 : f32
+              linalg.yield %1641 : f32
+            }
+          }
+          %1642 = arith.subi %W, %1385 : index
+          %1643 = memref.subview %1379[%1385] [%1642] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
+          %1644 = arith.constant 1 : index
+          %1645 = arith.subi %1385, %1644 : index
+          %1646 = arith.constant 0 : index
+          %1647 = arith.cmpi sge, %1645, %1646 : index
+          %1648 = arith.cmpi slt, %1645, %W : index
+          %1649 = arith.andi %1647, %1648 : i1
+          %1650 = arith.constant 1 : index
+          %1651 = arith.subi %W, %1650 : index
+          %1652 = arith.constant 1 : index
+          %1653 = arith.subi %1651, %1652 : index
+          %1654 = arith.constant 0 : index
+          %1655 = arith.cmpi sge, %1653, %1654 : index
+          %1656 = arith.cmpi slt, %1653, %W : index
+          %1657 = arith.andi %1655, %1656 : i1
+          %1658 = arith.andi %1649, %1657 : i1
+          %1659 = arith.constant 1 : index
+          %1660 = arith.addi %1385, %1659 : index
+          %1661 = arith.constant 0 : index
+          %1662 = arith.cmpi sge, %1660, %1661 : index
+          %1663 = arith.cmpi slt, %1660, %W : index
+          %1664 = arith.andi %1662, %1663 : i1
+          %1665 = arith.andi %1658, %1664 : i1
+          %1666 = arith.constant 1 : index
+          %1667 = arith.addi %1651, %1666 : index
+          %1668 = arith.constant 0 : index
+          %1669 = arith.cmpi sge, %1667, %1668 : index
+          %1670 = arith.cmpi slt, %1667, %W : index
+          %1671 = arith.andi %1669, %1670 : i1
+          %1672 = arith.andi %1665, %1671 : i1
+          scf.if %1672 {
+            // Every read of the part inside its tensor: no boundary rule.
+            %1673 = arith.constant 0 : index
+            %1674 = memref.reinterpret_cast %1643 to offset: [0], sizes: [%1642], strides: [%1673] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+            linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+                ins(%1674 : memref<?xf32, strided<[?]>>)
+                outs(%1643 : memref<?xf32, strided<[1], offset: ?>>) {
+              ^bb0(%1675: f32, %1676: f32):
+              %1677 = linalg.index 0 : index
+              %1678 = arith.addi %1677, %1385 : index
               %1679 = arith.constant 1 : index
-              %1680 = arith.subi %H, %1679 : index
-              %1681 = arith.minsi %1331, %1680 : index
-              %1682 = arith.constant 0 : index
-              %1683 = arith.maxsi %1681, %1682 : index
+              %1680 = arith.subi %1678, %1679 : index
+              %1681 = memref.load %z[%1378, %1680] : memref<?x?xf32>
+              %1682 = arith.constant 0.0 : f32
+              %1683 = arith.cmpf ogt, %1681, %1682 : f32
               %1684 = arith.constant 1 : index
-              %1685 = arith.addi %1648, %1684 : index
-              %1686 = arith.constant 0 : index
-              %1687 = arith.cmpi sge, %1685, %1686 : index
-              %1688 = arith.cmpi slt, %1685, %W : index
-              %1689 = arith.andi %1687, %1688 : i1
-              %1690 = arith.andi %1678, %1689 : i1
-              %1691 = arith.constant 1 : index
-              %1692 = arith.subi %W, %1691 : index
-              %1693 = arith.minsi %1685, %1692 : index
-              %1694 = arith.constant 0 : index
-              %1695 = arith.maxsi %1693, %1694 : index
-              %1696 = memref.load %z[%1683, %1695] : memref<?x?xf32>
-              %1697 = arith.constant 0.0 : f32
-              %1698 = arith.select %1690, %1696, %1697 : f32
-              %1699 = math.exp %1698 : f32
-              %1700 = arith.constant 0 : index
-              %1701 = arith.cmpi sge, %1331, %1700 : index
-              %1702 = arith.cmpi slt, %1331, %H : index
-              %1703 = arith.andi %1701, %1702 : i1
-              %1704 = arith.constant 1 : index
-              %1705 = arith.subi %H, %1704 : index
-              %1706 = arith.minsi %1331, %1705 : index
+              %1685 = arith.addi %1678, %1684 : index
+              %1686 = memref.load %z[%1378, %1685] : memref<?x?xf32>
+              %1687 = math.exp %1686 : f32
+              %1688 = memref.load %z[%1378, %1678] : memref<?x?xf32>
+              %1689 = arith.select %1683, %1687, %1688 : f32
+              linalg.yield %1689 : f32
+            }
+          } else {
+            %1690 = arith.constant 0 : index
+            %1691 = memref.reinterpret_cast %1643 to offset: [0], sizes: [%1642], strides: [%1690] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+            linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+                ins(%1691 : memref<?xf32, strided<[?]>>)
+                outs(%1643 : memref<?xf32, strided<[1], offset: ?>>) {
+              ^bb0(%1692: f32, %1693: f32):
+              %1694 = linalg.index 0 : index
+              %1695 = arith.addi %1694, %1385 : index
+              %1696 = arith.constant 0 : index
+              %1697 = arith.cmpi sge, %1378, %1696 : index
+              %1698 = arith.cmpi slt, %1378, %H : index
+              %1699 = arith.andi %1697, %1698 : i1
+              %1700 = arith.constant 1 : index
+              %1701 = arith.subi %H, %1700 : index
+              %1702 = arith.minsi %1378, %1701 : index
+              %1703 = arith.constant 0 : index
+              %1704 = arith.maxsi %1702, %1703 : index
+              %1705 = arith.constant 1 : index
+              %1706 = arith.subi %1695, %1705 : index
               %1707 = arith.constant 0 : index
-              %1708 = arith.maxsi %1706, %1707 : index
-              %1709 = arith.constant 0 : index
-              %1710 = arith.cmpi sge, %1648, %1709 : index
-              %1711 = arith.cmpi slt, %1648, %W : index
-              %1712 = arith.andi %1710, %1711 : i1
-              %1713 = arith.andi %1703, %1712 : i1
-              %1714 = arith.constant 1 : index
-              %1715 = arith.subi %W, %1714 : index
-              %1716 = arith.minsi %1648, %1715 : index
-              %1717 = arith.constant 0 : index
-              %1718 = arith.maxsi %1716, %1717 : index
-              %1719 = memref.load %z[%1708, %1718] : memref<?x?xf32>
+              %1708 = arith.cmpi sge, %1706, %1707 : index
+              %1709 = arith.cmpi slt, %1706, %W : index
+              %1710 = arith.andi %1708, %1709 : i1
+              %1711 = arith.andi %1699, %1710 : i1
+              %1712 = arith.constant 1 : index
+              %1713 = arith.subi %W, %1712 : index
+              %1714 = arith.minsi %1706, %1713 : index
+              %1715 = arith.constant 0 : index
+              %1716 = arith.maxsi %1714, %1715 : index
+              %1717 = memref.load %z[%1704, %1716] : memref<?x?xf32>
+              %1718 = arith.constant 0.0 : f32
+              %1719 = arith.select %1711, %1717, %1718 : f32
               %1720 = arith.constant 0.0 : f32
-              %1721 = arith.select %1713, %1719, %1720 : f32
-              %1722 = arith.select %1674, %1699, %1721 : f32
-              linalg.yield %1722 : f32
+              %1721 = arith.cmpf ogt, %1719, %1720 : f32
+              %1722 = arith.constant 0 : index
+              %1723 = arith.cmpi sge, %1378, %1722 : index
+              %1724 = arith.cmpi slt, %1378, %H : index
+              %1725 = arith.andi %1723, %1724 : i1
+              %1726 = arith.constant 1 : index
+              %1727 = arith.subi %H, %1726 : index
+              %1728 = arith.minsi %1378, %1727 : index
+              %1729 = arith.constant 0 : index
+              %1730 = arith.maxsi %1728, %1729 : index
+              %1731 = arith.constant 1 : index
+              %1732 = arith.addi %1695, %1731 : index
+              %1733 = arith.constant 0 : index
+              %1734 = arith.cmpi sge, %1732, %1733 : index
+              %1735 = arith.cmpi slt, %1732, %W : index
+              %1736 = arith.andi %1734, %1735 : i1
+              %1737 = arith.andi %1725, %1736 : i1
+              %1738 = arith.constant 1 : index
+              %1739 = arith.subi %W, %1738 : index
+              %1740 = arith.minsi %1732, %1739 : index
+              %1741 = arith.constant 0 : index
+              %1742 = arith.maxsi %1740, %1741 : index
+              %1743 = memref.load %z[%1730, %1742] : memref<?x?xf32>
+              %1744 = arith.constant 0.0 : f32
+              %1745 = arith.select %1737, %1743, %1744 : f32
+              %1746 = math.exp %1745 : f32
+              %1747 = arith.constant 0 : index
+              %1748 = arith.cmpi sge, %1378, %1747 : index
+              %1749 = arith.cmpi slt, %1378, %H : index
+              %1750 = arith.andi %1748, %1749 : i1
+              %1751 = arith.constant 1 : index
+              %1752 = arith.subi %H, %1751 : index
+              %1753 = arith.minsi %1378, %1752 : index
+              %1754 = arith.constant 0 : index
+              %1755 = arith.maxsi %1753, %1754 : index
+              %1756 = arith.constant 0 : index
+              %1757 = arith.cmpi sge, %1695, %1756 : index
+              %1758 = arith.cmpi slt, %1695, %W : index
+              %1759 = arith.andi %1757, %1758 : i1
+              %1760 = arith.andi %1750, %1759 : i1
+              %1761 = arith.constant 1 : index
+              %1762 = arith.subi %W, %1761 : index
+              %1763 = arith.minsi %1695, %1762 : index
+              %1764 = arith.constant 0 : index
+              %1765 = arith.maxsi %1763, %1764 : index
+              %1766 = memref.load %z[%1755, %1765] : memref<?x?xf32>
+              %1767 = arith.constant 0.0 : f32
+              %1768 = arith.select %1760, %1766, %1767 : f32
+              %1769 = arith.select %1721, %1746, %1768 : f32
+              linalg.yield %1769 : f32
             }
           }
         }
@@ -2616,453 +2670,453 @@ module attributes {transform.with_named_sequence} {
     }
     // t[j, i] = select(m[i, j] > 0.0, m[i, j], expm1(m[i, j]))
     // In tiles of 512 x 16 elements of output dimensions 0 and 1.
-    %1723 = arith.constant 0 : index
-    %1724 = arith.constant 1 : index
-    %1725 = arith.constant 512 : index
-    %1726 = arith.constant 16 : index
-    scf.parallel (%1727, %1728) = (%1723, %1723) to (%W, %H) step (%1725, %1726) {
-      %1729 = arith.addi %1727, %1725 : index
-      %1730 = arith.minsi %1729, %W : index
-      %1731 = arith.addi %1728, %1726 : index
-      %1732 = arith.minsi %1731, %H : index
+    %1770 = arith.constant 0 : index
+    %1771 = arith.constant 1 : index
+    %1772 = arith.constant 512 : index
+    %1773 = arith.constant 16 : index
+    scf.parallel (%1774, %1775) = (%1770, %1770) to (%W, %H) step (%1772, %1773) {
+      %1776 = arith.addi %1774, %1772 : index
+      %1777 = arith.minsi %1776, %W : index
+      %1778 = arith.addi %1775, %1773 : index
+      %1779 = arith.minsi %1778, %H : index
       // m[i, j] in blocks of 16 x 8 elements, each transposed in registers.
-      %1733 = arith.constant 0 : index
-      %1734 = arith.constant 1 : index
-      %1735 = arith.constant 8 : index
-      %1736 = arith.constant 16 : index
-      %1737 = arith.subi %1730, %1727 : index
-      %1738 = arith.divui %1737, %1735 : index
-      %1739 = arith.muli %1738, %1735 : index
-      %1740 = arith.addi %1727, %1739 : index
-      %1741 = arith.subi %1732, %1728 : index
-      %1742 = arith.divui %1741, %1736 : index
-      %1743 = arith.muli %1742, %1736 : index
-      %1744 = arith.addi %1728, %1743 : index
-      %1745 = memref.alloca() {alignment = 64 : i64} : memref<8x16xf32>
-      scf.for %1746 = %1727 to %1740 step %1735 {
-        scf.for %1747 = %1728 to %1744 step %1736 {
-          %1748 = vector.load %m[%1747, %1746] : memref<?x?xf32>, vector<8xf32>
-          %1749 = arith.constant 1 : index
-          %1750 = arith.addi %1747, %1749 : index
-          %1751 = vector.load %m[%1750, %1746] : memref<?x?xf32>, vector<8xf32>
-          %1752 = arith.constant 2 : index
-          %1753 = arith.addi %1747, %1752 : index
-          %1754 = vector.load %m[%1753, %1746] : memref<?x?xf32>, vector<8xf32>
-          %1755 = arith.constant 3 : index
-          %1756 = arith.addi %1747, %1755 : index
-          %1757 = vector.load %m[%1756, %1746] : memref<?x?xf32>, vector<8xf32>
-          %1758 = arith.constant 4 : index
-          %1759 = arith.addi %1747, %1758 : index
-          %1760 = vector.load %m[%1759, %1746] : memref<?x?xf32>, vector<8xf32>
-          %1761 = arith.constant 5 : index
-          %1762 = arith.addi %1747, %1761 : index
-          %1763 = vector.load %m[%1762, %1746] : memref<?x?xf32>, vector<8xf32>
-          %1764 = arith.constant 6 : index
-          %1765 = arith.addi %1747, %1764 : index
-          %1766 = vector.load %m[%1765, %1746] : memref<?x?xf32>, vector<8xf32>
-          %1767 = arith.constant 7 : index
-          %1768 = arith.addi %1747, %1767 : index
-          %1769 = vector.load %m[%1768, %1746] : memref<?x?xf32>, vector<8xf32>
-          %1770 = vector.shuffle %1748, %1751 [0, 8, 1, 9, 4, 12, 5, 13] : vector<8xf32>, vector<8xf32>
-          %1771 = vector.shuffle %1748, %1751 [2, 10, 3, 11, 6, 14, 7, 15] : vector<8xf32>, vector<8xf32>
-          %1772 = vector.shuffle %1754, %1757 [0, 8, 1, 9, 4, 12, 5, 13] : vector<8xf32>, vector<8xf32>
-          %1773 = vector.shuffle %1754, %1757 [2, 10, 3, 11, 6, 14, 7, 15] : vector<8xf32>, vector<8xf32>
-          %1774 = vector.shuffle %1760, %1763 [0, 8, 1, 9, 4, 12, 5, 13] : vector<8xf32>, vector<8xf32>
-          %1775 = vector.shuffle %1760, %1763 [2, 10, 3, 11, 6, 14, 7, 15] : vector<8xf32>, vector<8xf32>
-          %1776 = vector.shuffle %1766, %1769 [0, 8, 1, 9, 4, 12, 5, 13] : vector<8xf32>, vector<8xf32>
-          %1777 = vector.shuffle %1766, %1769 [2, 10, 3, 11, 6, 14, 7, 15] : vector<8xf32>, vector<8xf32>
-          %1778 = vector.shuffle %1770, %1772 [0, 1, 8, 9, 4, 5, 12, 13] : vector<8xf32>, vector<8xf32>
-          %1779 = vector.shuffle %1770, %1772 [2, 3, 10, 11, 6, 7, 14, 15] : vector<8xf32>, vector<8xf32>
-          %1780 = vector.shuffle %1771, %1773 [0, 1, 8, 9, 4, 5, 12, 13] : vector<8xf32>, vector<8xf32>
-          %1781 = vector.shuffle %1771, %1773 [2, 3, 10, 11, 6, 7, 14, 15] : vector<8xf32>, vector<8xf32>
-          %1782 = vector.shuffle %1774, %1776 [0, 1, 8, 9, 4, 5, 12, 13] : vector<8xf32>, vector<8xf32>
-          %1783 = vector.shuffle %1774, %1776 [2, 3, 10, 11, 6, 7, 14, 15] : vector<8xf32>, vector<8xf32>
-          %1784 = vector.shuffle %1775, %1777 [0, 1, 8, 9, 4, 5, 12, 13] : vector<8xf32>, vector<8xf32>
-          %1785 = vector.shuffle %1775, %1777 [2, 3, 10, 11, 6, 7, 14, 15] : vector<8xf32>, vector<8xf32>
-          %1786 = vector.shuffle %1778, %1782 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
-          %1787 = vector.shuffle %1779, %1783 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
-          %1788 = vector.shuffle %1780, %1784 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
-          %1789 = vector.shuffle %1781, %1785 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
-          %1790 = vector.shuffle %1778, %1782 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
-          %1791 = vector.shuffle %1779, %1783 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
-          %1792 = vector.shuffle %1780, %1784 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
-          %1793 = vector.shuffle %1781, %1785 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
-          %1794 = arith.constant 0 : index
-          vector.store %1786, %1745[%1794, %1733] : memref<8x16xf32>, vector<8xf32>
-          %1795 = arith.constant 1 : index
-          vector.store %1787, %1745[%1795, %1733] : memref<8x16xf32>, vector<8xf32>
-          %1796 = arith.constant 2 : index
-          vector.store %1788, %1745[%1796, %1733] : memref<8x16xf32>, vector<8xf32>
-          %1797 = arith.constant 3 : index
-          vector.store %1789, %1745[%1797, %1733] : memref<8x16xf32>, vector<8xf32>
-          %1798 = arith.constant 4 : index
-          vector.store %1790, %1745[%1798, %1733] : memref<8x16xf32>, vector<8xf32>
-          %1799 = arith.constant 5 : index
-          vector.store %1791, %1745[%1799, %1733] : memref<8x16xf32>, vector<8xf32>
-          %1800 = arith.constant 6 : index
-          vector.store %1792, %1745[%1800, %1733] : memref<8x16xf32>, vector<8xf32>
-          %1801 = arith.constant 7 : index
-          vector.store %1793, %1745[%1801, %1733] : memref<8x16xf32>, vector<8xf32>
-          %1802 = arith.constant 8 : index
-          %1803 = arith.addi %1747, %1802 : index
-          %1804 = vector.load %m[%1803, %1746] : memref<?x?xf32>, vector<8xf32>
-          %1805 = arith.constant 9 : index
-          %1806 = arith.addi %1747, %1805 : index
-          %1807 = vector.load %m[%1806, %1746] : memref<?x?xf32>, vector<8xf32>
-          %1808 = arith.constant 10 : index
-          %1809 = arith.addi %1747, %1808 : index
-          %1810 = vector.load %m[%1809, %1746] : memref<?x?xf32>, vector<8xf32>
-          %1811 = arith.constant 11 : index
-          %1812 = arith.addi %1747, %1811 : index
-          %1813 = vector.load %m[%1812, %1746] : memref<?x?xf32>, vector<8xf32>
-          %1814 = arith.constant 12 : index
-          %1815 = arith.addi %1747, %1814 : index
-          %1816 = vector.load %m[%1815, %1746] : memref<?x?xf32>, vector<8xf32>
-          %1817 = arith.constant 13 : index
-          %1818 = arith.addi %1747, %1817 : index
-          %1819 = vector.load %m[%1818, %1746] : memref<?x?xf32>, vector<8xf32>
-          %1820 = arith.constant 14 : index
-          %1821 = arith.addi %1747, %1820 : index
-          %1822 = vector.load %m[%1821, %1746] : memref<?x?xf32>, vector<8xf32>
-          %1823 = arith.constant 15 : index
-          %1824 = arith.addi %1747, %1823 : index
-          %1825 = vector.load %m[%1824, %1746] : memref<?x?xf32>, vector<8xf32>
-          %1826 = vector.shuffle %1804, %1807 [0, 8, 1, 9, 4, 12, 5, 13] : vector<8xf32>, vector<8xf32>
-          %1827 = vector.shuffle %1804, %1807 [2, 10, 3, 11, 6, 14, 7, 15] : vector<8xf32>, vector<8xf32>
-          %1828 = vector.shuffle %1810, %1813 [0, 8, 1, 9, 4, 12, 5, 13] : vector<8xf32>, vector<8xf32>
-          %1829 = vector.shuffle %1810, %1813 [2, 10, 3, 11, 6, 14, 7, 15] : vector<8xf32>, vector<8xf32>
-          %1830 = vector.shuffle %1816, %1819 [0, 8, 1, 9, 4, 12, 5, 13] : vector<8xf32>, vector<8xf32>
-          %1831 = vector.shuffle %1816, %1819 [2, 10, 3, 11, 6, 14, 7, 15] : vector<8xf32>, vector<8xf32>
-          %1832 = vector.shuffle %1822, %1825 [0, 8, 1, 9, 4, 12, 5, 13] : vector<8xf32>, vector<8xf32>
-          %1833 = vector.shuffle %1822, %1825 [2, 10, 3, 11, 6, 14, 7, 15] : vector<8xf32>, vector<8xf32>
-          %1834 = vector.shuffle %1826, %1828 [0, 1, 8, 9, 4, 5, 12, 13] : vector<8xf32>, vector<8xf32>
-          %1835 = vector.shuffle %1826, %1828 [2, 3, 10, 11, 6, 7, 14, 15] : vector<8xf32>, vector<8xf32>
-          %1836 = vector.shuffle %1827, %1829 [0, 1, 8, 9, 4, 5, 12, 13] : vector<8xf32>, vector<8xf32>
-          %1837 = vector.shuffle %1827, %1829 [2, 3, 10, 11, 6, 7, 14, 15] : vector<8xf32>, vector<8xf32>
-          %1838 = vector.shuffle %1830, %1832 [0, 1, 8, 9, 4, 5, 12, 13] : vector<8xf32>, vector<8xf32>
-          %1839 = vector.shuffle %1830, %1832 [2, 3, 10, 11, 6, 7, 14, 15] : vector<8xf32>, vector<8xf32>
-          %1840 = vector.shuffle %1831, %1833 [0, 1, 8, 9, 4, 5, 12, 13] : vector<8xf32>, vector<8xf32>
-          %1841 = vector.shuffle %1831, %1833 [2, 3, 10, 11, 6, 7, 14, 15] : vector<8xf32>, vector<8xf32>
-          %1842 = vector.shuffle %1834, %1838 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
-          %1843 = vector.shuffle %1835, %1839 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
-          %1844 = vector.shuffle %1836, %1840 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
-          %1845 = vector.shuffle %1837, %1841 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
-          %1846 = vector.shuffle %1834, %1838 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
-          %1847 = vector.shuffle %1835, %1839 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
-          %1848 = vector.shuffle %1836, %1840 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
-          %1849 = vector.shuffle %1837, %1841 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
-          %1850 = arith.constant 0 : index
-          vector.store %1842, %1745[%1850, %1735] : memref<8x16xf32>, vector<8xf32>
-          %1851 = arith.constant 1 : index
-          vector.store %1843, %1745[%1851, %1735] : memref<8x16xf32>, vector<8xf32>
-          %1852 = arith.constant 2 : index
-          vector.store %1844, %1745[%1852, %1735] : memref<8x16xf32>, vector<8xf32>
-          %1853 = arith.constant 3 : index
-          vector.store %1845, %1745[%1853, %1735] : memref<8x16xf32>, vector<8xf32>
-          %1854 = arith.constant 4 : index
-          vector.store %1846, %1745[%1854, %1735] : memref<8x16xf32>, vector<8xf32>
-          %1855 = arith.constant 5 : index
-          vector.store %1847, %1745[%1855, %1735] : memref<8x16xf32>, vector<8xf32>
-          %1856 = arith.constant 6 : index
-          vector.store %1848, %1745[%1856, %1735] : memref<8x16xf32>, vector<8xf32>
-          %1857 = arith.constant 7 : index
-          vector.store %1849, %1745[%1857, %1735] : memref<8x16xf32>, vector<8xf32>
-          scf.for %1858 = %1733 to %1735 step %1734 {
-            scf.for %1859 = %1733 to %1736 step %1734 {
-              %1860 = arith.addi %1746, %1858 : index
-              %1861 = arith.addi %1747, %1859 : index
-              %1862 = memref.load %1745[%1858, %1859] : memref<8x16xf32>
-              %1863 = arith.constant 0.0 : f32
-              %1864 = arith.cmpf ogt, %1862, %1863 : f32
-              %1865 = math.exp %1862 : f32
-              %1866 = arith.constant 1.0 : f32
-              %1867 = arith.cmpf oeq, %1865, %1866 : f32
-              %1868 = math.exp %1862 : f32
-              %1869 = arith.constant 1.0 : f32
-              %1870 = arith.subf %1868, %1869 : f32
-              %1871 = arith.constant 1.0 : f32
-              %1872 = arith.negf %1871 : f32
-              %1873 = arith.cmpf oeq, %1870, %1872 : f32
-              %1874 = arith.constant 1.0 : f32
-              %1875 = arith.negf %1874 : f32
-              %1876 = math.exp %1862 : f32
-              %1877 = arith.constant 0x7F800000 : f32
-              %1878 = arith.cmpf oeq, %1876, %1877 : f32
-              %1879 = math.exp %1862 : f32
-              %1880 = math.exp %1862 : f32
-              %1881 = arith.constant 1.0 : f32
-              %1882 = arith.subf %1880, %1881 : f32
-              %1883 = math.exp %1862 : f32
-              %1884 = math.log %1883 : f32
-              %1885 = arith.divf %1862, %1884 : f32
-              %1886 = arith.mulf %1882, %1885 : f32
-              %1887 = arith.select %1878, %1879, %1886 : f32
-              %1888 = arith.select %1873, %1875, %1887 : f32
-              %1889 = arith.select %1867, %1862, %1888 : f32
-              %1890 = arith.select %1864, %1862, %1889 : f32
-              memref.store %1890, %t[%1860, %1861] : memref<?x?xf32>
+      %1780 = arith.constant 0 : index
+      %1781 = arith.constant 1 : index
+      %1782 = arith.constant 8 : index
+      %1783 = arith.constant 16 : index
+      %1784 = arith.subi %1777, %1774 : index
+      %1785 = arith.divui %1784, %1782 : index
+      %1786 = arith.muli %1785, %1782 : index
+      %1787 = arith.addi %1774, %1786 : index
+      %1788 = arith.subi %1779, %1775 : index
+      %1789 = arith.divui %1788, %1783 : index
+      %1790 = arith.muli %1789, %1783 : index
+      %1791 = arith.addi %1775, %1790 : index
+      %1792 = memref.alloca() {alignment = 64 : i64} : memref<8x16xf32>
+      scf.for %1793 = %1774 to %1787 step %1782 {
+        scf.for %1794 = %1775 to %1791 step %1783 {
+          %1795 = vector.load %m[%1794, %1793] : memref<?x?xf32>, vector<8xf32>
+          %1796 = arith.constant 1 : index
+          %1797 = arith.addi %1794, %1796 : index
+          %1798 = vector.load %m[%1797, %1793] : memref<?x?xf32>, vector<8xf32>
+          %1799 = arith.constant 2 : index
+          %1800 = arith.addi %1794, %1799 : index
+          %1801 = vector.load %m[%1800, %1793] : memref<?x?xf32>, vector<8xf32>
+          %1802 = arith.constant 3 : index
+          %1803 = arith.addi %1794, %1802 : index
+          %1804 = vector.load %m[%1803, %1793] : memref<?x?xf32>, vector<8xf32>
+          %1805 = arith.constant 4 : index
+          %1806 = arith.addi %1794, %1805 : index
+          %1807 = vector.load %m[%1806, %1793] : memref<?x?xf32>, vector<8xf32>
+          %1808 = arith.constant 5 : index
+          %1809 = arith.addi %1794, %1808 : index
+          %1810 = vector.load %m[%1809, %1793] : memref<?x?xf32>, vector<8xf32>
+          %1811 = arith.constant 6 : index
+          %1812 = arith.addi %1794, %1811 : index
+          %1813 = vector.load %m[%1812, %1793] : memref<?x?xf32>, vector<8xf32>
+          %1814 = arith.constant 7 : index
+          %1815 = arith.addi %1794, %1814 : index
+          %1816 = vector.load %m[%1815, %1793] : memref<?x?xf32>, vector<8xf32>
+          %1817 = vector.shuffle %1795, %1798 [0, 8, 1, 9, 4, 12, 5, 13] : vector<8xf32>, vector<8xf32>
+          %1818 = vector.shuffle %1795, %1798 [2, 10, 3, 11, 6, 14, 7, 15] : vector<8xf32>, vector<8xf32>
+          %1819 = vector.shuffle %1801, %1804 [0, 8, 1, 9, 4, 12, 5, 13] : vector<8xf32>, vector<8xf32>
+          %1820 = vector.shuffle %1801, %1804 [2, 10, 3, 11, 6, 14, 7, 15] : vector<8xf32>, vector<8xf32>
+          %1821 = vector.shuffle %1807, %1810 [0, 8, 1, 9, 4, 12, 5, 13] : vector<8xf32>, vector<8xf32>
+          %1822 = vector.shuffle %1807, %1810 [2, 10, 3, 11, 6, 14, 7, 15] : vector<8xf32>, vector<8xf32>
+          %1823 = vector.shuffle %1813, %1816 [0, 8, 1, 9, 4, 12, 5, 13] : vector<8xf32>, vector<8xf32>
+          %1824 = vector.shuffle %1813, %1816 [2, 10, 3, 11, 6, 14, 7, 15] : vector<8xf32>, vector<8xf32>
+          %1825 = vector.shuffle %1817, %1819 [0, 1, 8, 9, 4, 5, 12, 13] : vector<8xf32>, vector<8xf32>
+          %1826 = vector.shuffle %1817, %1819 [2, 3, 10, 11, 6, 7, 14, 15] : vector<8xf32>, vector<8xf32>
+          %1827 = vector.shuffle %1818, %1820 [0, 1, 8, 9, 4, 5, 12, 13] : vector<8xf32>, vector<8xf32>
+          %1828 = vector.shuffle %1818, %1820 [2, 3, 10, 11, 6, 7, 14, 15] : vector<8xf32>, vector<8xf32>
+          %1829 = vector.shuffle %1821, %1823 [0, 1, 8, 9, 4, 5, 12, 13] : vector<8xf32>, vector<8xf32>
+          %1830 = vector.shuffle %1821, %1823 [2, 3, 10, 11, 6, 7, 14, 15] : vector<8xf32>, vector<8xf32>
+          %1831 = vector.shuffle %1822, %1824 [0, 1, 8, 9, 4, 5, 12, 13] : vector<8xf32>, vector<8xf32>
+          %1832 = vector.shuffle %1822, %1824 [2, 3, 10, 11, 6, 7, 14, 15] : vector<8xf32>, vector<8xf32>
+          %1833 = vector.shuffle %1825, %1829 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
+          %1834 = vector.shuffle %1826, %1830 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
+          %1835 = vector.shuffle %1827, %1831 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
+          %1836 = vector.shuffle %1828, %1832 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
+          %1837 = vector.shuffle %1825, %1829 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
+          %1838 = vector.shuffle %1826, %1830 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
+          %1839 = vector.shuffle %1827, %1831 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
+          %1840 = vector.shuffle %1828, %1832 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
+          %1841 = arith.constant 0 : index
+          vector.store %1833, %1792[%1841, %1780] : memref<8x16xf32>, vector<8xf32>
+          %1842 = arith.constant 1 : index
+          vector.store %1834, %1792[%1842, %1780] : memref<8x16xf32>, vector<8xf32>
+          %1843 = arith.constant 2 : index
+          vector.store %1835, %1792[%1843, %1780] : memref<8x16xf32>, vector<8xf32>
+          %1844 = arith.constant 3 : index
+          vector.store %1836, %1792[%1844, %1780] : memref<8x16xf32>, vector<8xf32>
+          %1845 = arith.constant 4 : index
+          vector.store %1837, %1792[%1845, %1780] : memref<8x16xf32>, vector<8xf32>
+          %1846 = arith.constant 5 : index
+          vector.store %1838, %1792[%1846, %1780] : memref<8x16xf32>, vector<8xf32>
+          %1847 = arith.constant 6 : index
+          vector.store %1839, %1792[%1847, %1780] : memref<8x16xf32>, vector<8xf32>
+          %1848 = arith.constant 7 : index
+          vector.store %1840, %1792[%1848, %1780] : memref<8x16xf32>, vector<8xf32>
+          %1849 = arith.constant 8 : index
+          %1850 = arith.addi %1794, %1849 : index
+          %1851 = vector.load %m[%1850, %1793] : memref<?x?xf32>, vector<8xf32>
+          %1852 = arith.constant 9 : index
+          %1853 = arith.addi %1794, %1852 : index
+          %1854 = vector.load %m[%1853, %1793] : memref<?x?xf32>, vector<8xf32>
+          %1855 = arith.constant 10 : index
+          %1856 = arith.addi %1794, %1855 : index
+          %1857 = vector.load %m[%1856, %1793] : memref<?x?xf32>, vector<8xf32>
+          %1858 = arith.constant 11 : index
+          %1859 = arith.addi %1794, %1858 : index
+          %1860 = vector.load %m[%1859, %1793] : memref<?x?xf32>, vector<8xf32>
+          %1861 = arith.constant 12 : index
+          %1862 = arith.addi %1794, %1861 : index
+          %1863 = vector.load %m[%1862, %1793] : memref<?x?xf32>, vector<8xf32>
+          %1864 = arith.constant 13 : index
+          %1865 = arith.addi %1794, %1864 : index
+          %1866 = vector.load %m[%1865, %1793] : memref<?x?xf32>, vector<8xf32>
+          %1867 = arith.constant 14 : index
+          %1868 = arith.addi %1794, %1867 : index
+          %1869 = vector.load %m[%1868, %1793] : memref<?x?xf32>, vector<8xf32>
+          %1870 = arith.constant 15 : index
+          %1871 = arith.addi %1794, %1870 : index
+          %1872 = vector.load %m[%1871, %1793] : memref<?x?xf32>, vector<8xf32>
+          %1873 = vector.shuffle %1851, %1854 [0, 8, 1, 9, 4, 12, 5, 13] : vector<8xf32>, vector<8xf32>
+          %1874 = vector.shuffle %1851, %1854 [2, 10, 3, 11, 6, 14, 7, 15] : vector<8xf32>, vector<8xf32>
+          %1875 = vector.shuffle %1857, %1860 [0, 8, 1, 9, 4, 12, 5, 13] : vector<8xf32>, vector<8xf32>
+          %1876 = vector.shuffle %1857, %1860 [2, 10, 3, 11, 6, 14, 7, 15] : vector<8xf32>, vector<8xf32>
+          %1877 = vector.shuffle %1863, %1866 [0, 8, 1, 9, 4, 12, 5, 13] : vector<8xf32>, vector<8xf32>
+          %1878 = vector.shuffle %1863, %1866 [2, 10, 3, 11, 6, 14, 7, 15] : vector<8xf32>, vector<8xf32>
+          %1879 = vector.shuffle %1869, %1872 [0, 8, 1, 9, 4, 12, 5, 13] : vector<8xf32>, vector<8xf32>
+          %1880 = vector.shuffle %1869, %1872 [2, 10, 3, 11, 6, 14, 7, 15] : vector<8xf32>, vector<8xf32>
+          %1881 = vector.shuffle %1873, %1875 [0, 1, 8, 9, 4, 5, 12, 13] : vector<8xf32>, vector<8xf32>
+          %1882 = vector.shuffle %1873, %1875 [2, 3, 10, 11, 6, 7, 14, 15] : vector<8xf32>, vector<8xf32>
+          %1883 = vector.shuffle %1874, %1876 [0, 1, 8, 9, 4, 5, 12, 13] : vector<8xf32>, vector<8xf32>
+          %1884 = vector.shuffle %1874, %1876 [2, 3, 10, 11, 6, 7, 14, 15] : vector<8xf32>, vector<8xf32>
+          %1885 = vector.shuffle %1877, %1879 [0, 1, 8, 9, 4, 5, 12, 13] : vector<8xf32>, vector<8xf32>
+          %1886 = vector.shuffle %1877, %1879 [2, 3, 10, 11, 6, 7, 14, 15] : vector<8xf32>, vector<8xf32>
+          %1887 = vector.shuffle %1878, %1880 [0, 1, 8, 9, 4, 5, 12, 13] : vector<8xf32>, vector<8xf32>
+          %1888 = vector.shuffle %1878, %1880 [2, 3, 10, 11, 6, 7, 14, 15] : vector<8xf32>, vector<8xf32>
+          %1889 = vector.shuffle %1881, %1885 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
+          %1890 = vector.shuffle %1882, %1886 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
+          %1891 = vector.shuffle %1883, %1887 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
+          %1892 = vector.shuffle %1884, %1888 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
+          %1893 = vector.shuffle %1881, %1885 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
+          %1894 = vector.shuffle %1882, %1886 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
+          %1895 = vector.shuffle %1883, %1887 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
+          %1896 = vector.shuffle %1884, %1888 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
+          %1897 = arith.constant 0 : index
+          vector.store %1889, %1792[%1897, %1782] : memref<8x16xf32>, vector<8xf32>
+          %1898 = arith.constant 1 : index
+          vector.store %1890, %1792[%1898, %1782] : memref<8x16xf32>, vector<8xf32>
+          %1899 = arith.constant 2 : index
+          vector.store %1891, %1792[%1899, %1782] : memref<8x16xf32>, vector<8xf32>
+          %1900 = arith.constant 3 : index
+          vector.store %1892, %1792[%1900, %1782] : memref<8x16xf32>, vector<8xf32>
+          %1901 = arith.constant 4 : index
+          vector.store %1893, %1792[%1901, %1782] : memref<8x16xf32>, vector<8xf32>
+          %1902 = arith.constant 5 : index
+          vector.store %1894, %1792[%1902, %1782] : memref<8x16xf32>, vector<8xf32>
+          %1903 = arith.constant 6 : index
+          vector.store %1895, %1792[%1903, %1782] : memref<8x16xf32>, vector<8xf32>
+          %1904 = arith.constant 7 : index
+          vector.store %1896, %1792[%1904, %1782] : memref<8x16xf32>, vector<8xf32>
+          scf.for %1905 = %1780 to %1782 step %1781 {
+            scf.for %1906 = %1780 to %1783 step %1781 {
+              %1907 = arith.addi %1793, %1905 : index
+              %1908 = arith.addi %1794, %1906 : index
+              %1909 = memref.load %1792[%1905, %1906] : memref<8x16xf32>
+              %1910 = arith.constant 0.0 : f32
+              %1911 = arith.cmpf ogt, %1909, %1910 : f32
+              %1912 = math.exp %1909 : f32
+              %1913 = arith.constant 1.0 : f32
+              %1914 = arith.cmpf oeq, %1912, %1913 : f32
+              %1915 = math.exp %1909 : f32
+              %1916 = arith.constant 1.0 : f32
+              %1917 = arith.subf %1915, %1916 : f32
+              %1918 = arith.constant 1.0 : f32
+              %1919 = arith.negf %1918 : f32
+              %1920 = arith.cmpf oeq, %1917, %1919 : f32
+              %1921 = arith.constant 1.0 : f32
+              %1922 = arith.negf %1921 : f32
+              %1923 = math.exp %1909 : f32
+              %1924 = arith.constant 0x7F800000 : f32
+              %1925 = arith.cmpf oeq, %1923, %1924 : f32
+              %1926 = math.exp %1909 : f32
+              %1927 = math.exp %1909 : f32
+              %1928 = arith.constant 1.0 : f32
+              %1929 = arith.subf %1927, %1928 : f32
+              %1930 = math.exp %1909 : f32
+              %1931 = math.log %1930 : f32
+              %1932 = arith.divf %1909, %1931 : f32
+              %1933 = arith.mulf %1929, %1932 : f32
+              %1934 = arith.select %1925, %1926, %1933 : f32
+              %1935 = arith.select %1920, %1922, %1934 : f32
+              %1936 = arith.select %1914, %1909, %1935 : f32
+              %1937 = arith.select %1911, %1909, %1936 : f32
+              memref.store %1937, %t[%1907, %1908] : memref<?x?xf32>
             }
           }
         }
-        %1892 = arith.addi %1746, %1735 : index
-        scf.for %1891 = %1746 to %1892 step %1734 {
-          scf.for %1893 = %1744 to %1732 step %1734 {
-            %1894 = memref.load %m[%1893, %1891] : memref<?x?xf32>
-            %1895 = arith.constant 0.0 : f32
-            %1896 = arith.cmpf ogt, %1894, %1895 : f32
-            %1897 = memref.load %m[%1893, %1891] : memref<?x?xf32>
-            %1898 = memref.load %m[%1893, %1891] : memref<?x?xf32>
-            %1899 = math.exp %1898 : f32
-            %1900 = arith.constant 1.0 : f32
-            %1901 = arith.cmpf oeq, %1899, %1900 : f32
-            %1902 = memref.load %m[%1893, %1891] : memref<?x?xf32>
-            %1903 = memref.load %m[%1893, %1891] : memref<?x?xf32>
-            %1904 = math.exp %1903 : f32
-            %1905 = arith.constant 1.0 : f32
-            %1906 = arith.subf %1904, %1905 : f32
-            %1907 = arith.constant 1.0 : f32
-            %1908 = arith.negf %1907 : f32
-            %1909 = arith.cmpf oeq, %1906, %1908 : f32
-            %1910 = arith.constant 1.0 : f32
-            %1911 = arith.negf %1910 : f32
-            %1912 = memref.load %m[%1893, %1891] : memref<?x?xf32>
-            %1913 = math.exp %1912 : f32
-            %1914 = arith.constant 0x7F800000 : f32
-            %1915 = arith.cmpf oeq, %1913, %1914 : f32
-            %1916 = memref.load %m[%1893, %1891] : memref<?x?xf32>
-            %1917 = math.exp %1916 : f32
-            %1918 = memref.load %m[%1893, %1891] : memref<?x?xf32>
-            %1919 = math.exp %1918 : f32
-            %1920 = arith.constant 1.0 : f32
-            %1921 = arith.subf %1919, %1920 : f32
-            %1922 = memref.load %m[%1893, %1891] : memref<?x?xf32>
-            %1923 = memref.load %m[%1893, %1891] : memref<?x?xf32>
-            %1924 = math.exp %1923 : f32
-            %1925 = math.log %1924 : f32
-            %1926 = arith.divf %1922, %1925 : f32
-            %1927 = arith.mulf %1921, %1926 : f32
-            %1928 = arith.select %1915, %1917, %1927 : f32
-            %1929 = arith.select %1909, %1911, %1928 : f32
-            %1930 = arith.select %1901, %1902, %1929 : f32
-            %1931 = arith.select %1896, %1897, %1930 : f32
-            memref.store %1931, %t[%1891, %1893] : memref<?x?xf32>
+        %1939 = arith.addi %1793, %1782 : index
+        scf.for %1938 = %1793 to %1939 step %1781 {
+          scf.for %1940 = %1791 to %1779 step %1781 {
+            %1941 = memref.load %m[%1940, %1938] : memref<?x?xf32>
+            %1942 = arith.constant 0.0 : f32
+            %1943 = arith.cmpf ogt, %1941, %1942 : f32
+            %1944 = memref.load %m[%1940, %1938] : memref<?x?xf32>
+            %1945 = memref.load %m[%1940, %1938] : memref<?x?xf32>
+            %1946 = math.exp %1945 : f32
+            %1947 = arith.constant 1.0 : f32
+            %1948 = arith.cmpf oeq, %1946, %1947 : f32
+            %1949 = memref.load %m[%1940, %1938] : memref<?x?xf32>
+            %1950 = memref.load %m[%1940, %1938] : memref<?x?xf32>
+            %1951 = math.exp %1950 : f32
+            %1952 = arith.constant 1.0 : f32
+            %1953 = arith.subf %1951, %1952 : f32
+            %1954 = arith.constant 1.0 : f32
+            %1955 = arith.negf %1954 : f32
+            %1956 = arith.cmpf oeq, %1953, %1955 : f32
+            %1957 = arith.constant 1.0 : f32
+            %1958 = arith.negf %1957 : f32
+            %1959 = memref.load %m[%1940, %1938] : memref<?x?xf32>
+            %1960 = math.exp %1959 : f32
+            %1961 = arith.constant 0x7F800000 : f32
+            %1962 = arith.cmpf oeq, %1960, %1961 : f32
+            %1963 = memref.load %m[%1940, %1938] : memref<?x?xf32>
+            %1964 = math.exp %1963 : f32
+            %1965 = memref.load %m[%1940, %1938] : memref<?x?xf32>
+            %1966 = math.exp %1965 : f32
+            %1967 = arith.constant 1.0 : f32
+            %1968 = arith.subf %1966, %1967 : f32
+            %1969 = memref.load %m[%1940, %1938] : memref<?x?xf32>
+            %1970 = memref.load %m[%1940, %1938] : memref<?x?xf32>
+            %1971 = math.exp %1970 : f32
+            %1972 = math.log %1971 : f32
+            %1973 = arith.divf %1969, %1972 : f32
+            %1974 = arith.mulf %1968, %1973 : f32
+            %1975 = arith.select %1962, %1964, %1974 : f32
+            %1976 = arith.select %1956, %1958, %1975 : f32
+            %1977 = arith.select %1948, %1949, %1976 : f32
+            %1978 = arith.select %1943, %1944, %1977 : f32
+            memref.store %1978, %t[%1938, %1940] : memref<?x?xf32>
           }
         }
       }
-      scf.for %1932 = %1740 to %1730 step %1724 {
-        scf.for %1933 = %1728 to %1732 step %1724 {
-          %1934 = memref.load %m[%1933, %1932] : memref<?x?xf32>
-          %1935 = arith.constant 0.0 : f32
-          %1936 = arith.cmpf ogt, %1934, %1935 : f32
-          %1937 = memref.load %m[%1933, %1932] : memref<?x?xf32>
-          %1938 = memref.load %m[%1933, %1932] : memref<?x?xf32>
-          %1939 = math.exp %1938 : f32
-          %1940 = arith.constant 1.0 : f32
-          %1941 = arith.cmpf oeq, %1939, %1940 : f32
-          %1942 = memref.load %m[%1933, %1932] : memref<?x?xf32>
-          %1943 = memref.load %m[%1933, %1932] : memref<?x?xf32>
-          %1944 = math.exp %1943 : f32
-          %1945 = arith.constant 1.0 : f32
-          %1946 = arith.subf %1944, %1945 : f32
-          %1947 = arith.constant 1.0 : f32
-          %1948 = arith.negf %1947 : f32
-          %1949 = arith.cmpf oeq, %1946, %1948 : f32
-          %1950 = arith.constant 1.0 : f32
-          %1951 = arith.negf %1950 : f32
-          %1952 = memref.load %m[%1933, %1932] : memref<?x?xf32>
-          %1953 = math.exp %1952 : f32
-          %1954 = arith.constant 0x7F800000 : f32
-          %1955 = arith.cmpf oeq, %1953, %1954 : f32
-          %1956 = memref.load %m[%1933, %1932] : memref<?x?xf32>
-          %1957 = math.exp %1956 : f32
-          %1958 = memref.load %m[%1933, %1932] : memref<?x?xf32>
-          %1959 = math.exp %1958 : f32
-          %1960 = arith.constant 1.0 : f32
-          %1961 = arith.subf %1959, %1960 : f32
-          %1962 = memref.load %m[%1933, %1932] : memref<?x?xf32>
-          %1963 = memref.load %m[%1933, %1932] : memref<?x?xf32>
-          %1964 = math.exp %1963 : f32
-          %1965 = math.log %1964 : f32
-          %1966 = arith.divf %1962, %1965 : f32
-          %1967 = arith.mulf %1961, %1966 : f32
-          %1968 = arith.select %1955, %1957, %1967 : f32
-          %1969 = arith.select %1949, %1951, %1968 : f32
-          %1970 = arith.select %1941, %1942, %1969 : f32
-          %1971 = arith.select %1936, %1937, %1970 : f32
-          memref.store %1971, %t[%1932, %1933] : memref<?x?xf32>
+      scf.for %1979 = %1787 to %1777 step %1771 {
+        scf.for %1980 = %1775 to %1779 step %1771 {
+          %1981 = memref.load %m[%1980, %1979] : memref<?x?xf32>
+          %1982 = arith.constant 0.0 : f32
+          %1983 = arith.cmpf ogt, %1981, %1982 : f32
+          %1984 = memref.load %m[%1980, %1979] : memref<?x?xf32>
+          %1985 = memref.load %m[%1980, %1979] : memref<?x?xf32>
+          %1986 = math.exp %1985 : f32
+          %1987 = arith.constant 1.0 : f32
+          %1988 = arith.cmpf oeq, %1986, %1987 : f32
+          %1989 = memref.load %m[%1980, %1979] : memref<?x?xf32>
+          %1990 = memref.load %m[%1980, %1979] : memref<?x?xf32>
+          %1991 = math.exp %1990 : f32
+          %1992 = arith.constant 1.0 : f32
+          %1993 = arith.subf %1991, %1992 : f32
+          %1994 = arith.constant 1.0 : f32
+          %1995 = arith.negf %1994 : f32
+          %1996 = arith.cmpf oeq, %1993, %1995 : f32
+          %1997 = arith.constant 1.0 : f32
+          %1998 = arith.negf %1997 : f32
+          %1999 = memref.load %m[%1980, %1979] : memref<?x?xf32>
+          %2000 = math.exp %1999 : f32
+          %2001 = arith.constant 0x7F800000 : f32
+          %2002 = arith.cmpf oeq, %2000, %2001 : f32
+          %2003 = memref.load %m[%1980, %1979] : memref<?x?xf32>
+          %2004 = math.exp %2003 : f32
+          %2005 = memref.load %m[%1980, %1979] : memref<?x?xf32>
+          %2006 = math.exp %2005 : f32
+          %2007 = arith.constant 1.0 : f32
+          %2008 = arith.subf %2006, %2007 : f32
+          %2009 = memref.load %m[%1980, %1979] : memref<?x?xf32>
+          %2010 = memref.load %m[%1980, %1979] : memref<?x?xf32>
+          %2011 = math.exp %2010 : f32
+          %2012 = math.log %2011 : f32
+          %2013 = arith.divf %2009, %2012 : f32
+          %2014 = arith.mulf %2008, %2013 : f32
+          %2015 = arith.select %2002, %2004, %2014 : f32
+          %2016 = arith.select %1996, %1998, %2015 : f32
+          %2017 = arith.select %1988, %1989, %2016 : f32
+          %2018 = arith.select %1983, %1984, %2017 : f32
+          memref.store %2018, %t[%1979, %1980] : memref<?x?xf32>
         }
       }
       scf.reduce
     }
     // Statements 8 to 9 fused: row by row, in parallel blocks of rows.
-    %1972 = arith.constant 4 : index
-    %1973 = arith.muli %1972, %H : index
-    %1974 = arith.muli %1973, %W : index
-    %1975 = arith.constant 4 : index
-    %1976 = arith.muli %1975, %H : index
-    %1977 = arith.addi %1974, %1976 : index
-    %1978 = arith.constant 4 : index
-    %1979 = arith.muli %1978, %H : index
-    %1980 = arith.muli %1979, %W : index
-    %1981 = arith.addi %1977, %1980 : index
-    %1982 = arith.constant 50331648 : index
-    %1983 = arith.cmpi sge, %1981, %1982 : index
-    %1984 = arith.constant 0 : index
-    %1985 = arith.constant 1 : index
-    %1986 = arith.constant 63 : index
-    %1987 = arith.addi %H, %1986 : index
-    %1988 = arith.constant 64 : index
-    %1989 = arith.divui %1987, %1988 : index
-    %1990 = arith.constant 1 : index
-    %1991 = arith.maxsi %1989, %1990 : index
-    scf.parallel (%1992) = (%1984) to (%H) step (%1991) {
-      %1993 = arith.addi %1992, %1991 : index
-      %1994 = arith.minsi %1993, %H : index
-      %1995 = memref.alloca() : memref<16xf32>
-      scf.for %1996 = %1992 to %1994 step %1985 {
-        %1997 = arith.addi %1996, %1985 : index
-        %1998 = arith.subi %H, %1985 : index
-        %1999 = arith.minsi %1997, %1998 : index
-        %2000 = memref.subview %m[%1996, 0] [1, %W] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
-        %2001 = memref.subview %mx[%1996] [1] [1] : memref<?xf32> to memref<f32, strided<[], offset: ?>>
-        %2002 = memref.subview %p[%1996, 0] [1, %W] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
+    %2019 = arith.constant 4 : index
+    %2020 = arith.muli %2019, %H : index
+    %2021 = arith.muli %2020, %W : index
+    %2022 = arith.constant 4 : index
+    %2023 = arith.muli %2022, %H : index
+    %2024 = arith.addi %2021, %2023 : index
+    %2025 = arith.constant 4 : index
+    %2026 = arith.muli %2025, %H : index
+    %2027 = arith.muli %2026, %W : index
+    %2028 = arith.addi %2024, %2027 : index
+    %2029 = arith.constant 50331648 : index
+    %2030 = arith.cmpi sge, %2028, %2029 : index
+    %2031 = arith.constant 0 : index
+    %2032 = arith.constant 1 : index
+    %2033 = arith.constant 63 : index
+    %2034 = arith.addi %H, %2033 : index
+    %2035 = arith.constant 64 : index
+    %2036 = arith.divui %2034, %2035 : index
+    %2037 = arith.constant 1 : index
+    %2038 = arith.maxsi %2036, %2037 : index
+    scf.parallel (%2039) = (%2031) to (%H) step (%2038) {
+      %2040 = arith.addi %2039, %2038 : index
+      %2041 = arith.minsi %2040, %H : index
+      %2042 = memref.alloca() : memref<16xf32>
+      scf.for %2043 = %2039 to %2041 step %2032 {
+        %2044 = arith.addi %2043, %2032 : index
+        %2045 = arith.subi %H, %2032 : index
+        %2046 = arith.minsi %2044, %2045 : index
+        %2047 = memref.subview %m[%2043, 0] [1, %W] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
+        %2048 = memref.subview %mx[%2043] [1] [1] : memref<?xf32> to memref<f32, strided<[], offset: ?>>
+        %2049 = memref.subview %p[%2043, 0] [1, %W] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
         // mx[i] = max(j in 0..W: m[i, j])
-        %2003 = arith.constant 0xFF800000 : f32
-        linalg.fill ins(%2003 : f32) outs(%2001 : memref<f32, strided<[], offset: ?>>)
-        %2004 = arith.constant 0 : index
-        %2005 = arith.subi %W, %2004 : index
-        %2006 = arith.constant 0 : index
-        %2007 = arith.maxsi %2005, %2006 : index
-        %2008 = arith.constant 0 : index
-        %2009 = memref.reinterpret_cast %2001 to offset: [0], sizes: [%2007], strides: [%2008] : memref<f32, strided<[], offset: ?>> to memref<?xf32, strided<[?]>>
+        %2050 = arith.constant 0xFF800000 : f32
+        linalg.fill ins(%2050 : f32) outs(%2048 : memref<f32, strided<[], offset: ?>>)
+        %2051 = arith.constant 0 : index
+        %2052 = arith.subi %W, %2051 : index
+        %2053 = arith.constant 0 : index
+        %2054 = arith.maxsi %2052, %2053 : index
+        %2055 = arith.constant 0 : index
+        %2056 = memref.reinterpret_cast %2048 to offset: [0], sizes: [%2054], strides: [%2055] : memref<f32, strided<[], offset: ?>> to memref<?xf32, strided<[?]>>
         linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
-            ins(%2009, %2000 : memref<?xf32, strided<[?]>>, memref<?xf32, strided<[1], offset: ?>>)
-            outs(%2001 : memref<f32, strided<[], offset: ?>>) {
-          ^bb0(%2010: f32, %2011: f32, %2012: f32):
-          %2013 = arith.maximumf %2012, %2011 : f32
-          linalg.yield %2013 : f32
+            ins(%2056, %2047 : memref<?xf32, strided<[?]>>, memref<?xf32, strided<[1], offset: ?>>)
+            outs(%2048 : memref<f32, strided<[], offset: ?>>) {
+          ^bb0(%2057: f32, %2058: f32, %2059: f32):
+          %2060 = arith.maximumf %2059, %2058 : f32
+          linalg.yield %2060 : f32
         }
         // p[i, j] = select(m[i, j] > mx[i] - 1.0, exp(m[i, j] - mx[i]), 0.0)
-        scf.if %1983 {
+        scf.if %2030 {
           // Non-temporal stores: plain head and tail, whole 64-byte lines in between.
-          %2014 = arith.constant 4 : index
-          %2015, %2016, %2017, %2018 = memref.extract_strided_metadata %2002 : memref<?xf32, strided<[1], offset: ?>> -> memref<f32>, index, index, index
-          %2019 = memref.extract_aligned_pointer_as_index %2002 : memref<?xf32, strided<[1], offset: ?>> -> index
-          %2020 = arith.muli %2016, %2014 : index
-          %2021 = arith.addi %2019, %2020 : index
-          %2022 = arith.constant 64 : index
-          %2023 = arith.remui %2021, %2022 : index
-          %2024 = arith.subi %2022, %2023 : index
-          %2025 = arith.remui %2024, %2022 : index
-          %2026 = arith.divui %2025, %2014 : index
-          %2027 = arith.minsi %2026, %W : index
-          %2028 = arith.constant 16 : index
-          %2029 = arith.subi %W, %2027 : index
-          %2030 = arith.divui %2029, %2028 : index
-          %2031 = arith.muli %2030, %2028 : index
-          %2032 = arith.addi %2027, %2031 : index
-          %2033 = arith.constant 0 : index
-          %2034 = arith.constant 1 : index
-          %2035 = memref.subview %2002[%2033] [%2027] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
-          %2036 = arith.constant 0 : index
-          %2037 = memref.reinterpret_cast %2035 to offset: [0], sizes: [%2027], strides: [%2036] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+          %2061 = arith.constant 4 : index
+          %2062, %2063, %2064, %2065 = memref.extract_strided_metadata %2049 : memref<?xf32, strided<[1], offset: ?>> -> memref<f32>, index, index, index
+          %2066 = memref.extract_aligned_pointer_as_index %2049 : memref<?xf32, strided<[1], offset: ?>> -> index
+          %2067 = arith.muli %2063, %2061 : index
+          %2068 = arith.addi %2066, %2067 : index
+          %2069 = arith.constant 64 : index
+          %2070 = arith.remui %2068, %2069 : index
+          %2071 = arith.subi %2069, %2070 : index
+          %2072 = arith.remui %2071, %2069 : index
+          %2073 = arith.divui %2072, %2061 : index
+          %2074 = arith.minsi %2073, %W : index
+          %2075 = arith.constant 16 : index
+          %2076 = arith.subi %W, %2074 : index
+          %2077 = arith.divui %2076, %2075 : index
+          %2078 = arith.muli %2077, %2075 : index
+          %2079 = arith.addi %2074, %2078 : index
+          %2080 = arith.constant 0 : index
+          %2081 = arith.constant 1 : index
+          %2082 = memref.subview %2049[%2080] [%2074] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
+          %2083 = arith.constant 0 : index
+          %2084 = memref.reinterpret_cast %2082 to offset: [0], sizes: [%2074], strides: [%2083] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
           linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-              ins(%2037, %2001 : memref<?xf32, strided<[?]>>, memref<f32, strided<[], offset: ?>>)
-              outs(%2035 : memref<?xf32, strided<[1], offset: ?>>) {
-            ^bb0(%2038: f32, %2039: f32, %2040: f32):
-            %2041 = linalg.index 0 : index
-            %2042 = arith.addi %2041, %2033 : index
-            %2043 = memref.load %2000[%2042] : memref<?xf32, strided<[1], offset: ?>>
-            %2044 = arith.constant 1.0 : f32
-            %2045 = arith.subf %2039, %2044 : f32
-            %2046 = arith.cmpf ogt, %2043, %2045 : f32
-            %2047 = memref.load %2000[%2042] : memref<?xf32, strided<[1], offset: ?>>
-            %2048 = arith.subf %2047, %2039 : f32
-            %2049 = math.exp %2048 : f32
-            %2050 = arith.constant 0.0 : f32
-            %2051 = arith.select %2046, %2049, %2050 : f32
-            linalg.yield %2051 : f32
+              ins(%2084, %2048 : memref<?xf32, strided<[?]>>, memref<f32, strided<[], offset: ?>>)
+              outs(%2082 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%2085: f32, %2086: f32, %2087: f32):
+            %2088 = linalg.index 0 : index
+            %2089 = arith.addi %2088, %2080 : index
+            %2090 = memref.load %2047[%2089] : memref<?xf32, strided<[1], offset: ?>>
+            %2091 = arith.constant 1.0 : f32
+            %2092 = arith.subf %2086, %2091 : f32
+            %2093 = arith.cmpf ogt, %2090, %2092 : f32
+            %2094 = memref.load %2047[%2089] : memref<?xf32, strided<[1], offset: ?>>
+            %2095 = arith.subf %2094, %2086 : f32
+            %2096 = math.exp %2095 : f32
+            %2097 = arith.constant 0.0 : f32
+            %2098 = arith.select %2093, %2096, %2097 : f32
+            linalg.yield %2098 : f32
           }
-          scf.for %2052 = %2033 to %2030 step %2034 {
-            %2053 = arith.muli %2052, %2028 : index
-            %2054 = arith.addi %2027, %2053 : index
-            memref.prefetch %m[%1999, %2054], read, locality<3>, data : memref<?x?xf32>
-            %2055 = arith.constant 1024 : index
-            %2056 = arith.constant 1 : index
-            %2057 = arith.subi %W, %2056 : index
-            %2058 = arith.addi %2054, %2055 : index
-            %2059 = arith.minsi %2058, %2057 : index
-            memref.prefetch %2000[%2059], read, locality<3>, data : memref<?xf32, strided<[1], offset: ?>>
-            %2060 = arith.constant 0 : index
-            %2061 = memref.reinterpret_cast %1995 to offset: [0], sizes: [%2028], strides: [%2060] : memref<16xf32> to memref<?xf32, strided<[?]>>
+          scf.for %2099 = %2080 to %2077 step %2081 {
+            %2100 = arith.muli %2099, %2075 : index
+            %2101 = arith.addi %2074, %2100 : index
+            memref.prefetch %m[%2046, %2101], read, locality<3>, data : memref<?x?xf32>
+            %2102 = arith.constant 1024 : index
+            %2103 = arith.constant 1 : index
+            %2104 = arith.subi %W, %2103 : index
+            %2105 = arith.addi %2101, %2102 : index
+            %2106 = arith.minsi %2105, %2104 : index
+            memref.prefetch %2047[%2106], read, locality<3>, data : memref<?xf32, strided<[1], offset: ?>>
+            %2107 = arith.constant 0 : index
+            %2108 = memref.reinterpret_cast %2042 to offset: [0], sizes: [%2075], strides: [%2107] : memref<16xf32> to memref<?xf32, strided<[?]>>
             linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-                ins(%2061, %2001 : memref<?xf32, strided<[?]>>, memref<f32, strided<[], offset: ?>>)
-                outs(%1995 : memref<16xf32>) {
-              ^bb0(%2062: f32, %2063: f32, %2064: f32):
-              %2065 = linalg.index 0 : index
-              %2066 = arith.addi %2065, %2054 : index
-              %2067 = memref.load %2000[%2066] : memref<?xf32, strided<[1], offset: ?>>
-              %2068 = arith.constant 1.0 : f32
-              %2069 = arith.subf %2063, %2068 : f32
-              %2070 = arith.cmpf ogt, %2067, %2069 : f32
-              %2071 = memref.load %2000[%2066] : memref<?xf32, strided<[1], offset: ?>>
-              %2072 = arith.subf %2071, %2063 : f32
-              %2073 = math.exp %2072 : f32
-              %2074 = arith.constant 0.0 : f32
-              %2075 = arith.select %2070, %2073, %2074 : f32
-              linalg.yield %2075 : f32
+                ins(%2108, %2048 : memref<?xf32, strided<[?]>>, memref<f32, strided<[], offset: ?>>)
+                outs(%2042 : memref<16xf32>) {
+              ^bb0(%2109: f32, %2110: f32, %2111: f32):
+              %2112 = linalg.index 0 : index
+              %2113 = arith.addi %2112, %2101 : index
+              %2114 = memref.load %2047[%2113] : memref<?xf32, strided<[1], offset: ?>>
+              %2115 = arith.constant 1.0 : f32
+              %2116 = arith.subf %2110, %2115 : f32
+              %2117 = arith.cmpf ogt, %2114, %2116 : f32
+              %2118 = memref.load %2047[%2113] : memref<?xf32, strided<[1], offset: ?>>
+              %2119 = arith.subf %2118, %2110 : f32
+              %2120 = math.exp %2119 : f32
+              %2121 = arith.constant 0.0 : f32
+              %2122 = arith.select %2117, %2120, %2121 : f32
+              linalg.yield %2122 : f32
             }
-            %2076 = arith.constant 8 : index
-            %2077 = vector.load %1995[%2033] : memref<16xf32>, vector<8xf32>
-            %2078 = vector.load %1995[%2076] : memref<16xf32>, vector<8xf32>
-            %2079 = arith.muli %2054, %2014 : index
-            %2080 = arith.addi %2021, %2079 : index
-            %2081 = arith.index_cast %2080 : index to i64
-            %2082 = llvm.inttoptr %2081 : i64 to !llvm.ptr
-            llvm.store %2077, %2082 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
-            %2083 = llvm.getelementptr %2082[32] : (!llvm.ptr) -> !llvm.ptr, i8
-            llvm.store %2078, %2083 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+            %2123 = arith.constant 8 : index
+            %2124 = vector.load %2042[%2080] : memref<16xf32>, vector<8xf32>
+            %2125 = vector.load %2042[%2123] : memref<16xf32>, vector<8xf32>
+            %2126 = arith.muli %2101, %2061 : index
+            %2127 = arith.addi %2068, %2126 : index
+            %2128 = arith.index_cast %2127 : index to i64
+            %2129 = llvm.inttoptr %2128 : i64 to !llvm.ptr
+            llvm.store %2124, %2129 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+            %2130 = llvm.getelementptr %2129[32] : (!llvm.ptr) -> !llvm.ptr, i8
+            llvm.store %2125, %2130 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
           }
-          %2084 = arith.subi %W, %2032 : index
-          %2085 = memref.subview %2002[%2032] [%2084] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
-          %2086 = arith.constant 0 : index
-          %2087 = memref.reinterpret_cast %2085 to offset: [0], sizes: [%2084], strides: [%2086] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+          %2131 = arith.subi %W, %2079 : index
+          %2132 = memref.subview %2049[%2079] [%2131] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
+          %2133 = arith.constant 0 : index
+          %2134 = memref.reinterpret_cast %2132 to offset: [0], sizes: [%2131], strides: [%2133] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
           linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-              ins(%2087, %2001 : memref<?xf32, strided<[?]>>, memref<f32, strided<[], offset: ?>>)
-              outs(%2085 : memref<?xf32, strided<[1], offset: ?>>) {
-            ^bb0(%2088: f32, %2089: f32, %2090: f32):
-            %2091 = linalg.index 0 : index
-            %2092 = arith.addi %2091, %2032 : index
-            %2093 = memref.load %2000[%2092] : memref<?xf32, strided<[1], offset: ?>>
-            %2094 = arith.constant 1.0 : f32
-            %2095 = arith.subf %2089, %2094 : f32
-            %2096 = arith.cmpf ogt, %2093, %2095 : f32
-            %2097 = memref.load %2000[%2092] : memref<?xf32, strided<[1], offset: ?>>
-            %2098 = arith.subf %2097, %2089 : f32
-            %2099 = math.exp %2098 : f32
-            %2100 = arith.constant 0.0 : f32
-            %2101 = arith.select %2096, %2099, %2100 : f32
-            linalg.yield %2101 : f32
+              ins(%2134, %2048 : memref<?xf32, strided<[?]>>, memref<f32, strided<[], offset: ?>>)
+              outs(%2132 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%2135: f32, %2136: f32, %2137: f32):
+            %2138 = linalg.index 0 : index
+            %2139 = arith.addi %2138, %2079 : index
+            %2140 = memref.load %2047[%2139] : memref<?xf32, strided<[1], offset: ?>>
+            %2141 = arith.constant 1.0 : f32
+            %2142 = arith.subf %2136, %2141 : f32
+            %2143 = arith.cmpf ogt, %2140, %2142 : f32
+            %2144 = memref.load %2047[%2139] : memref<?xf32, strided<[1], offset: ?>>
+            %2145 = arith.subf %2144, %2136 : f32
+            %2146 = math.exp %2145 : f32
+            %2147 = arith.constant 0.0 : f32
+            %2148 = arith.select %2143, %2146, %2147 : f32
+            linalg.yield %2148 : f32
           }
         } else {
-          %2102 = arith.constant 0 : index
-          %2103 = memref.reinterpret_cast %2002 to offset: [0], sizes: [%W], strides: [%2102] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+          %2149 = arith.constant 0 : index
+          %2150 = memref.reinterpret_cast %2049 to offset: [0], sizes: [%W], strides: [%2149] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
           linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-              ins(%2103, %2000, %2001 : memref<?xf32, strided<[?]>>, memref<?xf32, strided<[1], offset: ?>>, memref<f32, strided<[], offset: ?>>)
-              outs(%2002 : memref<?xf32, strided<[1], offset: ?>>) {
-            ^bb0(%2104: f32, %2105: f32, %2106: f32, %2107: f32):
-            %2108 = arith.constant 1.0 : f32
-            %2109 = arith.subf %2106, %2108 : f32
-            %2110 = arith.cmpf ogt, %2105, %2109 : f32
-            %2111 = arith.subf %2105, %2106 : f32
-            %2112 = math.exp %2111 : f32
-            %2113 = arith.constant 0.0 : f32
-            %2114 = arith.select %2110, %2112, %2113 : f32
-            linalg.yield %2114 : f32
+              ins(%2150, %2047, %2048 : memref<?xf32, strided<[?]>>, memref<?xf32, strided<[1], offset: ?>>, memref<f32, strided<[], offset: ?>>)
+              outs(%2049 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%2151: f32, %2152: f32, %2153: f32, %2154: f32):
+            %2155 = arith.constant 1.0 : f32
+            %2156 = arith.subf %2153, %2155 : f32
+            %2157 = arith.cmpf ogt, %2152, %2156 : f32
+            %2158 = arith.subf %2152, %2153 : f32
+            %2159 = math.exp %2158 : f32
+            %2160 = arith.constant 0.0 : f32
+            %2161 = arith.select %2157, %2159, %2160 : f32
+            linalg.yield %2161 : f32
           }
         }
       }
-      scf.if %1983 {
+      scf.if %2030 {
         llvm.fence seq_cst
       }
       scf.reduce
