@@ -225,14 +225,26 @@ std::optional<std::vector<BoundaryCheck>> boundary_checks(
     const std::function<bool(const Expr&)>& skip) {
   std::vector<BoundaryCheck> checks;
   bool ok = true;
+  // A subtree that uses neither `var` nor a variable of `unbound`, and reads nothing, has one
+  // value under the bindings (a group's first channel, `(o / COG) * CIG`): an atom, tested as
+  // it is.
+  const AtomRule bound = [&](const Expr& n) {
+    if (any_node(n, [](const Expr& m) {
+          return m.kind == ExprKind::Read || m.kind == ExprKind::Reduce;
+        }))
+      return false;
+    if (depends_on(n, var, &st)) return false;
+    return std::none_of(unbound.begin(), unbound.end(),
+                        [&](int u) { return depends_on(n, u, &st); });
+  };
   std::function<void(const Expr&)> walk = [&](const Expr& x) {
     if (!ok || (skip && skip(x))) return;
     if (x.kind == ExprKind::Read &&
         spec.tensors[static_cast<size_t>(x.ref)].boundary != Boundary::None) {
       for (size_t d = 0; d < x.args.size(); ++d) {
         if (obviously_inside(spec, st, *x.args[d], x.ref, d)) continue;
-        const std::optional<Affine> a = decompose(*x.args[d], var_free);
-        if (!a || a->overflow) {  // atoms: var_free subtrees, constants here
+        const std::optional<Affine> a = decompose(*x.args[d], bound);
+        if (!a || a->overflow) {
           ok = false;
           return;
         }

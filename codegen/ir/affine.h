@@ -109,9 +109,11 @@ struct BoundaryCheck {
 // are not obviously_inside: the checks under which, all of them holding at every corner (each
 // `varies` subscript at both ends of var's range, each variable of `spans` at both ends of its
 // range), every such read of a range of `var` is inside its tensor, with the variables not in
-// `unbound` bound. Affine subscripts take their extremes at those corners. nullopt when that
-// cannot be put so: a subscript that is not affine, or that uses a variable of `unbound` (one of
-// a reduction nested in `e`) whose range is not fixed. The printers' split of a loop into a form
+// `unbound` bound. Affine subscripts take their extremes at those corners; a part of a subscript
+// that uses neither `var` nor a variable of `unbound` (`(o / COG) * CIG`) is one value under the
+// bindings. nullopt when that cannot be put so: a subscript that is not affine in `var` and
+// `unbound`, or that uses a variable of `unbound` (one of a reduction nested in `e`) whose range
+// is not fixed. The printers' split of a loop into a form
 // without boundary handling and one with it (cpu: StmtLowering::inside_condition; mojo:
 // MojoLowering::uniform_condition; mlir: Body::inside_condition) reads this, each printing the
 // checks in its language.

@@ -299,22 +299,52 @@ static void sb_omp_simd_s0(const float* __restrict x, const float* __restrict w,
             sb_block0[j - sb_jb] = 0.0f;
           }
           for (int64_t c = 0; c < CIG; ++c) {
-            #pragma omp simd
-            for (int64_t j = sb_jb; j < sb_je; ++j) {
-              float sb_acc0 = 0.0f;
-              for (int64_t a = 0; a < 3; ++a) {
-                float sb_acc1 = 0.0f;
-                for (int64_t b = 0; b < 3; ++b) {
-                  const int64_t sb_ld0_x_i1 = o / COG * CIG + c;
-                  const int64_t sb_ld0_x_i2 = i + a - 1;
-                  const int64_t sb_ld0_x_i3 = j + b - 1;
-                  const float sb_ld0_x =
-                      (sb_ld0_x_i1 >= 0 && sb_ld0_x_i1 < G * CIG && sb_ld0_x_i2 >= 0 && sb_ld0_x_i2 < H && sb_ld0_x_i3 >= 0 && sb_ld0_x_i3 < W) ? x[((n * (G * CIG) + sb_ld0_x_i1) * H + sb_ld0_x_i2) * W + sb_ld0_x_i3] : 0.0f;
-                  sb_acc1 += sb_ld0_x * w[((o * CIG + c) * 3 + a) * 3 + b];
+            {
+              // Its first and last 8 elements apart: only they can reach past an edge.
+              const int64_t sb_p = sb_je - sb_jb < 8 ? sb_je : sb_jb + 8;
+              const int64_t sb_t = sb_je - 8 > sb_p ? sb_je - 8 : sb_p;
+              for (int sb_seg = 0; sb_seg < 3; ++sb_seg) {
+                const int64_t sb_lo = sb_seg == 0 ? sb_jb : sb_seg == 1 ? sb_p : sb_t;
+                const int64_t sb_hi = sb_seg == 0 ? sb_p : sb_seg == 1 ? sb_t : sb_je;
+                // Every read of the range inside its tensor: no boundary checks.
+                if (o / COG * CIG + c >= 0 && o / COG * CIG + c < G * CIG && i + 0 - 1 >= 0 &&
+                    i + 0 - 1 < H && i + (3 - 1) - 1 >= 0 && i + (3 - 1) - 1 < H &&
+                    sb_lo + 0 - 1 >= 0 && sb_lo + 0 - 1 < W && (sb_hi - 1) + 0 - 1 >= 0 &&
+                    (sb_hi - 1) + 0 - 1 < W && sb_lo + (3 - 1) - 1 >= 0 &&
+                    sb_lo + (3 - 1) - 1 < W && (sb_hi - 1) + (3 - 1) - 1 >= 0 &&
+                    (sb_hi - 1) + (3 - 1) - 1 < W) {
+                  #pragma omp simd
+                  for (int64_t j = sb_lo; j < sb_hi; ++j) {
+                    float sb_acc0 = 0.0f;
+                    for (int64_t a = 0; a < 3; ++a) {
+                      float sb_acc1 = 0.0f;
+                      for (int64_t b = 0; b < 3; ++b) {
+                        sb_acc1 += x[((n * (G * CIG) + (o / COG * CIG + c)) * H + (i + a - 1)) * W + (j + b - 1)] * w[((o * CIG + c) * 3 + a) * 3 + b];
+                      }
+                      sb_acc0 += sb_acc1;
+                    }
+                    sb_block0[j - sb_jb] += sb_acc0;
+                  }
+                } else {
+                  #pragma omp simd
+                  for (int64_t j = sb_lo; j < sb_hi; ++j) {
+                    float sb_acc2 = 0.0f;
+                    for (int64_t a = 0; a < 3; ++a) {
+                      float sb_acc3 = 0.0f;
+                      for (int64_t b = 0; b < 3; ++b) {
+                        const int64_t sb_ld0_x_i1 = o / COG * CIG + c;
+                        const int64_t sb_ld0_x_i2 = i + a - 1;
+                        const int64_t sb_ld0_x_i3 = j + b - 1;
+                        const float sb_ld0_x =
+                            (sb_ld0_x_i1 >= 0 && sb_ld0_x_i1 < G * CIG && sb_ld0_x_i2 >= 0 && sb_ld0_x_i2 < H && sb_ld0_x_i3 >= 0 && sb_ld0_x_i3 < W) ? x[((n * (G * CIG) + sb_ld0_x_i1) * H + sb_ld0_x_i2) * W + sb_ld0_x_i3] : 0.0f;
+                        sb_acc3 += sb_ld0_x * w[((o * CIG + c) * 3 + a) * 3 + b];
+                      }
+                      sb_acc2 += sb_acc3;
+                    }
+                    sb_block0[j - sb_jb] += sb_acc2;
+                  }
                 }
-                sb_acc0 += sb_acc1;
               }
-              sb_block0[j - sb_jb] += sb_acc0;
             }
           }
           #pragma omp simd

@@ -262,95 +262,684 @@ module attributes {transform.with_named_sequence} {
         %19 = arith.divui %17, %4 : index
         %20 = memref.subview %y[%19, %18, 0, 0] [1, 1, %H, %W] [1, 1, 1, 1] : memref<?x?x?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
         // y[n, o, i, j] = sum(c in 0..CIG: sum(a in 0..3: sum(b in 0..3: x[n, o / COG * CIG + c, i + a - 1, j + b - 1] * w[o, c, a, b])))
-        %21 = arith.constant 0.0 : f32
-        linalg.fill ins(%21 : f32) outs(%20 : memref<?x?xf32, strided<[?, 1], offset: ?>>)
-        %22 = arith.constant 0 : index
-        %23 = arith.subi %CIG, %22 : index
-        %24 = arith.constant 0 : index
-        %25 = arith.maxsi %23, %24 : index
-        %26 = arith.constant 0 : index
-        %27 = arith.constant 0 : index
-        %28 = arith.constant 0 : index
-        %29 = memref.reinterpret_cast %20 to offset: [0], sizes: [%H, %25, %W], strides: [%26, %27, %28] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?x?xf32, strided<[?, ?, ?]>>
-        linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d2)>], iterator_types = ["parallel", "reduction", "parallel"]}
-            ins(%29 : memref<?x?x?xf32, strided<[?, ?, ?]>>)
-            outs(%20 : memref<?x?xf32, strided<[?, 1], offset: ?>>) {
-          ^bb0(%30: f32, %31: f32):
-          %32 = linalg.index 0 : index
-          %33 = linalg.index 2 : index
-          %34 = linalg.index 1 : index
-          %35 = arith.addi %34, %22 : index
-          %36 = arith.constant 0 : index
-          %37 = arith.constant 3 : index
+        %21 = arith.constant 0 : index
+        %22 = arith.constant 1 : index
+        // Along j in three parts: the 1 output(s) at either end, and those between.
+        // A part whose reads are all inside their tensors reads without the boundary rule.
+        scf.for %23 = %21 to %H step %22 {
+          %24 = arith.constant 1 : index
+          %25 = arith.minsi %24, %W : index
+          %26 = arith.subi %W, %24 : index
+          %27 = arith.maxsi %26, %25 : index
+          %28 = arith.subi %25, %21 : index
+          %29 = memref.subview %20[%23, %21] [1, %28] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
+          %30 = arith.constant 0 : index
+          %31 = arith.divsi %18, %COG : index
+          %32 = arith.muli %31, %CIG : index
+          %33 = arith.addi %32, %30 : index
+          %34 = arith.constant 0 : index
+          %35 = arith.cmpi sge, %33, %34 : index
+          %36 = arith.cmpi slt, %33, %0 : index
+          %37 = arith.andi %35, %36 : i1
           %38 = arith.constant 1 : index
-          %39 = arith.constant 0.0 : f32
-          %40 = scf.for %41 = %36 to %37 step %38 iter_args(%42 = %39) -> (f32) {
-            %43 = arith.constant 0 : index
-            %44 = arith.constant 3 : index
-            %45 = arith.constant 1 : index
-            %46 = arith.constant 0.0 : f32
-            %47 = scf.for %48 = %43 to %44 step %45 iter_args(%49 = %46) -> (f32) {
-              %50 = arith.constant 0 : index
-              %51 = arith.cmpi sge, %19, %50 : index
-              %52 = arith.cmpi slt, %19, %N : index
-              %53 = arith.andi %51, %52 : i1
-              %54 = arith.constant 1 : index
-              %55 = arith.subi %N, %54 : index
-              %56 = arith.minsi %19, %55 : index
-              %57 = arith.constant 0 : index
-              %58 = arith.maxsi %56, %57 : index
-              %59 = arith.divsi %18, %COG : index
-              %60 = arith.muli %59, %CIG : index
-              %61 = arith.addi %60, %35 : index
-              %62 = arith.constant 0 : index
-              %63 = arith.cmpi sge, %61, %62 : index
-              %64 = arith.cmpi slt, %61, %0 : index
-              %65 = arith.andi %63, %64 : i1
-              %66 = arith.andi %53, %65 : i1
-              %67 = arith.constant 1 : index
-              %68 = arith.subi %0, %67 : index
-              %69 = arith.minsi %61, %68 : index
-              %70 = arith.constant 0 : index
-              %71 = arith.maxsi %69, %70 : index
-              %72 = arith.addi %32, %41 : index
-              %73 = arith.constant 1 : index
-              %74 = arith.subi %72, %73 : index
-              %75 = arith.constant 0 : index
-              %76 = arith.cmpi sge, %74, %75 : index
-              %77 = arith.cmpi slt, %74, %H : index
-              %78 = arith.andi %76, %77 : i1
-              %79 = arith.andi %66, %78 : i1
-              %80 = arith.constant 1 : index
-              %81 = arith.subi %H, %80 : index
-              %82 = arith.minsi %74, %81 : index
-              %83 = arith.constant 0 : index
-              %84 = arith.maxsi %82, %83 : index
-              %85 = arith.addi %33, %48 : index
-              %86 = arith.constant 1 : index
-              %87 = arith.subi %85, %86 : index
-              %88 = arith.constant 0 : index
-              %89 = arith.cmpi sge, %87, %88 : index
-              %90 = arith.cmpi slt, %87, %W : index
-              %91 = arith.andi %89, %90 : i1
-              %92 = arith.andi %79, %91 : i1
-              %93 = arith.constant 1 : index
-              %94 = arith.subi %W, %93 : index
-              %95 = arith.minsi %87, %94 : index
-              %96 = arith.constant 0 : index
-              %97 = arith.maxsi %95, %96 : index
-              %98 = memref.load %x[%58, %71, %84, %97] : memref<?x?x?x?xf32>
-              %99 = arith.constant 0.0 : f32
-              %100 = arith.select %92, %98, %99 : f32
-              %101 = memref.load %w[%18, %35, %41, %48] : memref<?x?x?x?xf32>
-              %102 = arith.mulf %100, %101 : f32
-              %103 = arith.addf %49, %102 fastmath<reassoc> : f32
-              scf.yield %103 : f32
+          %39 = arith.subi %CIG, %38 : index
+          %40 = arith.divsi %18, %COG : index
+          %41 = arith.muli %40, %CIG : index
+          %42 = arith.addi %41, %39 : index
+          %43 = arith.constant 0 : index
+          %44 = arith.cmpi sge, %42, %43 : index
+          %45 = arith.cmpi slt, %42, %0 : index
+          %46 = arith.andi %44, %45 : i1
+          %47 = arith.andi %37, %46 : i1
+          %48 = arith.constant 0 : index
+          %49 = arith.addi %23, %48 : index
+          %50 = arith.constant 1 : index
+          %51 = arith.subi %49, %50 : index
+          %52 = arith.constant 0 : index
+          %53 = arith.cmpi sge, %51, %52 : index
+          %54 = arith.cmpi slt, %51, %H : index
+          %55 = arith.andi %53, %54 : i1
+          %56 = arith.andi %47, %55 : i1
+          %57 = arith.constant 3 : index
+          %58 = arith.constant 1 : index
+          %59 = arith.subi %57, %58 : index
+          %60 = arith.addi %23, %59 : index
+          %61 = arith.constant 1 : index
+          %62 = arith.subi %60, %61 : index
+          %63 = arith.constant 0 : index
+          %64 = arith.cmpi sge, %62, %63 : index
+          %65 = arith.cmpi slt, %62, %H : index
+          %66 = arith.andi %64, %65 : i1
+          %67 = arith.andi %56, %66 : i1
+          %68 = arith.constant 0 : index
+          %69 = arith.addi %21, %68 : index
+          %70 = arith.constant 1 : index
+          %71 = arith.subi %69, %70 : index
+          %72 = arith.constant 0 : index
+          %73 = arith.cmpi sge, %71, %72 : index
+          %74 = arith.cmpi slt, %71, %W : index
+          %75 = arith.andi %73, %74 : i1
+          %76 = arith.andi %67, %75 : i1
+          %77 = arith.constant 1 : index
+          %78 = arith.subi %25, %77 : index
+          %79 = arith.constant 0 : index
+          %80 = arith.addi %78, %79 : index
+          %81 = arith.constant 1 : index
+          %82 = arith.subi %80, %81 : index
+          %83 = arith.constant 0 : index
+          %84 = arith.cmpi sge, %82, %83 : index
+          %85 = arith.cmpi slt, %82, %W : index
+          %86 = arith.andi %84, %85 : i1
+          %87 = arith.andi %76, %86 : i1
+          %88 = arith.constant 3 : index
+          %89 = arith.constant 1 : index
+          %90 = arith.subi %88, %89 : index
+          %91 = arith.addi %21, %90 : index
+          %92 = arith.constant 1 : index
+          %93 = arith.subi %91, %92 : index
+          %94 = arith.constant 0 : index
+          %95 = arith.cmpi sge, %93, %94 : index
+          %96 = arith.cmpi slt, %93, %W : index
+          %97 = arith.andi %95, %96 : i1
+          %98 = arith.andi %87, %97 : i1
+          %99 = arith.constant 3 : index
+          %100 = arith.constant 1 : index
+          %101 = arith.subi %99, %100 : index
+          %102 = arith.addi %78, %101 : index
+          %103 = arith.constant 1 : index
+          %104 = arith.subi %102, %103 : index
+          %105 = arith.constant 0 : index
+          %106 = arith.cmpi sge, %104, %105 : index
+          %107 = arith.cmpi slt, %104, %W : index
+          %108 = arith.andi %106, %107 : i1
+          %109 = arith.andi %98, %108 : i1
+          scf.if %109 {
+            // Every read of the part inside its tensor: no boundary rule.
+            %110 = arith.constant 0.0 : f32
+            linalg.fill ins(%110 : f32) outs(%29 : memref<?xf32, strided<[1], offset: ?>>)
+            %111 = arith.constant 0 : index
+            %112 = arith.subi %CIG, %111 : index
+            %113 = arith.constant 0 : index
+            %114 = arith.maxsi %112, %113 : index
+            %115 = arith.constant 0 : index
+            %116 = arith.constant 0 : index
+            %117 = memref.reinterpret_cast %29 to offset: [0], sizes: [%114, %28], strides: [%115, %116] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
+            linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
+                ins(%117 : memref<?x?xf32, strided<[?, ?]>>)
+                outs(%29 : memref<?xf32, strided<[1], offset: ?>>) {
+              ^bb0(%118: f32, %119: f32):
+              %120 = linalg.index 1 : index
+              %121 = arith.addi %120, %21 : index
+              %122 = linalg.index 0 : index
+              %123 = arith.addi %122, %111 : index
+              %124 = arith.constant 0 : index
+              %125 = arith.constant 3 : index
+              %126 = arith.constant 1 : index
+              %127 = arith.constant 0.0 : f32
+              %128 = scf.for %129 = %124 to %125 step %126 iter_args(%130 = %127) -> (f32) {
+                %131 = arith.constant 0 : index
+                %132 = arith.constant 3 : index
+                %133 = arith.constant 1 : index
+                %134 = arith.constant 0.0 : f32
+                %135 = scf.for %136 = %131 to %132 step %133 iter_args(%137 = %134) -> (f32) {
+                  %138 = arith.divsi %18, %COG : index
+                  %139 = arith.muli %138, %CIG : index
+                  %140 = arith.addi %139, %123 : index
+                  %141 = arith.addi %23, %129 : index
+                  %142 = arith.constant 1 : index
+                  %143 = arith.subi %141, %142 : index
+                  %144 = arith.addi %121, %136 : index
+                  %145 = arith.constant 1 : index
+                  %146 = arith.subi %144, %145 : index
+                  %147 = memref.load %x[%19, %140, %143, %146] : memref<?x?x?x?xf32>
+                  %148 = memref.load %w[%18, %123, %129, %136] : memref<?x?x?x?xf32>
+                  %149 = arith.mulf %147, %148 : f32
+                  %150 = arith.addf %137, %149 fastmath<reassoc> : f32
+                  scf.yield %150 : f32
+                }
+                %151 = arith.addf %130, %135 fastmath<reassoc> : f32
+                scf.yield %151 : f32
+              }
+              %152 = arith.addf %119, %128 fastmath<reassoc> : f32
+              linalg.yield %152 : f32
             }
-            %104 = arith.addf %42, %47 fastmath<reassoc> : f32
-            scf.yield %104 : f32
+          } else {
+            %153 = arith.constant 0.0 : f32
+            linalg.fill ins(%153 : f32) outs(%29 : memref<?xf32, strided<[1], offset: ?>>)
+            %154 = arith.constant 0 : index
+            %155 = arith.subi %CIG, %154 : index
+            %156 = arith.constant 0 : index
+            %157 = arith.maxsi %155, %156 : index
+            %158 = arith.constant 0 : index
+            %159 = arith.constant 0 : index
+            %160 = memref.reinterpret_cast %29 to offset: [0], sizes: [%157, %28], strides: [%158, %159] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
+            linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
+                ins(%160 : memref<?x?xf32, strided<[?, ?]>>)
+                outs(%29 : memref<?xf32, strided<[1], offset: ?>>) {
+              ^bb0(%161: f32, %162: f32):
+              %163 = linalg.index 1 : index
+              %164 = arith.addi %163, %21 : index
+              %165 = linalg.index 0 : index
+              %166 = arith.addi %165, %154 : index
+              %167 = arith.constant 0 : index
+              %168 = arith.constant 3 : index
+              %169 = arith.constant 1 : index
+              %170 = arith.constant 0.0 : f32
+              %171 = scf.for %172 = %167 to %168 step %169 iter_args(%173 = %170) -> (f32) {
+                %174 = arith.constant 0 : index
+                %175 = arith.constant 3 : index
+                %176 = arith.constant 1 : index
+                %177 = arith.constant 0.0 : f32
+                %178 = scf.for %179 = %174 to %175 step %176 iter_args(%180 = %177) -> (f32) {
+                  %181 = arith.constant 0 : index
+                  %182 = arith.cmpi sge, %19, %181 : index
+                  %183 = arith.cmpi slt, %19, %N : index
+                  %184 = arith.andi %182, %183 : i1
+                  %185 = arith.constant 1 : index
+                  %186 = arith.subi %N, %185 : index
+                  %187 = arith.minsi %19, %186 : index
+                  %188 = arith.constant 0 : index
+                  %189 = arith.maxsi %187, %188 : index
+                  %190 = arith.divsi %18, %COG : index
+                  %191 = arith.muli %190, %CIG : index
+                  %192 = arith.addi %191, %166 : index
+                  %193 = arith.constant 0 : index
+                  %194 = arith.cmpi sge, %192, %193 : index
+                  %195 = arith.cmpi slt, %192, %0 : index
+                  %196 = arith.andi %194, %195 : i1
+                  %197 = arith.andi %184, %196 : i1
+                  %198 = arith.constant 1 : index
+                  %199 = arith.subi %0, %198 : index
+                  %200 = arith.minsi %192, %199 : index
+                  %201 = arith.constant 0 : index
+                  %202 = arith.maxsi %200, %201 : index
+                  %203 = arith.addi %23, %172 : index
+                  %204 = arith.constant 1 : index
+                  %205 = arith.subi %203, %204 : index
+                  %206 = arith.constant 0 : index
+                  %207 = arith.cmpi sge, %205, %206 : index
+                  %208 = arith.cmpi slt, %205, %H : index
+                  %209 = arith.andi %207, %208 : i1
+                  %210 = arith.andi %197, %209 : i1
+                  %211 = arith.constant 1 : index
+                  %212 = arith.subi %H, %211 : index
+                  %213 = arith.minsi %205, %212 : index
+                  %214 = arith.constant 0 : index
+                  %215 = arith.maxsi %213, %214 : index
+                  %216 = arith.addi %164, %179 : index
+                  %217 = arith.constant 1 : index
+                  %218 = arith.subi %216, %217 : index
+                  %219 = arith.constant 0 : index
+                  %220 = arith.cmpi sge, %218, %219 : index
+                  %221 = arith.cmpi slt, %218, %W : index
+                  %222 = arith.andi %220, %221 : i1
+                  %223 = arith.andi %210, %222 : i1
+                  %224 = arith.constant 1 : index
+                  %225 = arith.subi %W, %224 : index
+                  %226 = arith.minsi %218, %225 : index
+                  %227 = arith.constant 0 : index
+                  %228 = arith.maxsi %226, %227 : index
+                  %229 = memref.load %x[%189, %202, %215, %228] : memref<?x?x?x?xf32>
+                  %230 = arith.constant 0.0 : f32
+                  %231 = arith.select %223, %229, %230 : f32
+                  %232 = memref.load %w[%18, %166, %172, %179] : memref<?x?x?x?xf32>
+                  %233 = arith.mulf %231, %232 : f32
+                  %234 = arith.addf %180, %233 fastmath<reassoc> : f32
+                  scf.yield %234 : f32
+                }
+                %235 = arith.addf %173, %178 fastmath<reassoc> : f32
+                scf.yield %235 : f32
+              }
+              %236 = arith.addf %162, %171 fastmath<reassoc> : f32
+              linalg.yield %236 : f32
+            }
           }
-          %105 = arith.addf %31, %40 fastmath<reassoc> : f32
-          linalg.yield %105 : f32
+          %237 = arith.subi %27, %25 : index
+          %238 = memref.subview %20[%23, %25] [1, %237] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
+          %239 = arith.constant 0 : index
+          %240 = arith.divsi %18, %COG : index
+          %241 = arith.muli %240, %CIG : index
+          %242 = arith.addi %241, %239 : index
+          %243 = arith.constant 0 : index
+          %244 = arith.cmpi sge, %242, %243 : index
+          %245 = arith.cmpi slt, %242, %0 : index
+          %246 = arith.andi %244, %245 : i1
+          %247 = arith.constant 1 : index
+          %248 = arith.subi %CIG, %247 : index
+          %249 = arith.divsi %18, %COG : index
+          %250 = arith.muli %249, %CIG : index
+          %251 = arith.addi %250, %248 : index
+          %252 = arith.constant 0 : index
+          %253 = arith.cmpi sge, %251, %252 : index
+          %254 = arith.cmpi slt, %251, %0 : index
+          %255 = arith.andi %253, %254 : i1
+          %256 = arith.andi %246, %255 : i1
+          %257 = arith.constant 0 : index
+          %258 = arith.addi %23, %257 : index
+          %259 = arith.constant 1 : index
+          %260 = arith.subi %258, %259 : index
+          %261 = arith.constant 0 : index
+          %262 = arith.cmpi sge, %260, %261 : index
+          %263 = arith.cmpi slt, %260, %H : index
+          %264 = arith.andi %262, %263 : i1
+          %265 = arith.andi %256, %264 : i1
+          %266 = arith.constant 3 : index
+          %267 = arith.constant 1 : index
+          %268 = arith.subi %266, %267 : index
+          %269 = arith.addi %23, %268 : index
+          %270 = arith.constant 1 : index
+          %271 = arith.subi %269, %270 : index
+          %272 = arith.constant 0 : index
+          %273 = arith.cmpi sge, %271, %272 : index
+          %274 = arith.cmpi slt, %271, %H : index
+          %275 = arith.andi %273, %274 : i1
+          %276 = arith.andi %265, %275 : i1
+          %277 = arith.constant 0 : index
+          %278 = arith.addi %25, %277 : index
+          %279 = arith.constant 1 : index
+          %280 = arith.subi %278, %279 : index
+          %281 = arith.constant 0 : index
+          %282 = arith.cmpi sge, %280, %281 : index
+          %283 = arith.cmpi slt, %280, %W : index
+          %284 = arith.andi %282, %283 : i1
+          %285 = arith.andi %276, %284 : i1
+          %286 = arith.constant 1 : index
+          %287 = arith.subi %27, %286 : index
+          %288 = arith.constant 0 : index
+          %289 = arith.addi %287, %288 : index
+          %290 = arith.constant 1 : index
+          %291 = arith.subi %289, %290 : index
+          %292 = arith.constant 0 : index
+          %293 = arith.cmpi sge, %291, %292 : index
+          %294 = arith.cmpi slt, %291, %W : index
+          %295 = arith.andi %293, %294 : i1
+          %296 = arith.andi %285, %295 : i1
+          %297 = arith.constant 3 : index
+          %298 = arith.constant 1 : index
+          %299 = arith.subi %297, %298 : index
+          %300 = arith.addi %25, %299 : index
+          %301 = arith.constant 1 : index
+          %302 = arith.subi %300, %301 : index
+          %303 = arith.constant 0 : index
+          %304 = arith.cmpi sge, %302, %303 : index
+          %305 = arith.cmpi slt, %302, %W : index
+          %306 = arith.andi %304, %305 : i1
+          %307 = arith.andi %296, %306 : i1
+          %308 = arith.constant 3 : index
+          %309 = arith.constant 1 : index
+          %310 = arith.subi %308, %309 : index
+          %311 = arith.addi %287, %310 : index
+          %312 = arith.constant 1 : index
+          %313 = arith.subi %311, %312 : index
+          %314 = arith.constant 0 : index
+          %315 = arith.cmpi sge, %313, %314 : index
+          %316 = arith.cmpi slt, %313, %W : index
+          %317 = arith.andi %315, %316 : i1
+          %318 = arith.andi %307, %317 : i1
+          scf.if %318 {
+            // Every read of the part inside its tensor: no boundary rule.
+            %319 = arith.constant 0.0 : f32
+            linalg.fill ins(%319 : f32) outs(%238 : memref<?xf32, strided<[1], offset: ?>>)
+            %320 = arith.constant 0 : index
+            %321 = arith.subi %CIG, %320 : index
+            %322 = arith.constant 0 : index
+            %323 = arith.maxsi %321, %322 : index
+            %324 = arith.constant 0 : index
+            %325 = arith.constant 0 : index
+            %326 = memref.reinterpret_cast %238 to offset: [0], sizes: [%323, %237], strides: [%324, %325] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
+            linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
+                ins(%326 : memref<?x?xf32, strided<[?, ?]>>)
+                outs(%238 : memref<?xf32, strided<[1], offset: ?>>) {
+              ^bb0(%327: f32, %328: f32):
+              %329 = linalg.index 1 : index
+              %330 = arith.addi %329, %25 : index
+              %331 = linalg.index 0 : index
+              %332 = arith.addi %331, %320 : index
+              %333 = arith.constant 0 : index
+              %334 = arith.constant 3 : index
+              %335 = arith.constant 1 : index
+              %336 = arith.constant 0.0 : f32
+              %337 = scf.for %338 = %333 to %334 step %335 iter_args(%339 = %336) -> (f32) {
+                %340 = arith.constant 0 : index
+                %341 = arith.constant 3 : index
+                %342 = arith.constant 1 : index
+                %343 = arith.constant 0.0 : f32
+                %344 = scf.for %345 = %340 to %341 step %342 iter_args(%346 = %343) -> (f32) {
+                  %347 = arith.divsi %18, %COG : index
+                  %348 = arith.muli %347, %CIG : index
+                  %349 = arith.addi %348, %332 : index
+                  %350 = arith.addi %23, %338 : index
+                  %351 = arith.constant 1 : index
+                  %352 = arith.subi %350, %351 : index
+                  %353 = arith.addi %330, %345 : index
+                  %354 = arith.constant 1 : index
+                  %355 = arith.subi %353, %354 : index
+                  %356 = memref.load %x[%19, %349, %352, %355] : memref<?x?x?x?xf32>
+                  %357 = memref.load %w[%18, %332, %338, %345] : memref<?x?x?x?xf32>
+                  %358 = arith.mulf %356, %357 : f32
+                  %359 = arith.addf %346, %358 fastmath<reassoc> : f32
+                  scf.yield %359 : f32
+                }
+                %360 = arith.addf %339, %344 fastmath<reassoc> : f32
+                scf.yield %360 : f32
+              }
+              %361 = arith.addf %328, %337 fastmath<reassoc> : f32
+              linalg.yield %361 : f32
+            }
+          } else {
+            %362 = arith.constant 0.0 : f32
+            linalg.fill ins(%362 : f32) outs(%238 : memref<?xf32, strided<[1], offset: ?>>)
+            %363 = arith.constant 0 : index
+            %364 = arith.subi %CIG, %363 : index
+            %365 = arith.constant 0 : index
+            %366 = arith.maxsi %364, %365 : index
+            %367 = arith.constant 0 : index
+            %368 = arith.constant 0 : index
+            %369 = memref.reinterpret_cast %238 to offset: [0], sizes: [%366, %237], strides: [%367, %368] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
+            linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
+                ins(%369 : memref<?x?xf32, strided<[?, ?]>>)
+                outs(%238 : memref<?xf32, strided<[1], offset: ?>>) {
+              ^bb0(%370: f32, %371: f32):
+              %372 = linalg.index 1 : index
+              %373 = arith.addi %372, %25 : index
+              %374 = linalg.index 0 : index
+              %375 = arith.addi %374, %363 : index
+              %376 = arith.constant 0 : index
+              %377 = arith.constant 3 : index
+              %378 = arith.constant 1 : index
+              %379 = arith.constant 0.0 : f32
+              %380 = scf.for %381 = %376 to %377 step %378 iter_args(%382 = %379) -> (f32) {
+                %383 = arith.constant 0 : index
+                %384 = arith.constant 3 : index
+                %385 = arith.constant 1 : index
+                %386 = arith.constant 0.0 : f32
+                %387 = scf.for %388 = %383 to %384 step %385 iter_args(%389 = %386) -> (f32) {
+                  %390 = arith.constant 0 : index
+                  %391 = arith.cmpi sge, %19, %390 : index
+                  %392 = arith.cmpi slt, %19, %N : index
+                  %393 = arith.andi %391, %392 : i1
+                  %394 = arith.constant 1 : index
+                  %395 = arith.subi %N, %394 : index
+                  %396 = arith.minsi %19, %395 : index
+                  %397 = arith.constant 0 : index
+                  %398 = arith.maxsi %396, %397 : index
+                  %399 = arith.divsi %18, %COG : index
+                  %400 = arith.muli %399, %CIG : index
+                  %401 = arith.addi %400, %375 : index
+                  %402 = arith.constant 0 : index
+                  %403 = arith.cmpi sge, %401, %402 : index
+                  %404 = arith.cmpi slt, %401, %0 : index
+                  %405 = arith.andi %403, %404 : i1
+                  %406 = arith.andi %393, %405 : i1
+                  %407 = arith.constant 1 : index
+                  %408 = arith.subi %0, %407 : index
+                  %409 = arith.minsi %401, %408 : index
+                  %410 = arith.constant 0 : index
+                  %411 = arith.maxsi %409, %410 : index
+                  %412 = arith.addi %23, %381 : index
+                  %413 = arith.constant 1 : index
+                  %414 = arith.subi %412, %413 : index
+                  %415 = arith.constant 0 : index
+                  %416 = arith.cmpi sge, %414, %415 : index
+                  %417 = arith.cmpi slt, %414, %H : index
+                  %418 = arith.andi %416, %417 : i1
+                  %419 = arith.andi %406, %418 : i1
+                  %420 = arith.constant 1 : index
+                  %421 = arith.subi %H, %420 : index
+                  %422 = arith.minsi %414, %421 : index
+                  %423 = arith.constant 0 : index
+                  %424 = arith.maxsi %422, %423 : index
+                  %425 = arith.addi %373, %388 : index
+                  %426 = arith.constant 1 : index
+                  %427 = arith.subi %425, %426 : index
+                  %428 = arith.constant 0 : index
+                  %429 = arith.cmpi sge, %427, %428 : index
+                  %430 = arith.cmpi slt, %427, %W : index
+                  %431 = arith.andi %429, %430 : i1
+                  %432 = arith.andi %419, %431 : i1
+                  %433 = arith.constant 1 : index
+                  %434 = arith.subi %W, %433 : index
+                  %435 = arith.minsi %427, %434 : index
+                  %436 = arith.constant 0 : index
+                  %437 = arith.maxsi %435, %436 : index
+                  %438 = memref.load %x[%398, %411, %424, %437] : memref<?x?x?x?xf32>
+                  %439 = arith.constant 0.0 : f32
+                  %440 = arith.select %432, %438, %439 : f32
+                  %441 = memref.load %w[%18, %375, %381, %388] : memref<?x?x?x?xf32>
+                  %442 = arith.mulf %440, %441 : f32
+                  %443 = arith.addf %389, %442 fastmath<reassoc> : f32
+                  scf.yield %443 : f32
+                }
+                %444 = arith.addf %382, %387 fastmath<reassoc> : f32
+                scf.yield %444 : f32
+              }
+              %445 = arith.addf %371, %380 fastmath<reassoc> : f32
+              linalg.yield %445 : f32
+            }
+          }
+          %446 = arith.subi %W, %27 : index
+          %447 = memref.subview %20[%23, %27] [1, %446] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
+          %448 = arith.constant 0 : index
+          %449 = arith.divsi %18, %COG : index
+          %450 = arith.muli %449, %CIG : index
+          %451 = arith.addi %450, %448 : index
+          %452 = arith.constant 0 : index
+          %453 = arith.cmpi sge, %451, %452 : index
+          %454 = arith.cmpi slt, %451, %0 : index
+          %455 = arith.andi %453, %454 : i1
+          %456 = arith.constant 1 : index
+          %457 = arith.subi %CIG, %456 : index
+          %458 = arith.divsi %18, %COG : index
+          %459 = arith.muli %458, %CIG : index
+          %460 = arith.addi %459, %457 : index
+          %461 = arith.constant 0 : index
+          %462 = arith.cmpi sge, %460, %461 : index
+          %463 = arith.cmpi slt, %460, %0 : index
+          %464 = arith.andi %462, %463 : i1
+          %465 = arith.andi %455, %464 : i1
+          %466 = arith.constant 0 : index
+          %467 = arith.addi %23, %466 : index
+          %468 = arith.constant 1 : index
+          %469 = arith.subi %467, %468 : index
+          %470 = arith.constant 0 : index
+          %471 = arith.cmpi sge, %469, %470 : index
+          %472 = arith.cmpi slt, %469, %H : index
+          %473 = arith.andi %471, %472 : i1
+          %474 = arith.andi %465, %473 : i1
+          %475 = arith.constant 3 : index
+          %476 = arith.constant 1 : index
+          %477 = arith.subi %475, %476 : index
+          %478 = arith.addi %23, %477 : index
+          %479 = arith.constant 1 : index
+          %480 = arith.subi %478, %479 : index
+          %481 = arith.constant 0 : index
+          %482 = arith.cmpi sge, %480, %481 : index
+          %483 = arith.cmpi slt, %480, %H : index
+          %484 = arith.andi %482, %483 : i1
+          %485 = arith.andi %474, %484 : i1
+          %486 = arith.constant 0 : index
+          %487 = arith.addi %27, %486 : index
+          %488 = arith.constant 1 : index
+          %489 = arith.subi %487, %488 : index
+          %490 = arith.constant 0 : index
+          %491 = arith.cmpi sge, %489, %490 : index
+          %492 = arith.cmpi slt, %489, %W : index
+          %493 = arith.andi %491, %492 : i1
+          %494 = arith.andi %485, %493 : i1
+          %495 = arith.constant 1 : index
+          %496 = arith.subi %W, %495 : index
+          %497 = arith.constant 0 : index
+          %498 = arith.addi %496, %497 : index
+          %499 = arith.constant 1 : index
+          %500 = arith.subi %498, %499 : index
+          %501 = arith.constant 0 : index
+          %502 = arith.cmpi sge, %500, %501 : index
+          %503 = arith.cmpi slt, %500, %W : index
+          %504 = arith.andi %502, %503 : i1
+          %505 = arith.andi %494, %504 : i1
+          %506 = arith.constant 3 : index
+          %507 = arith.constant 1 : index
+          %508 = arith.subi %506, %507 : index
+          %509 = arith.addi %27, %508 : index
+          %510 = arith.constant 1 : index
+          %511 = arith.subi %509, %510 : index
+          %512 = arith.constant 0 : index
+          %513 = arith.cmpi sge, %511, %512 : index
+          %514 = arith.cmpi slt, %511, %W : index
+          %515 = arith.andi %513, %514 : i1
+          %516 = arith.andi %505, %515 : i1
+          %517 = arith.constant 3 : index
+          %518 = arith.constant 1 : index
+          %519 = arith.subi %517, %518 : index
+          %520 = arith.addi %496, %519 : index
+          %521 = arith.constant 1 : index
+          %522 = arith.subi %520, %521 : index
+          %523 = arith.constant 0 : index
+          %524 = arith.cmpi sge, %522, %523 : index
+          %525 = arith.cmpi slt, %522, %W : index
+          %526 = arith.andi %524, %525 : i1
+          %527 = arith.andi %516, %526 : i1
+          scf.if %527 {
+            // Every read of the part inside its tensor: no boundary rule.
+            %528 = arith.constant 0.0 : f32
+            linalg.fill ins(%528 : f32) outs(%447 : memref<?xf32, strided<[1], offset: ?>>)
+            %529 = arith.constant 0 : index
+            %530 = arith.subi %CIG, %529 : index
+            %531 = arith.constant 0 : index
+            %532 = arith.maxsi %530, %531 : index
+            %533 = arith.constant 0 : index
+            %534 = arith.constant 0 : index
+            %535 = memref.reinterpret_cast %447 to offset: [0], sizes: [%532, %446], strides: [%533, %534] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
+            linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
+                ins(%535 : memref<?x?xf32, strided<[?, ?]>>)
+                outs(%447 : memref<?xf32, strided<[1], offset: ?>>) {
+              ^bb0(%536: f32, %537: f32):
+              %538 = linalg.index 1 : index
+              %539 = arith.addi %538, %27 : index
+              %540 = linalg.index 0 : index
+              %541 = arith.addi %540, %529 : index
+              %542 = arith.constant 0 : index
+              %543 = arith.constant 3 : index
+              %544 = arith.constant 1 : index
+              %545 = arith.constant 0.0 : f32
+              %546 = scf.for %547 = %542 to %543 step %544 iter_args(%548 = %545) -> (f32) {
+                %549 = arith.constant 0 : index
+                %550 = arith.constant 3 : index
+                %551 = arith.constant 1 : index
+                %552 = arith.constant 0.0 : f32
+                %553 = scf.for %554 = %549 to %550 step %551 iter_args(%555 = %552) -> (f32) {
+                  %556 = arith.divsi %18, %COG : index
+                  %557 = arith.muli %556, %CIG : index
+                  %558 = arith.addi %557, %541 : index
+                  %559 = arith.addi %23, %547 : index
+                  %560 = arith.constant 1 : index
+                  %561 = arith.subi %559, %560 : index
+                  %562 = arith.addi %539, %554 : index
+                  %563 = arith.constant 1 : index
+                  %564 = arith.subi %562, %563 : index
+                  %565 = memref.load %x[%19, %558, %561, %564] : memref<?x?x?x?xf32>
+                  %566 = memref.load %w[%18, %541, %547, %554] : memref<?x?x?x?xf32>
+                  %567 = arith.mulf %565, %566 : f32
+                  %568 = arith.addf %555, %567 fastmath<reassoc> : f32
+                  scf.yield %568 : f32
+                }
+                %569 = arith.addf %548, %553 fastmath<reassoc> : f32
+                scf.yield %569 : f32
+              }
+              %570 = arith.addf %537, %546 fastmath<reassoc> : f32
+              linalg.yield %570 : f32
+            }
+          } else {
+            %571 = arith.constant 0.0 : f32
+            linalg.fill ins(%571 : f32) outs(%447 : memref<?xf32, strided<[1], offset: ?>>)
+            %572 = arith.constant 0 : index
+            %573 = arith.subi %CIG, %572 : index
+            %574 = arith.constant 0 : index
+            %575 = arith.maxsi %573, %574 : index
+            %576 = arith.constant 0 : index
+            %577 = arith.constant 0 : index
+            %578 = memref.reinterpret_cast %447 to offset: [0], sizes: [%575, %446], strides: [%576, %577] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
+            linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
+                ins(%578 : memref<?x?xf32, strided<[?, ?]>>)
+                outs(%447 : memref<?xf32, strided<[1], offset: ?>>) {
+              ^bb0(%579: f32, %580: f32):
+              %581 = linalg.index 1 : index
+              %582 = arith.addi %581, %27 : index
+              %583 = linalg.index 0 : index
+              %584 = arith.addi %583, %572 : index
+              %585 = arith.constant 0 : index
+              %586 = arith.constant 3 : index
+              %587 = arith.constant 1 : index
+              %588 = arith.constant 0.0 : f32
+              %589 = scf.for %590 = %585 to %586 step %587 iter_args(%591 = %588) -> (f32) {
+                %592 = arith.constant 0 : index
+                %593 = arith.constant 3 : index
+                %594 = arith.constant 1 : index
+                %595 = arith.constant 0.0 : f32
+                %596 = scf.for %597 = %592 to %593 step %594 iter_args(%598 = %595) -> (f32) {
+                  %599 = arith.constant 0 : index
+                  %600 = arith.cmpi sge, %19, %599 : index
+                  %601 = arith.cmpi slt, %19, %N : index
+                  %602 = arith.andi %600, %601 : i1
+                  %603 = arith.constant 1 : index
+                  %604 = arith.subi %N, %603 : index
+                  %605 = arith.minsi %19, %604 : index
+                  %606 = arith.constant 0 : index
+                  %607 = arith.maxsi %605, %606 : index
+                  %608 = arith.divsi %18, %COG : index
+                  %609 = arith.muli %608, %CIG : index
+                  %610 = arith.addi %609, %584 : index
+                  %611 = arith.constant 0 : index
+                  %612 = arith.cmpi sge, %610, %611 : index
+                  %613 = arith.cmpi slt, %610, %0 : index
+                  %614 = arith.andi %612, %613 : i1
+                  %615 = arith.andi %602, %614 : i1
+                  %616 = arith.constant 1 : index
+                  %617 = arith.subi %0, %616 : index
+                  %618 = arith.minsi %610, %617 : index
+                  %619 = arith.constant 0 : index
+                  %620 = arith.maxsi %618, %619 : index
+                  %621 = arith.addi %23, %590 : index
+                  %622 = arith.constant 1 : index
+                  %623 = arith.subi %621, %622 : index
+                  %624 = arith.constant 0 : index
+                  %625 = arith.cmpi sge, %623, %624 : index
+                  %626 = arith.cmpi slt, %623, %H : index
+                  %627 = arith.andi %625, %626 : i1
+                  %628 = arith.andi %615, %627 : i1
+                  %629 = arith.constant 1 : index
+                  %630 = arith.subi %H, %629 : index
+                  %631 = arith.minsi %623, %630 : index
+                  %632 = arith.constant 0 : index
+                  %633 = arith.maxsi %631, %632 : index
+                  %634 = arith.addi %582, %597 : index
+                  %635 = arith.constant 1 : index
+                  %636 = arith.subi %634, %635 : index
+                  %637 = arith.constant 0 : index
+                  %638 = arith.cmpi sge, %636, %637 : index
+                  %639 = arith.cmpi slt, %636, %W : index
+                  %640 = arith.andi %638, %639 : i1
+                  %641 = arith.andi %628, %640 : i1
+                  %642 = arith.constant 1 : index
+                  %643 = arith.subi %W, %642 : index
+                  %644 = arith.minsi %636, %643 : index
+                  %645 = arith.constant 0 : index
+                  %646 = arith.maxsi %644, %645 : index
+                  %647 = memref.load %x[%607, %620, %633, %646] : memref<?x?x?x?xf32>
+                  %648 = arith.constant 0.0 : f32
+                  %649 = arith.select %641, %647, %648 : f32
+                  %650 = memref.load %w[%18, %584, %590, %597] : memref<?x?x?x?xf32>
+                  %651 = arith.mulf %649, %650 : f32
+                  %652 = arith.addf %598, %651 fastmath<reassoc> : f32
+                  scf.yield %652 : f32
+                }
+                %653 = arith.addf %591, %596 fastmath<reassoc> : f32
+                scf.yield %653 : f32
+              }
+              %654 = arith.addf %580, %589 fastmath<reassoc> : f32
+              linalg.yield %654 : f32
+            }
+          }
         }
       }
       scf.reduce

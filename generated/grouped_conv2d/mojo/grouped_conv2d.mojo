@@ -432,27 +432,74 @@ def sb_vectorize_parallel_s0(x: Pointer[Float32, ImmUntrackedOrigin],
                         sb_acc0 += sb_acc1
                     y.unsafe_store[width=sb_w](((n * (G * COG) + o) * H + i) * W + j, sb_acc0)
 
-                var sb_vn = W
-                var sb_vr = sb_vn - sb_vn % sb_w_f32
-                vectorize[sb_w_f32](sb_vr, sb_vec)
-                if sb_w_f32 > 32 and sb_vn - sb_vr >= 32:
-                    sb_vec[32](sb_vr)
-                    sb_vr += 32
-                if sb_w_f32 > 16 and sb_vn - sb_vr >= 16:
-                    sb_vec[16](sb_vr)
-                    sb_vr += 16
-                if sb_w_f32 > 8 and sb_vn - sb_vr >= 8:
-                    sb_vec[8](sb_vr)
-                    sb_vr += 8
-                if sb_w_f32 > 4 and sb_vn - sb_vr >= 4:
-                    sb_vec[4](sb_vr)
-                    sb_vr += 4
-                if sb_w_f32 > 2 and sb_vn - sb_vr >= 2:
-                    sb_vec[2](sb_vr)
-                    sb_vr += 2
-                if sb_w_f32 > 1 and sb_vn - sb_vr >= 1:
-                    sb_vec[1](sb_vr)
-                    sb_vr += 1
+                def sb_vec_in[sb_w: Int](j: Int) {imm}:
+                    var sb_acc3 = SIMD[DType.float32, sb_w](Float32(0.0))
+                    for c in range(CIG):
+                        var sb_acc4 = SIMD[DType.float32, sb_w](Float32(0.0))
+                        for a in range(3):
+                            var sb_acc5 = SIMD[DType.float32, sb_w](Float32(0.0))
+                            for b in range(3):
+                                sb_acc5 += x.unsafe_load[width=sb_w](((n * (G * CIG) + (o // COG * CIG + c)) * H + (i + a - 1)) * W + (j + b - 1)) * w[unsafe_offset=((o * CIG + c) * 3 + a) * 3 + b]
+                            sb_acc4 += sb_acc5
+                        sb_acc3 += sb_acc4
+                    y.unsafe_store[width=sb_w](((n * (G * COG) + o) * H + i) * W + j, sb_acc3)
+
+                if (
+                    o // COG * CIG + 0 >= 0 and o // COG * CIG + 0 < G * CIG and
+                    o // COG * CIG + (CIG - 1) >= 0 and o // COG * CIG + (CIG - 1) < G * CIG and
+                    i + 0 - 1 >= 0 and i + 0 - 1 < H and i + (3 - 1) - 1 >= 0 and
+                    i + (3 - 1) - 1 < H
+                ):
+                    # Its first and last output apart: only they can reach past an edge.
+                    var sb_p = min(1, W)
+                    var sb_t = max(W - 1, sb_p)
+                    for sb_v in range(sb_p):
+                        sb_vec[1](sb_v)
+                    var sb_vr = sb_t - (sb_t - sb_p) % sb_w_f32
+                    for sb_v in range(sb_p, sb_vr, sb_w_f32):
+                        sb_vec_in[sb_w_f32](sb_v)
+                    if sb_w_f32 > 32 and sb_t - sb_vr >= 32:
+                        sb_vec_in[32](sb_vr)
+                        sb_vr += 32
+                    if sb_w_f32 > 16 and sb_t - sb_vr >= 16:
+                        sb_vec_in[16](sb_vr)
+                        sb_vr += 16
+                    if sb_w_f32 > 8 and sb_t - sb_vr >= 8:
+                        sb_vec_in[8](sb_vr)
+                        sb_vr += 8
+                    if sb_w_f32 > 4 and sb_t - sb_vr >= 4:
+                        sb_vec_in[4](sb_vr)
+                        sb_vr += 4
+                    if sb_w_f32 > 2 and sb_t - sb_vr >= 2:
+                        sb_vec_in[2](sb_vr)
+                        sb_vr += 2
+                    if sb_w_f32 > 1 and sb_t - sb_vr >= 1:
+                        sb_vec_in[1](sb_vr)
+                        sb_vr += 1
+                    for sb_v in range(sb_t, W):
+                        sb_vec[1](sb_v)
+                else:
+                    var sb_vn = W
+                    var sb_vr = sb_vn - sb_vn % sb_w_f32
+                    vectorize[sb_w_f32](sb_vr, sb_vec)
+                    if sb_w_f32 > 32 and sb_vn - sb_vr >= 32:
+                        sb_vec[32](sb_vr)
+                        sb_vr += 32
+                    if sb_w_f32 > 16 and sb_vn - sb_vr >= 16:
+                        sb_vec[16](sb_vr)
+                        sb_vr += 16
+                    if sb_w_f32 > 8 and sb_vn - sb_vr >= 8:
+                        sb_vec[8](sb_vr)
+                        sb_vr += 8
+                    if sb_w_f32 > 4 and sb_vn - sb_vr >= 4:
+                        sb_vec[4](sb_vr)
+                        sb_vr += 4
+                    if sb_w_f32 > 2 and sb_vn - sb_vr >= 2:
+                        sb_vec[2](sb_vr)
+                        sb_vr += 2
+                    if sb_w_f32 > 1 and sb_vn - sb_vr >= 1:
+                        sb_vec[1](sb_vr)
+                        sb_vr += 1
 
     if sb_chunks == 1:
         sb_chunk(0)

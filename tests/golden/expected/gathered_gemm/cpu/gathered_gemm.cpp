@@ -768,17 +768,41 @@ static void sb_omp_simd_s4(const float* __restrict x, const float* __restrict w,
             sb_block0[l - sb_jb] = 0.0f;
           }
           for (int64_t k = 0; k < K; ++k) {
-            #pragma omp simd
-            for (int64_t l = sb_jb; l < sb_je; ++l) {
-              float sb_acc0 = 0.0f;
-              for (int64_t t = 0; t < 3; ++t) {
-                const int64_t sb_ld0_x_i1 = o / 2;
-                const int64_t sb_ld0_x_i3 = l + t - 1;
-                const float sb_ld0_x =
-                    (sb_ld0_x_i1 >= 0 && sb_ld0_x_i1 < G && sb_ld0_x_i3 >= 0 && sb_ld0_x_i3 < L) ? x[((b * G + sb_ld0_x_i1) * K + k) * L + sb_ld0_x_i3] : 0.0f;
-                sb_acc0 += w[((o * P + p) * K + k) * 3 + t] * sb_ld0_x;
+            {
+              // Its first and last 8 elements apart: only they can reach past an edge.
+              const int64_t sb_p = sb_je - sb_jb < 8 ? sb_je : sb_jb + 8;
+              const int64_t sb_t = sb_je - 8 > sb_p ? sb_je - 8 : sb_p;
+              for (int sb_seg = 0; sb_seg < 3; ++sb_seg) {
+                const int64_t sb_lo = sb_seg == 0 ? sb_jb : sb_seg == 1 ? sb_p : sb_t;
+                const int64_t sb_hi = sb_seg == 0 ? sb_p : sb_seg == 1 ? sb_t : sb_je;
+                // Every read of the range inside its tensor: no boundary checks.
+                if (o / 2 >= 0 && o / 2 < G && sb_lo + 0 - 1 >= 0 && sb_lo + 0 - 1 < L &&
+                    (sb_hi - 1) + 0 - 1 >= 0 && (sb_hi - 1) + 0 - 1 < L &&
+                    sb_lo + (3 - 1) - 1 >= 0 && sb_lo + (3 - 1) - 1 < L &&
+                    (sb_hi - 1) + (3 - 1) - 1 >= 0 && (sb_hi - 1) + (3 - 1) - 1 < L) {
+                  #pragma omp simd
+                  for (int64_t l = sb_lo; l < sb_hi; ++l) {
+                    float sb_acc0 = 0.0f;
+                    for (int64_t t = 0; t < 3; ++t) {
+                      sb_acc0 += w[((o * P + p) * K + k) * 3 + t] * x[((b * G + o / 2) * K + k) * L + (l + t - 1)];
+                    }
+                    sb_block0[l - sb_jb] += sb_acc0;
+                  }
+                } else {
+                  #pragma omp simd
+                  for (int64_t l = sb_lo; l < sb_hi; ++l) {
+                    float sb_acc1 = 0.0f;
+                    for (int64_t t = 0; t < 3; ++t) {
+                      const int64_t sb_ld0_x_i1 = o / 2;
+                      const int64_t sb_ld0_x_i3 = l + t - 1;
+                      const float sb_ld0_x =
+                          (sb_ld0_x_i1 >= 0 && sb_ld0_x_i1 < G && sb_ld0_x_i3 >= 0 && sb_ld0_x_i3 < L) ? x[((b * G + sb_ld0_x_i1) * K + k) * L + sb_ld0_x_i3] : 0.0f;
+                      sb_acc1 += w[((o * P + p) * K + k) * 3 + t] * sb_ld0_x;
+                    }
+                    sb_block0[l - sb_jb] += sb_acc1;
+                  }
+                }
               }
-              sb_block0[l - sb_jb] += sb_acc0;
             }
           }
           #pragma omp simd
