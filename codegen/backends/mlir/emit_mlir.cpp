@@ -904,20 +904,8 @@ class Body {
     part_base_ = b;
     part_len_ = len;
     in_blocks_ = true;
-    auto block_sum = [&] { emit_reduce(*st.rhs, sub, sty, t, {0}); };
-    if (inside.empty()) {
-      block_sum();
-    } else {
-      emit_if(
-          inside,
-          [&] {
-            w_.line("// Every read of the block inside its tensor: no boundary rule.");
-            assume_inside_ = true;
-            block_sum();
-            assume_inside_ = false;
-          },
-          block_sum);
-    }
+    emit_inside_or_checked(inside, "// Every read of the block inside its tensor: no boundary rule.",
+                           [&] { emit_reduce(*st.rhs, sub, sty, t, {0}); });
     in_blocks_ = false;
     part_var_ = -1;
     w_.line("scf.reduce");
@@ -1054,20 +1042,8 @@ class Body {
           emit_generic(*st.rhs, sub, sty, out_elem, nullptr, {inner});
         part_var_ = -1;
       };
-      const std::string inside = inside_condition(st, *st.rhs, inner, lo, hi).value_or("");
-      if (inside.empty()) {
-        part();
-        continue;
-      }
-      emit_if(
-          inside,
-          [&] {
-            w_.line("// Every read of the part inside its tensor: no boundary rule.");
-            assume_inside_ = true;
-            part();
-            assume_inside_ = false;
-          },
-          part);
+      emit_inside_or_checked(inside_condition(st, *st.rhs, inner, lo, hi).value_or(""),
+                             "// Every read of the part inside its tensor: no boundary rule.", part);
     }
     for (int d = row_dims_; d < inner; ++d) {
       w_.close("}");
@@ -1125,6 +1101,22 @@ class Body {
     std::swap(inner, w_);
     w_.raw(inner.str());
     w_.line("}");
+  }
+
+  // `emit` twice under `scf.if inside`: first without the boundary rule (assume_inside_), its
+  // first line `note` where given, then with it; once, with the rule, when `inside` is "".
+  template <class Emit>
+  void emit_inside_or_checked(const std::string& inside, const std::string& note, Emit emit) {
+    if (inside.empty()) return emit();
+    emit_if(
+        inside,
+        [&] {
+          if (!note.empty()) w_.line(note);
+          assume_inside_ = true;
+          emit();
+          assume_inside_ = false;
+        },
+        emit);
   }
 
   // ---- Streaming stores ----
@@ -1276,18 +1268,7 @@ class Body {
               ? inside_condition(st, *st.rhs, last, j0, op("arith.addi", {j0, lanes}, DType::Index))
                     .value_or("")
               : "";
-      if (inside.empty()) {
-        compute();
-      } else {
-        emit_if(
-            inside,
-            [&] {
-              assume_inside_ = true;
-              compute();
-              assume_inside_ = false;
-            },
-            compute);
-      }
+      emit_inside_or_checked(inside, "", compute);
       // Two half-line vectors: a 64-byte load of the line just written to the stack buffer
       // missed store-to-load forwarding on the development machine (AMD, AVX-512), and the
       // whole loop ran at half speed.
