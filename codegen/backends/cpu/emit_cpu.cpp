@@ -694,7 +694,11 @@ int edge_elems(const StmtLowering& L) {
 // conv2d (N=4, 64 channels of 28 x 28) took 20.3 ms against 16.7 ms with no segments; with 4,
 // 9.9 ms, but depthwise_conv2d (N=8, 144 x 56 x 56) slowed (2.0 ms, no gain); with 8, conv2d
 // 13.9 ms, conv2d_s2 44.9 ms (70.5 ms unsegmented) and depthwise_conv2d 1.83 ms against 2.01 ms
-// unsegmented (side by side, median of 31).
+// unsegmented (side by side, median of 31). Where the reads' reach along the row is known
+// exactly (exact_tap_edge, lower/vectorize.h: 1 output for 3 taps), the block's ends are that
+// wide instead, as the mojo and mlir rows' are: conv2d's omp_simd variant then took 0.48-0.49x
+// the time of edges of 8 and grouped_conv2d's 0.44-0.62x (results/vm/cpu-exact-edges-20261207).
+// This width stays for reaches not known so (conv2d_s2's stride 2).
 constexpr int kTapEdgeElems = 8;
 
 // The range [first, end) of L's innermost output index (C expressions; the other output indices
@@ -805,6 +809,8 @@ void emit_outside_nest(StmtLowering& L, CodeWriter& w, bool in_row) {
     return;
   }
   const std::vector<const Expr*> tops = top_reduces_of(*st.rhs);
+  // The checked ends of a block's rows: the reads' exact reach where it is known.
+  const int64_t edge = exact_tap_edge(L.spec(), st, *st.rhs).value_or(kTapEdgeElems);
   // The block's accumulators, its terms and its outputs, the block ending before `end`; without
   // boundary checks unless `checked`.
   auto accumulate = [&](const std::string& end, bool checked) {
@@ -820,13 +826,13 @@ void emit_outside_nest(StmtLowering& L, CodeWriter& w, bool in_row) {
       w.close();
       L.open_reduction(red, w);
       block_loop(
-          *red.args[0], red.ref, [&] { L.fold_term(red, lane, w); }, kTapEdgeElems, end, checked);
+          *red.args[0], red.ref, [&] { L.fold_term(red, lane, w); }, edge, end, checked);
       w.close();
       accs.push_back(lane);
     }
     for (size_t r = 0; r < tops.size(); ++r) L.set_override(tops[r], accs[r]);
     block_loop(
-        *st.rhs, -1, [&] { L.assign(w); }, kTapEdgeElems, end, checked);
+        *st.rhs, -1, [&] { L.assign(w); }, edge, end, checked);
     L.clear_overrides();
   };
   // Windows along the row (terms_along_row) in blocks not cut into edge segments: a whole block

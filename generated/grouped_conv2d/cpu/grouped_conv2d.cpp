@@ -300,9 +300,9 @@ static void sb_omp_simd_s0(const float* __restrict x, const float* __restrict w,
           }
           for (int64_t c = 0; c < CIG; ++c) {
             {
-              // Its first and last 8 elements apart: only they can reach past an edge.
-              const int64_t sb_p = sb_je - sb_jb < 8 ? sb_je : sb_jb + 8;
-              const int64_t sb_t = sb_je - 8 > sb_p ? sb_je - 8 : sb_p;
+              // Its first and last element apart: only they can reach past an edge.
+              const int64_t sb_p = sb_je - sb_jb < 1 ? sb_je : sb_jb + 1;
+              const int64_t sb_t = sb_je - 1 > sb_p ? sb_je - 1 : sb_p;
               for (int sb_seg = 0; sb_seg < 3; ++sb_seg) {
                 const int64_t sb_lo = sb_seg == 0 ? sb_jb : sb_seg == 1 ? sb_p : sb_t;
                 const int64_t sb_hi = sb_seg == 0 ? sb_p : sb_seg == 1 ? sb_t : sb_je;
