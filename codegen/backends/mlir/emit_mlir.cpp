@@ -212,7 +212,9 @@ class Body {
         return;
       }
       if (!in_row && output_blocks(st)) return emit_output_blocks(st, out_mem, out_ty);
-      if (in_row && row_segments(st)) return emit_row_segments(st, out_mem, out_ty);
+      if (in_row)
+        if (const std::optional<int64_t> edge = row_edge(st))
+          return emit_row_segments(st, out_mem, out_ty, *edge);
       emit_plain(st, out_mem, out_ty, all_outer);
     };
     std::optional<Contraction> contraction;
@@ -982,22 +984,26 @@ class Body {
     return std::any_of(checks.begin(), checks.end(),
                        [](const BoundaryCheck& c) { return c.varies; });
   }
-  bool row_segments(const Statement& st) const {
+  // Inside a row loop: the width of `st`'s rows' checked ends (emit_row_segments), 0 for whole
+  // rows, or nullopt where its rows keep one checked generic.
+  std::optional<int64_t> row_edge(const Statement& st) const {
     if (row_.empty() || static_cast<int>(st.rank()) <= row_dims_ ||
         !buffered_reduces(st, true).empty())
-      return false;
+      return std::nullopt;
     const std::optional<std::vector<BoundaryCheck>> checks = row_checks(st);
-    return checks && !checks->empty() &&
-           (!varies(*checks) || exact_tap_edge(spec_, st, *st.rhs).has_value());
+    if (!checks || checks->empty()) return std::nullopt;
+    if (!varies(*checks)) return 0;
+    return exact_tap_edge(spec_, st, *st.rhs);
   }
 
+  // `st`'s rows in parts, the ends `edge` outputs wide (row_edge; 0: whole rows).
   void emit_row_segments(const Statement& st, const std::string& out_mem,
-                         const std::string& out_ty) {
+                         const std::string& out_ty, int64_t edge) {
     const int inner = static_cast<int>(st.rank()) - 1;
-    const bool split = varies(*row_checks(st));
-    const int64_t edge = split ? *exact_tap_edge(spec_, st, *st.rhs) : 0;
+    const bool split = edge > 0;
     const DType out_elem = mem_elem(st.out);
-    const std::string zero = zero_index(), one = constant("1", DType::Index);
+    const std::string zero = zero_index();
+    const std::string one = inner > row_dims_ ? constant("1", DType::Index) : "";  // loop step
     const std::string& name = st.vars[static_cast<size_t>(inner)].name;
     if (split)
       w_.line("// Along " + name + " in three parts: the " + std::to_string(edge) +

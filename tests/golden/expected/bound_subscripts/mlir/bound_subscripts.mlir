@@ -559,425 +559,424 @@ module attributes {transform.with_named_sequence} {
           %322 = memref.subview %y[%321, 0] [1, %C] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
           // y[i, j] = x[i / 2 * 3 - 1, j - 1] + 2.0 * x[i, j + 1]
           %323 = arith.constant 0 : index
-          %324 = arith.constant 1 : index
           // Along j in three parts: the 1 output(s) at either end, and those between.
           // A part whose reads are all inside their tensors reads without the boundary rule.
-          %325 = arith.constant 1 : index
-          %326 = arith.minsi %325, %C : index
-          %327 = arith.subi %C, %325 : index
-          %328 = arith.maxsi %327, %326 : index
-          %329 = arith.subi %326, %323 : index
-          %330 = memref.subview %322[%323] [%329] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
-          %331 = arith.constant 2 : index
-          %332 = arith.divsi %321, %331 : index
-          %333 = arith.constant 3 : index
-          %334 = arith.muli %332, %333 : index
-          %335 = arith.constant 1 : index
-          %336 = arith.subi %334, %335 : index
-          %337 = arith.constant 0 : index
-          %338 = arith.cmpi sge, %336, %337 : index
-          %339 = arith.cmpi slt, %336, %R : index
-          %340 = arith.andi %338, %339 : i1
-          %341 = arith.constant 1 : index
-          %342 = arith.subi %323, %341 : index
-          %343 = arith.constant 0 : index
-          %344 = arith.cmpi sge, %342, %343 : index
-          %345 = arith.cmpi slt, %342, %C : index
-          %346 = arith.andi %344, %345 : i1
-          %347 = arith.andi %340, %346 : i1
-          %348 = arith.constant 1 : index
-          %349 = arith.subi %326, %348 : index
-          %350 = arith.constant 1 : index
-          %351 = arith.subi %349, %350 : index
-          %352 = arith.constant 0 : index
-          %353 = arith.cmpi sge, %351, %352 : index
-          %354 = arith.cmpi slt, %351, %C : index
-          %355 = arith.andi %353, %354 : i1
-          %356 = arith.andi %347, %355 : i1
-          %357 = arith.constant 1 : index
-          %358 = arith.addi %323, %357 : index
-          %359 = arith.constant 0 : index
-          %360 = arith.cmpi sge, %358, %359 : index
-          %361 = arith.cmpi slt, %358, %C : index
-          %362 = arith.andi %360, %361 : i1
-          %363 = arith.andi %356, %362 : i1
-          %364 = arith.constant 1 : index
-          %365 = arith.addi %349, %364 : index
-          %366 = arith.constant 0 : index
-          %367 = arith.cmpi sge, %365, %366 : index
-          %368 = arith.cmpi slt, %365, %C : index
-          %369 = arith.andi %367, %368 : i1
-          %370 = arith.andi %363, %369 : i1
-          scf.if %370 {
+          %324 = arith.constant 1 : index
+          %325 = arith.minsi %324, %C : index
+          %326 = arith.subi %C, %324 : index
+          %327 = arith.maxsi %326, %325 : index
+          %328 = arith.subi %325, %323 : index
+          %329 = memref.subview %322[%323] [%328] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
+          %330 = arith.constant 2 : index
+          %331 = arith.divsi %321, %330 : index
+          %332 = arith.constant 3 : index
+          %333 = arith.muli %331, %332 : index
+          %334 = arith.constant 1 : index
+          %335 = arith.subi %333, %334 : index
+          %336 = arith.constant 0 : index
+          %337 = arith.cmpi sge, %335, %336 : index
+          %338 = arith.cmpi slt, %335, %R : index
+          %339 = arith.andi %337, %338 : i1
+          %340 = arith.constant 1 : index
+          %341 = arith.subi %323, %340 : index
+          %342 = arith.constant 0 : index
+          %343 = arith.cmpi sge, %341, %342 : index
+          %344 = arith.cmpi slt, %341, %C : index
+          %345 = arith.andi %343, %344 : i1
+          %346 = arith.andi %339, %345 : i1
+          %347 = arith.constant 1 : index
+          %348 = arith.subi %325, %347 : index
+          %349 = arith.constant 1 : index
+          %350 = arith.subi %348, %349 : index
+          %351 = arith.constant 0 : index
+          %352 = arith.cmpi sge, %350, %351 : index
+          %353 = arith.cmpi slt, %350, %C : index
+          %354 = arith.andi %352, %353 : i1
+          %355 = arith.andi %346, %354 : i1
+          %356 = arith.constant 1 : index
+          %357 = arith.addi %323, %356 : index
+          %358 = arith.constant 0 : index
+          %359 = arith.cmpi sge, %357, %358 : index
+          %360 = arith.cmpi slt, %357, %C : index
+          %361 = arith.andi %359, %360 : i1
+          %362 = arith.andi %355, %361 : i1
+          %363 = arith.constant 1 : index
+          %364 = arith.addi %348, %363 : index
+          %365 = arith.constant 0 : index
+          %366 = arith.cmpi sge, %364, %365 : index
+          %367 = arith.cmpi slt, %364, %C : index
+          %368 = arith.andi %366, %367 : i1
+          %369 = arith.andi %362, %368 : i1
+          scf.if %369 {
             // Every read of the part inside its tensor: no boundary rule.
-            %371 = arith.constant 0 : index
-            %372 = memref.reinterpret_cast %330 to offset: [0], sizes: [%329], strides: [%371] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+            %370 = arith.constant 0 : index
+            %371 = memref.reinterpret_cast %329 to offset: [0], sizes: [%328], strides: [%370] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
             linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-                ins(%372 : memref<?xf32, strided<[?]>>)
-                outs(%330 : memref<?xf32, strided<[1], offset: ?>>) {
-              ^bb0(%373: f32, %374: f32):
-              %375 = linalg.index 0 : index
-              %376 = arith.addi %375, %323 : index
-              %377 = arith.constant 2 : index
-              %378 = arith.divsi %321, %377 : index
-              %379 = arith.constant 3 : index
-              %380 = arith.muli %378, %379 : index
-              %381 = arith.constant 1 : index
-              %382 = arith.subi %380, %381 : index
-              %383 = arith.constant 1 : index
-              %384 = arith.subi %376, %383 : index
-              %385 = memref.load %x[%382, %384] : memref<?x?xf32>
-              %386 = arith.constant 2.0 : f32
-              %387 = arith.constant 1 : index
-              %388 = arith.addi %376, %387 : index
-              %389 = memref.load %x[%321, %388] : memref<?x?xf32>
-              %390 = arith.mulf %386, %389 : f32
-              %391 = arith.addf %385, %390 : f32
-              linalg.yield %391 : f32
+                ins(%371 : memref<?xf32, strided<[?]>>)
+                outs(%329 : memref<?xf32, strided<[1], offset: ?>>) {
+              ^bb0(%372: f32, %373: f32):
+              %374 = linalg.index 0 : index
+              %375 = arith.addi %374, %323 : index
+              %376 = arith.constant 2 : index
+              %377 = arith.divsi %321, %376 : index
+              %378 = arith.constant 3 : index
+              %379 = arith.muli %377, %378 : index
+              %380 = arith.constant 1 : index
+              %381 = arith.subi %379, %380 : index
+              %382 = arith.constant 1 : index
+              %383 = arith.subi %375, %382 : index
+              %384 = memref.load %x[%381, %383] : memref<?x?xf32>
+              %385 = arith.constant 2.0 : f32
+              %386 = arith.constant 1 : index
+              %387 = arith.addi %375, %386 : index
+              %388 = memref.load %x[%321, %387] : memref<?x?xf32>
+              %389 = arith.mulf %385, %388 : f32
+              %390 = arith.addf %384, %389 : f32
+              linalg.yield %390 : f32
             }
           } else {
-            %392 = arith.constant 0 : index
-            %393 = memref.reinterpret_cast %330 to offset: [0], sizes: [%329], strides: [%392] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+            %391 = arith.constant 0 : index
+            %392 = memref.reinterpret_cast %329 to offset: [0], sizes: [%328], strides: [%391] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
             linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-                ins(%393 : memref<?xf32, strided<[?]>>)
-                outs(%330 : memref<?xf32, strided<[1], offset: ?>>) {
-              ^bb0(%394: f32, %395: f32):
-              %396 = linalg.index 0 : index
-              %397 = arith.addi %396, %323 : index
-              %398 = arith.constant 2 : index
-              %399 = arith.divsi %321, %398 : index
-              %400 = arith.constant 3 : index
-              %401 = arith.muli %399, %400 : index
-              %402 = arith.constant 1 : index
-              %403 = arith.subi %401, %402 : index
-              %404 = arith.constant 0 : index
-              %405 = arith.cmpi sge, %403, %404 : index
-              %406 = arith.cmpi slt, %403, %R : index
-              %407 = arith.andi %405, %406 : i1
-              %408 = arith.constant 1 : index
-              %409 = arith.subi %R, %408 : index
-              %410 = arith.minsi %403, %409 : index
-              %411 = arith.constant 0 : index
-              %412 = arith.maxsi %410, %411 : index
-              %413 = arith.constant 1 : index
-              %414 = arith.subi %397, %413 : index
-              %415 = arith.constant 0 : index
-              %416 = arith.cmpi sge, %414, %415 : index
-              %417 = arith.cmpi slt, %414, %C : index
-              %418 = arith.andi %416, %417 : i1
-              %419 = arith.andi %407, %418 : i1
-              %420 = arith.constant 1 : index
-              %421 = arith.subi %C, %420 : index
-              %422 = arith.minsi %414, %421 : index
-              %423 = arith.constant 0 : index
-              %424 = arith.maxsi %422, %423 : index
-              %425 = memref.load %x[%412, %424] : memref<?x?xf32>
-              %426 = arith.constant 0.0 : f32
-              %427 = arith.select %419, %425, %426 : f32
-              %428 = arith.constant 2.0 : f32
-              %429 = arith.constant 0 : index
-              %430 = arith.cmpi sge, %321, %429 : index
-              %431 = arith.cmpi slt, %321, %R : index
-              %432 = arith.andi %430, %431 : i1
-              %433 = arith.constant 1 : index
-              %434 = arith.subi %R, %433 : index
-              %435 = arith.minsi %321, %434 : index
-              %436 = arith.constant 0 : index
-              %437 = arith.maxsi %435, %436 : index
-              %438 = arith.constant 1 : index
-              %439 = arith.addi %397, %438 : index
-              %440 = arith.constant 0 : index
-              %441 = arith.cmpi sge, %439, %440 : index
-              %442 = arith.cmpi slt, %439, %C : index
-              %443 = arith.andi %441, %442 : i1
-              %444 = arith.andi %432, %443 : i1
-              %445 = arith.constant 1 : index
-              %446 = arith.subi %C, %445 : index
-              %447 = arith.minsi %439, %446 : index
-              %448 = arith.constant 0 : index
-              %449 = arith.maxsi %447, %448 : index
-              %450 = memref.load %x[%437, %449] : memref<?x?xf32>
-              %451 = arith.constant 0.0 : f32
-              %452 = arith.select %444, %450, %451 : f32
-              %453 = arith.mulf %428, %452 : f32
-              %454 = arith.addf %427, %453 : f32
-              linalg.yield %454 : f32
+                ins(%392 : memref<?xf32, strided<[?]>>)
+                outs(%329 : memref<?xf32, strided<[1], offset: ?>>) {
+              ^bb0(%393: f32, %394: f32):
+              %395 = linalg.index 0 : index
+              %396 = arith.addi %395, %323 : index
+              %397 = arith.constant 2 : index
+              %398 = arith.divsi %321, %397 : index
+              %399 = arith.constant 3 : index
+              %400 = arith.muli %398, %399 : index
+              %401 = arith.constant 1 : index
+              %402 = arith.subi %400, %401 : index
+              %403 = arith.constant 0 : index
+              %404 = arith.cmpi sge, %402, %403 : index
+              %405 = arith.cmpi slt, %402, %R : index
+              %406 = arith.andi %404, %405 : i1
+              %407 = arith.constant 1 : index
+              %408 = arith.subi %R, %407 : index
+              %409 = arith.minsi %402, %408 : index
+              %410 = arith.constant 0 : index
+              %411 = arith.maxsi %409, %410 : index
+              %412 = arith.constant 1 : index
+              %413 = arith.subi %396, %412 : index
+              %414 = arith.constant 0 : index
+              %415 = arith.cmpi sge, %413, %414 : index
+              %416 = arith.cmpi slt, %413, %C : index
+              %417 = arith.andi %415, %416 : i1
+              %418 = arith.andi %406, %417 : i1
+              %419 = arith.constant 1 : index
+              %420 = arith.subi %C, %419 : index
+              %421 = arith.minsi %413, %420 : index
+              %422 = arith.constant 0 : index
+              %423 = arith.maxsi %421, %422 : index
+              %424 = memref.load %x[%411, %423] : memref<?x?xf32>
+              %425 = arith.constant 0.0 : f32
+              %426 = arith.select %418, %424, %425 : f32
+              %427 = arith.constant 2.0 : f32
+              %428 = arith.constant 0 : index
+              %429 = arith.cmpi sge, %321, %428 : index
+              %430 = arith.cmpi slt, %321, %R : index
+              %431 = arith.andi %429, %430 : i1
+              %432 = arith.constant 1 : index
+              %433 = arith.subi %R, %432 : index
+              %434 = arith.minsi %321, %433 : index
+              %435 = arith.constant 0 : index
+              %436 = arith.maxsi %434, %435 : index
+              %437 = arith.constant 1 : index
+              %438 = arith.addi %396, %437 : index
+              %439 = arith.constant 0 : index
+              %440 = arith.cmpi sge, %438, %439 : index
+              %441 = arith.cmpi slt, %438, %C : index
+              %442 = arith.andi %440, %441 : i1
+              %443 = arith.andi %431, %442 : i1
+              %444 = arith.constant 1 : index
+              %445 = arith.subi %C, %444 : index
+              %446 = arith.minsi %438, %445 : index
+              %447 = arith.constant 0 : index
+              %448 = arith.maxsi %446, %447 : index
+              %449 = memref.load %x[%436, %448] : memref<?x?xf32>
+              %450 = arith.constant 0.0 : f32
+              %451 = arith.select %443, %449, %450 : f32
+              %452 = arith.mulf %427, %451 : f32
+              %453 = arith.addf %426, %452 : f32
+              linalg.yield %453 : f32
             }
           }
-          %455 = arith.subi %328, %326 : index
-          %456 = memref.subview %322[%326] [%455] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
-          %457 = arith.constant 2 : index
-          %458 = arith.divsi %321, %457 : index
-          %459 = arith.constant 3 : index
-          %460 = arith.muli %458, %459 : index
-          %461 = arith.constant 1 : index
-          %462 = arith.subi %460, %461 : index
-          %463 = arith.constant 0 : index
-          %464 = arith.cmpi sge, %462, %463 : index
-          %465 = arith.cmpi slt, %462, %R : index
-          %466 = arith.andi %464, %465 : i1
-          %467 = arith.constant 1 : index
-          %468 = arith.subi %326, %467 : index
-          %469 = arith.constant 0 : index
-          %470 = arith.cmpi sge, %468, %469 : index
-          %471 = arith.cmpi slt, %468, %C : index
-          %472 = arith.andi %470, %471 : i1
-          %473 = arith.andi %466, %472 : i1
-          %474 = arith.constant 1 : index
-          %475 = arith.subi %328, %474 : index
-          %476 = arith.constant 1 : index
-          %477 = arith.subi %475, %476 : index
-          %478 = arith.constant 0 : index
-          %479 = arith.cmpi sge, %477, %478 : index
-          %480 = arith.cmpi slt, %477, %C : index
-          %481 = arith.andi %479, %480 : i1
-          %482 = arith.andi %473, %481 : i1
-          %483 = arith.constant 1 : index
-          %484 = arith.addi %326, %483 : index
-          %485 = arith.constant 0 : index
-          %486 = arith.cmpi sge, %484, %485 : index
-          %487 = arith.cmpi slt, %484, %C : index
-          %488 = arith.andi %486, %487 : i1
-          %489 = arith.andi %482, %488 : i1
-          %490 = arith.constant 1 : index
-          %491 = arith.addi %475, %490 : index
-          %492 = arith.constant 0 : index
-          %493 = arith.cmpi sge, %491, %492 : index
-          %494 = arith.cmpi slt, %491, %C : index
-          %495 = arith.andi %493, %494 : i1
-          %496 = arith.andi %489, %495 : i1
-          scf.if %496 {
+          %454 = arith.subi %327, %325 : index
+          %455 = memref.subview %322[%325] [%454] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
+          %456 = arith.constant 2 : index
+          %457 = arith.divsi %321, %456 : index
+          %458 = arith.constant 3 : index
+          %459 = arith.muli %457, %458 : index
+          %460 = arith.constant 1 : index
+          %461 = arith.subi %459, %460 : index
+          %462 = arith.constant 0 : index
+          %463 = arith.cmpi sge, %461, %462 : index
+          %464 = arith.cmpi slt, %461, %R : index
+          %465 = arith.andi %463, %464 : i1
+          %466 = arith.constant 1 : index
+          %467 = arith.subi %325, %466 : index
+          %468 = arith.constant 0 : index
+          %469 = arith.cmpi sge, %467, %468 : index
+          %470 = arith.cmpi slt, %467, %C : index
+          %471 = arith.andi %469, %470 : i1
+          %472 = arith.andi %465, %471 : i1
+          %473 = arith.constant 1 : index
+          %474 = arith.subi %327, %473 : index
+          %475 = arith.constant 1 : index
+          %476 = arith.subi %474, %475 : index
+          %477 = arith.constant 0 : index
+          %478 = arith.cmpi sge, %476, %477 : index
+          %479 = arith.cmpi slt, %476, %C : index
+          %480 = arith.andi %478, %479 : i1
+          %481 = arith.andi %472, %480 : i1
+          %482 = arith.constant 1 : index
+          %483 = arith.addi %325, %482 : index
+          %484 = arith.constant 0 : index
+          %485 = arith.cmpi sge, %483, %484 : index
+          %486 = arith.cmpi slt, %483, %C : index
+          %487 = arith.andi %485, %486 : i1
+          %488 = arith.andi %481, %487 : i1
+          %489 = arith.constant 1 : index
+          %490 = arith.addi %474, %489 : index
+          %491 = arith.constant 0 : index
+          %492 = arith.cmpi sge, %490, %491 : index
+          %493 = arith.cmpi slt, %490, %C : index
+          %494 = arith.andi %492, %493 : i1
+          %495 = arith.andi %488, %494 : i1
+          scf.if %495 {
             // Every read of the part inside its tensor: no boundary rule.
-            %497 = arith.constant 0 : index
-            %498 = memref.reinterpret_cast %456 to offset: [0], sizes: [%455], strides: [%497] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+            %496 = arith.constant 0 : index
+            %497 = memref.reinterpret_cast %455 to offset: [0], sizes: [%454], strides: [%496] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
             linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-                ins(%498 : memref<?xf32, strided<[?]>>)
-                outs(%456 : memref<?xf32, strided<[1], offset: ?>>) {
-              ^bb0(%499: f32, %500: f32):
-              %501 = linalg.index 0 : index
-              %502 = arith.addi %501, %326 : index
-              %503 = arith.constant 2 : index
-              %504 = arith.divsi %321, %503 : index
-              %505 = arith.constant 3 : index
-              %506 = arith.muli %504, %505 : index
-              %507 = arith.constant 1 : index
-              %508 = arith.subi %506, %507 : index
-              %509 = arith.constant 1 : index
-              %510 = arith.subi %502, %509 : index
-              %511 = memref.load %x[%508, %510] : memref<?x?xf32>
-              %512 = arith.constant 2.0 : f32
-              %513 = arith.constant 1 : index
-              %514 = arith.addi %502, %513 : index
-              %515 = memref.load %x[%321, %514] : memref<?x?xf32>
-              %516 = arith.mulf %512, %515 : f32
-              %517 = arith.addf %511, %516 : f32
-              linalg.yield %517 : f32
+                ins(%497 : memref<?xf32, strided<[?]>>)
+                outs(%455 : memref<?xf32, strided<[1], offset: ?>>) {
+              ^bb0(%498: f32, %499: f32):
+              %500 = linalg.index 0 : index
+              %501 = arith.addi %500, %325 : index
+              %502 = arith.constant 2 : index
+              %503 = arith.divsi %321, %502 : index
+              %504 = arith.constant 3 : index
+              %505 = arith.muli %503, %504 : index
+              %506 = arith.constant 1 : index
+              %507 = arith.subi %505, %506 : index
+              %508 = arith.constant 1 : index
+              %509 = arith.subi %501, %508 : index
+              %510 = memref.load %x[%507, %509] : memref<?x?xf32>
+              %511 = arith.constant 2.0 : f32
+              %512 = arith.constant 1 : index
+              %513 = arith.addi %501, %512 : index
+              %514 = memref.load %x[%321, %513] : memref<?x?xf32>
+              %515 = arith.mulf %511, %514 : f32
+              %516 = arith.addf %510, %515 : f32
+              linalg.yield %516 : f32
             }
           } else {
-            %518 = arith.constant 0 : index
-            %519 = memref.reinterpret_cast %456 to offset: [0], sizes: [%455], strides: [%518] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+            %517 = arith.constant 0 : index
+            %518 = memref.reinterpret_cast %455 to offset: [0], sizes: [%454], strides: [%517] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
             linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-                ins(%519 : memref<?xf32, strided<[?]>>)
-                outs(%456 : memref<?xf32, strided<[1], offset: ?>>) {
-              ^bb0(%520: f32, %521: f32):
-              %522 = linalg.index 0 : index
-              %523 = arith.addi %522, %326 : index
-              %524 = arith.constant 2 : index
-              %525 = arith.divsi %321, %524 : index
-              %526 = arith.constant 3 : index
-              %527 = arith.muli %525, %526 : index
-              %528 = arith.constant 1 : index
-              %529 = arith.subi %527, %528 : index
-              %530 = arith.constant 0 : index
-              %531 = arith.cmpi sge, %529, %530 : index
-              %532 = arith.cmpi slt, %529, %R : index
-              %533 = arith.andi %531, %532 : i1
-              %534 = arith.constant 1 : index
-              %535 = arith.subi %R, %534 : index
-              %536 = arith.minsi %529, %535 : index
-              %537 = arith.constant 0 : index
-              %538 = arith.maxsi %536, %537 : index
-              %539 = arith.constant 1 : index
-              %540 = arith.subi %523, %539 : index
-              %541 = arith.constant 0 : index
-              %542 = arith.cmpi sge, %540, %541 : index
-              %543 = arith.cmpi slt, %540, %C : index
-              %544 = arith.andi %542, %543 : i1
-              %545 = arith.andi %533, %544 : i1
-              %546 = arith.constant 1 : index
-              %547 = arith.subi %C, %546 : index
-              %548 = arith.minsi %540, %547 : index
-              %549 = arith.constant 0 : index
-              %550 = arith.maxsi %548, %549 : index
-              %551 = memref.load %x[%538, %550] : memref<?x?xf32>
-              %552 = arith.constant 0.0 : f32
-              %553 = arith.select %545, %551, %552 : f32
-              %554 = arith.constant 2.0 : f32
-              %555 = arith.constant 0 : index
-              %556 = arith.cmpi sge, %321, %555 : index
-              %557 = arith.cmpi slt, %321, %R : index
-              %558 = arith.andi %556, %557 : i1
-              %559 = arith.constant 1 : index
-              %560 = arith.subi %R, %559 : index
-              %561 = arith.minsi %321, %560 : index
-              %562 = arith.constant 0 : index
-              %563 = arith.maxsi %561, %562 : index
-              %564 = arith.constant 1 : index
-              %565 = arith.addi %523, %564 : index
-              %566 = arith.constant 0 : index
-              %567 = arith.cmpi sge, %565, %566 : index
-              %568 = arith.cmpi slt, %565, %C : index
-              %569 = arith.andi %567, %568 : i1
-              %570 = arith.andi %558, %569 : i1
-              %571 = arith.constant 1 : index
-              %572 = arith.subi %C, %571 : index
-              %573 = arith.minsi %565, %572 : index
-              %574 = arith.constant 0 : index
-              %575 = arith.maxsi %573, %574 : index
-              %576 = memref.load %x[%563, %575] : memref<?x?xf32>
-              %577 = arith.constant 0.0 : f32
-              %578 = arith.select %570, %576, %577 : f32
-              %579 = arith.mulf %554, %578 : f32
-              %580 = arith.addf %553, %579 : f32
-              linalg.yield %580 : f32
+                ins(%518 : memref<?xf32, strided<[?]>>)
+                outs(%455 : memref<?xf32, strided<[1], offset: ?>>) {
+              ^bb0(%519: f32, %520: f32):
+              %521 = linalg.index 0 : index
+              %522 = arith.addi %521, %325 : index
+              %523 = arith.constant 2 : index
+              %524 = arith.divsi %321, %523 : index
+              %525 = arith.constant 3 : index
+              %526 = arith.muli %524, %525 : index
+              %527 = arith.constant 1 : index
+              %528 = arith.subi %526, %527 : index
+              %529 = arith.constant 0 : index
+              %530 = arith.cmpi sge, %528, %529 : index
+              %531 = arith.cmpi slt, %528, %R : index
+              %532 = arith.andi %530, %531 : i1
+              %533 = arith.constant 1 : index
+              %534 = arith.subi %R, %533 : index
+              %535 = arith.minsi %528, %534 : index
+              %536 = arith.constant 0 : index
+              %537 = arith.maxsi %535, %536 : index
+              %538 = arith.constant 1 : index
+              %539 = arith.subi %522, %538 : index
+              %540 = arith.constant 0 : index
+              %541 = arith.cmpi sge, %539, %540 : index
+              %542 = arith.cmpi slt, %539, %C : index
+              %543 = arith.andi %541, %542 : i1
+              %544 = arith.andi %532, %543 : i1
+              %545 = arith.constant 1 : index
+              %546 = arith.subi %C, %545 : index
+              %547 = arith.minsi %539, %546 : index
+              %548 = arith.constant 0 : index
+              %549 = arith.maxsi %547, %548 : index
+              %550 = memref.load %x[%537, %549] : memref<?x?xf32>
+              %551 = arith.constant 0.0 : f32
+              %552 = arith.select %544, %550, %551 : f32
+              %553 = arith.constant 2.0 : f32
+              %554 = arith.constant 0 : index
+              %555 = arith.cmpi sge, %321, %554 : index
+              %556 = arith.cmpi slt, %321, %R : index
+              %557 = arith.andi %555, %556 : i1
+              %558 = arith.constant 1 : index
+              %559 = arith.subi %R, %558 : index
+              %560 = arith.minsi %321, %559 : index
+              %561 = arith.constant 0 : index
+              %562 = arith.maxsi %560, %561 : index
+              %563 = arith.constant 1 : index
+              %564 = arith.addi %522, %563 : index
+              %565 = arith.constant 0 : index
+              %566 = arith.cmpi sge, %564, %565 : index
+              %567 = arith.cmpi slt, %564, %C : index
+              %568 = arith.andi %566, %567 : i1
+              %569 = arith.andi %557, %568 : i1
+              %570 = arith.constant 1 : index
+              %571 = arith.subi %C, %570 : index
+              %572 = arith.minsi %564, %571 : index
+              %573 = arith.constant 0 : index
+              %574 = arith.maxsi %572, %573 : index
+              %575 = memref.load %x[%562, %574] : memref<?x?xf32>
+              %576 = arith.constant 0.0 : f32
+              %577 = arith.select %569, %575, %576 : f32
+              %578 = arith.mulf %553, %577 : f32
+              %579 = arith.addf %552, %578 : f32
+              linalg.yield %579 : f32
             }
           }
-          %581 = arith.subi %C, %328 : index
-          %582 = memref.subview %322[%328] [%581] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
-          %583 = arith.constant 2 : index
-          %584 = arith.divsi %321, %583 : index
-          %585 = arith.constant 3 : index
-          %586 = arith.muli %584, %585 : index
-          %587 = arith.constant 1 : index
-          %588 = arith.subi %586, %587 : index
-          %589 = arith.constant 0 : index
-          %590 = arith.cmpi sge, %588, %589 : index
-          %591 = arith.cmpi slt, %588, %R : index
-          %592 = arith.andi %590, %591 : i1
-          %593 = arith.constant 1 : index
-          %594 = arith.subi %328, %593 : index
-          %595 = arith.constant 0 : index
-          %596 = arith.cmpi sge, %594, %595 : index
-          %597 = arith.cmpi slt, %594, %C : index
-          %598 = arith.andi %596, %597 : i1
-          %599 = arith.andi %592, %598 : i1
-          %600 = arith.constant 1 : index
-          %601 = arith.subi %C, %600 : index
-          %602 = arith.constant 1 : index
-          %603 = arith.subi %601, %602 : index
-          %604 = arith.constant 0 : index
-          %605 = arith.cmpi sge, %603, %604 : index
-          %606 = arith.cmpi slt, %603, %C : index
-          %607 = arith.andi %605, %606 : i1
-          %608 = arith.andi %599, %607 : i1
-          %609 = arith.constant 1 : index
-          %610 = arith.addi %328, %609 : index
-          %611 = arith.constant 0 : index
-          %612 = arith.cmpi sge, %610, %611 : index
-          %613 = arith.cmpi slt, %610, %C : index
-          %614 = arith.andi %612, %613 : i1
-          %615 = arith.andi %608, %614 : i1
-          %616 = arith.constant 1 : index
-          %617 = arith.addi %601, %616 : index
-          %618 = arith.constant 0 : index
-          %619 = arith.cmpi sge, %617, %618 : index
-          %620 = arith.cmpi slt, %617, %C : index
-          %621 = arith.andi %619, %620 : i1
-          %622 = arith.andi %615, %621 : i1
-          scf.if %622 {
+          %580 = arith.subi %C, %327 : index
+          %581 = memref.subview %322[%327] [%580] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
+          %582 = arith.constant 2 : index
+          %583 = arith.divsi %321, %582 : index
+          %584 = arith.constant 3 : index
+          %585 = arith.muli %583, %584 : index
+          %586 = arith.constant 1 : index
+          %587 = arith.subi %585, %586 : index
+          %588 = arith.constant 0 : index
+          %589 = arith.cmpi sge, %587, %588 : index
+          %590 = arith.cmpi slt, %587, %R : index
+          %591 = arith.andi %589, %590 : i1
+          %592 = arith.constant 1 : index
+          %593 = arith.subi %327, %592 : index
+          %594 = arith.constant 0 : index
+          %595 = arith.cmpi sge, %593, %594 : index
+          %596 = arith.cmpi slt, %593, %C : index
+          %597 = arith.andi %595, %596 : i1
+          %598 = arith.andi %591, %597 : i1
+          %599 = arith.constant 1 : index
+          %600 = arith.subi %C, %599 : index
+          %601 = arith.constant 1 : index
+          %602 = arith.subi %600, %601 : index
+          %603 = arith.constant 0 : index
+          %604 = arith.cmpi sge, %602, %603 : index
+          %605 = arith.cmpi slt, %602, %C : index
+          %606 = arith.andi %604, %605 : i1
+          %607 = arith.andi %598, %606 : i1
+          %608 = arith.constant 1 : index
+          %609 = arith.addi %327, %608 : index
+          %610 = arith.constant 0 : index
+          %611 = arith.cmpi sge, %609, %610 : index
+          %612 = arith.cmpi slt, %609, %C : index
+          %613 = arith.andi %611, %612 : i1
+          %614 = arith.andi %607, %613 : i1
+          %615 = arith.constant 1 : index
+          %616 = arith.addi %600, %615 : index
+          %617 = arith.constant 0 : index
+          %618 = arith.cmpi sge, %616, %617 : index
+          %619 = arith.cmpi slt, %616, %C : index
+          %620 = arith.andi %618, %619 : i1
+          %621 = arith.andi %614, %620 : i1
+          scf.if %621 {
             // Every read of the part inside its tensor: no boundary rule.
-            %623 = arith.constant 0 : index
-            %624 = memref.reinterpret_cast %582 to offset: [0], sizes: [%581], strides: [%623] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+            %622 = arith.constant 0 : index
+            %623 = memref.reinterpret_cast %581 to offset: [0], sizes: [%580], strides: [%622] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
             linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-                ins(%624 : memref<?xf32, strided<[?]>>)
-                outs(%582 : memref<?xf32, strided<[1], offset: ?>>) {
-              ^bb0(%625: f32, %626: f32):
-              %627 = linalg.index 0 : index
-              %628 = arith.addi %627, %328 : index
-              %629 = arith.constant 2 : index
-              %630 = arith.divsi %321, %629 : index
-              %631 = arith.constant 3 : index
-              %632 = arith.muli %630, %631 : index
-              %633 = arith.constant 1 : index
-              %634 = arith.subi %632, %633 : index
-              %635 = arith.constant 1 : index
-              %636 = arith.subi %628, %635 : index
-              %637 = memref.load %x[%634, %636] : memref<?x?xf32>
-              %638 = arith.constant 2.0 : f32
-              %639 = arith.constant 1 : index
-              %640 = arith.addi %628, %639 : index
-              %641 = memref.load %x[%321, %640] : memref<?x?xf32>
-              %642 = arith.mulf %638, %641 : f32
-              %643 = arith.addf %637, %642 : f32
-              linalg.yield %643 : f32
+                ins(%623 : memref<?xf32, strided<[?]>>)
+                outs(%581 : memref<?xf32, strided<[1], offset: ?>>) {
+              ^bb0(%624: f32, %625: f32):
+              %626 = linalg.index 0 : index
+              %627 = arith.addi %626, %327 : index
+              %628 = arith.constant 2 : index
+              %629 = arith.divsi %321, %628 : index
+              %630 = arith.constant 3 : index
+              %631 = arith.muli %629, %630 : index
+              %632 = arith.constant 1 : index
+              %633 = arith.subi %631, %632 : index
+              %634 = arith.constant 1 : index
+              %635 = arith.subi %627, %634 : index
+              %636 = memref.load %x[%633, %635] : memref<?x?xf32>
+              %637 = arith.constant 2.0 : f32
+              %638 = arith.constant 1 : index
+              %639 = arith.addi %627, %638 : index
+              %640 = memref.load %x[%321, %639] : memref<?x?xf32>
+              %641 = arith.mulf %637, %640 : f32
+              %642 = arith.addf %636, %641 : f32
+              linalg.yield %642 : f32
             }
           } else {
-            %644 = arith.constant 0 : index
-            %645 = memref.reinterpret_cast %582 to offset: [0], sizes: [%581], strides: [%644] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+            %643 = arith.constant 0 : index
+            %644 = memref.reinterpret_cast %581 to offset: [0], sizes: [%580], strides: [%643] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
             linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-                ins(%645 : memref<?xf32, strided<[?]>>)
-                outs(%582 : memref<?xf32, strided<[1], offset: ?>>) {
-              ^bb0(%646: f32, %647: f32):
-              %648 = linalg.index 0 : index
-              %649 = arith.addi %648, %328 : index
-              %650 = arith.constant 2 : index
-              %651 = arith.divsi %321, %650 : index
-              %652 = arith.constant 3 : index
-              %653 = arith.muli %651, %652 : index
-              %654 = arith.constant 1 : index
-              %655 = arith.subi %653, %654 : index
-              %656 = arith.constant 0 : index
-              %657 = arith.cmpi sge, %655, %656 : index
-              %658 = arith.cmpi slt, %655, %R : index
-              %659 = arith.andi %657, %658 : i1
-              %660 = arith.constant 1 : index
-              %661 = arith.subi %R, %660 : index
-              %662 = arith.minsi %655, %661 : index
-              %663 = arith.constant 0 : index
-              %664 = arith.maxsi %662, %663 : index
-              %665 = arith.constant 1 : index
-              %666 = arith.subi %649, %665 : index
-              %667 = arith.constant 0 : index
-              %668 = arith.cmpi sge, %666, %667 : index
-              %669 = arith.cmpi slt, %666, %C : index
-              %670 = arith.andi %668, %669 : i1
-              %671 = arith.andi %659, %670 : i1
-              %672 = arith.constant 1 : index
-              %673 = arith.subi %C, %672 : index
-              %674 = arith.minsi %666, %673 : index
-              %675 = arith.constant 0 : index
-              %676 = arith.maxsi %674, %675 : index
-              %677 = memref.load %x[%664, %676] : memref<?x?xf32>
-              %678 = arith.constant 0.0 : f32
-              %679 = arith.select %671, %677, %678 : f32
-              %680 = arith.constant 2.0 : f32
-              %681 = arith.constant 0 : index
-              %682 = arith.cmpi sge, %321, %681 : index
-              %683 = arith.cmpi slt, %321, %R : index
-              %684 = arith.andi %682, %683 : i1
-              %685 = arith.constant 1 : index
-              %686 = arith.subi %R, %685 : index
-              %687 = arith.minsi %321, %686 : index
-              %688 = arith.constant 0 : index
-              %689 = arith.maxsi %687, %688 : index
-              %690 = arith.constant 1 : index
-              %691 = arith.addi %649, %690 : index
-              %692 = arith.constant 0 : index
-              %693 = arith.cmpi sge, %691, %692 : index
-              %694 = arith.cmpi slt, %691, %C : index
-              %695 = arith.andi %693, %694 : i1
-              %696 = arith.andi %684, %695 : i1
-              %697 = arith.constant 1 : index
-              %698 = arith.subi %C, %697 : index
-              %699 = arith.minsi %691, %698 : index
-              %700 = arith.constant 0 : index
-              %701 = arith.maxsi %699, %700 : index
-              %702 = memref.load %x[%689, %701] : memref<?x?xf32>
-              %703 = arith.constant 0.0 : f32
-              %704 = arith.select %696, %702, %703 : f32
-              %705 = arith.mulf %680, %704 : f32
-              %706 = arith.addf %679, %705 : f32
-              linalg.yield %706 : f32
+                ins(%644 : memref<?xf32, strided<[?]>>)
+                outs(%581 : memref<?xf32, strided<[1], offset: ?>>) {
+              ^bb0(%645: f32, %646: f32):
+              %647 = linalg.index 0 : index
+              %648 = arith.addi %647, %327 : index
+              %649 = arith.constant 2 : index
+              %650 = arith.divsi %321, %649 : index
+              %651 = arith.constant 3 : index
+              %652 = arith.muli %650, %651 : index
+              %653 = arith.constant 1 : index
+              %654 = arith.subi %652, %653 : index
+              %655 = arith.constant 0 : index
+              %656 = arith.cmpi sge, %654, %655 : index
+              %657 = arith.cmpi slt, %654, %R : index
+              %658 = arith.andi %656, %657 : i1
+              %659 = arith.constant 1 : index
+              %660 = arith.subi %R, %659 : index
+              %661 = arith.minsi %654, %660 : index
+              %662 = arith.constant 0 : index
+              %663 = arith.maxsi %661, %662 : index
+              %664 = arith.constant 1 : index
+              %665 = arith.subi %648, %664 : index
+              %666 = arith.constant 0 : index
+              %667 = arith.cmpi sge, %665, %666 : index
+              %668 = arith.cmpi slt, %665, %C : index
+              %669 = arith.andi %667, %668 : i1
+              %670 = arith.andi %658, %669 : i1
+              %671 = arith.constant 1 : index
+              %672 = arith.subi %C, %671 : index
+              %673 = arith.minsi %665, %672 : index
+              %674 = arith.constant 0 : index
+              %675 = arith.maxsi %673, %674 : index
+              %676 = memref.load %x[%663, %675] : memref<?x?xf32>
+              %677 = arith.constant 0.0 : f32
+              %678 = arith.select %670, %676, %677 : f32
+              %679 = arith.constant 2.0 : f32
+              %680 = arith.constant 0 : index
+              %681 = arith.cmpi sge, %321, %680 : index
+              %682 = arith.cmpi slt, %321, %R : index
+              %683 = arith.andi %681, %682 : i1
+              %684 = arith.constant 1 : index
+              %685 = arith.subi %R, %684 : index
+              %686 = arith.minsi %321, %685 : index
+              %687 = arith.constant 0 : index
+              %688 = arith.maxsi %686, %687 : index
+              %689 = arith.constant 1 : index
+              %690 = arith.addi %648, %689 : index
+              %691 = arith.constant 0 : index
+              %692 = arith.cmpi sge, %690, %691 : index
+              %693 = arith.cmpi slt, %690, %C : index
+              %694 = arith.andi %692, %693 : i1
+              %695 = arith.andi %683, %694 : i1
+              %696 = arith.constant 1 : index
+              %697 = arith.subi %C, %696 : index
+              %698 = arith.minsi %690, %697 : index
+              %699 = arith.constant 0 : index
+              %700 = arith.maxsi %698, %699 : index
+              %701 = memref.load %x[%688, %700] : memref<?x?xf32>
+              %702 = arith.constant 0.0 : f32
+              %703 = arith.select %695, %701, %702 : f32
+              %704 = arith.mulf %679, %703 : f32
+              %705 = arith.addf %678, %704 : f32
+              linalg.yield %705 : f32
             }
           }
         }
@@ -986,428 +985,427 @@ module attributes {transform.with_named_sequence} {
     }
     // z[i, j] = sum(b in 0..3: q[i / 3 * 4 + 1, j + b - 1] * 0.5)
     // Row by row, in parallel blocks of rows.
-    %707 = arith.constant 0 : index
-    %708 = arith.constant 1 : index
-    %709 = arith.constant 63 : index
-    %710 = arith.addi %R, %709 : index
-    %711 = arith.constant 64 : index
-    %712 = arith.divui %710, %711 : index
-    %713 = arith.constant 1 : index
-    %714 = arith.maxsi %712, %713 : index
-    scf.parallel (%715) = (%707) to (%R) step (%714) {
-      %716 = arith.addi %715, %714 : index
-      %717 = arith.minsi %716, %R : index
-      scf.for %718 = %715 to %717 step %708 {
-        %719 = memref.subview %z[%718, 0] [1, %C] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
+    %706 = arith.constant 0 : index
+    %707 = arith.constant 1 : index
+    %708 = arith.constant 63 : index
+    %709 = arith.addi %R, %708 : index
+    %710 = arith.constant 64 : index
+    %711 = arith.divui %709, %710 : index
+    %712 = arith.constant 1 : index
+    %713 = arith.maxsi %711, %712 : index
+    scf.parallel (%714) = (%706) to (%R) step (%713) {
+      %715 = arith.addi %714, %713 : index
+      %716 = arith.minsi %715, %R : index
+      scf.for %717 = %714 to %716 step %707 {
+        %718 = memref.subview %z[%717, 0] [1, %C] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
         // z[i, j] = sum(b in 0..3: q[i / 3 * 4 + 1, j + b - 1] * 0.5)
-        %720 = arith.constant 0 : index
-        %721 = arith.constant 1 : index
+        %719 = arith.constant 0 : index
         // Along j in three parts: the 1 output(s) at either end, and those between.
         // A part whose reads are all inside their tensors reads without the boundary rule.
-        %722 = arith.constant 1 : index
-        %723 = arith.minsi %722, %C : index
-        %724 = arith.subi %C, %722 : index
-        %725 = arith.maxsi %724, %723 : index
-        %726 = arith.subi %723, %720 : index
-        %727 = memref.subview %719[%720] [%726] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
-        %728 = arith.constant 3 : index
-        %729 = arith.divsi %718, %728 : index
-        %730 = arith.constant 4 : index
-        %731 = arith.muli %729, %730 : index
-        %732 = arith.constant 1 : index
-        %733 = arith.addi %731, %732 : index
-        %734 = arith.constant 0 : index
-        %735 = arith.cmpi sge, %733, %734 : index
-        %736 = arith.cmpi slt, %733, %R : index
-        %737 = arith.andi %735, %736 : i1
-        %738 = arith.constant 0 : index
-        %739 = arith.addi %720, %738 : index
-        %740 = arith.constant 1 : index
-        %741 = arith.subi %739, %740 : index
-        %742 = arith.constant 0 : index
-        %743 = arith.cmpi sge, %741, %742 : index
-        %744 = arith.cmpi slt, %741, %C : index
-        %745 = arith.andi %743, %744 : i1
-        %746 = arith.andi %737, %745 : i1
-        %747 = arith.constant 1 : index
-        %748 = arith.subi %723, %747 : index
-        %749 = arith.constant 0 : index
-        %750 = arith.addi %748, %749 : index
-        %751 = arith.constant 1 : index
-        %752 = arith.subi %750, %751 : index
-        %753 = arith.constant 0 : index
-        %754 = arith.cmpi sge, %752, %753 : index
-        %755 = arith.cmpi slt, %752, %C : index
-        %756 = arith.andi %754, %755 : i1
-        %757 = arith.andi %746, %756 : i1
-        %758 = arith.constant 3 : index
-        %759 = arith.constant 1 : index
-        %760 = arith.subi %758, %759 : index
-        %761 = arith.addi %720, %760 : index
-        %762 = arith.constant 1 : index
-        %763 = arith.subi %761, %762 : index
-        %764 = arith.constant 0 : index
-        %765 = arith.cmpi sge, %763, %764 : index
-        %766 = arith.cmpi slt, %763, %C : index
-        %767 = arith.andi %765, %766 : i1
-        %768 = arith.andi %757, %767 : i1
-        %769 = arith.constant 3 : index
-        %770 = arith.constant 1 : index
-        %771 = arith.subi %769, %770 : index
-        %772 = arith.addi %748, %771 : index
-        %773 = arith.constant 1 : index
-        %774 = arith.subi %772, %773 : index
-        %775 = arith.constant 0 : index
-        %776 = arith.cmpi sge, %774, %775 : index
-        %777 = arith.cmpi slt, %774, %C : index
-        %778 = arith.andi %776, %777 : i1
-        %779 = arith.andi %768, %778 : i1
-        scf.if %779 {
+        %720 = arith.constant 1 : index
+        %721 = arith.minsi %720, %C : index
+        %722 = arith.subi %C, %720 : index
+        %723 = arith.maxsi %722, %721 : index
+        %724 = arith.subi %721, %719 : index
+        %725 = memref.subview %718[%719] [%724] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
+        %726 = arith.constant 3 : index
+        %727 = arith.divsi %717, %726 : index
+        %728 = arith.constant 4 : index
+        %729 = arith.muli %727, %728 : index
+        %730 = arith.constant 1 : index
+        %731 = arith.addi %729, %730 : index
+        %732 = arith.constant 0 : index
+        %733 = arith.cmpi sge, %731, %732 : index
+        %734 = arith.cmpi slt, %731, %R : index
+        %735 = arith.andi %733, %734 : i1
+        %736 = arith.constant 0 : index
+        %737 = arith.addi %719, %736 : index
+        %738 = arith.constant 1 : index
+        %739 = arith.subi %737, %738 : index
+        %740 = arith.constant 0 : index
+        %741 = arith.cmpi sge, %739, %740 : index
+        %742 = arith.cmpi slt, %739, %C : index
+        %743 = arith.andi %741, %742 : i1
+        %744 = arith.andi %735, %743 : i1
+        %745 = arith.constant 1 : index
+        %746 = arith.subi %721, %745 : index
+        %747 = arith.constant 0 : index
+        %748 = arith.addi %746, %747 : index
+        %749 = arith.constant 1 : index
+        %750 = arith.subi %748, %749 : index
+        %751 = arith.constant 0 : index
+        %752 = arith.cmpi sge, %750, %751 : index
+        %753 = arith.cmpi slt, %750, %C : index
+        %754 = arith.andi %752, %753 : i1
+        %755 = arith.andi %744, %754 : i1
+        %756 = arith.constant 3 : index
+        %757 = arith.constant 1 : index
+        %758 = arith.subi %756, %757 : index
+        %759 = arith.addi %719, %758 : index
+        %760 = arith.constant 1 : index
+        %761 = arith.subi %759, %760 : index
+        %762 = arith.constant 0 : index
+        %763 = arith.cmpi sge, %761, %762 : index
+        %764 = arith.cmpi slt, %761, %C : index
+        %765 = arith.andi %763, %764 : i1
+        %766 = arith.andi %755, %765 : i1
+        %767 = arith.constant 3 : index
+        %768 = arith.constant 1 : index
+        %769 = arith.subi %767, %768 : index
+        %770 = arith.addi %746, %769 : index
+        %771 = arith.constant 1 : index
+        %772 = arith.subi %770, %771 : index
+        %773 = arith.constant 0 : index
+        %774 = arith.cmpi sge, %772, %773 : index
+        %775 = arith.cmpi slt, %772, %C : index
+        %776 = arith.andi %774, %775 : i1
+        %777 = arith.andi %766, %776 : i1
+        scf.if %777 {
           // Every read of the part inside its tensor: no boundary rule.
-          %780 = arith.constant 0.0 : f32
-          linalg.fill ins(%780 : f32) outs(%727 : memref<?xf32, strided<[1], offset: ?>>)
-          %781 = arith.constant 0 : index
-          %782 = arith.constant 3 : index
-          %783 = arith.subi %782, %781 : index
+          %778 = arith.constant 0.0 : f32
+          linalg.fill ins(%778 : f32) outs(%725 : memref<?xf32, strided<[1], offset: ?>>)
+          %779 = arith.constant 0 : index
+          %780 = arith.constant 3 : index
+          %781 = arith.subi %780, %779 : index
+          %782 = arith.constant 0 : index
+          %783 = arith.maxsi %781, %782 : index
           %784 = arith.constant 0 : index
-          %785 = arith.maxsi %783, %784 : index
-          %786 = arith.constant 0 : index
-          %787 = arith.constant 0 : index
-          %788 = memref.reinterpret_cast %727 to offset: [0], sizes: [%785, %726], strides: [%786, %787] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
+          %785 = arith.constant 0 : index
+          %786 = memref.reinterpret_cast %725 to offset: [0], sizes: [%783, %724], strides: [%784, %785] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
           linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
-              ins(%788 : memref<?x?xf32, strided<[?, ?]>>)
-              outs(%727 : memref<?xf32, strided<[1], offset: ?>>) {
-            ^bb0(%789: f32, %790: f32):
-            %791 = linalg.index 1 : index
-            %792 = arith.addi %791, %720 : index
-            %793 = linalg.index 0 : index
-            %794 = arith.addi %793, %781 : index
-            %795 = arith.constant 3 : index
-            %796 = arith.divsi %718, %795 : index
-            %797 = arith.constant 4 : index
-            %798 = arith.muli %796, %797 : index
-            %799 = arith.constant 1 : index
-            %800 = arith.addi %798, %799 : index
-            %801 = arith.addi %792, %794 : index
-            %802 = arith.constant 1 : index
-            %803 = arith.subi %801, %802 : index
-            %804 = memref.load %q[%800, %803] : memref<?x?xf32>
-            %805 = arith.constant 0.5 : f32
-            %806 = arith.mulf %804, %805 : f32
-            %807 = arith.addf %790, %806 fastmath<reassoc> : f32
-            linalg.yield %807 : f32
+              ins(%786 : memref<?x?xf32, strided<[?, ?]>>)
+              outs(%725 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%787: f32, %788: f32):
+            %789 = linalg.index 1 : index
+            %790 = arith.addi %789, %719 : index
+            %791 = linalg.index 0 : index
+            %792 = arith.addi %791, %779 : index
+            %793 = arith.constant 3 : index
+            %794 = arith.divsi %717, %793 : index
+            %795 = arith.constant 4 : index
+            %796 = arith.muli %794, %795 : index
+            %797 = arith.constant 1 : index
+            %798 = arith.addi %796, %797 : index
+            %799 = arith.addi %790, %792 : index
+            %800 = arith.constant 1 : index
+            %801 = arith.subi %799, %800 : index
+            %802 = memref.load %q[%798, %801] : memref<?x?xf32>
+            %803 = arith.constant 0.5 : f32
+            %804 = arith.mulf %802, %803 : f32
+            %805 = arith.addf %788, %804 fastmath<reassoc> : f32
+            linalg.yield %805 : f32
           }
         } else {
-          %808 = arith.constant 0.0 : f32
-          linalg.fill ins(%808 : f32) outs(%727 : memref<?xf32, strided<[1], offset: ?>>)
-          %809 = arith.constant 0 : index
-          %810 = arith.constant 3 : index
-          %811 = arith.subi %810, %809 : index
+          %806 = arith.constant 0.0 : f32
+          linalg.fill ins(%806 : f32) outs(%725 : memref<?xf32, strided<[1], offset: ?>>)
+          %807 = arith.constant 0 : index
+          %808 = arith.constant 3 : index
+          %809 = arith.subi %808, %807 : index
+          %810 = arith.constant 0 : index
+          %811 = arith.maxsi %809, %810 : index
           %812 = arith.constant 0 : index
-          %813 = arith.maxsi %811, %812 : index
-          %814 = arith.constant 0 : index
-          %815 = arith.constant 0 : index
-          %816 = memref.reinterpret_cast %727 to offset: [0], sizes: [%813, %726], strides: [%814, %815] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
+          %813 = arith.constant 0 : index
+          %814 = memref.reinterpret_cast %725 to offset: [0], sizes: [%811, %724], strides: [%812, %813] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
           linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
-              ins(%816 : memref<?x?xf32, strided<[?, ?]>>)
-              outs(%727 : memref<?xf32, strided<[1], offset: ?>>) {
-            ^bb0(%817: f32, %818: f32):
-            %819 = linalg.index 1 : index
-            %820 = arith.addi %819, %720 : index
-            %821 = linalg.index 0 : index
-            %822 = arith.addi %821, %809 : index
-            %823 = arith.constant 3 : index
-            %824 = arith.divsi %718, %823 : index
-            %825 = arith.constant 4 : index
-            %826 = arith.muli %824, %825 : index
+              ins(%814 : memref<?x?xf32, strided<[?, ?]>>)
+              outs(%725 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%815: f32, %816: f32):
+            %817 = linalg.index 1 : index
+            %818 = arith.addi %817, %719 : index
+            %819 = linalg.index 0 : index
+            %820 = arith.addi %819, %807 : index
+            %821 = arith.constant 3 : index
+            %822 = arith.divsi %717, %821 : index
+            %823 = arith.constant 4 : index
+            %824 = arith.muli %822, %823 : index
+            %825 = arith.constant 1 : index
+            %826 = arith.addi %824, %825 : index
             %827 = arith.constant 1 : index
-            %828 = arith.addi %826, %827 : index
-            %829 = arith.constant 1 : index
-            %830 = arith.subi %R, %829 : index
-            %831 = arith.minsi %828, %830 : index
-            %832 = arith.constant 0 : index
-            %833 = arith.maxsi %831, %832 : index
-            %834 = arith.addi %820, %822 : index
+            %828 = arith.subi %R, %827 : index
+            %829 = arith.minsi %826, %828 : index
+            %830 = arith.constant 0 : index
+            %831 = arith.maxsi %829, %830 : index
+            %832 = arith.addi %818, %820 : index
+            %833 = arith.constant 1 : index
+            %834 = arith.subi %832, %833 : index
             %835 = arith.constant 1 : index
-            %836 = arith.subi %834, %835 : index
-            %837 = arith.constant 1 : index
-            %838 = arith.subi %C, %837 : index
-            %839 = arith.minsi %836, %838 : index
-            %840 = arith.constant 0 : index
-            %841 = arith.maxsi %839, %840 : index
-            %842 = memref.load %q[%833, %841] : memref<?x?xf32>
-            %843 = arith.constant 0.5 : f32
-            %844 = arith.mulf %842, %843 : f32
-            %845 = arith.addf %818, %844 fastmath<reassoc> : f32
-            linalg.yield %845 : f32
+            %836 = arith.subi %C, %835 : index
+            %837 = arith.minsi %834, %836 : index
+            %838 = arith.constant 0 : index
+            %839 = arith.maxsi %837, %838 : index
+            %840 = memref.load %q[%831, %839] : memref<?x?xf32>
+            %841 = arith.constant 0.5 : f32
+            %842 = arith.mulf %840, %841 : f32
+            %843 = arith.addf %816, %842 fastmath<reassoc> : f32
+            linalg.yield %843 : f32
           }
         }
-        %846 = arith.subi %725, %723 : index
-        %847 = memref.subview %719[%723] [%846] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
-        %848 = arith.constant 3 : index
-        %849 = arith.divsi %718, %848 : index
-        %850 = arith.constant 4 : index
-        %851 = arith.muli %849, %850 : index
-        %852 = arith.constant 1 : index
-        %853 = arith.addi %851, %852 : index
-        %854 = arith.constant 0 : index
-        %855 = arith.cmpi sge, %853, %854 : index
-        %856 = arith.cmpi slt, %853, %R : index
-        %857 = arith.andi %855, %856 : i1
-        %858 = arith.constant 0 : index
-        %859 = arith.addi %723, %858 : index
-        %860 = arith.constant 1 : index
-        %861 = arith.subi %859, %860 : index
-        %862 = arith.constant 0 : index
-        %863 = arith.cmpi sge, %861, %862 : index
-        %864 = arith.cmpi slt, %861, %C : index
-        %865 = arith.andi %863, %864 : i1
-        %866 = arith.andi %857, %865 : i1
-        %867 = arith.constant 1 : index
-        %868 = arith.subi %725, %867 : index
-        %869 = arith.constant 0 : index
-        %870 = arith.addi %868, %869 : index
-        %871 = arith.constant 1 : index
-        %872 = arith.subi %870, %871 : index
-        %873 = arith.constant 0 : index
-        %874 = arith.cmpi sge, %872, %873 : index
-        %875 = arith.cmpi slt, %872, %C : index
-        %876 = arith.andi %874, %875 : i1
-        %877 = arith.andi %866, %876 : i1
-        %878 = arith.constant 3 : index
-        %879 = arith.constant 1 : index
-        %880 = arith.subi %878, %879 : index
-        %881 = arith.addi %723, %880 : index
-        %882 = arith.constant 1 : index
-        %883 = arith.subi %881, %882 : index
-        %884 = arith.constant 0 : index
-        %885 = arith.cmpi sge, %883, %884 : index
-        %886 = arith.cmpi slt, %883, %C : index
-        %887 = arith.andi %885, %886 : i1
-        %888 = arith.andi %877, %887 : i1
-        %889 = arith.constant 3 : index
-        %890 = arith.constant 1 : index
-        %891 = arith.subi %889, %890 : index
-        %892 = arith.addi %868, %891 : index
-        %893 = arith.constant 1 : index
-        %894 = arith.subi %892, %893 : index
-        %895 = arith.constant 0 : index
-        %896 = arith.cmpi sge, %894, %895 : index
-        %897 = arith.cmpi slt, %894, %C : index
-        %898 = arith.andi %896, %897 : i1
-        %899 = arith.andi %888, %898 : i1
-        scf.if %899 {
+        %844 = arith.subi %723, %721 : index
+        %845 = memref.subview %718[%721] [%844] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
+        %846 = arith.constant 3 : index
+        %847 = arith.divsi %717, %846 : index
+        %848 = arith.constant 4 : index
+        %849 = arith.muli %847, %848 : index
+        %850 = arith.constant 1 : index
+        %851 = arith.addi %849, %850 : index
+        %852 = arith.constant 0 : index
+        %853 = arith.cmpi sge, %851, %852 : index
+        %854 = arith.cmpi slt, %851, %R : index
+        %855 = arith.andi %853, %854 : i1
+        %856 = arith.constant 0 : index
+        %857 = arith.addi %721, %856 : index
+        %858 = arith.constant 1 : index
+        %859 = arith.subi %857, %858 : index
+        %860 = arith.constant 0 : index
+        %861 = arith.cmpi sge, %859, %860 : index
+        %862 = arith.cmpi slt, %859, %C : index
+        %863 = arith.andi %861, %862 : i1
+        %864 = arith.andi %855, %863 : i1
+        %865 = arith.constant 1 : index
+        %866 = arith.subi %723, %865 : index
+        %867 = arith.constant 0 : index
+        %868 = arith.addi %866, %867 : index
+        %869 = arith.constant 1 : index
+        %870 = arith.subi %868, %869 : index
+        %871 = arith.constant 0 : index
+        %872 = arith.cmpi sge, %870, %871 : index
+        %873 = arith.cmpi slt, %870, %C : index
+        %874 = arith.andi %872, %873 : i1
+        %875 = arith.andi %864, %874 : i1
+        %876 = arith.constant 3 : index
+        %877 = arith.constant 1 : index
+        %878 = arith.subi %876, %877 : index
+        %879 = arith.addi %721, %878 : index
+        %880 = arith.constant 1 : index
+        %881 = arith.subi %879, %880 : index
+        %882 = arith.constant 0 : index
+        %883 = arith.cmpi sge, %881, %882 : index
+        %884 = arith.cmpi slt, %881, %C : index
+        %885 = arith.andi %883, %884 : i1
+        %886 = arith.andi %875, %885 : i1
+        %887 = arith.constant 3 : index
+        %888 = arith.constant 1 : index
+        %889 = arith.subi %887, %888 : index
+        %890 = arith.addi %866, %889 : index
+        %891 = arith.constant 1 : index
+        %892 = arith.subi %890, %891 : index
+        %893 = arith.constant 0 : index
+        %894 = arith.cmpi sge, %892, %893 : index
+        %895 = arith.cmpi slt, %892, %C : index
+        %896 = arith.andi %894, %895 : i1
+        %897 = arith.andi %886, %896 : i1
+        scf.if %897 {
           // Every read of the part inside its tensor: no boundary rule.
-          %900 = arith.constant 0.0 : f32
-          linalg.fill ins(%900 : f32) outs(%847 : memref<?xf32, strided<[1], offset: ?>>)
-          %901 = arith.constant 0 : index
-          %902 = arith.constant 3 : index
-          %903 = arith.subi %902, %901 : index
+          %898 = arith.constant 0.0 : f32
+          linalg.fill ins(%898 : f32) outs(%845 : memref<?xf32, strided<[1], offset: ?>>)
+          %899 = arith.constant 0 : index
+          %900 = arith.constant 3 : index
+          %901 = arith.subi %900, %899 : index
+          %902 = arith.constant 0 : index
+          %903 = arith.maxsi %901, %902 : index
           %904 = arith.constant 0 : index
-          %905 = arith.maxsi %903, %904 : index
-          %906 = arith.constant 0 : index
-          %907 = arith.constant 0 : index
-          %908 = memref.reinterpret_cast %847 to offset: [0], sizes: [%905, %846], strides: [%906, %907] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
+          %905 = arith.constant 0 : index
+          %906 = memref.reinterpret_cast %845 to offset: [0], sizes: [%903, %844], strides: [%904, %905] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
           linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
-              ins(%908 : memref<?x?xf32, strided<[?, ?]>>)
-              outs(%847 : memref<?xf32, strided<[1], offset: ?>>) {
-            ^bb0(%909: f32, %910: f32):
-            %911 = linalg.index 1 : index
-            %912 = arith.addi %911, %723 : index
-            %913 = linalg.index 0 : index
-            %914 = arith.addi %913, %901 : index
-            %915 = arith.constant 3 : index
-            %916 = arith.divsi %718, %915 : index
-            %917 = arith.constant 4 : index
-            %918 = arith.muli %916, %917 : index
-            %919 = arith.constant 1 : index
-            %920 = arith.addi %918, %919 : index
-            %921 = arith.addi %912, %914 : index
-            %922 = arith.constant 1 : index
-            %923 = arith.subi %921, %922 : index
-            %924 = memref.load %q[%920, %923] : memref<?x?xf32>
-            %925 = arith.constant 0.5 : f32
-            %926 = arith.mulf %924, %925 : f32
-            %927 = arith.addf %910, %926 fastmath<reassoc> : f32
-            linalg.yield %927 : f32
+              ins(%906 : memref<?x?xf32, strided<[?, ?]>>)
+              outs(%845 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%907: f32, %908: f32):
+            %909 = linalg.index 1 : index
+            %910 = arith.addi %909, %721 : index
+            %911 = linalg.index 0 : index
+            %912 = arith.addi %911, %899 : index
+            %913 = arith.constant 3 : index
+            %914 = arith.divsi %717, %913 : index
+            %915 = arith.constant 4 : index
+            %916 = arith.muli %914, %915 : index
+            %917 = arith.constant 1 : index
+            %918 = arith.addi %916, %917 : index
+            %919 = arith.addi %910, %912 : index
+            %920 = arith.constant 1 : index
+            %921 = arith.subi %919, %920 : index
+            %922 = memref.load %q[%918, %921] : memref<?x?xf32>
+            %923 = arith.constant 0.5 : f32
+            %924 = arith.mulf %922, %923 : f32
+            %925 = arith.addf %908, %924 fastmath<reassoc> : f32
+            linalg.yield %925 : f32
           }
         } else {
-          %928 = arith.constant 0.0 : f32
-          linalg.fill ins(%928 : f32) outs(%847 : memref<?xf32, strided<[1], offset: ?>>)
-          %929 = arith.constant 0 : index
-          %930 = arith.constant 3 : index
-          %931 = arith.subi %930, %929 : index
+          %926 = arith.constant 0.0 : f32
+          linalg.fill ins(%926 : f32) outs(%845 : memref<?xf32, strided<[1], offset: ?>>)
+          %927 = arith.constant 0 : index
+          %928 = arith.constant 3 : index
+          %929 = arith.subi %928, %927 : index
+          %930 = arith.constant 0 : index
+          %931 = arith.maxsi %929, %930 : index
           %932 = arith.constant 0 : index
-          %933 = arith.maxsi %931, %932 : index
-          %934 = arith.constant 0 : index
-          %935 = arith.constant 0 : index
-          %936 = memref.reinterpret_cast %847 to offset: [0], sizes: [%933, %846], strides: [%934, %935] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
+          %933 = arith.constant 0 : index
+          %934 = memref.reinterpret_cast %845 to offset: [0], sizes: [%931, %844], strides: [%932, %933] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
           linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
-              ins(%936 : memref<?x?xf32, strided<[?, ?]>>)
-              outs(%847 : memref<?xf32, strided<[1], offset: ?>>) {
-            ^bb0(%937: f32, %938: f32):
-            %939 = linalg.index 1 : index
-            %940 = arith.addi %939, %723 : index
-            %941 = linalg.index 0 : index
-            %942 = arith.addi %941, %929 : index
-            %943 = arith.constant 3 : index
-            %944 = arith.divsi %718, %943 : index
-            %945 = arith.constant 4 : index
-            %946 = arith.muli %944, %945 : index
+              ins(%934 : memref<?x?xf32, strided<[?, ?]>>)
+              outs(%845 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%935: f32, %936: f32):
+            %937 = linalg.index 1 : index
+            %938 = arith.addi %937, %721 : index
+            %939 = linalg.index 0 : index
+            %940 = arith.addi %939, %927 : index
+            %941 = arith.constant 3 : index
+            %942 = arith.divsi %717, %941 : index
+            %943 = arith.constant 4 : index
+            %944 = arith.muli %942, %943 : index
+            %945 = arith.constant 1 : index
+            %946 = arith.addi %944, %945 : index
             %947 = arith.constant 1 : index
-            %948 = arith.addi %946, %947 : index
-            %949 = arith.constant 1 : index
-            %950 = arith.subi %R, %949 : index
-            %951 = arith.minsi %948, %950 : index
-            %952 = arith.constant 0 : index
-            %953 = arith.maxsi %951, %952 : index
-            %954 = arith.addi %940, %942 : index
+            %948 = arith.subi %R, %947 : index
+            %949 = arith.minsi %946, %948 : index
+            %950 = arith.constant 0 : index
+            %951 = arith.maxsi %949, %950 : index
+            %952 = arith.addi %938, %940 : index
+            %953 = arith.constant 1 : index
+            %954 = arith.subi %952, %953 : index
             %955 = arith.constant 1 : index
-            %956 = arith.subi %954, %955 : index
-            %957 = arith.constant 1 : index
-            %958 = arith.subi %C, %957 : index
-            %959 = arith.minsi %956, %958 : index
-            %960 = arith.constant 0 : index
-            %961 = arith.maxsi %959, %960 : index
-            %962 = memref.load %q[%953, %961] : memref<?x?xf32>
-            %963 = arith.constant 0.5 : f32
-            %964 = arith.mulf %962, %963 : f32
-            %965 = arith.addf %938, %964 fastmath<reassoc> : f32
-            linalg.yield %965 : f32
+            %956 = arith.subi %C, %955 : index
+            %957 = arith.minsi %954, %956 : index
+            %958 = arith.constant 0 : index
+            %959 = arith.maxsi %957, %958 : index
+            %960 = memref.load %q[%951, %959] : memref<?x?xf32>
+            %961 = arith.constant 0.5 : f32
+            %962 = arith.mulf %960, %961 : f32
+            %963 = arith.addf %936, %962 fastmath<reassoc> : f32
+            linalg.yield %963 : f32
           }
         }
-        %966 = arith.subi %C, %725 : index
-        %967 = memref.subview %719[%725] [%966] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
-        %968 = arith.constant 3 : index
-        %969 = arith.divsi %718, %968 : index
-        %970 = arith.constant 4 : index
-        %971 = arith.muli %969, %970 : index
-        %972 = arith.constant 1 : index
-        %973 = arith.addi %971, %972 : index
-        %974 = arith.constant 0 : index
-        %975 = arith.cmpi sge, %973, %974 : index
-        %976 = arith.cmpi slt, %973, %R : index
-        %977 = arith.andi %975, %976 : i1
-        %978 = arith.constant 0 : index
-        %979 = arith.addi %725, %978 : index
-        %980 = arith.constant 1 : index
-        %981 = arith.subi %979, %980 : index
-        %982 = arith.constant 0 : index
-        %983 = arith.cmpi sge, %981, %982 : index
-        %984 = arith.cmpi slt, %981, %C : index
-        %985 = arith.andi %983, %984 : i1
-        %986 = arith.andi %977, %985 : i1
-        %987 = arith.constant 1 : index
-        %988 = arith.subi %C, %987 : index
-        %989 = arith.constant 0 : index
-        %990 = arith.addi %988, %989 : index
-        %991 = arith.constant 1 : index
-        %992 = arith.subi %990, %991 : index
-        %993 = arith.constant 0 : index
-        %994 = arith.cmpi sge, %992, %993 : index
-        %995 = arith.cmpi slt, %992, %C : index
-        %996 = arith.andi %994, %995 : i1
-        %997 = arith.andi %986, %996 : i1
-        %998 = arith.constant 3 : index
-        %999 = arith.constant 1 : index
-        %1000 = arith.subi %998, %999 : index
-        %1001 = arith.addi %725, %1000 : index
-        %1002 = arith.constant 1 : index
-        %1003 = arith.subi %1001, %1002 : index
-        %1004 = arith.constant 0 : index
-        %1005 = arith.cmpi sge, %1003, %1004 : index
-        %1006 = arith.cmpi slt, %1003, %C : index
-        %1007 = arith.andi %1005, %1006 : i1
-        %1008 = arith.andi %997, %1007 : i1
-        %1009 = arith.constant 3 : index
-        %1010 = arith.constant 1 : index
-        %1011 = arith.subi %1009, %1010 : index
-        %1012 = arith.addi %988, %1011 : index
-        %1013 = arith.constant 1 : index
-        %1014 = arith.subi %1012, %1013 : index
-        %1015 = arith.constant 0 : index
-        %1016 = arith.cmpi sge, %1014, %1015 : index
-        %1017 = arith.cmpi slt, %1014, %C : index
-        %1018 = arith.andi %1016, %1017 : i1
-        %1019 = arith.andi %1008, %1018 : i1
-        scf.if %1019 {
+        %964 = arith.subi %C, %723 : index
+        %965 = memref.subview %718[%723] [%964] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
+        %966 = arith.constant 3 : index
+        %967 = arith.divsi %717, %966 : index
+        %968 = arith.constant 4 : index
+        %969 = arith.muli %967, %968 : index
+        %970 = arith.constant 1 : index
+        %971 = arith.addi %969, %970 : index
+        %972 = arith.constant 0 : index
+        %973 = arith.cmpi sge, %971, %972 : index
+        %974 = arith.cmpi slt, %971, %R : index
+        %975 = arith.andi %973, %974 : i1
+        %976 = arith.constant 0 : index
+        %977 = arith.addi %723, %976 : index
+        %978 = arith.constant 1 : index
+        %979 = arith.subi %977, %978 : index
+        %980 = arith.constant 0 : index
+        %981 = arith.cmpi sge, %979, %980 : index
+        %982 = arith.cmpi slt, %979, %C : index
+        %983 = arith.andi %981, %982 : i1
+        %984 = arith.andi %975, %983 : i1
+        %985 = arith.constant 1 : index
+        %986 = arith.subi %C, %985 : index
+        %987 = arith.constant 0 : index
+        %988 = arith.addi %986, %987 : index
+        %989 = arith.constant 1 : index
+        %990 = arith.subi %988, %989 : index
+        %991 = arith.constant 0 : index
+        %992 = arith.cmpi sge, %990, %991 : index
+        %993 = arith.cmpi slt, %990, %C : index
+        %994 = arith.andi %992, %993 : i1
+        %995 = arith.andi %984, %994 : i1
+        %996 = arith.constant 3 : index
+        %997 = arith.constant 1 : index
+        %998 = arith.subi %996, %997 : index
+        %999 = arith.addi %723, %998 : index
+        %1000 = arith.constant 1 : index
+        %1001 = arith.subi %999, %1000 : index
+        %1002 = arith.constant 0 : index
+        %1003 = arith.cmpi sge, %1001, %1002 : index
+        %1004 = arith.cmpi slt, %1001, %C : index
+        %1005 = arith.andi %1003, %1004 : i1
+        %1006 = arith.andi %995, %1005 : i1
+        %1007 = arith.constant 3 : index
+        %1008 = arith.constant 1 : index
+        %1009 = arith.subi %1007, %1008 : index
+        %1010 = arith.addi %986, %1009 : index
+        %1011 = arith.constant 1 : index
+        %1012 = arith.subi %1010, %1011 : index
+        %1013 = arith.constant 0 : index
+        %1014 = arith.cmpi sge, %1012, %1013 : index
+        %1015 = arith.cmpi slt, %1012, %C : index
+        %1016 = arith.andi %1014, %1015 : i1
+        %1017 = arith.andi %1006, %1016 : i1
+        scf.if %1017 {
           // Every read of the part inside its tensor: no boundary rule.
-          %1020 = arith.constant 0.0 : f32
-          linalg.fill ins(%1020 : f32) outs(%967 : memref<?xf32, strided<[1], offset: ?>>)
-          %1021 = arith.constant 0 : index
-          %1022 = arith.constant 3 : index
-          %1023 = arith.subi %1022, %1021 : index
+          %1018 = arith.constant 0.0 : f32
+          linalg.fill ins(%1018 : f32) outs(%965 : memref<?xf32, strided<[1], offset: ?>>)
+          %1019 = arith.constant 0 : index
+          %1020 = arith.constant 3 : index
+          %1021 = arith.subi %1020, %1019 : index
+          %1022 = arith.constant 0 : index
+          %1023 = arith.maxsi %1021, %1022 : index
           %1024 = arith.constant 0 : index
-          %1025 = arith.maxsi %1023, %1024 : index
-          %1026 = arith.constant 0 : index
-          %1027 = arith.constant 0 : index
-          %1028 = memref.reinterpret_cast %967 to offset: [0], sizes: [%1025, %966], strides: [%1026, %1027] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
+          %1025 = arith.constant 0 : index
+          %1026 = memref.reinterpret_cast %965 to offset: [0], sizes: [%1023, %964], strides: [%1024, %1025] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
           linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
-              ins(%1028 : memref<?x?xf32, strided<[?, ?]>>)
-              outs(%967 : memref<?xf32, strided<[1], offset: ?>>) {
-            ^bb0(%1029: f32, %1030: f32):
-            %1031 = linalg.index 1 : index
-            %1032 = arith.addi %1031, %725 : index
-            %1033 = linalg.index 0 : index
-            %1034 = arith.addi %1033, %1021 : index
-            %1035 = arith.constant 3 : index
-            %1036 = arith.divsi %718, %1035 : index
-            %1037 = arith.constant 4 : index
-            %1038 = arith.muli %1036, %1037 : index
-            %1039 = arith.constant 1 : index
-            %1040 = arith.addi %1038, %1039 : index
-            %1041 = arith.addi %1032, %1034 : index
-            %1042 = arith.constant 1 : index
-            %1043 = arith.subi %1041, %1042 : index
-            %1044 = memref.load %q[%1040, %1043] : memref<?x?xf32>
-            %1045 = arith.constant 0.5 : f32
-            %1046 = arith.mulf %1044, %1045 : f32
-            %1047 = arith.addf %1030, %1046 fastmath<reassoc> : f32
-            linalg.yield %1047 : f32
+              ins(%1026 : memref<?x?xf32, strided<[?, ?]>>)
+              outs(%965 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%1027: f32, %1028: f32):
+            %1029 = linalg.index 1 : index
+            %1030 = arith.addi %1029, %723 : index
+            %1031 = linalg.index 0 : index
+            %1032 = arith.addi %1031, %1019 : index
+            %1033 = arith.constant 3 : index
+            %1034 = arith.divsi %717, %1033 : index
+            %1035 = arith.constant 4 : index
+            %1036 = arith.muli %1034, %1035 : index
+            %1037 = arith.constant 1 : index
+            %1038 = arith.addi %1036, %1037 : index
+            %1039 = arith.addi %1030, %1032 : index
+            %1040 = arith.constant 1 : index
+            %1041 = arith.subi %1039, %1040 : index
+            %1042 = memref.load %q[%1038, %1041] : memref<?x?xf32>
+            %1043 = arith.constant 0.5 : f32
+            %1044 = arith.mulf %1042, %1043 : f32
+            %1045 = arith.addf %1028, %1044 fastmath<reassoc> : f32
+            linalg.yield %1045 : f32
           }
         } else {
-          %1048 = arith.constant 0.0 : f32
-          linalg.fill ins(%1048 : f32) outs(%967 : memref<?xf32, strided<[1], offset: ?>>)
-          %1049 = arith.constant 0 : index
-          %1050 = arith.constant 3 : index
-          %1051 = arith.subi %1050, %1049 : index
+          %1046 = arith.constant 0.0 : f32
+          linalg.fill ins(%1046 : f32) outs(%965 : memref<?xf32, strided<[1], offset: ?>>)
+          %1047 = arith.constant 0 : index
+          %1048 = arith.constant 3 : index
+          %1049 = arith.subi %1048, %1047 : index
+          %1050 = arith.constant 0 : index
+          %1051 = arith.maxsi %1049, %1050 : index
           %1052 = arith.constant 0 : index
-          %1053 = arith.maxsi %1051, %1052 : index
-          %1054 = arith.constant 0 : index
-          %1055 = arith.constant 0 : index
-          %1056 = memref.reinterpret_cast %967 to offset: [0], sizes: [%1053, %966], strides: [%1054, %1055] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
+          %1053 = arith.constant 0 : index
+          %1054 = memref.reinterpret_cast %965 to offset: [0], sizes: [%1051, %964], strides: [%1052, %1053] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
           linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
-              ins(%1056 : memref<?x?xf32, strided<[?, ?]>>)
-              outs(%967 : memref<?xf32, strided<[1], offset: ?>>) {
-            ^bb0(%1057: f32, %1058: f32):
-            %1059 = linalg.index 1 : index
-            %1060 = arith.addi %1059, %725 : index
-            %1061 = linalg.index 0 : index
-            %1062 = arith.addi %1061, %1049 : index
-            %1063 = arith.constant 3 : index
-            %1064 = arith.divsi %718, %1063 : index
-            %1065 = arith.constant 4 : index
-            %1066 = arith.muli %1064, %1065 : index
+              ins(%1054 : memref<?x?xf32, strided<[?, ?]>>)
+              outs(%965 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%1055: f32, %1056: f32):
+            %1057 = linalg.index 1 : index
+            %1058 = arith.addi %1057, %723 : index
+            %1059 = linalg.index 0 : index
+            %1060 = arith.addi %1059, %1047 : index
+            %1061 = arith.constant 3 : index
+            %1062 = arith.divsi %717, %1061 : index
+            %1063 = arith.constant 4 : index
+            %1064 = arith.muli %1062, %1063 : index
+            %1065 = arith.constant 1 : index
+            %1066 = arith.addi %1064, %1065 : index
             %1067 = arith.constant 1 : index
-            %1068 = arith.addi %1066, %1067 : index
-            %1069 = arith.constant 1 : index
-            %1070 = arith.subi %R, %1069 : index
-            %1071 = arith.minsi %1068, %1070 : index
-            %1072 = arith.constant 0 : index
-            %1073 = arith.maxsi %1071, %1072 : index
-            %1074 = arith.addi %1060, %1062 : index
+            %1068 = arith.subi %R, %1067 : index
+            %1069 = arith.minsi %1066, %1068 : index
+            %1070 = arith.constant 0 : index
+            %1071 = arith.maxsi %1069, %1070 : index
+            %1072 = arith.addi %1058, %1060 : index
+            %1073 = arith.constant 1 : index
+            %1074 = arith.subi %1072, %1073 : index
             %1075 = arith.constant 1 : index
-            %1076 = arith.subi %1074, %1075 : index
-            %1077 = arith.constant 1 : index
-            %1078 = arith.subi %C, %1077 : index
-            %1079 = arith.minsi %1076, %1078 : index
-            %1080 = arith.constant 0 : index
-            %1081 = arith.maxsi %1079, %1080 : index
-            %1082 = memref.load %q[%1073, %1081] : memref<?x?xf32>
-            %1083 = arith.constant 0.5 : f32
-            %1084 = arith.mulf %1082, %1083 : f32
-            %1085 = arith.addf %1058, %1084 fastmath<reassoc> : f32
-            linalg.yield %1085 : f32
+            %1076 = arith.subi %C, %1075 : index
+            %1077 = arith.minsi %1074, %1076 : index
+            %1078 = arith.constant 0 : index
+            %1079 = arith.maxsi %1077, %1078 : index
+            %1080 = memref.load %q[%1071, %1079] : memref<?x?xf32>
+            %1081 = arith.constant 0.5 : f32
+            %1082 = arith.mulf %1080, %1081 : f32
+            %1083 = arith.addf %1056, %1082 fastmath<reassoc> : f32
+            linalg.yield %1083 : f32
           }
         }
       }
@@ -1415,497 +1413,496 @@ module attributes {transform.with_named_sequence} {
     }
     // g[i, j] = sum(c in 0..K: sum(b in 0..3: v[i / G * K + c, j + b - 1]))
     // Row by row, in parallel blocks of rows.
-    %1086 = arith.constant 0 : index
-    %1087 = arith.constant 1 : index
-    %1088 = arith.constant 63 : index
-    %1089 = arith.addi %R, %1088 : index
-    %1090 = arith.constant 64 : index
-    %1091 = arith.divui %1089, %1090 : index
-    %1092 = arith.constant 1 : index
-    %1093 = arith.maxsi %1091, %1092 : index
-    scf.parallel (%1094) = (%1086) to (%R) step (%1093) {
-      %1095 = arith.addi %1094, %1093 : index
-      %1096 = arith.minsi %1095, %R : index
-      scf.for %1097 = %1094 to %1096 step %1087 {
-        %1098 = memref.subview %g[%1097, 0] [1, %C] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
+    %1084 = arith.constant 0 : index
+    %1085 = arith.constant 1 : index
+    %1086 = arith.constant 63 : index
+    %1087 = arith.addi %R, %1086 : index
+    %1088 = arith.constant 64 : index
+    %1089 = arith.divui %1087, %1088 : index
+    %1090 = arith.constant 1 : index
+    %1091 = arith.maxsi %1089, %1090 : index
+    scf.parallel (%1092) = (%1084) to (%R) step (%1091) {
+      %1093 = arith.addi %1092, %1091 : index
+      %1094 = arith.minsi %1093, %R : index
+      scf.for %1095 = %1092 to %1094 step %1085 {
+        %1096 = memref.subview %g[%1095, 0] [1, %C] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
         // g[i, j] = sum(c in 0..K: sum(b in 0..3: v[i / G * K + c, j + b - 1]))
-        %1099 = arith.constant 0 : index
-        %1100 = arith.constant 1 : index
+        %1097 = arith.constant 0 : index
         // Along j in three parts: the 1 output(s) at either end, and those between.
         // A part whose reads are all inside their tensors reads without the boundary rule.
-        %1101 = arith.constant 1 : index
-        %1102 = arith.minsi %1101, %C : index
-        %1103 = arith.subi %C, %1101 : index
-        %1104 = arith.maxsi %1103, %1102 : index
-        %1105 = arith.subi %1102, %1099 : index
-        %1106 = memref.subview %1098[%1099] [%1105] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
-        %1107 = arith.constant 0 : index
-        %1108 = arith.divsi %1097, %G : index
-        %1109 = arith.muli %1108, %K : index
-        %1110 = arith.addi %1109, %1107 : index
-        %1111 = arith.constant 0 : index
-        %1112 = arith.cmpi sge, %1110, %1111 : index
-        %1113 = arith.cmpi slt, %1110, %0 : index
-        %1114 = arith.andi %1112, %1113 : i1
-        %1115 = arith.constant 1 : index
-        %1116 = arith.subi %K, %1115 : index
-        %1117 = arith.divsi %1097, %G : index
-        %1118 = arith.muli %1117, %K : index
-        %1119 = arith.addi %1118, %1116 : index
-        %1120 = arith.constant 0 : index
-        %1121 = arith.cmpi sge, %1119, %1120 : index
-        %1122 = arith.cmpi slt, %1119, %0 : index
-        %1123 = arith.andi %1121, %1122 : i1
-        %1124 = arith.andi %1114, %1123 : i1
-        %1125 = arith.constant 0 : index
-        %1126 = arith.addi %1099, %1125 : index
-        %1127 = arith.constant 1 : index
-        %1128 = arith.subi %1126, %1127 : index
-        %1129 = arith.constant 0 : index
-        %1130 = arith.cmpi sge, %1128, %1129 : index
-        %1131 = arith.cmpi slt, %1128, %C : index
-        %1132 = arith.andi %1130, %1131 : i1
-        %1133 = arith.andi %1124, %1132 : i1
-        %1134 = arith.constant 1 : index
-        %1135 = arith.subi %1102, %1134 : index
-        %1136 = arith.constant 0 : index
-        %1137 = arith.addi %1135, %1136 : index
-        %1138 = arith.constant 1 : index
-        %1139 = arith.subi %1137, %1138 : index
-        %1140 = arith.constant 0 : index
-        %1141 = arith.cmpi sge, %1139, %1140 : index
-        %1142 = arith.cmpi slt, %1139, %C : index
-        %1143 = arith.andi %1141, %1142 : i1
-        %1144 = arith.andi %1133, %1143 : i1
-        %1145 = arith.constant 3 : index
+        %1098 = arith.constant 1 : index
+        %1099 = arith.minsi %1098, %C : index
+        %1100 = arith.subi %C, %1098 : index
+        %1101 = arith.maxsi %1100, %1099 : index
+        %1102 = arith.subi %1099, %1097 : index
+        %1103 = memref.subview %1096[%1097] [%1102] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
+        %1104 = arith.constant 0 : index
+        %1105 = arith.divsi %1095, %G : index
+        %1106 = arith.muli %1105, %K : index
+        %1107 = arith.addi %1106, %1104 : index
+        %1108 = arith.constant 0 : index
+        %1109 = arith.cmpi sge, %1107, %1108 : index
+        %1110 = arith.cmpi slt, %1107, %0 : index
+        %1111 = arith.andi %1109, %1110 : i1
+        %1112 = arith.constant 1 : index
+        %1113 = arith.subi %K, %1112 : index
+        %1114 = arith.divsi %1095, %G : index
+        %1115 = arith.muli %1114, %K : index
+        %1116 = arith.addi %1115, %1113 : index
+        %1117 = arith.constant 0 : index
+        %1118 = arith.cmpi sge, %1116, %1117 : index
+        %1119 = arith.cmpi slt, %1116, %0 : index
+        %1120 = arith.andi %1118, %1119 : i1
+        %1121 = arith.andi %1111, %1120 : i1
+        %1122 = arith.constant 0 : index
+        %1123 = arith.addi %1097, %1122 : index
+        %1124 = arith.constant 1 : index
+        %1125 = arith.subi %1123, %1124 : index
+        %1126 = arith.constant 0 : index
+        %1127 = arith.cmpi sge, %1125, %1126 : index
+        %1128 = arith.cmpi slt, %1125, %C : index
+        %1129 = arith.andi %1127, %1128 : i1
+        %1130 = arith.andi %1121, %1129 : i1
+        %1131 = arith.constant 1 : index
+        %1132 = arith.subi %1099, %1131 : index
+        %1133 = arith.constant 0 : index
+        %1134 = arith.addi %1132, %1133 : index
+        %1135 = arith.constant 1 : index
+        %1136 = arith.subi %1134, %1135 : index
+        %1137 = arith.constant 0 : index
+        %1138 = arith.cmpi sge, %1136, %1137 : index
+        %1139 = arith.cmpi slt, %1136, %C : index
+        %1140 = arith.andi %1138, %1139 : i1
+        %1141 = arith.andi %1130, %1140 : i1
+        %1142 = arith.constant 3 : index
+        %1143 = arith.constant 1 : index
+        %1144 = arith.subi %1142, %1143 : index
+        %1145 = arith.addi %1097, %1144 : index
         %1146 = arith.constant 1 : index
         %1147 = arith.subi %1145, %1146 : index
-        %1148 = arith.addi %1099, %1147 : index
-        %1149 = arith.constant 1 : index
-        %1150 = arith.subi %1148, %1149 : index
-        %1151 = arith.constant 0 : index
-        %1152 = arith.cmpi sge, %1150, %1151 : index
-        %1153 = arith.cmpi slt, %1150, %C : index
-        %1154 = arith.andi %1152, %1153 : i1
-        %1155 = arith.andi %1144, %1154 : i1
-        %1156 = arith.constant 3 : index
+        %1148 = arith.constant 0 : index
+        %1149 = arith.cmpi sge, %1147, %1148 : index
+        %1150 = arith.cmpi slt, %1147, %C : index
+        %1151 = arith.andi %1149, %1150 : i1
+        %1152 = arith.andi %1141, %1151 : i1
+        %1153 = arith.constant 3 : index
+        %1154 = arith.constant 1 : index
+        %1155 = arith.subi %1153, %1154 : index
+        %1156 = arith.addi %1132, %1155 : index
         %1157 = arith.constant 1 : index
         %1158 = arith.subi %1156, %1157 : index
-        %1159 = arith.addi %1135, %1158 : index
-        %1160 = arith.constant 1 : index
-        %1161 = arith.subi %1159, %1160 : index
-        %1162 = arith.constant 0 : index
-        %1163 = arith.cmpi sge, %1161, %1162 : index
-        %1164 = arith.cmpi slt, %1161, %C : index
-        %1165 = arith.andi %1163, %1164 : i1
-        %1166 = arith.andi %1155, %1165 : i1
-        scf.if %1166 {
+        %1159 = arith.constant 0 : index
+        %1160 = arith.cmpi sge, %1158, %1159 : index
+        %1161 = arith.cmpi slt, %1158, %C : index
+        %1162 = arith.andi %1160, %1161 : i1
+        %1163 = arith.andi %1152, %1162 : i1
+        scf.if %1163 {
           // Every read of the part inside its tensor: no boundary rule.
-          %1167 = arith.constant 0.0 : f32
-          linalg.fill ins(%1167 : f32) outs(%1106 : memref<?xf32, strided<[1], offset: ?>>)
-          %1168 = arith.constant 0 : index
-          %1169 = arith.subi %K, %1168 : index
+          %1164 = arith.constant 0.0 : f32
+          linalg.fill ins(%1164 : f32) outs(%1103 : memref<?xf32, strided<[1], offset: ?>>)
+          %1165 = arith.constant 0 : index
+          %1166 = arith.subi %K, %1165 : index
+          %1167 = arith.constant 0 : index
+          %1168 = arith.maxsi %1166, %1167 : index
+          %1169 = arith.constant 0 : index
           %1170 = arith.constant 0 : index
-          %1171 = arith.maxsi %1169, %1170 : index
-          %1172 = arith.constant 0 : index
-          %1173 = arith.constant 0 : index
-          %1174 = memref.reinterpret_cast %1106 to offset: [0], sizes: [%1171, %1105], strides: [%1172, %1173] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
+          %1171 = memref.reinterpret_cast %1103 to offset: [0], sizes: [%1168, %1102], strides: [%1169, %1170] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
           linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
-              ins(%1174 : memref<?x?xf32, strided<[?, ?]>>)
-              outs(%1106 : memref<?xf32, strided<[1], offset: ?>>) {
-            ^bb0(%1175: f32, %1176: f32):
-            %1177 = linalg.index 1 : index
-            %1178 = arith.addi %1177, %1099 : index
-            %1179 = linalg.index 0 : index
-            %1180 = arith.addi %1179, %1168 : index
-            %1181 = arith.constant 0 : index
-            %1182 = arith.constant 3 : index
-            %1183 = arith.constant 1 : index
-            %1184 = arith.constant 0.0 : f32
-            %1185 = scf.for %1186 = %1181 to %1182 step %1183 iter_args(%1187 = %1184) -> (f32) {
-              %1188 = arith.divsi %1097, %G : index
-              %1189 = arith.muli %1188, %K : index
-              %1190 = arith.addi %1189, %1180 : index
-              %1191 = arith.addi %1178, %1186 : index
-              %1192 = arith.constant 1 : index
-              %1193 = arith.subi %1191, %1192 : index
-              %1194 = memref.load %v[%1190, %1193] : memref<?x?xf32>
-              %1195 = arith.addf %1187, %1194 fastmath<reassoc> : f32
-              scf.yield %1195 : f32
+              ins(%1171 : memref<?x?xf32, strided<[?, ?]>>)
+              outs(%1103 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%1172: f32, %1173: f32):
+            %1174 = linalg.index 1 : index
+            %1175 = arith.addi %1174, %1097 : index
+            %1176 = linalg.index 0 : index
+            %1177 = arith.addi %1176, %1165 : index
+            %1178 = arith.constant 0 : index
+            %1179 = arith.constant 3 : index
+            %1180 = arith.constant 1 : index
+            %1181 = arith.constant 0.0 : f32
+            %1182 = scf.for %1183 = %1178 to %1179 step %1180 iter_args(%1184 = %1181) -> (f32) {
+              %1185 = arith.divsi %1095, %G : index
+              %1186 = arith.muli %1185, %K : index
+              %1187 = arith.addi %1186, %1177 : index
+              %1188 = arith.addi %1175, %1183 : index
+              %1189 = arith.constant 1 : index
+              %1190 = arith.subi %1188, %1189 : index
+              %1191 = memref.load %v[%1187, %1190] : memref<?x?xf32>
+              %1192 = arith.addf %1184, %1191 fastmath<reassoc> : f32
+              scf.yield %1192 : f32
             }
-            %1196 = arith.addf %1176, %1185 fastmath<reassoc> : f32
-            linalg.yield %1196 : f32
+            %1193 = arith.addf %1173, %1182 fastmath<reassoc> : f32
+            linalg.yield %1193 : f32
           }
         } else {
-          %1197 = arith.constant 0.0 : f32
-          linalg.fill ins(%1197 : f32) outs(%1106 : memref<?xf32, strided<[1], offset: ?>>)
-          %1198 = arith.constant 0 : index
-          %1199 = arith.subi %K, %1198 : index
+          %1194 = arith.constant 0.0 : f32
+          linalg.fill ins(%1194 : f32) outs(%1103 : memref<?xf32, strided<[1], offset: ?>>)
+          %1195 = arith.constant 0 : index
+          %1196 = arith.subi %K, %1195 : index
+          %1197 = arith.constant 0 : index
+          %1198 = arith.maxsi %1196, %1197 : index
+          %1199 = arith.constant 0 : index
           %1200 = arith.constant 0 : index
-          %1201 = arith.maxsi %1199, %1200 : index
-          %1202 = arith.constant 0 : index
-          %1203 = arith.constant 0 : index
-          %1204 = memref.reinterpret_cast %1106 to offset: [0], sizes: [%1201, %1105], strides: [%1202, %1203] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
+          %1201 = memref.reinterpret_cast %1103 to offset: [0], sizes: [%1198, %1102], strides: [%1199, %1200] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
           linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
-              ins(%1204 : memref<?x?xf32, strided<[?, ?]>>)
-              outs(%1106 : memref<?xf32, strided<[1], offset: ?>>) {
-            ^bb0(%1205: f32, %1206: f32):
-            %1207 = linalg.index 1 : index
-            %1208 = arith.addi %1207, %1099 : index
-            %1209 = linalg.index 0 : index
-            %1210 = arith.addi %1209, %1198 : index
-            %1211 = arith.constant 0 : index
-            %1212 = arith.constant 3 : index
-            %1213 = arith.constant 1 : index
-            %1214 = arith.constant 0.0 : f32
-            %1215 = scf.for %1216 = %1211 to %1212 step %1213 iter_args(%1217 = %1214) -> (f32) {
-              %1218 = arith.divsi %1097, %G : index
-              %1219 = arith.muli %1218, %K : index
-              %1220 = arith.addi %1219, %1210 : index
-              %1221 = arith.constant 0 : index
-              %1222 = arith.cmpi sge, %1220, %1221 : index
-              %1223 = arith.cmpi slt, %1220, %0 : index
-              %1224 = arith.andi %1222, %1223 : i1
-              %1225 = arith.constant 1 : index
-              %1226 = arith.subi %0, %1225 : index
-              %1227 = arith.minsi %1220, %1226 : index
-              %1228 = arith.constant 0 : index
-              %1229 = arith.maxsi %1227, %1228 : index
-              %1230 = arith.addi %1208, %1216 : index
-              %1231 = arith.constant 1 : index
-              %1232 = arith.subi %1230, %1231 : index
-              %1233 = arith.constant 0 : index
-              %1234 = arith.cmpi sge, %1232, %1233 : index
-              %1235 = arith.cmpi slt, %1232, %C : index
-              %1236 = arith.andi %1234, %1235 : i1
-              %1237 = arith.andi %1224, %1236 : i1
-              %1238 = arith.constant 1 : index
-              %1239 = arith.subi %C, %1238 : index
-              %1240 = arith.minsi %1232, %1239 : index
-              %1241 = arith.constant 0 : index
-              %1242 = arith.maxsi %1240, %1241 : index
-              %1243 = memref.load %v[%1229, %1242] : memref<?x?xf32>
-              %1244 = arith.constant 0.0 : f32
-              %1245 = arith.select %1237, %1243, %1244 : f32
-              %1246 = arith.addf %1217, %1245 fastmath<reassoc> : f32
-              scf.yield %1246 : f32
+              ins(%1201 : memref<?x?xf32, strided<[?, ?]>>)
+              outs(%1103 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%1202: f32, %1203: f32):
+            %1204 = linalg.index 1 : index
+            %1205 = arith.addi %1204, %1097 : index
+            %1206 = linalg.index 0 : index
+            %1207 = arith.addi %1206, %1195 : index
+            %1208 = arith.constant 0 : index
+            %1209 = arith.constant 3 : index
+            %1210 = arith.constant 1 : index
+            %1211 = arith.constant 0.0 : f32
+            %1212 = scf.for %1213 = %1208 to %1209 step %1210 iter_args(%1214 = %1211) -> (f32) {
+              %1215 = arith.divsi %1095, %G : index
+              %1216 = arith.muli %1215, %K : index
+              %1217 = arith.addi %1216, %1207 : index
+              %1218 = arith.constant 0 : index
+              %1219 = arith.cmpi sge, %1217, %1218 : index
+              %1220 = arith.cmpi slt, %1217, %0 : index
+              %1221 = arith.andi %1219, %1220 : i1
+              %1222 = arith.constant 1 : index
+              %1223 = arith.subi %0, %1222 : index
+              %1224 = arith.minsi %1217, %1223 : index
+              %1225 = arith.constant 0 : index
+              %1226 = arith.maxsi %1224, %1225 : index
+              %1227 = arith.addi %1205, %1213 : index
+              %1228 = arith.constant 1 : index
+              %1229 = arith.subi %1227, %1228 : index
+              %1230 = arith.constant 0 : index
+              %1231 = arith.cmpi sge, %1229, %1230 : index
+              %1232 = arith.cmpi slt, %1229, %C : index
+              %1233 = arith.andi %1231, %1232 : i1
+              %1234 = arith.andi %1221, %1233 : i1
+              %1235 = arith.constant 1 : index
+              %1236 = arith.subi %C, %1235 : index
+              %1237 = arith.minsi %1229, %1236 : index
+              %1238 = arith.constant 0 : index
+              %1239 = arith.maxsi %1237, %1238 : index
+              %1240 = memref.load %v[%1226, %1239] : memref<?x?xf32>
+              %1241 = arith.constant 0.0 : f32
+              %1242 = arith.select %1234, %1240, %1241 : f32
+              %1243 = arith.addf %1214, %1242 fastmath<reassoc> : f32
+              scf.yield %1243 : f32
             }
-            %1247 = arith.addf %1206, %1215 fastmath<reassoc> : f32
-            linalg.yield %1247 : f32
+            %1244 = arith.addf %1203, %1212 fastmath<reassoc> : f32
+            linalg.yield %1244 : f32
           }
         }
-        %1248 = arith.subi %1104, %1102 : index
-        %1249 = memref.subview %1098[%1102] [%1248] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
-        %1250 = arith.constant 0 : index
-        %1251 = arith.divsi %1097, %G : index
-        %1252 = arith.muli %1251, %K : index
-        %1253 = arith.addi %1252, %1250 : index
-        %1254 = arith.constant 0 : index
-        %1255 = arith.cmpi sge, %1253, %1254 : index
-        %1256 = arith.cmpi slt, %1253, %0 : index
-        %1257 = arith.andi %1255, %1256 : i1
-        %1258 = arith.constant 1 : index
-        %1259 = arith.subi %K, %1258 : index
-        %1260 = arith.divsi %1097, %G : index
-        %1261 = arith.muli %1260, %K : index
-        %1262 = arith.addi %1261, %1259 : index
-        %1263 = arith.constant 0 : index
-        %1264 = arith.cmpi sge, %1262, %1263 : index
-        %1265 = arith.cmpi slt, %1262, %0 : index
-        %1266 = arith.andi %1264, %1265 : i1
-        %1267 = arith.andi %1257, %1266 : i1
-        %1268 = arith.constant 0 : index
-        %1269 = arith.addi %1102, %1268 : index
-        %1270 = arith.constant 1 : index
-        %1271 = arith.subi %1269, %1270 : index
-        %1272 = arith.constant 0 : index
-        %1273 = arith.cmpi sge, %1271, %1272 : index
-        %1274 = arith.cmpi slt, %1271, %C : index
-        %1275 = arith.andi %1273, %1274 : i1
-        %1276 = arith.andi %1267, %1275 : i1
-        %1277 = arith.constant 1 : index
-        %1278 = arith.subi %1104, %1277 : index
-        %1279 = arith.constant 0 : index
-        %1280 = arith.addi %1278, %1279 : index
-        %1281 = arith.constant 1 : index
-        %1282 = arith.subi %1280, %1281 : index
-        %1283 = arith.constant 0 : index
-        %1284 = arith.cmpi sge, %1282, %1283 : index
-        %1285 = arith.cmpi slt, %1282, %C : index
-        %1286 = arith.andi %1284, %1285 : i1
-        %1287 = arith.andi %1276, %1286 : i1
-        %1288 = arith.constant 3 : index
+        %1245 = arith.subi %1101, %1099 : index
+        %1246 = memref.subview %1096[%1099] [%1245] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
+        %1247 = arith.constant 0 : index
+        %1248 = arith.divsi %1095, %G : index
+        %1249 = arith.muli %1248, %K : index
+        %1250 = arith.addi %1249, %1247 : index
+        %1251 = arith.constant 0 : index
+        %1252 = arith.cmpi sge, %1250, %1251 : index
+        %1253 = arith.cmpi slt, %1250, %0 : index
+        %1254 = arith.andi %1252, %1253 : i1
+        %1255 = arith.constant 1 : index
+        %1256 = arith.subi %K, %1255 : index
+        %1257 = arith.divsi %1095, %G : index
+        %1258 = arith.muli %1257, %K : index
+        %1259 = arith.addi %1258, %1256 : index
+        %1260 = arith.constant 0 : index
+        %1261 = arith.cmpi sge, %1259, %1260 : index
+        %1262 = arith.cmpi slt, %1259, %0 : index
+        %1263 = arith.andi %1261, %1262 : i1
+        %1264 = arith.andi %1254, %1263 : i1
+        %1265 = arith.constant 0 : index
+        %1266 = arith.addi %1099, %1265 : index
+        %1267 = arith.constant 1 : index
+        %1268 = arith.subi %1266, %1267 : index
+        %1269 = arith.constant 0 : index
+        %1270 = arith.cmpi sge, %1268, %1269 : index
+        %1271 = arith.cmpi slt, %1268, %C : index
+        %1272 = arith.andi %1270, %1271 : i1
+        %1273 = arith.andi %1264, %1272 : i1
+        %1274 = arith.constant 1 : index
+        %1275 = arith.subi %1101, %1274 : index
+        %1276 = arith.constant 0 : index
+        %1277 = arith.addi %1275, %1276 : index
+        %1278 = arith.constant 1 : index
+        %1279 = arith.subi %1277, %1278 : index
+        %1280 = arith.constant 0 : index
+        %1281 = arith.cmpi sge, %1279, %1280 : index
+        %1282 = arith.cmpi slt, %1279, %C : index
+        %1283 = arith.andi %1281, %1282 : i1
+        %1284 = arith.andi %1273, %1283 : i1
+        %1285 = arith.constant 3 : index
+        %1286 = arith.constant 1 : index
+        %1287 = arith.subi %1285, %1286 : index
+        %1288 = arith.addi %1099, %1287 : index
         %1289 = arith.constant 1 : index
         %1290 = arith.subi %1288, %1289 : index
-        %1291 = arith.addi %1102, %1290 : index
-        %1292 = arith.constant 1 : index
-        %1293 = arith.subi %1291, %1292 : index
-        %1294 = arith.constant 0 : index
-        %1295 = arith.cmpi sge, %1293, %1294 : index
-        %1296 = arith.cmpi slt, %1293, %C : index
-        %1297 = arith.andi %1295, %1296 : i1
-        %1298 = arith.andi %1287, %1297 : i1
-        %1299 = arith.constant 3 : index
+        %1291 = arith.constant 0 : index
+        %1292 = arith.cmpi sge, %1290, %1291 : index
+        %1293 = arith.cmpi slt, %1290, %C : index
+        %1294 = arith.andi %1292, %1293 : i1
+        %1295 = arith.andi %1284, %1294 : i1
+        %1296 = arith.constant 3 : index
+        %1297 = arith.constant 1 : index
+        %1298 = arith.subi %1296, %1297 : index
+        %1299 = arith.addi %1275, %1298 : index
         %1300 = arith.constant 1 : index
         %1301 = arith.subi %1299, %1300 : index
-        %1302 = arith.addi %1278, %1301 : index
-        %1303 = arith.constant 1 : index
-        %1304 = arith.subi %1302, %1303 : index
-        %1305 = arith.constant 0 : index
-        %1306 = arith.cmpi sge, %1304, %1305 : index
-        %1307 = arith.cmpi slt, %1304, %C : index
-        %1308 = arith.andi %1306, %1307 : i1
-        %1309 = arith.andi %1298, %1308 : i1
-        scf.if %1309 {
+        %1302 = arith.constant 0 : index
+        %1303 = arith.cmpi sge, %1301, %1302 : index
+        %1304 = arith.cmpi slt, %1301, %C : index
+        %1305 = arith.andi %1303, %1304 : i1
+        %1306 = arith.andi %1295, %1305 : i1
+        scf.if %1306 {
           // Every read of the part inside its tensor: no boundary rule.
-          %1310 = arith.constant 0.0 : f32
-          linalg.fill ins(%1310 : f32) outs(%1249 : memref<?xf32, strided<[1], offset: ?>>)
-          %1311 = arith.constant 0 : index
-          %1312 = arith.subi %K, %1311 : index
+          %1307 = arith.constant 0.0 : f32
+          linalg.fill ins(%1307 : f32) outs(%1246 : memref<?xf32, strided<[1], offset: ?>>)
+          %1308 = arith.constant 0 : index
+          %1309 = arith.subi %K, %1308 : index
+          %1310 = arith.constant 0 : index
+          %1311 = arith.maxsi %1309, %1310 : index
+          %1312 = arith.constant 0 : index
           %1313 = arith.constant 0 : index
-          %1314 = arith.maxsi %1312, %1313 : index
-          %1315 = arith.constant 0 : index
-          %1316 = arith.constant 0 : index
-          %1317 = memref.reinterpret_cast %1249 to offset: [0], sizes: [%1314, %1248], strides: [%1315, %1316] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
+          %1314 = memref.reinterpret_cast %1246 to offset: [0], sizes: [%1311, %1245], strides: [%1312, %1313] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
           linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
-              ins(%1317 : memref<?x?xf32, strided<[?, ?]>>)
-              outs(%1249 : memref<?xf32, strided<[1], offset: ?>>) {
-            ^bb0(%1318: f32, %1319: f32):
-            %1320 = linalg.index 1 : index
-            %1321 = arith.addi %1320, %1102 : index
-            %1322 = linalg.index 0 : index
-            %1323 = arith.addi %1322, %1311 : index
-            %1324 = arith.constant 0 : index
-            %1325 = arith.constant 3 : index
-            %1326 = arith.constant 1 : index
-            %1327 = arith.constant 0.0 : f32
-            %1328 = scf.for %1329 = %1324 to %1325 step %1326 iter_args(%1330 = %1327) -> (f32) {
-              %1331 = arith.divsi %1097, %G : index
-              %1332 = arith.muli %1331, %K : index
-              %1333 = arith.addi %1332, %1323 : index
-              %1334 = arith.addi %1321, %1329 : index
-              %1335 = arith.constant 1 : index
-              %1336 = arith.subi %1334, %1335 : index
-              %1337 = memref.load %v[%1333, %1336] : memref<?x?xf32>
-              %1338 = arith.addf %1330, %1337 fastmath<reassoc> : f32
-              scf.yield %1338 : f32
+              ins(%1314 : memref<?x?xf32, strided<[?, ?]>>)
+              outs(%1246 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%1315: f32, %1316: f32):
+            %1317 = linalg.index 1 : index
+            %1318 = arith.addi %1317, %1099 : index
+            %1319 = linalg.index 0 : index
+            %1320 = arith.addi %1319, %1308 : index
+            %1321 = arith.constant 0 : index
+            %1322 = arith.constant 3 : index
+            %1323 = arith.constant 1 : index
+            %1324 = arith.constant 0.0 : f32
+            %1325 = scf.for %1326 = %1321 to %1322 step %1323 iter_args(%1327 = %1324) -> (f32) {
+              %1328 = arith.divsi %1095, %G : index
+              %1329 = arith.muli %1328, %K : index
+              %1330 = arith.addi %1329, %1320 : index
+              %1331 = arith.addi %1318, %1326 : index
+              %1332 = arith.constant 1 : index
+              %1333 = arith.subi %1331, %1332 : index
+              %1334 = memref.load %v[%1330, %1333] : memref<?x?xf32>
+              %1335 = arith.addf %1327, %1334 fastmath<reassoc> : f32
+              scf.yield %1335 : f32
             }
-            %1339 = arith.addf %1319, %1328 fastmath<reassoc> : f32
-            linalg.yield %1339 : f32
+            %1336 = arith.addf %1316, %1325 fastmath<reassoc> : f32
+            linalg.yield %1336 : f32
           }
         } else {
-          %1340 = arith.constant 0.0 : f32
-          linalg.fill ins(%1340 : f32) outs(%1249 : memref<?xf32, strided<[1], offset: ?>>)
-          %1341 = arith.constant 0 : index
-          %1342 = arith.subi %K, %1341 : index
+          %1337 = arith.constant 0.0 : f32
+          linalg.fill ins(%1337 : f32) outs(%1246 : memref<?xf32, strided<[1], offset: ?>>)
+          %1338 = arith.constant 0 : index
+          %1339 = arith.subi %K, %1338 : index
+          %1340 = arith.constant 0 : index
+          %1341 = arith.maxsi %1339, %1340 : index
+          %1342 = arith.constant 0 : index
           %1343 = arith.constant 0 : index
-          %1344 = arith.maxsi %1342, %1343 : index
-          %1345 = arith.constant 0 : index
-          %1346 = arith.constant 0 : index
-          %1347 = memref.reinterpret_cast %1249 to offset: [0], sizes: [%1344, %1248], strides: [%1345, %1346] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
+          %1344 = memref.reinterpret_cast %1246 to offset: [0], sizes: [%1341, %1245], strides: [%1342, %1343] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
           linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
-              ins(%1347 : memref<?x?xf32, strided<[?, ?]>>)
-              outs(%1249 : memref<?xf32, strided<[1], offset: ?>>) {
-            ^bb0(%1348: f32, %1349: f32):
-            %1350 = linalg.index 1 : index
-            %1351 = arith.addi %1350, %1102 : index
-            %1352 = linalg.index 0 : index
-            %1353 = arith.addi %1352, %1341 : index
-            %1354 = arith.constant 0 : index
-            %1355 = arith.constant 3 : index
-            %1356 = arith.constant 1 : index
-            %1357 = arith.constant 0.0 : f32
-            %1358 = scf.for %1359 = %1354 to %1355 step %1356 iter_args(%1360 = %1357) -> (f32) {
-              %1361 = arith.divsi %1097, %G : index
-              %1362 = arith.muli %1361, %K : index
-              %1363 = arith.addi %1362, %1353 : index
-              %1364 = arith.constant 0 : index
-              %1365 = arith.cmpi sge, %1363, %1364 : index
-              %1366 = arith.cmpi slt, %1363, %0 : index
-              %1367 = arith.andi %1365, %1366 : i1
-              %1368 = arith.constant 1 : index
-              %1369 = arith.subi %0, %1368 : index
-              %1370 = arith.minsi %1363, %1369 : index
-              %1371 = arith.constant 0 : index
-              %1372 = arith.maxsi %1370, %1371 : index
-              %1373 = arith.addi %1351, %1359 : index
-              %1374 = arith.constant 1 : index
-              %1375 = arith.subi %1373, %1374 : index
-              %1376 = arith.constant 0 : index
-              %1377 = arith.cmpi sge, %1375, %1376 : index
-              %1378 = arith.cmpi slt, %1375, %C : index
-              %1379 = arith.andi %1377, %1378 : i1
-              %1380 = arith.andi %1367, %1379 : i1
-              %1381 = arith.constant 1 : index
-              %1382 = arith.subi %C, %1381 : index
-              %1383 = arith.minsi %1375, %1382 : index
-              %1384 = arith.constant 0 : index
-              %1385 = arith.maxsi %1383, %1384 : index
-              %1386 = memref.load %v[%1372, %1385] : memref<?x?xf32>
-              %1387 = arith.constant 0.0 : f32
-              %1388 = arith.select %1380, %1386, %1387 : f32
-              %1389 = arith.addf %1360, %1388 fastmath<reassoc> : f32
-              scf.yield %1389 : f32
+              ins(%1344 : memref<?x?xf32, strided<[?, ?]>>)
+              outs(%1246 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%1345: f32, %1346: f32):
+            %1347 = linalg.index 1 : index
+            %1348 = arith.addi %1347, %1099 : index
+            %1349 = linalg.index 0 : index
+            %1350 = arith.addi %1349, %1338 : index
+            %1351 = arith.constant 0 : index
+            %1352 = arith.constant 3 : index
+            %1353 = arith.constant 1 : index
+            %1354 = arith.constant 0.0 : f32
+            %1355 = scf.for %1356 = %1351 to %1352 step %1353 iter_args(%1357 = %1354) -> (f32) {
+              %1358 = arith.divsi %1095, %G : index
+              %1359 = arith.muli %1358, %K : index
+              %1360 = arith.addi %1359, %1350 : index
+              %1361 = arith.constant 0 : index
+              %1362 = arith.cmpi sge, %1360, %1361 : index
+              %1363 = arith.cmpi slt, %1360, %0 : index
+              %1364 = arith.andi %1362, %1363 : i1
+              %1365 = arith.constant 1 : index
+              %1366 = arith.subi %0, %1365 : index
+              %1367 = arith.minsi %1360, %1366 : index
+              %1368 = arith.constant 0 : index
+              %1369 = arith.maxsi %1367, %1368 : index
+              %1370 = arith.addi %1348, %1356 : index
+              %1371 = arith.constant 1 : index
+              %1372 = arith.subi %1370, %1371 : index
+              %1373 = arith.constant 0 : index
+              %1374 = arith.cmpi sge, %1372, %1373 : index
+              %1375 = arith.cmpi slt, %1372, %C : index
+              %1376 = arith.andi %1374, %1375 : i1
+              %1377 = arith.andi %1364, %1376 : i1
+              %1378 = arith.constant 1 : index
+              %1379 = arith.subi %C, %1378 : index
+              %1380 = arith.minsi %1372, %1379 : index
+              %1381 = arith.constant 0 : index
+              %1382 = arith.maxsi %1380, %1381 : index
+              %1383 = memref.load %v[%1369, %1382] : memref<?x?xf32>
+              %1384 = arith.constant 0.0 : f32
+              %1385 = arith.select %1377, %1383, %1384 : f32
+              %1386 = arith.addf %1357, %1385 fastmath<reassoc> : f32
+              scf.yield %1386 : f32
             }
-            %1390 = arith.addf %1349, %1358 fastmath<reassoc> : f32
-            linalg.yield %1390 : f32
+            %1387 = arith.addf %1346, %1355 fastmath<reassoc> : f32
+            linalg.yield %1387 : f32
           }
         }
-        %1391 = arith.subi %C, %1104 : index
-        %1392 = memref.subview %1098[%1104] [%1391] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
-        %1393 = arith.constant 0 : index
-        %1394 = arith.divsi %1097, %G : index
-        %1395 = arith.muli %1394, %K : index
-        %1396 = arith.addi %1395, %1393 : index
-        %1397 = arith.constant 0 : index
-        %1398 = arith.cmpi sge, %1396, %1397 : index
-        %1399 = arith.cmpi slt, %1396, %0 : index
-        %1400 = arith.andi %1398, %1399 : i1
-        %1401 = arith.constant 1 : index
-        %1402 = arith.subi %K, %1401 : index
-        %1403 = arith.divsi %1097, %G : index
-        %1404 = arith.muli %1403, %K : index
-        %1405 = arith.addi %1404, %1402 : index
-        %1406 = arith.constant 0 : index
-        %1407 = arith.cmpi sge, %1405, %1406 : index
-        %1408 = arith.cmpi slt, %1405, %0 : index
-        %1409 = arith.andi %1407, %1408 : i1
-        %1410 = arith.andi %1400, %1409 : i1
-        %1411 = arith.constant 0 : index
-        %1412 = arith.addi %1104, %1411 : index
-        %1413 = arith.constant 1 : index
-        %1414 = arith.subi %1412, %1413 : index
-        %1415 = arith.constant 0 : index
-        %1416 = arith.cmpi sge, %1414, %1415 : index
-        %1417 = arith.cmpi slt, %1414, %C : index
-        %1418 = arith.andi %1416, %1417 : i1
-        %1419 = arith.andi %1410, %1418 : i1
-        %1420 = arith.constant 1 : index
-        %1421 = arith.subi %C, %1420 : index
-        %1422 = arith.constant 0 : index
-        %1423 = arith.addi %1421, %1422 : index
-        %1424 = arith.constant 1 : index
-        %1425 = arith.subi %1423, %1424 : index
-        %1426 = arith.constant 0 : index
-        %1427 = arith.cmpi sge, %1425, %1426 : index
-        %1428 = arith.cmpi slt, %1425, %C : index
-        %1429 = arith.andi %1427, %1428 : i1
-        %1430 = arith.andi %1419, %1429 : i1
-        %1431 = arith.constant 3 : index
+        %1388 = arith.subi %C, %1101 : index
+        %1389 = memref.subview %1096[%1101] [%1388] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
+        %1390 = arith.constant 0 : index
+        %1391 = arith.divsi %1095, %G : index
+        %1392 = arith.muli %1391, %K : index
+        %1393 = arith.addi %1392, %1390 : index
+        %1394 = arith.constant 0 : index
+        %1395 = arith.cmpi sge, %1393, %1394 : index
+        %1396 = arith.cmpi slt, %1393, %0 : index
+        %1397 = arith.andi %1395, %1396 : i1
+        %1398 = arith.constant 1 : index
+        %1399 = arith.subi %K, %1398 : index
+        %1400 = arith.divsi %1095, %G : index
+        %1401 = arith.muli %1400, %K : index
+        %1402 = arith.addi %1401, %1399 : index
+        %1403 = arith.constant 0 : index
+        %1404 = arith.cmpi sge, %1402, %1403 : index
+        %1405 = arith.cmpi slt, %1402, %0 : index
+        %1406 = arith.andi %1404, %1405 : i1
+        %1407 = arith.andi %1397, %1406 : i1
+        %1408 = arith.constant 0 : index
+        %1409 = arith.addi %1101, %1408 : index
+        %1410 = arith.constant 1 : index
+        %1411 = arith.subi %1409, %1410 : index
+        %1412 = arith.constant 0 : index
+        %1413 = arith.cmpi sge, %1411, %1412 : index
+        %1414 = arith.cmpi slt, %1411, %C : index
+        %1415 = arith.andi %1413, %1414 : i1
+        %1416 = arith.andi %1407, %1415 : i1
+        %1417 = arith.constant 1 : index
+        %1418 = arith.subi %C, %1417 : index
+        %1419 = arith.constant 0 : index
+        %1420 = arith.addi %1418, %1419 : index
+        %1421 = arith.constant 1 : index
+        %1422 = arith.subi %1420, %1421 : index
+        %1423 = arith.constant 0 : index
+        %1424 = arith.cmpi sge, %1422, %1423 : index
+        %1425 = arith.cmpi slt, %1422, %C : index
+        %1426 = arith.andi %1424, %1425 : i1
+        %1427 = arith.andi %1416, %1426 : i1
+        %1428 = arith.constant 3 : index
+        %1429 = arith.constant 1 : index
+        %1430 = arith.subi %1428, %1429 : index
+        %1431 = arith.addi %1101, %1430 : index
         %1432 = arith.constant 1 : index
         %1433 = arith.subi %1431, %1432 : index
-        %1434 = arith.addi %1104, %1433 : index
-        %1435 = arith.constant 1 : index
-        %1436 = arith.subi %1434, %1435 : index
-        %1437 = arith.constant 0 : index
-        %1438 = arith.cmpi sge, %1436, %1437 : index
-        %1439 = arith.cmpi slt, %1436, %C : index
-        %1440 = arith.andi %1438, %1439 : i1
-        %1441 = arith.andi %1430, %1440 : i1
-        %1442 = arith.constant 3 : index
+        %1434 = arith.constant 0 : index
+        %1435 = arith.cmpi sge, %1433, %1434 : index
+        %1436 = arith.cmpi slt, %1433, %C : index
+        %1437 = arith.andi %1435, %1436 : i1
+        %1438 = arith.andi %1427, %1437 : i1
+        %1439 = arith.constant 3 : index
+        %1440 = arith.constant 1 : index
+        %1441 = arith.subi %1439, %1440 : index
+        %1442 = arith.addi %1418, %1441 : index
         %1443 = arith.constant 1 : index
         %1444 = arith.subi %1442, %1443 : index
-        %1445 = arith.addi %1421, %1444 : index
-        %1446 = arith.constant 1 : index
-        %1447 = arith.subi %1445, %1446 : index
-        %1448 = arith.constant 0 : index
-        %1449 = arith.cmpi sge, %1447, %1448 : index
-        %1450 = arith.cmpi slt, %1447, %C : index
-        %1451 = arith.andi %1449, %1450 : i1
-        %1452 = arith.andi %1441, %1451 : i1
-        scf.if %1452 {
+        %1445 = arith.constant 0 : index
+        %1446 = arith.cmpi sge, %1444, %1445 : index
+        %1447 = arith.cmpi slt, %1444, %C : index
+        %1448 = arith.andi %1446, %1447 : i1
+        %1449 = arith.andi %1438, %1448 : i1
+        scf.if %1449 {
           // Every read of the part inside its tensor: no boundary rule.
-          %1453 = arith.constant 0.0 : f32
-          linalg.fill ins(%1453 : f32) outs(%1392 : memref<?xf32, strided<[1], offset: ?>>)
-          %1454 = arith.constant 0 : index
-          %1455 = arith.subi %K, %1454 : index
+          %1450 = arith.constant 0.0 : f32
+          linalg.fill ins(%1450 : f32) outs(%1389 : memref<?xf32, strided<[1], offset: ?>>)
+          %1451 = arith.constant 0 : index
+          %1452 = arith.subi %K, %1451 : index
+          %1453 = arith.constant 0 : index
+          %1454 = arith.maxsi %1452, %1453 : index
+          %1455 = arith.constant 0 : index
           %1456 = arith.constant 0 : index
-          %1457 = arith.maxsi %1455, %1456 : index
-          %1458 = arith.constant 0 : index
-          %1459 = arith.constant 0 : index
-          %1460 = memref.reinterpret_cast %1392 to offset: [0], sizes: [%1457, %1391], strides: [%1458, %1459] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
+          %1457 = memref.reinterpret_cast %1389 to offset: [0], sizes: [%1454, %1388], strides: [%1455, %1456] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
           linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
-              ins(%1460 : memref<?x?xf32, strided<[?, ?]>>)
-              outs(%1392 : memref<?xf32, strided<[1], offset: ?>>) {
-            ^bb0(%1461: f32, %1462: f32):
-            %1463 = linalg.index 1 : index
-            %1464 = arith.addi %1463, %1104 : index
-            %1465 = linalg.index 0 : index
-            %1466 = arith.addi %1465, %1454 : index
-            %1467 = arith.constant 0 : index
-            %1468 = arith.constant 3 : index
-            %1469 = arith.constant 1 : index
-            %1470 = arith.constant 0.0 : f32
-            %1471 = scf.for %1472 = %1467 to %1468 step %1469 iter_args(%1473 = %1470) -> (f32) {
-              %1474 = arith.divsi %1097, %G : index
-              %1475 = arith.muli %1474, %K : index
-              %1476 = arith.addi %1475, %1466 : index
-              %1477 = arith.addi %1464, %1472 : index
-              %1478 = arith.constant 1 : index
-              %1479 = arith.subi %1477, %1478 : index
-              %1480 = memref.load %v[%1476, %1479] : memref<?x?xf32>
-              %1481 = arith.addf %1473, %1480 fastmath<reassoc> : f32
-              scf.yield %1481 : f32
+              ins(%1457 : memref<?x?xf32, strided<[?, ?]>>)
+              outs(%1389 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%1458: f32, %1459: f32):
+            %1460 = linalg.index 1 : index
+            %1461 = arith.addi %1460, %1101 : index
+            %1462 = linalg.index 0 : index
+            %1463 = arith.addi %1462, %1451 : index
+            %1464 = arith.constant 0 : index
+            %1465 = arith.constant 3 : index
+            %1466 = arith.constant 1 : index
+            %1467 = arith.constant 0.0 : f32
+            %1468 = scf.for %1469 = %1464 to %1465 step %1466 iter_args(%1470 = %1467) -> (f32) {
+              %1471 = arith.divsi %1095, %G : index
+              %1472 = arith.muli %1471, %K : index
+              %1473 = arith.addi %1472, %1463 : index
+              %1474 = arith.addi %1461, %1469 : index
+              %1475 = arith.constant 1 : index
+              %1476 = arith.subi %1474, %1475 : index
+              %1477 = memref.load %v[%1473, %1476] : memref<?x?xf32>
+              %1478 = arith.addf %1470, %1477 fastmath<reassoc> : f32
+              scf.yield %1478 : f32
             }
-            %1482 = arith.addf %1462, %1471 fastmath<reassoc> : f32
-            linalg.yield %1482 : f32
+            %1479 = arith.addf %1459, %1468 fastmath<reassoc> : f32
+            linalg.yield %1479 : f32
           }
         } else {
-          %1483 = arith.constant 0.0 : f32
-          linalg.fill ins(%1483 : f32) outs(%1392 : memref<?xf32, strided<[1], offset: ?>>)
-          %1484 = arith.constant 0 : index
-          %1485 = arith.subi %K, %1484 : index
+          %1480 = arith.constant 0.0 : f32
+          linalg.fill ins(%1480 : f32) outs(%1389 : memref<?xf32, strided<[1], offset: ?>>)
+          %1481 = arith.constant 0 : index
+          %1482 = arith.subi %K, %1481 : index
+          %1483 = arith.constant 0 : index
+          %1484 = arith.maxsi %1482, %1483 : index
+          %1485 = arith.constant 0 : index
           %1486 = arith.constant 0 : index
-          %1487 = arith.maxsi %1485, %1486 : index
-          %1488 = arith.constant 0 : index
-          %1489 = arith.constant 0 : index
-          %1490 = memref.reinterpret_cast %1392 to offset: [0], sizes: [%1487, %1391], strides: [%1488, %1489] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
+          %1487 = memref.reinterpret_cast %1389 to offset: [0], sizes: [%1484, %1388], strides: [%1485, %1486] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
           linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
-              ins(%1490 : memref<?x?xf32, strided<[?, ?]>>)
-              outs(%1392 : memref<?xf32, strided<[1], offset: ?>>) {
-            ^bb0(%1491: f32, %1492: f32):
-            %1493 = linalg.index 1 : index
-            %1494 = arith.addi %1493, %1104 : index
-            %1495 = linalg.index 0 : index
-            %1496 = arith.addi %1495, %1484 : index
-            %1497 = arith.constant 0 : index
-            %1498 = arith.constant 3 : index
-            %1499 = arith.constant 1 : index
-            %1500 = arith.constant 0.0 : f32
-            %1501 = scf.for %1502 = %1497 to %1498 step %1499 iter_args(%1503 = %1500) -> (f32) {
-              %1504 = arith.divsi %1097, %G : index
-              %1505 = arith.muli %1504, %K : index
-              %1506 = arith.addi %1505, %1496 : index
-              %1507 = arith.constant 0 : index
-              %1508 = arith.cmpi sge, %1506, %1507 : index
-              %1509 = arith.cmpi slt, %1506, %0 : index
-              %1510 = arith.andi %1508, %1509 : i1
-              %1511 = arith.constant 1 : index
-              %1512 = arith.subi %0, %1511 : index
-              %1513 = arith.minsi %1506, %1512 : index
-              %1514 = arith.constant 0 : index
-              %1515 = arith.maxsi %1513, %1514 : index
-              %1516 = arith.addi %1494, %1502 : index
-              %1517 = arith.constant 1 : index
-              %1518 = arith.subi %1516, %1517 : index
-              %1519 = arith.constant 0 : index
-              %1520 = arith.cmpi sge, %1518, %1519 : index
-              %1521 = arith.cmpi slt, %1518, %C : index
-              %1522 = arith.andi %1520, %1521 : i1
-              %1523 = arith.andi %1510, %1522 : i1
-              %1524 = arith.constant 1 : index
-              %1525 = arith.subi %C, %1524 : index
-              %1526 = arith.minsi %1518, %1525 : index
-              %1527 = arith.constant 0 : index
-              %1528 = arith.maxsi %1526, %1527 : index
-              %1529 = memref.load %v[%1515, %1528] : memref<?x?xf32>
-              %1530 = arith.constant 0.0 : f32
-              %1531 = arith.select %1523, %1529, %1530 : f32
-              %1532 = arith.addf %1503, %1531 fastmath<reassoc> : f32
-              scf.yield %1532 : f32
+              ins(%1487 : memref<?x?xf32, strided<[?, ?]>>)
+              outs(%1389 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%1488: f32, %1489: f32):
+            %1490 = linalg.index 1 : index
+            %1491 = arith.addi %1490, %1101 : index
+            %1492 = linalg.index 0 : index
+            %1493 = arith.addi %1492, %1481 : index
+            %1494 = arith.constant 0 : index
+            %1495 = arith.constant 3 : index
+            %1496 = arith.constant 1 : index
+            %1497 = arith.constant 0.0 : f32
+            %1498 = scf.for %1499 = %1494 to %1495 step %1496 iter_args(%1500 = %1497) -> (f32) {
+              %1501 = arith.divsi %1095, %G : index
+              %1502 = arith.muli %1501, %K : index
+              %1503 = arith.addi %1502, %1493 : index
+              %1504 = arith.constant 0 : index
+              %1505 = arith.cmpi sge, %1503, %1504 : index
+              %1506 = arith.cmpi slt, %1503, %0 : index
+              %1507 = arith.andi %1505, %1506 : i1
+              %1508 = arith.constant 1 : index
+              %1509 = arith.subi %0, %1508 : index
+              %1510 = arith.minsi %1503, %1509 : index
+              %1511 = arith.constant 0 : index
+              %1512 = arith.maxsi %1510, %1511 : index
+              %1513 = arith.addi %1491, %1499 : index
+              %1514 = arith.constant 1 : index
+              %1515 = arith.subi %1513, %1514 : index
+              %1516 = arith.constant 0 : index
+              %1517 = arith.cmpi sge, %1515, %1516 : index
+              %1518 = arith.cmpi slt, %1515, %C : index
+              %1519 = arith.andi %1517, %1518 : i1
+              %1520 = arith.andi %1507, %1519 : i1
+              %1521 = arith.constant 1 : index
+              %1522 = arith.subi %C, %1521 : index
+              %1523 = arith.minsi %1515, %1522 : index
+              %1524 = arith.constant 0 : index
+              %1525 = arith.maxsi %1523, %1524 : index
+              %1526 = memref.load %v[%1512, %1525] : memref<?x?xf32>
+              %1527 = arith.constant 0.0 : f32
+              %1528 = arith.select %1520, %1526, %1527 : f32
+              %1529 = arith.addf %1500, %1528 fastmath<reassoc> : f32
+              scf.yield %1529 : f32
             }
-            %1533 = arith.addf %1492, %1501 fastmath<reassoc> : f32
-            linalg.yield %1533 : f32
+            %1530 = arith.addf %1489, %1498 fastmath<reassoc> : f32
+            linalg.yield %1530 : f32
           }
         }
       }

@@ -500,560 +500,559 @@ module attributes {transform.with_named_sequence} {
         %87 = memref.subview %q[%86, 0] [1, %W] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
         // q[i, j] = sum(u in 0..3: xz[2 * i + u - 1, j])
         %88 = arith.constant 0 : index
-        %89 = arith.constant 1 : index
         // Along j, whole rows.
         // A part whose reads are all inside their tensors reads without the boundary rule.
-        %90 = arith.subi %W, %88 : index
-        %91 = memref.subview %87[%88] [%90] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
-        %92 = arith.constant 0 : index
-        %93 = arith.constant 2 : index
-        %94 = arith.muli %93, %86 : index
-        %95 = arith.addi %94, %92 : index
-        %96 = arith.constant 1 : index
-        %97 = arith.subi %95, %96 : index
-        %98 = arith.constant 0 : index
-        %99 = arith.cmpi sge, %97, %98 : index
-        %100 = arith.cmpi slt, %97, %H : index
-        %101 = arith.andi %99, %100 : i1
-        %102 = arith.constant 3 : index
-        %103 = arith.constant 1 : index
-        %104 = arith.subi %102, %103 : index
-        %105 = arith.constant 2 : index
-        %106 = arith.muli %105, %86 : index
-        %107 = arith.addi %106, %104 : index
-        %108 = arith.constant 1 : index
-        %109 = arith.subi %107, %108 : index
-        %110 = arith.constant 0 : index
-        %111 = arith.cmpi sge, %109, %110 : index
-        %112 = arith.cmpi slt, %109, %H : index
-        %113 = arith.andi %111, %112 : i1
-        %114 = arith.andi %101, %113 : i1
-        scf.if %114 {
+        %89 = arith.subi %W, %88 : index
+        %90 = memref.subview %87[%88] [%89] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
+        %91 = arith.constant 0 : index
+        %92 = arith.constant 2 : index
+        %93 = arith.muli %92, %86 : index
+        %94 = arith.addi %93, %91 : index
+        %95 = arith.constant 1 : index
+        %96 = arith.subi %94, %95 : index
+        %97 = arith.constant 0 : index
+        %98 = arith.cmpi sge, %96, %97 : index
+        %99 = arith.cmpi slt, %96, %H : index
+        %100 = arith.andi %98, %99 : i1
+        %101 = arith.constant 3 : index
+        %102 = arith.constant 1 : index
+        %103 = arith.subi %101, %102 : index
+        %104 = arith.constant 2 : index
+        %105 = arith.muli %104, %86 : index
+        %106 = arith.addi %105, %103 : index
+        %107 = arith.constant 1 : index
+        %108 = arith.subi %106, %107 : index
+        %109 = arith.constant 0 : index
+        %110 = arith.cmpi sge, %108, %109 : index
+        %111 = arith.cmpi slt, %108, %H : index
+        %112 = arith.andi %110, %111 : i1
+        %113 = arith.andi %100, %112 : i1
+        scf.if %113 {
           // Every read of the part inside its tensor: no boundary rule.
-          %115 = arith.constant 0.0 : f32
-          linalg.fill ins(%115 : f32) outs(%91 : memref<?xf32, strided<[1], offset: ?>>)
-          %116 = arith.constant 0 : index
-          %117 = arith.constant 3 : index
-          %118 = arith.subi %117, %116 : index
-          %119 = arith.constant 0 : index
-          %120 = arith.maxsi %118, %119 : index
+          %114 = arith.constant 0.0 : f32
+          linalg.fill ins(%114 : f32) outs(%90 : memref<?xf32, strided<[1], offset: ?>>)
+          %115 = arith.constant 0 : index
+          %116 = arith.constant 3 : index
+          %117 = arith.subi %116, %115 : index
+          %118 = arith.constant 0 : index
+          %119 = arith.maxsi %117, %118 : index
+          %120 = arith.constant 0 : index
           %121 = arith.constant 0 : index
-          %122 = arith.constant 0 : index
-          %123 = memref.reinterpret_cast %91 to offset: [0], sizes: [%120, %90], strides: [%121, %122] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
+          %122 = memref.reinterpret_cast %90 to offset: [0], sizes: [%119, %89], strides: [%120, %121] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
           linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
-              ins(%123 : memref<?x?xf32, strided<[?, ?]>>)
-              outs(%91 : memref<?xf32, strided<[1], offset: ?>>) {
-            ^bb0(%124: f32, %125: f32):
-            %126 = linalg.index 1 : index
-            %127 = arith.addi %126, %88 : index
-            %128 = linalg.index 0 : index
-            %129 = arith.addi %128, %116 : index
-            %130 = arith.constant 2 : index
-            %131 = arith.muli %130, %86 : index
-            %132 = arith.addi %131, %129 : index
-            %133 = arith.constant 1 : index
-            %134 = arith.subi %132, %133 : index
-            %135 = memref.load %xz[%134, %127] : memref<?x?xf32>
-            %136 = arith.addf %125, %135 fastmath<reassoc> : f32
-            linalg.yield %136 : f32
+              ins(%122 : memref<?x?xf32, strided<[?, ?]>>)
+              outs(%90 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%123: f32, %124: f32):
+            %125 = linalg.index 1 : index
+            %126 = arith.addi %125, %88 : index
+            %127 = linalg.index 0 : index
+            %128 = arith.addi %127, %115 : index
+            %129 = arith.constant 2 : index
+            %130 = arith.muli %129, %86 : index
+            %131 = arith.addi %130, %128 : index
+            %132 = arith.constant 1 : index
+            %133 = arith.subi %131, %132 : index
+            %134 = memref.load %xz[%133, %126] : memref<?x?xf32>
+            %135 = arith.addf %124, %134 fastmath<reassoc> : f32
+            linalg.yield %135 : f32
           }
         } else {
-          %137 = arith.constant 0.0 : f32
-          linalg.fill ins(%137 : f32) outs(%91 : memref<?xf32, strided<[1], offset: ?>>)
-          %138 = arith.constant 0 : index
-          %139 = arith.constant 3 : index
-          %140 = arith.subi %139, %138 : index
-          %141 = arith.constant 0 : index
-          %142 = arith.maxsi %140, %141 : index
+          %136 = arith.constant 0.0 : f32
+          linalg.fill ins(%136 : f32) outs(%90 : memref<?xf32, strided<[1], offset: ?>>)
+          %137 = arith.constant 0 : index
+          %138 = arith.constant 3 : index
+          %139 = arith.subi %138, %137 : index
+          %140 = arith.constant 0 : index
+          %141 = arith.maxsi %139, %140 : index
+          %142 = arith.constant 0 : index
           %143 = arith.constant 0 : index
-          %144 = arith.constant 0 : index
-          %145 = memref.reinterpret_cast %91 to offset: [0], sizes: [%142, %90], strides: [%143, %144] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
+          %144 = memref.reinterpret_cast %90 to offset: [0], sizes: [%141, %89], strides: [%142, %143] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
           linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
-              ins(%145 : memref<?x?xf32, strided<[?, ?]>>)
-              outs(%91 : memref<?xf32, strided<[1], offset: ?>>) {
-            ^bb0(%146: f32, %147: f32):
-            %148 = linalg.index 1 : index
-            %149 = arith.addi %148, %88 : index
-            %150 = linalg.index 0 : index
-            %151 = arith.addi %150, %138 : index
-            %152 = arith.constant 2 : index
-            %153 = arith.muli %152, %86 : index
-            %154 = arith.addi %153, %151 : index
-            %155 = arith.constant 1 : index
-            %156 = arith.subi %154, %155 : index
-            %157 = arith.constant 0 : index
-            %158 = arith.cmpi sge, %156, %157 : index
-            %159 = arith.cmpi slt, %156, %H : index
-            %160 = arith.andi %158, %159 : i1
-            %161 = arith.constant 1 : index
-            %162 = arith.subi %H, %161 : index
-            %163 = arith.minsi %156, %162 : index
-            %164 = arith.constant 0 : index
-            %165 = arith.maxsi %163, %164 : index
-            %166 = arith.constant 0 : index
-            %167 = arith.cmpi sge, %149, %166 : index
-            %168 = arith.cmpi slt, %149, %W : index
-            %169 = arith.andi %167, %168 : i1
-            %170 = arith.andi %160, %169 : i1
-            %171 = arith.constant 1 : index
-            %172 = arith.subi %W, %171 : index
-            %173 = arith.minsi %149, %172 : index
-            %174 = arith.constant 0 : index
-            %175 = arith.maxsi %173, %174 : index
-            %176 = memref.load %xz[%165, %175] : memref<?x?xf32>
-            %177 = arith.constant 0.0 : f32
-            %178 = arith.select %170, %176, %177 : f32
-            %179 = arith.addf %147, %178 fastmath<reassoc> : f32
-            linalg.yield %179 : f32
+              ins(%144 : memref<?x?xf32, strided<[?, ?]>>)
+              outs(%90 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%145: f32, %146: f32):
+            %147 = linalg.index 1 : index
+            %148 = arith.addi %147, %88 : index
+            %149 = linalg.index 0 : index
+            %150 = arith.addi %149, %137 : index
+            %151 = arith.constant 2 : index
+            %152 = arith.muli %151, %86 : index
+            %153 = arith.addi %152, %150 : index
+            %154 = arith.constant 1 : index
+            %155 = arith.subi %153, %154 : index
+            %156 = arith.constant 0 : index
+            %157 = arith.cmpi sge, %155, %156 : index
+            %158 = arith.cmpi slt, %155, %H : index
+            %159 = arith.andi %157, %158 : i1
+            %160 = arith.constant 1 : index
+            %161 = arith.subi %H, %160 : index
+            %162 = arith.minsi %155, %161 : index
+            %163 = arith.constant 0 : index
+            %164 = arith.maxsi %162, %163 : index
+            %165 = arith.constant 0 : index
+            %166 = arith.cmpi sge, %148, %165 : index
+            %167 = arith.cmpi slt, %148, %W : index
+            %168 = arith.andi %166, %167 : i1
+            %169 = arith.andi %159, %168 : i1
+            %170 = arith.constant 1 : index
+            %171 = arith.subi %W, %170 : index
+            %172 = arith.minsi %148, %171 : index
+            %173 = arith.constant 0 : index
+            %174 = arith.maxsi %172, %173 : index
+            %175 = memref.load %xz[%164, %174] : memref<?x?xf32>
+            %176 = arith.constant 0.0 : f32
+            %177 = arith.select %169, %175, %176 : f32
+            %178 = arith.addf %146, %177 fastmath<reassoc> : f32
+            linalg.yield %178 : f32
           }
         }
       }
       scf.reduce
     }
     // f[k] = a[k] * 2.0
-    %180 = arith.constant 4 : index
-    %181 = arith.muli %180, %0 : index
-    %182 = arith.constant 4 : index
-    %183 = arith.muli %182, %21 : index
-    %184 = arith.addi %181, %183 : index
-    %185 = arith.constant 50331648 : index
-    %186 = arith.cmpi sge, %184, %185 : index
-    scf.if %186 {
+    %179 = arith.constant 4 : index
+    %180 = arith.muli %179, %0 : index
+    %181 = arith.constant 4 : index
+    %182 = arith.muli %181, %21 : index
+    %183 = arith.addi %180, %182 : index
+    %184 = arith.constant 50331648 : index
+    %185 = arith.cmpi sge, %183, %184 : index
+    scf.if %185 {
       // Non-temporal stores: plain head and tail, whole 64-byte lines in between.
-      %187 = arith.constant 4 : index
-      %188, %189, %190, %191 = memref.extract_strided_metadata %f : memref<?xf32> -> memref<f32>, index, index, index
-      %192 = memref.extract_aligned_pointer_as_index %f : memref<?xf32> -> index
-      %193 = arith.muli %189, %187 : index
-      %194 = arith.addi %192, %193 : index
-      %195 = arith.constant 64 : index
-      %196 = arith.remui %194, %195 : index
-      %197 = arith.subi %195, %196 : index
-      %198 = arith.remui %197, %195 : index
-      %199 = arith.divui %198, %187 : index
-      %200 = arith.minsi %199, %21 : index
-      %201 = arith.constant 16 : index
-      %202 = arith.subi %21, %200 : index
-      %203 = arith.divui %202, %201 : index
-      %204 = arith.muli %203, %201 : index
-      %205 = arith.addi %200, %204 : index
-      %206 = arith.constant 0 : index
-      %207 = arith.constant 1 : index
-      %208 = memref.subview %f[%206] [%200] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
-      %209 = arith.constant 0 : index
-      %210 = memref.reinterpret_cast %208 to offset: [0], sizes: [%200], strides: [%209] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+      %186 = arith.constant 4 : index
+      %187, %188, %189, %190 = memref.extract_strided_metadata %f : memref<?xf32> -> memref<f32>, index, index, index
+      %191 = memref.extract_aligned_pointer_as_index %f : memref<?xf32> -> index
+      %192 = arith.muli %188, %186 : index
+      %193 = arith.addi %191, %192 : index
+      %194 = arith.constant 64 : index
+      %195 = arith.remui %193, %194 : index
+      %196 = arith.subi %194, %195 : index
+      %197 = arith.remui %196, %194 : index
+      %198 = arith.divui %197, %186 : index
+      %199 = arith.minsi %198, %21 : index
+      %200 = arith.constant 16 : index
+      %201 = arith.subi %21, %199 : index
+      %202 = arith.divui %201, %200 : index
+      %203 = arith.muli %202, %200 : index
+      %204 = arith.addi %199, %203 : index
+      %205 = arith.constant 0 : index
+      %206 = arith.constant 1 : index
+      %207 = memref.subview %f[%205] [%199] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
+      %208 = arith.constant 0 : index
+      %209 = memref.reinterpret_cast %207 to offset: [0], sizes: [%199], strides: [%208] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%210 : memref<?xf32, strided<[?]>>)
-          outs(%208 : memref<?xf32, strided<[1], offset: ?>>) {
-        ^bb0(%211: f32, %212: f32):
-        %213 = linalg.index 0 : index
-        %214 = arith.addi %213, %206 : index
-        %215 = memref.load %a[%214] : memref<?xf32>
-        %216 = arith.constant 2.0 : f32
-        %217 = arith.mulf %215, %216 : f32
-        linalg.yield %217 : f32
+          ins(%209 : memref<?xf32, strided<[?]>>)
+          outs(%207 : memref<?xf32, strided<[1], offset: ?>>) {
+        ^bb0(%210: f32, %211: f32):
+        %212 = linalg.index 0 : index
+        %213 = arith.addi %212, %205 : index
+        %214 = memref.load %a[%213] : memref<?xf32>
+        %215 = arith.constant 2.0 : f32
+        %216 = arith.mulf %214, %215 : f32
+        linalg.yield %216 : f32
       }
-      %218 = arith.constant 63 : index
-      %219 = arith.addi %203, %218 : index
-      %220 = arith.constant 64 : index
-      %221 = arith.divui %219, %220 : index
-      %222 = arith.constant 1 : index
-      %223 = arith.maxsi %221, %222 : index
-      scf.parallel (%224) = (%206) to (%203) step (%223) {
-        %225 = arith.addi %224, %223 : index
-        %226 = arith.minsi %225, %203 : index
-        %227 = memref.alloca() : memref<16xf32>
-        scf.for %228 = %224 to %226 step %207 {
-          %229 = arith.muli %228, %201 : index
-          %230 = arith.addi %200, %229 : index
-          %231 = arith.constant 1024 : index
-          %232 = arith.constant 1 : index
-          %233 = arith.subi %21, %232 : index
-          %234 = arith.addi %230, %231 : index
-          %235 = arith.minsi %234, %233 : index
-          memref.prefetch %a[%235], read, locality<3>, data : memref<?xf32>
-          %236 = arith.constant 0 : index
-          %237 = memref.reinterpret_cast %227 to offset: [0], sizes: [%201], strides: [%236] : memref<16xf32> to memref<?xf32, strided<[?]>>
+      %217 = arith.constant 63 : index
+      %218 = arith.addi %202, %217 : index
+      %219 = arith.constant 64 : index
+      %220 = arith.divui %218, %219 : index
+      %221 = arith.constant 1 : index
+      %222 = arith.maxsi %220, %221 : index
+      scf.parallel (%223) = (%205) to (%202) step (%222) {
+        %224 = arith.addi %223, %222 : index
+        %225 = arith.minsi %224, %202 : index
+        %226 = memref.alloca() : memref<16xf32>
+        scf.for %227 = %223 to %225 step %206 {
+          %228 = arith.muli %227, %200 : index
+          %229 = arith.addi %199, %228 : index
+          %230 = arith.constant 1024 : index
+          %231 = arith.constant 1 : index
+          %232 = arith.subi %21, %231 : index
+          %233 = arith.addi %229, %230 : index
+          %234 = arith.minsi %233, %232 : index
+          memref.prefetch %a[%234], read, locality<3>, data : memref<?xf32>
+          %235 = arith.constant 0 : index
+          %236 = memref.reinterpret_cast %226 to offset: [0], sizes: [%200], strides: [%235] : memref<16xf32> to memref<?xf32, strided<[?]>>
           linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-              ins(%237 : memref<?xf32, strided<[?]>>)
-              outs(%227 : memref<16xf32>) {
-            ^bb0(%238: f32, %239: f32):
-            %240 = linalg.index 0 : index
-            %241 = arith.addi %240, %230 : index
-            %242 = memref.load %a[%241] : memref<?xf32>
-            %243 = arith.constant 2.0 : f32
-            %244 = arith.mulf %242, %243 : f32
-            linalg.yield %244 : f32
+              ins(%236 : memref<?xf32, strided<[?]>>)
+              outs(%226 : memref<16xf32>) {
+            ^bb0(%237: f32, %238: f32):
+            %239 = linalg.index 0 : index
+            %240 = arith.addi %239, %229 : index
+            %241 = memref.load %a[%240] : memref<?xf32>
+            %242 = arith.constant 2.0 : f32
+            %243 = arith.mulf %241, %242 : f32
+            linalg.yield %243 : f32
           }
-          %245 = arith.constant 8 : index
-          %246 = vector.load %227[%206] : memref<16xf32>, vector<8xf32>
-          %247 = vector.load %227[%245] : memref<16xf32>, vector<8xf32>
-          %248 = arith.muli %230, %187 : index
-          %249 = arith.addi %194, %248 : index
-          %250 = arith.index_cast %249 : index to i64
-          %251 = llvm.inttoptr %250 : i64 to !llvm.ptr
+          %244 = arith.constant 8 : index
+          %245 = vector.load %226[%205] : memref<16xf32>, vector<8xf32>
+          %246 = vector.load %226[%244] : memref<16xf32>, vector<8xf32>
+          %247 = arith.muli %229, %186 : index
+          %248 = arith.addi %193, %247 : index
+          %249 = arith.index_cast %248 : index to i64
+          %250 = llvm.inttoptr %249 : i64 to !llvm.ptr
+          llvm.store %245, %250 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+          %251 = llvm.getelementptr %250[32] : (!llvm.ptr) -> !llvm.ptr, i8
           llvm.store %246, %251 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
-          %252 = llvm.getelementptr %251[32] : (!llvm.ptr) -> !llvm.ptr, i8
-          llvm.store %247, %252 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
         }
         llvm.fence seq_cst
         scf.reduce
       }
-      %253 = arith.subi %21, %205 : index
-      %254 = memref.subview %f[%205] [%253] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
-      %255 = arith.constant 0 : index
-      %256 = memref.reinterpret_cast %254 to offset: [0], sizes: [%253], strides: [%255] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+      %252 = arith.subi %21, %204 : index
+      %253 = memref.subview %f[%204] [%252] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
+      %254 = arith.constant 0 : index
+      %255 = memref.reinterpret_cast %253 to offset: [0], sizes: [%252], strides: [%254] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%256 : memref<?xf32, strided<[?]>>)
-          outs(%254 : memref<?xf32, strided<[1], offset: ?>>) {
-        ^bb0(%257: f32, %258: f32):
-        %259 = linalg.index 0 : index
-        %260 = arith.addi %259, %205 : index
-        %261 = memref.load %a[%260] : memref<?xf32>
-        %262 = arith.constant 2.0 : f32
-        %263 = arith.mulf %261, %262 : f32
-        linalg.yield %263 : f32
+          ins(%255 : memref<?xf32, strided<[?]>>)
+          outs(%253 : memref<?xf32, strided<[1], offset: ?>>) {
+        ^bb0(%256: f32, %257: f32):
+        %258 = linalg.index 0 : index
+        %259 = arith.addi %258, %204 : index
+        %260 = memref.load %a[%259] : memref<?xf32>
+        %261 = arith.constant 2.0 : f32
+        %262 = arith.mulf %260, %261 : f32
+        linalg.yield %262 : f32
       }
     } else {
-      %264 = arith.constant 0 : index
-      %265 = memref.reinterpret_cast %f to offset: [0], sizes: [%21], strides: [%264] : memref<?xf32> to memref<?xf32, strided<[?]>>
+      %263 = arith.constant 0 : index
+      %264 = memref.reinterpret_cast %f to offset: [0], sizes: [%21], strides: [%263] : memref<?xf32> to memref<?xf32, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%265, %a : memref<?xf32, strided<[?]>>, memref<?xf32>)
+          ins(%264, %a : memref<?xf32, strided<[?]>>, memref<?xf32>)
           outs(%f : memref<?xf32>) {
-        ^bb0(%266: f32, %267: f32, %268: f32):
-        %269 = arith.constant 2.0 : f32
-        %270 = arith.mulf %267, %269 : f32
-        linalg.yield %270 : f32
+        ^bb0(%265: f32, %266: f32, %267: f32):
+        %268 = arith.constant 2.0 : f32
+        %269 = arith.mulf %266, %268 : f32
+        linalg.yield %269 : f32
       }
     }
     // g[k] = f[2 * k] - a[2 * k]
-    %271 = arith.constant 4 : index
-    %272 = arith.muli %271, %0 : index
-    %273 = arith.constant 4 : index
-    %274 = arith.muli %273, %21 : index
-    %275 = arith.addi %272, %274 : index
-    %276 = arith.constant 4 : index
-    %277 = arith.muli %276, %26 : index
-    %278 = arith.addi %275, %277 : index
-    %279 = arith.constant 50331648 : index
-    %280 = arith.cmpi sge, %278, %279 : index
-    scf.if %280 {
+    %270 = arith.constant 4 : index
+    %271 = arith.muli %270, %0 : index
+    %272 = arith.constant 4 : index
+    %273 = arith.muli %272, %21 : index
+    %274 = arith.addi %271, %273 : index
+    %275 = arith.constant 4 : index
+    %276 = arith.muli %275, %26 : index
+    %277 = arith.addi %274, %276 : index
+    %278 = arith.constant 50331648 : index
+    %279 = arith.cmpi sge, %277, %278 : index
+    scf.if %279 {
       // Non-temporal stores: plain head and tail, whole 64-byte lines in between.
-      %281 = arith.constant 4 : index
-      %282, %283, %284, %285 = memref.extract_strided_metadata %g : memref<?xf32> -> memref<f32>, index, index, index
-      %286 = memref.extract_aligned_pointer_as_index %g : memref<?xf32> -> index
-      %287 = arith.muli %283, %281 : index
-      %288 = arith.addi %286, %287 : index
-      %289 = arith.constant 64 : index
-      %290 = arith.remui %288, %289 : index
-      %291 = arith.subi %289, %290 : index
-      %292 = arith.remui %291, %289 : index
-      %293 = arith.divui %292, %281 : index
-      %294 = arith.minsi %293, %26 : index
-      %295 = arith.constant 16 : index
-      %296 = arith.subi %26, %294 : index
-      %297 = arith.divui %296, %295 : index
-      %298 = arith.muli %297, %295 : index
-      %299 = arith.addi %294, %298 : index
-      %300 = arith.constant 0 : index
-      %301 = arith.constant 1 : index
-      %302 = memref.subview %g[%300] [%294] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
-      %303 = arith.constant 0 : index
-      %304 = memref.reinterpret_cast %302 to offset: [0], sizes: [%294], strides: [%303] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+      %280 = arith.constant 4 : index
+      %281, %282, %283, %284 = memref.extract_strided_metadata %g : memref<?xf32> -> memref<f32>, index, index, index
+      %285 = memref.extract_aligned_pointer_as_index %g : memref<?xf32> -> index
+      %286 = arith.muli %282, %280 : index
+      %287 = arith.addi %285, %286 : index
+      %288 = arith.constant 64 : index
+      %289 = arith.remui %287, %288 : index
+      %290 = arith.subi %288, %289 : index
+      %291 = arith.remui %290, %288 : index
+      %292 = arith.divui %291, %280 : index
+      %293 = arith.minsi %292, %26 : index
+      %294 = arith.constant 16 : index
+      %295 = arith.subi %26, %293 : index
+      %296 = arith.divui %295, %294 : index
+      %297 = arith.muli %296, %294 : index
+      %298 = arith.addi %293, %297 : index
+      %299 = arith.constant 0 : index
+      %300 = arith.constant 1 : index
+      %301 = memref.subview %g[%299] [%293] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
+      %302 = arith.constant 0 : index
+      %303 = memref.reinterpret_cast %301 to offset: [0], sizes: [%293], strides: [%302] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%304 : memref<?xf32, strided<[?]>>)
-          outs(%302 : memref<?xf32, strided<[1], offset: ?>>) {
-        ^bb0(%305: f32, %306: f32):
-        %307 = linalg.index 0 : index
-        %308 = arith.addi %307, %300 : index
-        %309 = arith.constant 2 : index
-        %310 = arith.muli %309, %308 : index
-        %311 = memref.load %f[%310] : memref<?xf32>
-        %312 = arith.constant 2 : index
-        %313 = arith.muli %312, %308 : index
-        %314 = memref.load %a[%313] : memref<?xf32>
-        %315 = arith.subf %311, %314 : f32
-        linalg.yield %315 : f32
+          ins(%303 : memref<?xf32, strided<[?]>>)
+          outs(%301 : memref<?xf32, strided<[1], offset: ?>>) {
+        ^bb0(%304: f32, %305: f32):
+        %306 = linalg.index 0 : index
+        %307 = arith.addi %306, %299 : index
+        %308 = arith.constant 2 : index
+        %309 = arith.muli %308, %307 : index
+        %310 = memref.load %f[%309] : memref<?xf32>
+        %311 = arith.constant 2 : index
+        %312 = arith.muli %311, %307 : index
+        %313 = memref.load %a[%312] : memref<?xf32>
+        %314 = arith.subf %310, %313 : f32
+        linalg.yield %314 : f32
       }
-      %316 = arith.constant 63 : index
-      %317 = arith.addi %297, %316 : index
-      %318 = arith.constant 64 : index
-      %319 = arith.divui %317, %318 : index
-      %320 = arith.constant 1 : index
-      %321 = arith.maxsi %319, %320 : index
-      scf.parallel (%322) = (%300) to (%297) step (%321) {
-        %323 = arith.addi %322, %321 : index
-        %324 = arith.minsi %323, %297 : index
-        %325 = memref.alloca() : memref<16xf32>
-        scf.for %326 = %322 to %324 step %301 {
-          %327 = arith.muli %326, %295 : index
-          %328 = arith.addi %294, %327 : index
-          %329 = arith.constant 0 : index
-          %330 = memref.reinterpret_cast %325 to offset: [0], sizes: [%295], strides: [%329] : memref<16xf32> to memref<?xf32, strided<[?]>>
+      %315 = arith.constant 63 : index
+      %316 = arith.addi %296, %315 : index
+      %317 = arith.constant 64 : index
+      %318 = arith.divui %316, %317 : index
+      %319 = arith.constant 1 : index
+      %320 = arith.maxsi %318, %319 : index
+      scf.parallel (%321) = (%299) to (%296) step (%320) {
+        %322 = arith.addi %321, %320 : index
+        %323 = arith.minsi %322, %296 : index
+        %324 = memref.alloca() : memref<16xf32>
+        scf.for %325 = %321 to %323 step %300 {
+          %326 = arith.muli %325, %294 : index
+          %327 = arith.addi %293, %326 : index
+          %328 = arith.constant 0 : index
+          %329 = memref.reinterpret_cast %324 to offset: [0], sizes: [%294], strides: [%328] : memref<16xf32> to memref<?xf32, strided<[?]>>
           linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-              ins(%330 : memref<?xf32, strided<[?]>>)
-              outs(%325 : memref<16xf32>) {
-            ^bb0(%331: f32, %332: f32):
-            %333 = linalg.index 0 : index
-            %334 = arith.addi %333, %328 : index
-            %335 = arith.constant 2 : index
-            %336 = arith.muli %335, %334 : index
-            %337 = memref.load %f[%336] : memref<?xf32>
-            %338 = arith.constant 2 : index
-            %339 = arith.muli %338, %334 : index
-            %340 = memref.load %a[%339] : memref<?xf32>
-            %341 = arith.subf %337, %340 : f32
-            linalg.yield %341 : f32
+              ins(%329 : memref<?xf32, strided<[?]>>)
+              outs(%324 : memref<16xf32>) {
+            ^bb0(%330: f32, %331: f32):
+            %332 = linalg.index 0 : index
+            %333 = arith.addi %332, %327 : index
+            %334 = arith.constant 2 : index
+            %335 = arith.muli %334, %333 : index
+            %336 = memref.load %f[%335] : memref<?xf32>
+            %337 = arith.constant 2 : index
+            %338 = arith.muli %337, %333 : index
+            %339 = memref.load %a[%338] : memref<?xf32>
+            %340 = arith.subf %336, %339 : f32
+            linalg.yield %340 : f32
           }
-          %342 = arith.constant 8 : index
-          %343 = vector.load %325[%300] : memref<16xf32>, vector<8xf32>
-          %344 = vector.load %325[%342] : memref<16xf32>, vector<8xf32>
-          %345 = arith.muli %328, %281 : index
-          %346 = arith.addi %288, %345 : index
-          %347 = arith.index_cast %346 : index to i64
-          %348 = llvm.inttoptr %347 : i64 to !llvm.ptr
+          %341 = arith.constant 8 : index
+          %342 = vector.load %324[%299] : memref<16xf32>, vector<8xf32>
+          %343 = vector.load %324[%341] : memref<16xf32>, vector<8xf32>
+          %344 = arith.muli %327, %280 : index
+          %345 = arith.addi %287, %344 : index
+          %346 = arith.index_cast %345 : index to i64
+          %347 = llvm.inttoptr %346 : i64 to !llvm.ptr
+          llvm.store %342, %347 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+          %348 = llvm.getelementptr %347[32] : (!llvm.ptr) -> !llvm.ptr, i8
           llvm.store %343, %348 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
-          %349 = llvm.getelementptr %348[32] : (!llvm.ptr) -> !llvm.ptr, i8
-          llvm.store %344, %349 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
         }
         llvm.fence seq_cst
         scf.reduce
       }
-      %350 = arith.subi %26, %299 : index
-      %351 = memref.subview %g[%299] [%350] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
-      %352 = arith.constant 0 : index
-      %353 = memref.reinterpret_cast %351 to offset: [0], sizes: [%350], strides: [%352] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+      %349 = arith.subi %26, %298 : index
+      %350 = memref.subview %g[%298] [%349] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
+      %351 = arith.constant 0 : index
+      %352 = memref.reinterpret_cast %350 to offset: [0], sizes: [%349], strides: [%351] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%353 : memref<?xf32, strided<[?]>>)
-          outs(%351 : memref<?xf32, strided<[1], offset: ?>>) {
-        ^bb0(%354: f32, %355: f32):
-        %356 = linalg.index 0 : index
-        %357 = arith.addi %356, %299 : index
-        %358 = arith.constant 2 : index
-        %359 = arith.muli %358, %357 : index
-        %360 = memref.load %f[%359] : memref<?xf32>
-        %361 = arith.constant 2 : index
-        %362 = arith.muli %361, %357 : index
-        %363 = memref.load %a[%362] : memref<?xf32>
-        %364 = arith.subf %360, %363 : f32
-        linalg.yield %364 : f32
+          ins(%352 : memref<?xf32, strided<[?]>>)
+          outs(%350 : memref<?xf32, strided<[1], offset: ?>>) {
+        ^bb0(%353: f32, %354: f32):
+        %355 = linalg.index 0 : index
+        %356 = arith.addi %355, %298 : index
+        %357 = arith.constant 2 : index
+        %358 = arith.muli %357, %356 : index
+        %359 = memref.load %f[%358] : memref<?xf32>
+        %360 = arith.constant 2 : index
+        %361 = arith.muli %360, %356 : index
+        %362 = memref.load %a[%361] : memref<?xf32>
+        %363 = arith.subf %359, %362 : f32
+        linalg.yield %363 : f32
       }
     } else {
-      %365 = arith.constant 0 : index
-      %366 = memref.reinterpret_cast %g to offset: [0], sizes: [%26], strides: [%365] : memref<?xf32> to memref<?xf32, strided<[?]>>
+      %364 = arith.constant 0 : index
+      %365 = memref.reinterpret_cast %g to offset: [0], sizes: [%26], strides: [%364] : memref<?xf32> to memref<?xf32, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ((d0 * 2))>, affine_map<(d0) -> ((d0 * 2))>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%366, %f, %a : memref<?xf32, strided<[?]>>, memref<?xf32>, memref<?xf32>)
+          ins(%365, %f, %a : memref<?xf32, strided<[?]>>, memref<?xf32>, memref<?xf32>)
           outs(%g : memref<?xf32>) {
-        ^bb0(%367: f32, %368: f32, %369: f32, %370: f32):
-        %371 = arith.subf %368, %369 : f32
-        linalg.yield %371 : f32
+        ^bb0(%366: f32, %367: f32, %368: f32, %369: f32):
+        %370 = arith.subf %367, %368 : f32
+        linalg.yield %370 : f32
       }
     }
     // r[j] = xz[H - 1, j * S] + x[0, 0]
-    %372 = arith.constant 4 : index
-    %373 = arith.muli %372, %H : index
-    %374 = arith.muli %373, %W : index
-    %375 = arith.constant 4 : index
-    %376 = arith.muli %375, %H : index
-    %377 = arith.muli %376, %W : index
-    %378 = arith.addi %374, %377 : index
-    %379 = arith.constant 4 : index
-    %380 = arith.muli %379, %31 : index
-    %381 = arith.addi %378, %380 : index
-    %382 = arith.constant 50331648 : index
-    %383 = arith.cmpi sge, %381, %382 : index
-    scf.if %383 {
+    %371 = arith.constant 4 : index
+    %372 = arith.muli %371, %H : index
+    %373 = arith.muli %372, %W : index
+    %374 = arith.constant 4 : index
+    %375 = arith.muli %374, %H : index
+    %376 = arith.muli %375, %W : index
+    %377 = arith.addi %373, %376 : index
+    %378 = arith.constant 4 : index
+    %379 = arith.muli %378, %31 : index
+    %380 = arith.addi %377, %379 : index
+    %381 = arith.constant 50331648 : index
+    %382 = arith.cmpi sge, %380, %381 : index
+    scf.if %382 {
       // Non-temporal stores: plain head and tail, whole 64-byte lines in between.
-      %384 = arith.constant 4 : index
-      %385, %386, %387, %388 = memref.extract_strided_metadata %r : memref<?xf32> -> memref<f32>, index, index, index
-      %389 = memref.extract_aligned_pointer_as_index %r : memref<?xf32> -> index
-      %390 = arith.muli %386, %384 : index
-      %391 = arith.addi %389, %390 : index
-      %392 = arith.constant 64 : index
-      %393 = arith.remui %391, %392 : index
-      %394 = arith.subi %392, %393 : index
-      %395 = arith.remui %394, %392 : index
-      %396 = arith.divui %395, %384 : index
-      %397 = arith.minsi %396, %31 : index
-      %398 = arith.constant 16 : index
-      %399 = arith.subi %31, %397 : index
-      %400 = arith.divui %399, %398 : index
-      %401 = arith.muli %400, %398 : index
-      %402 = arith.addi %397, %401 : index
-      %403 = arith.constant 0 : index
-      %404 = arith.constant 1 : index
-      %405 = memref.subview %r[%403] [%397] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
-      %406 = arith.constant 0 : index
-      %407 = memref.reinterpret_cast %405 to offset: [0], sizes: [%397], strides: [%406] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+      %383 = arith.constant 4 : index
+      %384, %385, %386, %387 = memref.extract_strided_metadata %r : memref<?xf32> -> memref<f32>, index, index, index
+      %388 = memref.extract_aligned_pointer_as_index %r : memref<?xf32> -> index
+      %389 = arith.muli %385, %383 : index
+      %390 = arith.addi %388, %389 : index
+      %391 = arith.constant 64 : index
+      %392 = arith.remui %390, %391 : index
+      %393 = arith.subi %391, %392 : index
+      %394 = arith.remui %393, %391 : index
+      %395 = arith.divui %394, %383 : index
+      %396 = arith.minsi %395, %31 : index
+      %397 = arith.constant 16 : index
+      %398 = arith.subi %31, %396 : index
+      %399 = arith.divui %398, %397 : index
+      %400 = arith.muli %399, %397 : index
+      %401 = arith.addi %396, %400 : index
+      %402 = arith.constant 0 : index
+      %403 = arith.constant 1 : index
+      %404 = memref.subview %r[%402] [%396] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
+      %405 = arith.constant 0 : index
+      %406 = memref.reinterpret_cast %404 to offset: [0], sizes: [%396], strides: [%405] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (0, 0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%407, %x : memref<?xf32, strided<[?]>>, memref<?x?xf32>)
-          outs(%405 : memref<?xf32, strided<[1], offset: ?>>) {
-        ^bb0(%408: f32, %409: f32, %410: f32):
-        %411 = linalg.index 0 : index
-        %412 = arith.addi %411, %403 : index
-        %413 = arith.constant 1 : index
-        %414 = arith.subi %H, %413 : index
-        %415 = arith.constant 0 : index
-        %416 = arith.cmpi sge, %414, %415 : index
-        %417 = arith.cmpi slt, %414, %H : index
-        %418 = arith.andi %416, %417 : i1
-        %419 = arith.constant 1 : index
-        %420 = arith.subi %H, %419 : index
-        %421 = arith.minsi %414, %420 : index
-        %422 = arith.constant 0 : index
-        %423 = arith.maxsi %421, %422 : index
-        %424 = arith.muli %412, %S : index
-        %425 = arith.constant 0 : index
-        %426 = arith.cmpi sge, %424, %425 : index
-        %427 = arith.cmpi slt, %424, %W : index
-        %428 = arith.andi %426, %427 : i1
-        %429 = arith.andi %418, %428 : i1
-        %430 = arith.constant 1 : index
-        %431 = arith.subi %W, %430 : index
-        %432 = arith.minsi %424, %431 : index
-        %433 = arith.constant 0 : index
-        %434 = arith.maxsi %432, %433 : index
-        %435 = memref.load %xz[%423, %434] : memref<?x?xf32>
-        %436 = arith.constant 0.0 : f32
-        %437 = arith.select %429, %435, %436 : f32
-        %438 = arith.addf %437, %409 : f32
-        linalg.yield %438 : f32
+          ins(%406, %x : memref<?xf32, strided<[?]>>, memref<?x?xf32>)
+          outs(%404 : memref<?xf32, strided<[1], offset: ?>>) {
+        ^bb0(%407: f32, %408: f32, %409: f32):
+        %410 = linalg.index 0 : index
+        %411 = arith.addi %410, %402 : index
+        %412 = arith.constant 1 : index
+        %413 = arith.subi %H, %412 : index
+        %414 = arith.constant 0 : index
+        %415 = arith.cmpi sge, %413, %414 : index
+        %416 = arith.cmpi slt, %413, %H : index
+        %417 = arith.andi %415, %416 : i1
+        %418 = arith.constant 1 : index
+        %419 = arith.subi %H, %418 : index
+        %420 = arith.minsi %413, %419 : index
+        %421 = arith.constant 0 : index
+        %422 = arith.maxsi %420, %421 : index
+        %423 = arith.muli %411, %S : index
+        %424 = arith.constant 0 : index
+        %425 = arith.cmpi sge, %423, %424 : index
+        %426 = arith.cmpi slt, %423, %W : index
+        %427 = arith.andi %425, %426 : i1
+        %428 = arith.andi %417, %427 : i1
+        %429 = arith.constant 1 : index
+        %430 = arith.subi %W, %429 : index
+        %431 = arith.minsi %423, %430 : index
+        %432 = arith.constant 0 : index
+        %433 = arith.maxsi %431, %432 : index
+        %434 = memref.load %xz[%422, %433] : memref<?x?xf32>
+        %435 = arith.constant 0.0 : f32
+        %436 = arith.select %428, %434, %435 : f32
+        %437 = arith.addf %436, %408 : f32
+        linalg.yield %437 : f32
       }
-      %439 = arith.constant 63 : index
-      %440 = arith.addi %400, %439 : index
-      %441 = arith.constant 64 : index
-      %442 = arith.divui %440, %441 : index
-      %443 = arith.constant 1 : index
-      %444 = arith.maxsi %442, %443 : index
-      scf.parallel (%445) = (%403) to (%400) step (%444) {
-        %446 = arith.addi %445, %444 : index
-        %447 = arith.minsi %446, %400 : index
-        %448 = memref.alloca() : memref<16xf32>
-        scf.for %449 = %445 to %447 step %404 {
-          %450 = arith.muli %449, %398 : index
-          %451 = arith.addi %397, %450 : index
-          %452 = arith.constant 0 : index
-          %453 = memref.reinterpret_cast %448 to offset: [0], sizes: [%398], strides: [%452] : memref<16xf32> to memref<?xf32, strided<[?]>>
+      %438 = arith.constant 63 : index
+      %439 = arith.addi %399, %438 : index
+      %440 = arith.constant 64 : index
+      %441 = arith.divui %439, %440 : index
+      %442 = arith.constant 1 : index
+      %443 = arith.maxsi %441, %442 : index
+      scf.parallel (%444) = (%402) to (%399) step (%443) {
+        %445 = arith.addi %444, %443 : index
+        %446 = arith.minsi %445, %399 : index
+        %447 = memref.alloca() : memref<16xf32>
+        scf.for %448 = %444 to %446 step %403 {
+          %449 = arith.muli %448, %397 : index
+          %450 = arith.addi %396, %449 : index
+          %451 = arith.constant 0 : index
+          %452 = memref.reinterpret_cast %447 to offset: [0], sizes: [%397], strides: [%451] : memref<16xf32> to memref<?xf32, strided<[?]>>
           linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (0, 0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-              ins(%453, %x : memref<?xf32, strided<[?]>>, memref<?x?xf32>)
-              outs(%448 : memref<16xf32>) {
-            ^bb0(%454: f32, %455: f32, %456: f32):
-            %457 = linalg.index 0 : index
-            %458 = arith.addi %457, %451 : index
-            %459 = arith.constant 1 : index
-            %460 = arith.subi %H, %459 : index
-            %461 = arith.constant 0 : index
-            %462 = arith.cmpi sge, %460, %461 : index
-            %463 = arith.cmpi slt, %460, %H : index
-            %464 = arith.andi %462, %463 : i1
-            %465 = arith.constant 1 : index
-            %466 = arith.subi %H, %465 : index
-            %467 = arith.minsi %460, %466 : index
-            %468 = arith.constant 0 : index
-            %469 = arith.maxsi %467, %468 : index
-            %470 = arith.muli %458, %S : index
-            %471 = arith.constant 0 : index
-            %472 = arith.cmpi sge, %470, %471 : index
-            %473 = arith.cmpi slt, %470, %W : index
-            %474 = arith.andi %472, %473 : i1
-            %475 = arith.andi %464, %474 : i1
-            %476 = arith.constant 1 : index
-            %477 = arith.subi %W, %476 : index
-            %478 = arith.minsi %470, %477 : index
-            %479 = arith.constant 0 : index
-            %480 = arith.maxsi %478, %479 : index
-            %481 = memref.load %xz[%469, %480] : memref<?x?xf32>
-            %482 = arith.constant 0.0 : f32
-            %483 = arith.select %475, %481, %482 : f32
-            %484 = arith.addf %483, %455 : f32
-            linalg.yield %484 : f32
+              ins(%452, %x : memref<?xf32, strided<[?]>>, memref<?x?xf32>)
+              outs(%447 : memref<16xf32>) {
+            ^bb0(%453: f32, %454: f32, %455: f32):
+            %456 = linalg.index 0 : index
+            %457 = arith.addi %456, %450 : index
+            %458 = arith.constant 1 : index
+            %459 = arith.subi %H, %458 : index
+            %460 = arith.constant 0 : index
+            %461 = arith.cmpi sge, %459, %460 : index
+            %462 = arith.cmpi slt, %459, %H : index
+            %463 = arith.andi %461, %462 : i1
+            %464 = arith.constant 1 : index
+            %465 = arith.subi %H, %464 : index
+            %466 = arith.minsi %459, %465 : index
+            %467 = arith.constant 0 : index
+            %468 = arith.maxsi %466, %467 : index
+            %469 = arith.muli %457, %S : index
+            %470 = arith.constant 0 : index
+            %471 = arith.cmpi sge, %469, %470 : index
+            %472 = arith.cmpi slt, %469, %W : index
+            %473 = arith.andi %471, %472 : i1
+            %474 = arith.andi %463, %473 : i1
+            %475 = arith.constant 1 : index
+            %476 = arith.subi %W, %475 : index
+            %477 = arith.minsi %469, %476 : index
+            %478 = arith.constant 0 : index
+            %479 = arith.maxsi %477, %478 : index
+            %480 = memref.load %xz[%468, %479] : memref<?x?xf32>
+            %481 = arith.constant 0.0 : f32
+            %482 = arith.select %474, %480, %481 : f32
+            %483 = arith.addf %482, %454 : f32
+            linalg.yield %483 : f32
           }
-          %485 = arith.constant 8 : index
-          %486 = vector.load %448[%403] : memref<16xf32>, vector<8xf32>
-          %487 = vector.load %448[%485] : memref<16xf32>, vector<8xf32>
-          %488 = arith.muli %451, %384 : index
-          %489 = arith.addi %391, %488 : index
-          %490 = arith.index_cast %489 : index to i64
-          %491 = llvm.inttoptr %490 : i64 to !llvm.ptr
+          %484 = arith.constant 8 : index
+          %485 = vector.load %447[%402] : memref<16xf32>, vector<8xf32>
+          %486 = vector.load %447[%484] : memref<16xf32>, vector<8xf32>
+          %487 = arith.muli %450, %383 : index
+          %488 = arith.addi %390, %487 : index
+          %489 = arith.index_cast %488 : index to i64
+          %490 = llvm.inttoptr %489 : i64 to !llvm.ptr
+          llvm.store %485, %490 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+          %491 = llvm.getelementptr %490[32] : (!llvm.ptr) -> !llvm.ptr, i8
           llvm.store %486, %491 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
-          %492 = llvm.getelementptr %491[32] : (!llvm.ptr) -> !llvm.ptr, i8
-          llvm.store %487, %492 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
         }
         llvm.fence seq_cst
         scf.reduce
       }
-      %493 = arith.subi %31, %402 : index
-      %494 = memref.subview %r[%402] [%493] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
-      %495 = arith.constant 0 : index
-      %496 = memref.reinterpret_cast %494 to offset: [0], sizes: [%493], strides: [%495] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+      %492 = arith.subi %31, %401 : index
+      %493 = memref.subview %r[%401] [%492] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
+      %494 = arith.constant 0 : index
+      %495 = memref.reinterpret_cast %493 to offset: [0], sizes: [%492], strides: [%494] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (0, 0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%496, %x : memref<?xf32, strided<[?]>>, memref<?x?xf32>)
-          outs(%494 : memref<?xf32, strided<[1], offset: ?>>) {
-        ^bb0(%497: f32, %498: f32, %499: f32):
-        %500 = linalg.index 0 : index
-        %501 = arith.addi %500, %402 : index
-        %502 = arith.constant 1 : index
-        %503 = arith.subi %H, %502 : index
-        %504 = arith.constant 0 : index
-        %505 = arith.cmpi sge, %503, %504 : index
-        %506 = arith.cmpi slt, %503, %H : index
-        %507 = arith.andi %505, %506 : i1
-        %508 = arith.constant 1 : index
-        %509 = arith.subi %H, %508 : index
-        %510 = arith.minsi %503, %509 : index
-        %511 = arith.constant 0 : index
-        %512 = arith.maxsi %510, %511 : index
-        %513 = arith.muli %501, %S : index
-        %514 = arith.constant 0 : index
-        %515 = arith.cmpi sge, %513, %514 : index
-        %516 = arith.cmpi slt, %513, %W : index
-        %517 = arith.andi %515, %516 : i1
-        %518 = arith.andi %507, %517 : i1
-        %519 = arith.constant 1 : index
-        %520 = arith.subi %W, %519 : index
-        %521 = arith.minsi %513, %520 : index
-        %522 = arith.constant 0 : index
-        %523 = arith.maxsi %521, %522 : index
-        %524 = memref.load %xz[%512, %523] : memref<?x?xf32>
-        %525 = arith.constant 0.0 : f32
-        %526 = arith.select %518, %524, %525 : f32
-        %527 = arith.addf %526, %498 : f32
-        linalg.yield %527 : f32
+          ins(%495, %x : memref<?xf32, strided<[?]>>, memref<?x?xf32>)
+          outs(%493 : memref<?xf32, strided<[1], offset: ?>>) {
+        ^bb0(%496: f32, %497: f32, %498: f32):
+        %499 = linalg.index 0 : index
+        %500 = arith.addi %499, %401 : index
+        %501 = arith.constant 1 : index
+        %502 = arith.subi %H, %501 : index
+        %503 = arith.constant 0 : index
+        %504 = arith.cmpi sge, %502, %503 : index
+        %505 = arith.cmpi slt, %502, %H : index
+        %506 = arith.andi %504, %505 : i1
+        %507 = arith.constant 1 : index
+        %508 = arith.subi %H, %507 : index
+        %509 = arith.minsi %502, %508 : index
+        %510 = arith.constant 0 : index
+        %511 = arith.maxsi %509, %510 : index
+        %512 = arith.muli %500, %S : index
+        %513 = arith.constant 0 : index
+        %514 = arith.cmpi sge, %512, %513 : index
+        %515 = arith.cmpi slt, %512, %W : index
+        %516 = arith.andi %514, %515 : i1
+        %517 = arith.andi %506, %516 : i1
+        %518 = arith.constant 1 : index
+        %519 = arith.subi %W, %518 : index
+        %520 = arith.minsi %512, %519 : index
+        %521 = arith.constant 0 : index
+        %522 = arith.maxsi %520, %521 : index
+        %523 = memref.load %xz[%511, %522] : memref<?x?xf32>
+        %524 = arith.constant 0.0 : f32
+        %525 = arith.select %517, %523, %524 : f32
+        %526 = arith.addf %525, %497 : f32
+        linalg.yield %526 : f32
       }
     } else {
-      %528 = arith.constant 0 : index
-      %529 = memref.reinterpret_cast %r to offset: [0], sizes: [%31], strides: [%528] : memref<?xf32> to memref<?xf32, strided<[?]>>
+      %527 = arith.constant 0 : index
+      %528 = memref.reinterpret_cast %r to offset: [0], sizes: [%31], strides: [%527] : memref<?xf32> to memref<?xf32, strided<[?]>>
       linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (0, 0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-          ins(%529, %x : memref<?xf32, strided<[?]>>, memref<?x?xf32>)
+          ins(%528, %x : memref<?xf32, strided<[?]>>, memref<?x?xf32>)
           outs(%r : memref<?xf32>) {
-        ^bb0(%530: f32, %531: f32, %532: f32):
-        %533 = linalg.index 0 : index
-        %534 = arith.constant 1 : index
-        %535 = arith.subi %H, %534 : index
-        %536 = arith.constant 0 : index
-        %537 = arith.cmpi sge, %535, %536 : index
-        %538 = arith.cmpi slt, %535, %H : index
-        %539 = arith.andi %537, %538 : i1
-        %540 = arith.constant 1 : index
-        %541 = arith.subi %H, %540 : index
-        %542 = arith.minsi %535, %541 : index
-        %543 = arith.constant 0 : index
-        %544 = arith.maxsi %542, %543 : index
-        %545 = arith.muli %533, %S : index
-        %546 = arith.constant 0 : index
-        %547 = arith.cmpi sge, %545, %546 : index
-        %548 = arith.cmpi slt, %545, %W : index
-        %549 = arith.andi %547, %548 : i1
-        %550 = arith.andi %539, %549 : i1
-        %551 = arith.constant 1 : index
-        %552 = arith.subi %W, %551 : index
-        %553 = arith.minsi %545, %552 : index
-        %554 = arith.constant 0 : index
-        %555 = arith.maxsi %553, %554 : index
-        %556 = memref.load %xz[%544, %555] : memref<?x?xf32>
-        %557 = arith.constant 0.0 : f32
-        %558 = arith.select %550, %556, %557 : f32
-        %559 = arith.addf %558, %531 : f32
-        linalg.yield %559 : f32
+        ^bb0(%529: f32, %530: f32, %531: f32):
+        %532 = linalg.index 0 : index
+        %533 = arith.constant 1 : index
+        %534 = arith.subi %H, %533 : index
+        %535 = arith.constant 0 : index
+        %536 = arith.cmpi sge, %534, %535 : index
+        %537 = arith.cmpi slt, %534, %H : index
+        %538 = arith.andi %536, %537 : i1
+        %539 = arith.constant 1 : index
+        %540 = arith.subi %H, %539 : index
+        %541 = arith.minsi %534, %540 : index
+        %542 = arith.constant 0 : index
+        %543 = arith.maxsi %541, %542 : index
+        %544 = arith.muli %532, %S : index
+        %545 = arith.constant 0 : index
+        %546 = arith.cmpi sge, %544, %545 : index
+        %547 = arith.cmpi slt, %544, %W : index
+        %548 = arith.andi %546, %547 : i1
+        %549 = arith.andi %538, %548 : i1
+        %550 = arith.constant 1 : index
+        %551 = arith.subi %W, %550 : index
+        %552 = arith.minsi %544, %551 : index
+        %553 = arith.constant 0 : index
+        %554 = arith.maxsi %552, %553 : index
+        %555 = memref.load %xz[%543, %554] : memref<?x?xf32>
+        %556 = arith.constant 0.0 : f32
+        %557 = arith.select %549, %555, %556 : f32
+        %558 = arith.addf %557, %530 : f32
+        linalg.yield %558 : f32
       }
     }
     return

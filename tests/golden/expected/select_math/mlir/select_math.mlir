@@ -2237,431 +2237,430 @@ module attributes {transform.with_named_sequence} {
           %1379 = memref.subview %e[%1378, 0] [1, %W] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
           // e[i, j] = select(z[i, j - 1] > 0.0, exp(z[i, j + 1]), z[i, j])
           %1380 = arith.constant 0 : index
-          %1381 = arith.constant 1 : index
           // Along j in three parts: the 1 output(s) at either end, and those between.
           // A part whose reads are all inside their tensors reads without the boundary rule.
-          %1382 = arith.constant 1 : index
-          %1383 = arith.minsi %1382, %W : index
-          %1384 = arith.subi %W, %1382 : index
-          %1385 = arith.maxsi %1384, %1383 : index
-          %1386 = arith.subi %1383, %1380 : index
-          %1387 = memref.subview %1379[%1380] [%1386] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
-          %1388 = arith.constant 1 : index
-          %1389 = arith.subi %1380, %1388 : index
-          %1390 = arith.constant 0 : index
-          %1391 = arith.cmpi sge, %1389, %1390 : index
-          %1392 = arith.cmpi slt, %1389, %W : index
-          %1393 = arith.andi %1391, %1392 : i1
-          %1394 = arith.constant 1 : index
-          %1395 = arith.subi %1383, %1394 : index
-          %1396 = arith.constant 1 : index
-          %1397 = arith.subi %1395, %1396 : index
-          %1398 = arith.constant 0 : index
-          %1399 = arith.cmpi sge, %1397, %1398 : index
-          %1400 = arith.cmpi slt, %1397, %W : index
-          %1401 = arith.andi %1399, %1400 : i1
-          %1402 = arith.andi %1393, %1401 : i1
-          %1403 = arith.constant 1 : index
-          %1404 = arith.addi %1380, %1403 : index
-          %1405 = arith.constant 0 : index
-          %1406 = arith.cmpi sge, %1404, %1405 : index
-          %1407 = arith.cmpi slt, %1404, %W : index
-          %1408 = arith.andi %1406, %1407 : i1
-          %1409 = arith.andi %1402, %1408 : i1
-          %1410 = arith.constant 1 : index
-          %1411 = arith.addi %1395, %1410 : index
-          %1412 = arith.constant 0 : index
-          %1413 = arith.cmpi sge, %1411, %1412 : index
-          %1414 = arith.cmpi slt, %1411, %W : index
-          %1415 = arith.andi %1413, %1414 : i1
-          %1416 = arith.andi %1409, %1415 : i1
-          scf.if %1416 {
+          %1381 = arith.constant 1 : index
+          %1382 = arith.minsi %1381, %W : index
+          %1383 = arith.subi %W, %1381 : index
+          %1384 = arith.maxsi %1383, %1382 : index
+          %1385 = arith.subi %1382, %1380 : index
+          %1386 = memref.subview %1379[%1380] [%1385] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
+          %1387 = arith.constant 1 : index
+          %1388 = arith.subi %1380, %1387 : index
+          %1389 = arith.constant 0 : index
+          %1390 = arith.cmpi sge, %1388, %1389 : index
+          %1391 = arith.cmpi slt, %1388, %W : index
+          %1392 = arith.andi %1390, %1391 : i1
+          %1393 = arith.constant 1 : index
+          %1394 = arith.subi %1382, %1393 : index
+          %1395 = arith.constant 1 : index
+          %1396 = arith.subi %1394, %1395 : index
+          %1397 = arith.constant 0 : index
+          %1398 = arith.cmpi sge, %1396, %1397 : index
+          %1399 = arith.cmpi slt, %1396, %W : index
+          %1400 = arith.andi %1398, %1399 : i1
+          %1401 = arith.andi %1392, %1400 : i1
+          %1402 = arith.constant 1 : index
+          %1403 = arith.addi %1380, %1402 : index
+          %1404 = arith.constant 0 : index
+          %1405 = arith.cmpi sge, %1403, %1404 : index
+          %1406 = arith.cmpi slt, %1403, %W : index
+          %1407 = arith.andi %1405, %1406 : i1
+          %1408 = arith.andi %1401, %1407 : i1
+          %1409 = arith.constant 1 : index
+          %1410 = arith.addi %1394, %1409 : index
+          %1411 = arith.constant 0 : index
+          %1412 = arith.cmpi sge, %1410, %1411 : index
+          %1413 = arith.cmpi slt, %1410, %W : index
+          %1414 = arith.andi %1412, %1413 : i1
+          %1415 = arith.andi %1408, %1414 : i1
+          scf.if %1415 {
             // Every read of the part inside its tensor: no boundary rule.
-            %1417 = arith.constant 0 : index
-            %1418 = memref.reinterpret_cast %1387 to offset: [0], sizes: [%1386], strides: [%1417] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+            %1416 = arith.constant 0 : index
+            %1417 = memref.reinterpret_cast %1386 to offset: [0], sizes: [%1385], strides: [%1416] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
             linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-                ins(%1418 : memref<?xf32, strided<[?]>>)
-                outs(%1387 : memref<?xf32, strided<[1], offset: ?>>) {
-              ^bb0(%1419: f32, %1420: f32):
-              %1421 = linalg.index 0 : index
-              %1422 = arith.addi %1421, %1380 : index
-              %1423 = arith.constant 1 : index
-              %1424 = arith.subi %1422, %1423 : index
-              %1425 = memref.load %z[%1378, %1424] : memref<?x?xf32>
-              %1426 = arith.constant 0.0 : f32
-              %1427 = arith.cmpf ogt, %1425, %1426 : f32
-              %1428 = arith.constant 1 : index
-              %1429 = arith.addi %1422, %1428 : index
-              %1430 = memref.load %z[%1378, %1429] : memref<?x?xf32>
-              %1431 = math.exp %1430 : f32
-              %1432 = memref.load %z[%1378, %1422] : memref<?x?xf32>
-              %1433 = arith.select %1427, %1431, %1432 : f32
-              linalg.yield %1433 : f32
+                ins(%1417 : memref<?xf32, strided<[?]>>)
+                outs(%1386 : memref<?xf32, strided<[1], offset: ?>>) {
+              ^bb0(%1418: f32, %1419: f32):
+              %1420 = linalg.index 0 : index
+              %1421 = arith.addi %1420, %1380 : index
+              %1422 = arith.constant 1 : index
+              %1423 = arith.subi %1421, %1422 : index
+              %1424 = memref.load %z[%1378, %1423] : memref<?x?xf32>
+              %1425 = arith.constant 0.0 : f32
+              %1426 = arith.cmpf ogt, %1424, %1425 : f32
+              %1427 = arith.constant 1 : index
+              %1428 = arith.addi %1421, %1427 : index
+              %1429 = memref.load %z[%1378, %1428] : memref<?x?xf32>
+              %1430 = math.exp %1429 : f32
+              %1431 = memref.load %z[%1378, %1421] : memref<?x?xf32>
+              %1432 = arith.select %1426, %1430, %1431 : f32
+              linalg.yield %1432 : f32
             }
           } else {
-            %1434 = arith.constant 0 : index
-            %1435 = memref.reinterpret_cast %1387 to offset: [0], sizes: [%1386], strides: [%1434] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+            %1433 = arith.constant 0 : index
+            %1434 = memref.reinterpret_cast %1386 to offset: [0], sizes: [%1385], strides: [%1433] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
             linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-                ins(%1435 : memref<?xf32, strided<[?]>>)
-                outs(%1387 : memref<?xf32, strided<[1], offset: ?>>) {
-              ^bb0(%1436: f32, %1437: f32):
-              %1438 = linalg.index 0 : index
-              %1439 = arith.addi %1438, %1380 : index
-              %1440 = arith.constant 0 : index
-              %1441 = arith.cmpi sge, %1378, %1440 : index
-              %1442 = arith.cmpi slt, %1378, %H : index
-              %1443 = arith.andi %1441, %1442 : i1
-              %1444 = arith.constant 1 : index
-              %1445 = arith.subi %H, %1444 : index
-              %1446 = arith.minsi %1378, %1445 : index
-              %1447 = arith.constant 0 : index
-              %1448 = arith.maxsi %1446, %1447 : index
-              %1449 = arith.constant 1 : index
-              %1450 = arith.subi %1439, %1449 : index
-              %1451 = arith.constant 0 : index
-              %1452 = arith.cmpi sge, %1450, %1451 : index
-              %1453 = arith.cmpi slt, %1450, %W : index
-              %1454 = arith.andi %1452, %1453 : i1
-              %1455 = arith.andi %1443, %1454 : i1
-              %1456 = arith.constant 1 : index
-              %1457 = arith.subi %W, %1456 : index
-              %1458 = arith.minsi %1450, %1457 : index
-              %1459 = arith.constant 0 : index
-              %1460 = arith.maxsi %1458, %1459 : index
-              %1461 = memref.load %z[%1448, %1460] : memref<?x?xf32>
-              %1462 = arith.constant 0.0 : f32
-              %1463 = arith.select %1455, %1461, %1462 : f32
-              %1464 = arith.constant 0.0 : f32
-              %1465 = arith.cmpf ogt, %1463, %1464 : f32
-              %1466 = arith.constant 0 : index
-              %1467 = arith.cmpi sge, %1378, %1466 : index
-              %1468 = arith.cmpi slt, %1378, %H : index
-              %1469 = arith.andi %1467, %1468 : i1
-              %1470 = arith.constant 1 : index
-              %1471 = arith.subi %H, %1470 : index
-              %1472 = arith.minsi %1378, %1471 : index
-              %1473 = arith.constant 0 : index
-              %1474 = arith.maxsi %1472, %1473 : index
-              %1475 = arith.constant 1 : index
-              %1476 = arith.addi %1439, %1475 : index
-              %1477 = arith.constant 0 : index
-              %1478 = arith.cmpi sge, %1476, %1477 : index
-              %1479 = arith.cmpi slt, %1476, %W : index
-              %1480 = arith.andi %1478, %1479 : i1
-              %1481 = arith.andi %1469, %1480 : i1
-              %1482 = arith.constant 1 : index
-              %1483 = arith.subi %W, %1482 : index
-              %1484 = arith.minsi %1476, %1483 : index
-              %1485 = arith.constant 0 : index
-              %1486 = arith.maxsi %1484, %1485 : index
-              %1487 = memref.load %z[%1474, %1486] : memref<?x?xf32>
-              %1488 = arith.constant 0.0 : f32
-              %1489 = arith.select %1481, %1487, %1488 : f32
-              %1490 = math.exp %1489 : f32
-              %1491 = arith.constant 0 : index
-              %1492 = arith.cmpi sge, %1378, %1491 : index
-              %1493 = arith.cmpi slt, %1378, %H : index
-              %1494 = arith.andi %1492, %1493 : i1
-              %1495 = arith.constant 1 : index
-              %1496 = arith.subi %H, %1495 : index
-              %1497 = arith.minsi %1378, %1496 : index
-              %1498 = arith.constant 0 : index
-              %1499 = arith.maxsi %1497, %1498 : index
-              %1500 = arith.constant 0 : index
-              %1501 = arith.cmpi sge, %1439, %1500 : index
-              %1502 = arith.cmpi slt, %1439, %W : index
-              %1503 = arith.andi %1501, %1502 : i1
-              %1504 = arith.andi %1494, %1503 : i1
-              %1505 = arith.constant 1 : index
-              %1506 = arith.subi %W, %1505 : index
-              %1507 = arith.minsi %1439, %1506 : index
-              %1508 = arith.constant 0 : index
-              %1509 = arith.maxsi %1507, %1508 : index
-              %1510 = memref.load %z[%1499, %1509] : memref<?x?xf32>
-              %1511 = arith.constant 0.0 : f32
-              %1512 = arith.select %1504, %1510, %1511 : f32
-              %1513 = arith.select %1465, %1490, %1512 : f32
-              linalg.yield %1513 : f32
+                ins(%1434 : memref<?xf32, strided<[?]>>)
+                outs(%1386 : memref<?xf32, strided<[1], offset: ?>>) {
+              ^bb0(%1435: f32, %1436: f32):
+              %1437 = linalg.index 0 : index
+              %1438 = arith.addi %1437, %1380 : index
+              %1439 = arith.constant 0 : index
+              %1440 = arith.cmpi sge, %1378, %1439 : index
+              %1441 = arith.cmpi slt, %1378, %H : index
+              %1442 = arith.andi %1440, %1441 : i1
+              %1443 = arith.constant 1 : index
+              %1444 = arith.subi %H, %1443 : index
+              %1445 = arith.minsi %1378, %1444 : index
+              %1446 = arith.constant 0 : index
+              %1447 = arith.maxsi %1445, %1446 : index
+              %1448 = arith.constant 1 : index
+              %1449 = arith.subi %1438, %1448 : index
+              %1450 = arith.constant 0 : index
+              %1451 = arith.cmpi sge, %1449, %1450 : index
+              %1452 = arith.cmpi slt, %1449, %W : index
+              %1453 = arith.andi %1451, %1452 : i1
+              %1454 = arith.andi %1442, %1453 : i1
+              %1455 = arith.constant 1 : index
+              %1456 = arith.subi %W, %1455 : index
+              %1457 = arith.minsi %1449, %1456 : index
+              %1458 = arith.constant 0 : index
+              %1459 = arith.maxsi %1457, %1458 : index
+              %1460 = memref.load %z[%1447, %1459] : memref<?x?xf32>
+              %1461 = arith.constant 0.0 : f32
+              %1462 = arith.select %1454, %1460, %1461 : f32
+              %1463 = arith.constant 0.0 : f32
+              %1464 = arith.cmpf ogt, %1462, %1463 : f32
+              %1465 = arith.constant 0 : index
+              %1466 = arith.cmpi sge, %1378, %1465 : index
+              %1467 = arith.cmpi slt, %1378, %H : index
+              %1468 = arith.andi %1466, %1467 : i1
+              %1469 = arith.constant 1 : index
+              %1470 = arith.subi %H, %1469 : index
+              %1471 = arith.minsi %1378, %1470 : index
+              %1472 = arith.constant 0 : index
+              %1473 = arith.maxsi %1471, %1472 : index
+              %1474 = arith.constant 1 : index
+              %1475 = arith.addi %1438, %1474 : index
+              %1476 = arith.constant 0 : index
+              %1477 = arith.cmpi sge, %1475, %1476 : index
+              %1478 = arith.cmpi slt, %1475, %W : index
+              %1479 = arith.andi %1477, %1478 : i1
+              %1480 = arith.andi %1468, %1479 : i1
+              %1481 = arith.constant 1 : index
+              %1482 = arith.subi %W, %1481 : index
+              %1483 = arith.minsi %1475, %1482 : index
+              %1484 = arith.constant 0 : index
+              %1485 = arith.maxsi %1483, %1484 : index
+              %1486 = memref.load %z[%1473, %1485] : memref<?x?xf32>
+              %1487 = arith.constant 0.0 : f32
+              %1488 = arith.select %1480, %1486, %1487 : f32
+              %1489 = math.exp %1488 : f32
+              %1490 = arith.constant 0 : index
+              %1491 = arith.cmpi sge, %1378, %1490 : index
+              %1492 = arith.cmpi slt, %1378, %H : index
+              %1493 = arith.andi %1491, %1492 : i1
+              %1494 = arith.constant 1 : index
+              %1495 = arith.subi %H, %1494 : index
+              %1496 = arith.minsi %1378, %1495 : index
+              %1497 = arith.constant 0 : index
+              %1498 = arith.maxsi %1496, %1497 : index
+              %1499 = arith.constant 0 : index
+              %1500 = arith.cmpi sge, %1438, %1499 : index
+              %1501 = arith.cmpi slt, %1438, %W : index
+              %1502 = arith.andi %1500, %1501 : i1
+              %1503 = arith.andi %1493, %1502 : i1
+              %1504 = arith.constant 1 : index
+              %1505 = arith.subi %W, %1504 : index
+              %1506 = arith.minsi %1438, %1505 : index
+              %1507 = arith.constant 0 : index
+              %1508 = arith.maxsi %1506, %1507 : index
+              %1509 = memref.load %z[%1498, %1508] : memref<?x?xf32>
+              %1510 = arith.constant 0.0 : f32
+              %1511 = arith.select %1503, %1509, %1510 : f32
+              %1512 = arith.select %1464, %1489, %1511 : f32
+              linalg.yield %1512 : f32
             }
           }
-          %1514 = arith.subi %1385, %1383 : index
-          %1515 = memref.subview %1379[%1383] [%1514] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
-          %1516 = arith.constant 1 : index
-          %1517 = arith.subi %1383, %1516 : index
-          %1518 = arith.constant 0 : index
-          %1519 = arith.cmpi sge, %1517, %1518 : index
-          %1520 = arith.cmpi slt, %1517, %W : index
-          %1521 = arith.andi %1519, %1520 : i1
-          %1522 = arith.constant 1 : index
-          %1523 = arith.subi %1385, %1522 : index
-          %1524 = arith.constant 1 : index
-          %1525 = arith.subi %1523, %1524 : index
-          %1526 = arith.constant 0 : index
-          %1527 = arith.cmpi sge, %1525, %1526 : index
-          %1528 = arith.cmpi slt, %1525, %W : index
-          %1529 = arith.andi %1527, %1528 : i1
-          %1530 = arith.andi %1521, %1529 : i1
-          %1531 = arith.constant 1 : index
-          %1532 = arith.addi %1383, %1531 : index
-          %1533 = arith.constant 0 : index
-          %1534 = arith.cmpi sge, %1532, %1533 : index
-          %1535 = arith.cmpi slt, %1532, %W : index
-          %1536 = arith.andi %1534, %1535 : i1
-          %1537 = arith.andi %1530, %1536 : i1
-          %1538 = arith.constant 1 : index
-          %1539 = arith.addi %1523, %1538 : index
-          %1540 = arith.constant 0 : index
-          %1541 = arith.cmpi sge, %1539, %1540 : index
-          %1542 = arith.cmpi slt, %1539, %W : index
-          %1543 = arith.andi %1541, %1542 : i1
-          %1544 = arith.andi %1537, %1543 : i1
-          scf.if %1544 {
+          %1513 = arith.subi %1384, %1382 : index
+          %1514 = memref.subview %1379[%1382] [%1513] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
+          %1515 = arith.constant 1 : index
+          %1516 = arith.subi %1382, %1515 : index
+          %1517 = arith.constant 0 : index
+          %1518 = arith.cmpi sge, %1516, %1517 : index
+          %1519 = arith.cmpi slt, %1516, %W : index
+          %1520 = arith.andi %1518, %1519 : i1
+          %1521 = arith.constant 1 : index
+          %1522 = arith.subi %1384, %1521 : index
+          %1523 = arith.constant 1 : index
+          %1524 = arith.subi %1522, %1523 : index
+          %1525 = arith.constant 0 : index
+          %1526 = arith.cmpi sge, %1524, %1525 : index
+          %1527 = arith.cmpi slt, %1524, %W : index
+          %1528 = arith.andi %1526, %1527 : i1
+          %1529 = arith.andi %1520, %1528 : i1
+          %1530 = arith.constant 1 : index
+          %1531 = arith.addi %1382, %1530 : index
+          %1532 = arith.constant 0 : index
+          %1533 = arith.cmpi sge, %1531, %1532 : index
+          %1534 = arith.cmpi slt, %1531, %W : index
+          %1535 = arith.andi %1533, %1534 : i1
+          %1536 = arith.andi %1529, %1535 : i1
+          %1537 = arith.constant 1 : index
+          %1538 = arith.addi %1522, %1537 : index
+          %1539 = arith.constant 0 : index
+          %1540 = arith.cmpi sge, %1538, %1539 : index
+          %1541 = arith.cmpi slt, %1538, %W : index
+          %1542 = arith.andi %1540, %1541 : i1
+          %1543 = arith.andi %1536, %1542 : i1
+          scf.if %1543 {
             // Every read of the part inside its tensor: no boundary rule.
-            %1545 = arith.constant 0 : index
-            %1546 = memref.reinterpret_cast %1515 to offset: [0], sizes: [%1514], strides: [%1545] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+            %1544 = arith.constant 0 : index
+            %1545 = memref.reinterpret_cast %1514 to offset: [0], sizes: [%1513], strides: [%1544] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
             linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-                ins(%1546 : memref<?xf32, strided<[?]>>)
-                outs(%1515 : memref<?xf32, strided<[1], offset: ?>>) {
-              ^bb0(%1547: f32, %1548: f32):
-              %1549 = linalg.index 0 : index
-              %1550 = arith.addi %1549, %1383 : index
-              %1551 = arith.constant 1 : index
-              %1552 = arith.subi %1550, %1551 : index
-              %1553 = memref.load %z[%1378, %1552] : memref<?x?xf32>
-              %1554 = arith.constant 0.0 : f32
-              %1555 = arith.cmpf ogt, %1553, %1554 : f32
-              %1556 = arith.constant 1 : index
-              %1557 = arith.addi %1550, %1556 : index
-              %1558 = memref.load %z[%1378, %1557] : memref<?x?xf32>
-              %1559 = math.exp %1558 : f32
-              %1560 = memref.load %z[%1378, %1550] : memref<?x?xf32>
-              %1561 = arith.select %1555, %1559, %1560 : f32
-              linalg.yield %1561 : f32
+                ins(%1545 : memref<?xf32, strided<[?]>>)
+                outs(%1514 : memref<?xf32, strided<[1], offset: ?>>) {
+              ^bb0(%1546: f32, %1547: f32):
+              %1548 = linalg.index 0 : index
+              %1549 = arith.addi %1548, %1382 : index
+              %1550 = arith.constant 1 : index
+              %1551 = arith.subi %1549, %1550 : index
+              %1552 = memref.load %z[%1378, %1551] : memref<?x?xf32>
+              %1553 = arith.constant 0.0 : f32
+              %1554 = arith.cmpf ogt, %1552, %1553 : f32
+              %1555 = arith.constant 1 : index
+              %1556 = arith.addi %1549, %1555 : index
+              %1557 = memref.load %z[%1378, %1556] : memref<?x?xf32>
+              %1558 = math.exp %1557 : f32
+              %1559 = memref.load %z[%1378, %1549] : memref<?x?xf32>
+              %1560 = arith.select %1554, %1558, %1559 : f32
+              linalg.yield %1560 : f32
             }
           } else {
-            %1562 = arith.constant 0 : index
-            %1563 = memref.reinterpret_cast %1515 to offset: [0], sizes: [%1514], strides: [%1562] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+            %1561 = arith.constant 0 : index
+            %1562 = memref.reinterpret_cast %1514 to offset: [0], sizes: [%1513], strides: [%1561] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
             linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-                ins(%1563 : memref<?xf32, strided<[?]>>)
-                outs(%1515 : memref<?xf32, strided<[1], offset: ?>>) {
-              ^bb0(%1564: f32, %1565: f32):
-              %1566 = linalg.index 0 : index
-              %1567 = arith.addi %1566, %1383 : index
-              %1568 = arith.constant 0 : index
-              %1569 = arith.cmpi sge, %1378, %1568 : index
-              %1570 = arith.cmpi slt, %1378, %H : index
-              %1571 = arith.andi %1569, %1570 : i1
-              %1572 = arith.constant 1 : index
-              %1573 = arith.subi %H, %1572 : index
-              %1574 = arith.minsi %1378, %1573 : index
-              %1575 = arith.constant 0 : index
-              %1576 = arith.maxsi %1574, %1575 : index
-              %1577 = arith.constant 1 : index
-              %1578 = arith.subi %1567, %1577 : index
-              %1579 = arith.constant 0 : index
-              %1580 = arith.cmpi sge, %1578, %1579 : index
-              %1581 = arith.cmpi slt, %1578, %W : index
-              %1582 = arith.andi %1580, %1581 : i1
-              %1583 = arith.andi %1571, %1582 : i1
-              %1584 = arith.constant 1 : index
-              %1585 = arith.subi %W, %1584 : index
-              %1586 = arith.minsi %1578, %1585 : index
-              %1587 = arith.constant 0 : index
-              %1588 = arith.maxsi %1586, %1587 : index
-              %1589 = memref.load %z[%1576, %1588] : memref<?x?xf32>
-              %1590 = arith.constant 0.0 : f32
-              %1591 = arith.select %1583, %1589, %1590 : f32
-              %1592 = arith.constant 0.0 : f32
-              %1593 = arith.cmpf ogt, %1591, %1592 : f32
-              %1594 = arith.constant 0 : index
-              %1595 = arith.cmpi sge, %1378, %1594 : index
-              %1596 = arith.cmpi slt, %1378, %H : index
-              %1597 = arith.andi %1595, %1596 : i1
-              %1598 = arith.constant 1 : index
-              %1599 = arith.subi %H, %1598 : index
-              %1600 = arith.minsi %1378, %1599 : index
-              %1601 = arith.constant 0 : index
-              %1602 = arith.maxsi %1600, %1601 : index
-              %1603 = arith.constant 1 : index
-              %1604 = arith.addi %1567, %1603 : index
-              %1605 = arith.constant 0 : index
-              %1606 = arith.cmpi sge, %1604, %1605 : index
-              %1607 = arith.cmpi slt, %1604, %W : index
-              %1608 = arith.andi %1606, %1607 : i1
-              %1609 = arith.andi %1597, %1608 : i1
-              %1610 = arith.constant 1 : index
-              %1611 = arith.subi %W, %1610 : index
-              %1612 = arith.minsi %1604, %1611 : index
-              %1613 = arith.constant 0 : index
-              %1614 = arith.maxsi %1612, %1613 : index
-              %1615 = memref.load %z[%1602, %1614] : memref<?x?xf32>
-              %1616 = arith.constant 0.0 : f32
-              %1617 = arith.select %1609, %1615, %1616 : f32
-              %1618 = math.exp %1617 : f32
-              %1619 = arith.constant 0 : index
-              %1620 = arith.cmpi sge, %1378, %1619 : index
-              %1621 = arith.cmpi slt, %1378, %H : index
-              %1622 = arith.andi %1620, %1621 : i1
-              %1623 = arith.constant 1 : index
-              %1624 = arith.subi %H, %1623 : index
-              %1625 = arith.minsi %1378, %1624 : index
-              %1626 = arith.constant 0 : index
-              %1627 = arith.maxsi %1625, %1626 : index
-              %1628 = arith.constant 0 : index
-              %1629 = arith.cmpi sge, %1567, %1628 : index
-              %1630 = arith.cmpi slt, %1567, %W : index
-              %1631 = arith.andi %1629, %1630 : i1
-              %1632 = arith.andi %1622, %1631 : i1
-              %1633 = arith.constant 1 : index
-              %1634 = arith.subi %W, %1633 : index
-              %1635 = arith.minsi %1567, %1634 : index
-              %1636 = arith.constant 0 : index
-              %1637 = arith.maxsi %1635, %1636 : index
-              %1638 = memref.load %z[%1627, %1637] : memref<?x?xf32>
-              %1639 = arith.constant 0.0 : f32
-              %1640 = arith.select %1632, %1638, %1639 : f32
-              %1641 = arith.select %1593, %1618, %1640 : f32
-              linalg.yield %1641 : f32
+                ins(%1562 : memref<?xf32, strided<[?]>>)
+                outs(%1514 : memref<?xf32, strided<[1], offset: ?>>) {
+              ^bb0(%1563: f32, %1564: f32):
+              %1565 = linalg.index 0 : index
+              %1566 = arith.addi %1565, %1382 : index
+              %1567 = arith.constant 0 : index
+              %1568 = arith.cmpi sge, %1378, %1567 : index
+              %1569 = arith.cmpi slt, %1378, %H : index
+              %1570 = arith.andi %1568, %1569 : i1
+              %1571 = arith.constant 1 : index
+              %1572 = arith.subi %H, %1571 : index
+              %1573 = arith.minsi %1378, %1572 : index
+              %1574 = arith.constant 0 : index
+              %1575 = arith.maxsi %1573, %1574 : index
+              %1576 = arith.constant 1 : index
+              %1577 = arith.subi %1566, %1576 : index
+              %1578 = arith.constant 0 : index
+              %1579 = arith.cmpi sge, %1577, %1578 : index
+              %1580 = arith.cmpi slt, %1577, %W : index
+              %1581 = arith.andi %1579, %1580 : i1
+              %1582 = arith.andi %1570, %1581 : i1
+              %1583 = arith.constant 1 : index
+              %1584 = arith.subi %W, %1583 : index
+              %1585 = arith.minsi %1577, %1584 : index
+              %1586 = arith.constant 0 : index
+              %1587 = arith.maxsi %1585, %1586 : index
+              %1588 = memref.load %z[%1575, %1587] : memref<?x?xf32>
+              %1589 = arith.constant 0.0 : f32
+              %1590 = arith.select %1582, %1588, %1589 : f32
+              %1591 = arith.constant 0.0 : f32
+              %1592 = arith.cmpf ogt, %1590, %1591 : f32
+              %1593 = arith.constant 0 : index
+              %1594 = arith.cmpi sge, %1378, %1593 : index
+              %1595 = arith.cmpi slt, %1378, %H : index
+              %1596 = arith.andi %1594, %1595 : i1
+              %1597 = arith.constant 1 : index
+              %1598 = arith.subi %H, %1597 : index
+              %1599 = arith.minsi %1378, %1598 : index
+              %1600 = arith.constant 0 : index
+              %1601 = arith.maxsi %1599, %1600 : index
+              %1602 = arith.constant 1 : index
+              %1603 = arith.addi %1566, %1602 : index
+              %1604 = arith.constant 0 : index
+              %1605 = arith.cmpi sge, %1603, %1604 : index
+              %1606 = arith.cmpi slt, %1603, %W : index
+              %1607 = arith.andi %1605, %1606 : i1
+              %1608 = arith.andi %1596, %1607 : i1
+              %1609 = arith.constant 1 : index
+              %1610 = arith.subi %W, %1609 : index
+              %1611 = arith.minsi %1603, %1610 : index
+              %1612 = arith.constant 0 : index
+              %1613 = arith.maxsi %1611, %1612 : index
+              %1614 = memref.load %z[%1601, %1613] : memref<?x?xf32>
+              %1615 = arith.constant 0.0 : f32
+              %1616 = arith.select %1608, %1614, %1615 : f32
+              %1617 = math.exp %1616 : f32
+              %1618 = arith.constant 0 : index
+              %1619 = arith.cmpi sge, %1378, %1618 : index
+              %1620 = arith.cmpi slt, %1378, %H : index
+              %1621 = arith.andi %1619, %1620 : i1
+              %1622 = arith.constant 1 : index
+              %1623 = arith.subi %H, %1622 : index
+              %1624 = arith.minsi %1378, %1623 : index
+              %1625 = arith.constant 0 : index
+              %1626 = arith.maxsi %1624, %1625 : index
+              %1627 = arith.constant 0 : index
+              %1628 = arith.cmpi sge, %1566, %1627 : index
+              %1629 = arith.cmpi slt, %1566, %W : index
+              %1630 = arith.andi %1628, %1629 : i1
+              %1631 = arith.andi %1621, %1630 : i1
+              %1632 = arith.constant 1 : index
+              %1633 = arith.subi %W, %1632 : index
+              %1634 = arith.minsi %1566, %1633 : index
+              %1635 = arith.constant 0 : index
+              %1636 = arith.maxsi %1634, %1635 : index
+              %1637 = memref.load %z[%1626, %1636] : memref<?x?xf32>
+              %1638 = arith.constant 0.0 : f32
+              %1639 = arith.select %1631, %1637, %1638 : f32
+              %1640 = arith.select %1592, %1617, %1639 : f32
+              linalg.yield %1640 : f32
             }
           }
-          %1642 = arith.subi %W, %1385 : index
-          %1643 = memref.subview %1379[%1385] [%1642] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
-          %1644 = arith.constant 1 : index
-          %1645 = arith.subi %1385, %1644 : index
-          %1646 = arith.constant 0 : index
-          %1647 = arith.cmpi sge, %1645, %1646 : index
-          %1648 = arith.cmpi slt, %1645, %W : index
-          %1649 = arith.andi %1647, %1648 : i1
-          %1650 = arith.constant 1 : index
-          %1651 = arith.subi %W, %1650 : index
-          %1652 = arith.constant 1 : index
-          %1653 = arith.subi %1651, %1652 : index
-          %1654 = arith.constant 0 : index
-          %1655 = arith.cmpi sge, %1653, %1654 : index
-          %1656 = arith.cmpi slt, %1653, %W : index
-          %1657 = arith.andi %1655, %1656 : i1
-          %1658 = arith.andi %1649, %1657 : i1
-          %1659 = arith.constant 1 : index
-          %1660 = arith.addi %1385, %1659 : index
-          %1661 = arith.constant 0 : index
-          %1662 = arith.cmpi sge, %1660, %1661 : index
-          %1663 = arith.cmpi slt, %1660, %W : index
-          %1664 = arith.andi %1662, %1663 : i1
-          %1665 = arith.andi %1658, %1664 : i1
-          %1666 = arith.constant 1 : index
-          %1667 = arith.addi %1651, %1666 : index
-          %1668 = arith.constant 0 : index
-          %1669 = arith.cmpi sge, %1667, %1668 : index
-          %1670 = arith.cmpi slt, %1667, %W : index
-          %1671 = arith.andi %1669, %1670 : i1
-          %1672 = arith.andi %1665, %1671 : i1
-          scf.if %1672 {
+          %1641 = arith.subi %W, %1384 : index
+          %1642 = memref.subview %1379[%1384] [%1641] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
+          %1643 = arith.constant 1 : index
+          %1644 = arith.subi %1384, %1643 : index
+          %1645 = arith.constant 0 : index
+          %1646 = arith.cmpi sge, %1644, %1645 : index
+          %1647 = arith.cmpi slt, %1644, %W : index
+          %1648 = arith.andi %1646, %1647 : i1
+          %1649 = arith.constant 1 : index
+          %1650 = arith.subi %W, %1649 : index
+          %1651 = arith.constant 1 : index
+          %1652 = arith.subi %1650, %1651 : index
+          %1653 = arith.constant 0 : index
+          %1654 = arith.cmpi sge, %1652, %1653 : index
+          %1655 = arith.cmpi slt, %1652, %W : index
+          %1656 = arith.andi %1654, %1655 : i1
+          %1657 = arith.andi %1648, %1656 : i1
+          %1658 = arith.constant 1 : index
+          %1659 = arith.addi %1384, %1658 : index
+          %1660 = arith.constant 0 : index
+          %1661 = arith.cmpi sge, %1659, %1660 : index
+          %1662 = arith.cmpi slt, %1659, %W : index
+          %1663 = arith.andi %1661, %1662 : i1
+          %1664 = arith.andi %1657, %1663 : i1
+          %1665 = arith.constant 1 : index
+          %1666 = arith.addi %1650, %1665 : index
+          %1667 = arith.constant 0 : index
+          %1668 = arith.cmpi sge, %1666, %1667 : index
+          %1669 = arith.cmpi slt, %1666, %W : index
+          %1670 = arith.andi %1668, %1669 : i1
+          %1671 = arith.andi %1664, %1670 : i1
+          scf.if %1671 {
             // Every read of the part inside its tensor: no boundary rule.
-            %1673 = arith.constant 0 : index
-            %1674 = memref.reinterpret_cast %1643 to offset: [0], sizes: [%1642], strides: [%1673] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+            %1672 = arith.constant 0 : index
+            %1673 = memref.reinterpret_cast %1642 to offset: [0], sizes: [%1641], strides: [%1672] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
             linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-                ins(%1674 : memref<?xf32, strided<[?]>>)
-                outs(%1643 : memref<?xf32, strided<[1], offset: ?>>) {
-              ^bb0(%1675: f32, %1676: f32):
-              %1677 = linalg.index 0 : index
-              %1678 = arith.addi %1677, %1385 : index
-              %1679 = arith.constant 1 : index
-              %1680 = arith.subi %1678, %1679 : index
-              %1681 = memref.load %z[%1378, %1680] : memref<?x?xf32>
-              %1682 = arith.constant 0.0 : f32
-              %1683 = arith.cmpf ogt, %1681, %1682 : f32
-              %1684 = arith.constant 1 : index
-              %1685 = arith.addi %1678, %1684 : index
-              %1686 = memref.load %z[%1378, %1685] : memref<?x?xf32>
-              %1687 = math.exp %1686 : f32
-              %1688 = memref.load %z[%1378, %1678] : memref<?x?xf32>
-              %1689 = arith.select %1683, %1687, %1688 : f32
-              linalg.yield %1689 : f32
+                ins(%1673 : memref<?xf32, strided<[?]>>)
+                outs(%1642 : memref<?xf32, strided<[1], offset: ?>>) {
+              ^bb0(%1674: f32, %1675: f32):
+              %1676 = linalg.index 0 : index
+              %1677 = arith.addi %1676, %1384 : index
+              %1678 = arith.constant 1 : index
+              %1679 = arith.subi %1677, %1678 : index
+              %1680 = memref.load %z[%1378, %1679] : memref<?x?xf32>
+              %1681 = arith.constant 0.0 : f32
+              %1682 = arith.cmpf ogt, %1680, %1681 : f32
+              %1683 = arith.constant 1 : index
+              %1684 = arith.addi %1677, %1683 : index
+              %1685 = memref.load %z[%1378, %1684] : memref<?x?xf32>
+              %1686 = math.exp %1685 : f32
+              %1687 = memref.load %z[%1378, %1677] : memref<?x?xf32>
+              %1688 = arith.select %1682, %1686, %1687 : f32
+              linalg.yield %1688 : f32
             }
           } else {
-            %1690 = arith.constant 0 : index
-            %1691 = memref.reinterpret_cast %1643 to offset: [0], sizes: [%1642], strides: [%1690] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+            %1689 = arith.constant 0 : index
+            %1690 = memref.reinterpret_cast %1642 to offset: [0], sizes: [%1641], strides: [%1689] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
             linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-                ins(%1691 : memref<?xf32, strided<[?]>>)
-                outs(%1643 : memref<?xf32, strided<[1], offset: ?>>) {
-              ^bb0(%1692: f32, %1693: f32):
-              %1694 = linalg.index 0 : index
-              %1695 = arith.addi %1694, %1385 : index
-              %1696 = arith.constant 0 : index
-              %1697 = arith.cmpi sge, %1378, %1696 : index
-              %1698 = arith.cmpi slt, %1378, %H : index
-              %1699 = arith.andi %1697, %1698 : i1
-              %1700 = arith.constant 1 : index
-              %1701 = arith.subi %H, %1700 : index
-              %1702 = arith.minsi %1378, %1701 : index
-              %1703 = arith.constant 0 : index
-              %1704 = arith.maxsi %1702, %1703 : index
-              %1705 = arith.constant 1 : index
-              %1706 = arith.subi %1695, %1705 : index
-              %1707 = arith.constant 0 : index
-              %1708 = arith.cmpi sge, %1706, %1707 : index
-              %1709 = arith.cmpi slt, %1706, %W : index
-              %1710 = arith.andi %1708, %1709 : i1
-              %1711 = arith.andi %1699, %1710 : i1
-              %1712 = arith.constant 1 : index
-              %1713 = arith.subi %W, %1712 : index
-              %1714 = arith.minsi %1706, %1713 : index
-              %1715 = arith.constant 0 : index
-              %1716 = arith.maxsi %1714, %1715 : index
-              %1717 = memref.load %z[%1704, %1716] : memref<?x?xf32>
-              %1718 = arith.constant 0.0 : f32
-              %1719 = arith.select %1711, %1717, %1718 : f32
-              %1720 = arith.constant 0.0 : f32
-              %1721 = arith.cmpf ogt, %1719, %1720 : f32
-              %1722 = arith.constant 0 : index
-              %1723 = arith.cmpi sge, %1378, %1722 : index
-              %1724 = arith.cmpi slt, %1378, %H : index
-              %1725 = arith.andi %1723, %1724 : i1
-              %1726 = arith.constant 1 : index
-              %1727 = arith.subi %H, %1726 : index
-              %1728 = arith.minsi %1378, %1727 : index
-              %1729 = arith.constant 0 : index
-              %1730 = arith.maxsi %1728, %1729 : index
-              %1731 = arith.constant 1 : index
-              %1732 = arith.addi %1695, %1731 : index
-              %1733 = arith.constant 0 : index
-              %1734 = arith.cmpi sge, %1732, %1733 : index
-              %1735 = arith.cmpi slt, %1732, %W : index
-              %1736 = arith.andi %1734, %1735 : i1
-              %1737 = arith.andi %1725, %1736 : i1
-              %1738 = arith.constant 1 : index
-              %1739 = arith.subi %W, %1738 : index
-              %1740 = arith.minsi %1732, %1739 : index
-              %1741 = arith.constant 0 : index
-              %1742 = arith.maxsi %1740, %1741 : index
-              %1743 = memref.load %z[%1730, %1742] : memref<?x?xf32>
-              %1744 = arith.constant 0.0 : f32
-              %1745 = arith.select %1737, %1743, %1744 : f32
-              %1746 = math.exp %1745 : f32
-              %1747 = arith.constant 0 : index
-              %1748 = arith.cmpi sge, %1378, %1747 : index
-              %1749 = arith.cmpi slt, %1378, %H : index
-              %1750 = arith.andi %1748, %1749 : i1
-              %1751 = arith.constant 1 : index
-              %1752 = arith.subi %H, %1751 : index
-              %1753 = arith.minsi %1378, %1752 : index
-              %1754 = arith.constant 0 : index
-              %1755 = arith.maxsi %1753, %1754 : index
-              %1756 = arith.constant 0 : index
-              %1757 = arith.cmpi sge, %1695, %1756 : index
-              %1758 = arith.cmpi slt, %1695, %W : index
-              %1759 = arith.andi %1757, %1758 : i1
-              %1760 = arith.andi %1750, %1759 : i1
-              %1761 = arith.constant 1 : index
-              %1762 = arith.subi %W, %1761 : index
-              %1763 = arith.minsi %1695, %1762 : index
-              %1764 = arith.constant 0 : index
-              %1765 = arith.maxsi %1763, %1764 : index
-              %1766 = memref.load %z[%1755, %1765] : memref<?x?xf32>
-              %1767 = arith.constant 0.0 : f32
-              %1768 = arith.select %1760, %1766, %1767 : f32
-              %1769 = arith.select %1721, %1746, %1768 : f32
-              linalg.yield %1769 : f32
+                ins(%1690 : memref<?xf32, strided<[?]>>)
+                outs(%1642 : memref<?xf32, strided<[1], offset: ?>>) {
+              ^bb0(%1691: f32, %1692: f32):
+              %1693 = linalg.index 0 : index
+              %1694 = arith.addi %1693, %1384 : index
+              %1695 = arith.constant 0 : index
+              %1696 = arith.cmpi sge, %1378, %1695 : index
+              %1697 = arith.cmpi slt, %1378, %H : index
+              %1698 = arith.andi %1696, %1697 : i1
+              %1699 = arith.constant 1 : index
+              %1700 = arith.subi %H, %1699 : index
+              %1701 = arith.minsi %1378, %1700 : index
+              %1702 = arith.constant 0 : index
+              %1703 = arith.maxsi %1701, %1702 : index
+              %1704 = arith.constant 1 : index
+              %1705 = arith.subi %1694, %1704 : index
+              %1706 = arith.constant 0 : index
+              %1707 = arith.cmpi sge, %1705, %1706 : index
+              %1708 = arith.cmpi slt, %1705, %W : index
+              %1709 = arith.andi %1707, %1708 : i1
+              %1710 = arith.andi %1698, %1709 : i1
+              %1711 = arith.constant 1 : index
+              %1712 = arith.subi %W, %1711 : index
+              %1713 = arith.minsi %1705, %1712 : index
+              %1714 = arith.constant 0 : index
+              %1715 = arith.maxsi %1713, %1714 : index
+              %1716 = memref.load %z[%1703, %1715] : memref<?x?xf32>
+              %1717 = arith.constant 0.0 : f32
+              %1718 = arith.select %1710, %1716, %1717 : f32
+              %1719 = arith.constant 0.0 : f32
+              %1720 = arith.cmpf ogt, %1718, %1719 : f32
+              %1721 = arith.constant 0 : index
+              %1722 = arith.cmpi sge, %1378, %1721 : index
+              %1723 = arith.cmpi slt, %1378, %H : index
+              %1724 = arith.andi %1722, %1723 : i1
+              %1725 = arith.constant 1 : index
+              %1726 = arith.subi %H, %1725 : index
+              %1727 = arith.minsi %1378, %1726 : index
+              %1728 = arith.constant 0 : index
+              %1729 = arith.maxsi %1727, %1728 : index
+              %1730 = arith.constant 1 : index
+              %1731 = arith.addi %1694, %1730 : index
+              %1732 = arith.constant 0 : index
+              %1733 = arith.cmpi sge, %1731, %1732 : index
+              %1734 = arith.cmpi slt, %1731, %W : index
+              %1735 = arith.andi %1733, %1734 : i1
+              %1736 = arith.andi %1724, %1735 : i1
+              %1737 = arith.constant 1 : index
+              %1738 = arith.subi %W, %1737 : index
+              %1739 = arith.minsi %1731, %1738 : index
+              %1740 = arith.constant 0 : index
+              %1741 = arith.maxsi %1739, %1740 : index
+              %1742 = memref.load %z[%1729, %1741] : memref<?x?xf32>
+              %1743 = arith.constant 0.0 : f32
+              %1744 = arith.select %1736, %1742, %1743 : f32
+              %1745 = math.exp %1744 : f32
+              %1746 = arith.constant 0 : index
+              %1747 = arith.cmpi sge, %1378, %1746 : index
+              %1748 = arith.cmpi slt, %1378, %H : index
+              %1749 = arith.andi %1747, %1748 : i1
+              %1750 = arith.constant 1 : index
+              %1751 = arith.subi %H, %1750 : index
+              %1752 = arith.minsi %1378, %1751 : index
+              %1753 = arith.constant 0 : index
+              %1754 = arith.maxsi %1752, %1753 : index
+              %1755 = arith.constant 0 : index
+              %1756 = arith.cmpi sge, %1694, %1755 : index
+              %1757 = arith.cmpi slt, %1694, %W : index
+              %1758 = arith.andi %1756, %1757 : i1
+              %1759 = arith.andi %1749, %1758 : i1
+              %1760 = arith.constant 1 : index
+              %1761 = arith.subi %W, %1760 : index
+              %1762 = arith.minsi %1694, %1761 : index
+              %1763 = arith.constant 0 : index
+              %1764 = arith.maxsi %1762, %1763 : index
+              %1765 = memref.load %z[%1754, %1764] : memref<?x?xf32>
+              %1766 = arith.constant 0.0 : f32
+              %1767 = arith.select %1759, %1765, %1766 : f32
+              %1768 = arith.select %1720, %1745, %1767 : f32
+              linalg.yield %1768 : f32
             }
           }
         }
@@ -2670,453 +2669,453 @@ module attributes {transform.with_named_sequence} {
     }
     // t[j, i] = select(m[i, j] > 0.0, m[i, j], expm1(m[i, j]))
     // In tiles of 512 x 16 elements of output dimensions 0 and 1.
-    %1770 = arith.constant 0 : index
-    %1771 = arith.constant 1 : index
-    %1772 = arith.constant 512 : index
-    %1773 = arith.constant 16 : index
-    scf.parallel (%1774, %1775) = (%1770, %1770) to (%W, %H) step (%1772, %1773) {
-      %1776 = arith.addi %1774, %1772 : index
-      %1777 = arith.minsi %1776, %W : index
-      %1778 = arith.addi %1775, %1773 : index
-      %1779 = arith.minsi %1778, %H : index
+    %1769 = arith.constant 0 : index
+    %1770 = arith.constant 1 : index
+    %1771 = arith.constant 512 : index
+    %1772 = arith.constant 16 : index
+    scf.parallel (%1773, %1774) = (%1769, %1769) to (%W, %H) step (%1771, %1772) {
+      %1775 = arith.addi %1773, %1771 : index
+      %1776 = arith.minsi %1775, %W : index
+      %1777 = arith.addi %1774, %1772 : index
+      %1778 = arith.minsi %1777, %H : index
       // m[i, j] in blocks of 16 x 8 elements, each transposed in registers.
-      %1780 = arith.constant 0 : index
-      %1781 = arith.constant 1 : index
-      %1782 = arith.constant 8 : index
-      %1783 = arith.constant 16 : index
-      %1784 = arith.subi %1777, %1774 : index
-      %1785 = arith.divui %1784, %1782 : index
-      %1786 = arith.muli %1785, %1782 : index
-      %1787 = arith.addi %1774, %1786 : index
-      %1788 = arith.subi %1779, %1775 : index
-      %1789 = arith.divui %1788, %1783 : index
-      %1790 = arith.muli %1789, %1783 : index
-      %1791 = arith.addi %1775, %1790 : index
-      %1792 = memref.alloca() {alignment = 64 : i64} : memref<8x16xf32>
-      scf.for %1793 = %1774 to %1787 step %1782 {
-        scf.for %1794 = %1775 to %1791 step %1783 {
-          %1795 = vector.load %m[%1794, %1793] : memref<?x?xf32>, vector<8xf32>
-          %1796 = arith.constant 1 : index
-          %1797 = arith.addi %1794, %1796 : index
-          %1798 = vector.load %m[%1797, %1793] : memref<?x?xf32>, vector<8xf32>
-          %1799 = arith.constant 2 : index
-          %1800 = arith.addi %1794, %1799 : index
-          %1801 = vector.load %m[%1800, %1793] : memref<?x?xf32>, vector<8xf32>
-          %1802 = arith.constant 3 : index
-          %1803 = arith.addi %1794, %1802 : index
-          %1804 = vector.load %m[%1803, %1793] : memref<?x?xf32>, vector<8xf32>
-          %1805 = arith.constant 4 : index
-          %1806 = arith.addi %1794, %1805 : index
-          %1807 = vector.load %m[%1806, %1793] : memref<?x?xf32>, vector<8xf32>
-          %1808 = arith.constant 5 : index
-          %1809 = arith.addi %1794, %1808 : index
-          %1810 = vector.load %m[%1809, %1793] : memref<?x?xf32>, vector<8xf32>
-          %1811 = arith.constant 6 : index
-          %1812 = arith.addi %1794, %1811 : index
-          %1813 = vector.load %m[%1812, %1793] : memref<?x?xf32>, vector<8xf32>
-          %1814 = arith.constant 7 : index
-          %1815 = arith.addi %1794, %1814 : index
-          %1816 = vector.load %m[%1815, %1793] : memref<?x?xf32>, vector<8xf32>
-          %1817 = vector.shuffle %1795, %1798 [0, 8, 1, 9, 4, 12, 5, 13] : vector<8xf32>, vector<8xf32>
-          %1818 = vector.shuffle %1795, %1798 [2, 10, 3, 11, 6, 14, 7, 15] : vector<8xf32>, vector<8xf32>
-          %1819 = vector.shuffle %1801, %1804 [0, 8, 1, 9, 4, 12, 5, 13] : vector<8xf32>, vector<8xf32>
-          %1820 = vector.shuffle %1801, %1804 [2, 10, 3, 11, 6, 14, 7, 15] : vector<8xf32>, vector<8xf32>
-          %1821 = vector.shuffle %1807, %1810 [0, 8, 1, 9, 4, 12, 5, 13] : vector<8xf32>, vector<8xf32>
-          %1822 = vector.shuffle %1807, %1810 [2, 10, 3, 11, 6, 14, 7, 15] : vector<8xf32>, vector<8xf32>
-          %1823 = vector.shuffle %1813, %1816 [0, 8, 1, 9, 4, 12, 5, 13] : vector<8xf32>, vector<8xf32>
-          %1824 = vector.shuffle %1813, %1816 [2, 10, 3, 11, 6, 14, 7, 15] : vector<8xf32>, vector<8xf32>
-          %1825 = vector.shuffle %1817, %1819 [0, 1, 8, 9, 4, 5, 12, 13] : vector<8xf32>, vector<8xf32>
-          %1826 = vector.shuffle %1817, %1819 [2, 3, 10, 11, 6, 7, 14, 15] : vector<8xf32>, vector<8xf32>
-          %1827 = vector.shuffle %1818, %1820 [0, 1, 8, 9, 4, 5, 12, 13] : vector<8xf32>, vector<8xf32>
-          %1828 = vector.shuffle %1818, %1820 [2, 3, 10, 11, 6, 7, 14, 15] : vector<8xf32>, vector<8xf32>
-          %1829 = vector.shuffle %1821, %1823 [0, 1, 8, 9, 4, 5, 12, 13] : vector<8xf32>, vector<8xf32>
-          %1830 = vector.shuffle %1821, %1823 [2, 3, 10, 11, 6, 7, 14, 15] : vector<8xf32>, vector<8xf32>
-          %1831 = vector.shuffle %1822, %1824 [0, 1, 8, 9, 4, 5, 12, 13] : vector<8xf32>, vector<8xf32>
-          %1832 = vector.shuffle %1822, %1824 [2, 3, 10, 11, 6, 7, 14, 15] : vector<8xf32>, vector<8xf32>
+      %1779 = arith.constant 0 : index
+      %1780 = arith.constant 1 : index
+      %1781 = arith.constant 8 : index
+      %1782 = arith.constant 16 : index
+      %1783 = arith.subi %1776, %1773 : index
+      %1784 = arith.divui %1783, %1781 : index
+      %1785 = arith.muli %1784, %1781 : index
+      %1786 = arith.addi %1773, %1785 : index
+      %1787 = arith.subi %1778, %1774 : index
+      %1788 = arith.divui %1787, %1782 : index
+      %1789 = arith.muli %1788, %1782 : index
+      %1790 = arith.addi %1774, %1789 : index
+      %1791 = memref.alloca() {alignment = 64 : i64} : memref<8x16xf32>
+      scf.for %1792 = %1773 to %1786 step %1781 {
+        scf.for %1793 = %1774 to %1790 step %1782 {
+          %1794 = vector.load %m[%1793, %1792] : memref<?x?xf32>, vector<8xf32>
+          %1795 = arith.constant 1 : index
+          %1796 = arith.addi %1793, %1795 : index
+          %1797 = vector.load %m[%1796, %1792] : memref<?x?xf32>, vector<8xf32>
+          %1798 = arith.constant 2 : index
+          %1799 = arith.addi %1793, %1798 : index
+          %1800 = vector.load %m[%1799, %1792] : memref<?x?xf32>, vector<8xf32>
+          %1801 = arith.constant 3 : index
+          %1802 = arith.addi %1793, %1801 : index
+          %1803 = vector.load %m[%1802, %1792] : memref<?x?xf32>, vector<8xf32>
+          %1804 = arith.constant 4 : index
+          %1805 = arith.addi %1793, %1804 : index
+          %1806 = vector.load %m[%1805, %1792] : memref<?x?xf32>, vector<8xf32>
+          %1807 = arith.constant 5 : index
+          %1808 = arith.addi %1793, %1807 : index
+          %1809 = vector.load %m[%1808, %1792] : memref<?x?xf32>, vector<8xf32>
+          %1810 = arith.constant 6 : index
+          %1811 = arith.addi %1793, %1810 : index
+          %1812 = vector.load %m[%1811, %1792] : memref<?x?xf32>, vector<8xf32>
+          %1813 = arith.constant 7 : index
+          %1814 = arith.addi %1793, %1813 : index
+          %1815 = vector.load %m[%1814, %1792] : memref<?x?xf32>, vector<8xf32>
+          %1816 = vector.shuffle %1794, %1797 [0, 8, 1, 9, 4, 12, 5, 13] : vector<8xf32>, vector<8xf32>
+          %1817 = vector.shuffle %1794, %1797 [2, 10, 3, 11, 6, 14, 7, 15] : vector<8xf32>, vector<8xf32>
+          %1818 = vector.shuffle %1800, %1803 [0, 8, 1, 9, 4, 12, 5, 13] : vector<8xf32>, vector<8xf32>
+          %1819 = vector.shuffle %1800, %1803 [2, 10, 3, 11, 6, 14, 7, 15] : vector<8xf32>, vector<8xf32>
+          %1820 = vector.shuffle %1806, %1809 [0, 8, 1, 9, 4, 12, 5, 13] : vector<8xf32>, vector<8xf32>
+          %1821 = vector.shuffle %1806, %1809 [2, 10, 3, 11, 6, 14, 7, 15] : vector<8xf32>, vector<8xf32>
+          %1822 = vector.shuffle %1812, %1815 [0, 8, 1, 9, 4, 12, 5, 13] : vector<8xf32>, vector<8xf32>
+          %1823 = vector.shuffle %1812, %1815 [2, 10, 3, 11, 6, 14, 7, 15] : vector<8xf32>, vector<8xf32>
+          %1824 = vector.shuffle %1816, %1818 [0, 1, 8, 9, 4, 5, 12, 13] : vector<8xf32>, vector<8xf32>
+          %1825 = vector.shuffle %1816, %1818 [2, 3, 10, 11, 6, 7, 14, 15] : vector<8xf32>, vector<8xf32>
+          %1826 = vector.shuffle %1817, %1819 [0, 1, 8, 9, 4, 5, 12, 13] : vector<8xf32>, vector<8xf32>
+          %1827 = vector.shuffle %1817, %1819 [2, 3, 10, 11, 6, 7, 14, 15] : vector<8xf32>, vector<8xf32>
+          %1828 = vector.shuffle %1820, %1822 [0, 1, 8, 9, 4, 5, 12, 13] : vector<8xf32>, vector<8xf32>
+          %1829 = vector.shuffle %1820, %1822 [2, 3, 10, 11, 6, 7, 14, 15] : vector<8xf32>, vector<8xf32>
+          %1830 = vector.shuffle %1821, %1823 [0, 1, 8, 9, 4, 5, 12, 13] : vector<8xf32>, vector<8xf32>
+          %1831 = vector.shuffle %1821, %1823 [2, 3, 10, 11, 6, 7, 14, 15] : vector<8xf32>, vector<8xf32>
+          %1832 = vector.shuffle %1824, %1828 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
           %1833 = vector.shuffle %1825, %1829 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
           %1834 = vector.shuffle %1826, %1830 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
           %1835 = vector.shuffle %1827, %1831 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
-          %1836 = vector.shuffle %1828, %1832 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
+          %1836 = vector.shuffle %1824, %1828 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
           %1837 = vector.shuffle %1825, %1829 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
           %1838 = vector.shuffle %1826, %1830 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
           %1839 = vector.shuffle %1827, %1831 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
-          %1840 = vector.shuffle %1828, %1832 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
-          %1841 = arith.constant 0 : index
-          vector.store %1833, %1792[%1841, %1780] : memref<8x16xf32>, vector<8xf32>
-          %1842 = arith.constant 1 : index
-          vector.store %1834, %1792[%1842, %1780] : memref<8x16xf32>, vector<8xf32>
-          %1843 = arith.constant 2 : index
-          vector.store %1835, %1792[%1843, %1780] : memref<8x16xf32>, vector<8xf32>
-          %1844 = arith.constant 3 : index
-          vector.store %1836, %1792[%1844, %1780] : memref<8x16xf32>, vector<8xf32>
-          %1845 = arith.constant 4 : index
-          vector.store %1837, %1792[%1845, %1780] : memref<8x16xf32>, vector<8xf32>
-          %1846 = arith.constant 5 : index
-          vector.store %1838, %1792[%1846, %1780] : memref<8x16xf32>, vector<8xf32>
-          %1847 = arith.constant 6 : index
-          vector.store %1839, %1792[%1847, %1780] : memref<8x16xf32>, vector<8xf32>
-          %1848 = arith.constant 7 : index
-          vector.store %1840, %1792[%1848, %1780] : memref<8x16xf32>, vector<8xf32>
-          %1849 = arith.constant 8 : index
-          %1850 = arith.addi %1794, %1849 : index
-          %1851 = vector.load %m[%1850, %1793] : memref<?x?xf32>, vector<8xf32>
-          %1852 = arith.constant 9 : index
-          %1853 = arith.addi %1794, %1852 : index
-          %1854 = vector.load %m[%1853, %1793] : memref<?x?xf32>, vector<8xf32>
-          %1855 = arith.constant 10 : index
-          %1856 = arith.addi %1794, %1855 : index
-          %1857 = vector.load %m[%1856, %1793] : memref<?x?xf32>, vector<8xf32>
-          %1858 = arith.constant 11 : index
-          %1859 = arith.addi %1794, %1858 : index
-          %1860 = vector.load %m[%1859, %1793] : memref<?x?xf32>, vector<8xf32>
-          %1861 = arith.constant 12 : index
-          %1862 = arith.addi %1794, %1861 : index
-          %1863 = vector.load %m[%1862, %1793] : memref<?x?xf32>, vector<8xf32>
-          %1864 = arith.constant 13 : index
-          %1865 = arith.addi %1794, %1864 : index
-          %1866 = vector.load %m[%1865, %1793] : memref<?x?xf32>, vector<8xf32>
-          %1867 = arith.constant 14 : index
-          %1868 = arith.addi %1794, %1867 : index
-          %1869 = vector.load %m[%1868, %1793] : memref<?x?xf32>, vector<8xf32>
-          %1870 = arith.constant 15 : index
-          %1871 = arith.addi %1794, %1870 : index
-          %1872 = vector.load %m[%1871, %1793] : memref<?x?xf32>, vector<8xf32>
-          %1873 = vector.shuffle %1851, %1854 [0, 8, 1, 9, 4, 12, 5, 13] : vector<8xf32>, vector<8xf32>
-          %1874 = vector.shuffle %1851, %1854 [2, 10, 3, 11, 6, 14, 7, 15] : vector<8xf32>, vector<8xf32>
-          %1875 = vector.shuffle %1857, %1860 [0, 8, 1, 9, 4, 12, 5, 13] : vector<8xf32>, vector<8xf32>
-          %1876 = vector.shuffle %1857, %1860 [2, 10, 3, 11, 6, 14, 7, 15] : vector<8xf32>, vector<8xf32>
-          %1877 = vector.shuffle %1863, %1866 [0, 8, 1, 9, 4, 12, 5, 13] : vector<8xf32>, vector<8xf32>
-          %1878 = vector.shuffle %1863, %1866 [2, 10, 3, 11, 6, 14, 7, 15] : vector<8xf32>, vector<8xf32>
-          %1879 = vector.shuffle %1869, %1872 [0, 8, 1, 9, 4, 12, 5, 13] : vector<8xf32>, vector<8xf32>
-          %1880 = vector.shuffle %1869, %1872 [2, 10, 3, 11, 6, 14, 7, 15] : vector<8xf32>, vector<8xf32>
-          %1881 = vector.shuffle %1873, %1875 [0, 1, 8, 9, 4, 5, 12, 13] : vector<8xf32>, vector<8xf32>
-          %1882 = vector.shuffle %1873, %1875 [2, 3, 10, 11, 6, 7, 14, 15] : vector<8xf32>, vector<8xf32>
-          %1883 = vector.shuffle %1874, %1876 [0, 1, 8, 9, 4, 5, 12, 13] : vector<8xf32>, vector<8xf32>
-          %1884 = vector.shuffle %1874, %1876 [2, 3, 10, 11, 6, 7, 14, 15] : vector<8xf32>, vector<8xf32>
-          %1885 = vector.shuffle %1877, %1879 [0, 1, 8, 9, 4, 5, 12, 13] : vector<8xf32>, vector<8xf32>
-          %1886 = vector.shuffle %1877, %1879 [2, 3, 10, 11, 6, 7, 14, 15] : vector<8xf32>, vector<8xf32>
-          %1887 = vector.shuffle %1878, %1880 [0, 1, 8, 9, 4, 5, 12, 13] : vector<8xf32>, vector<8xf32>
-          %1888 = vector.shuffle %1878, %1880 [2, 3, 10, 11, 6, 7, 14, 15] : vector<8xf32>, vector<8xf32>
+          %1840 = arith.constant 0 : index
+          vector.store %1832, %1791[%1840, %1779] : memref<8x16xf32>, vector<8xf32>
+          %1841 = arith.constant 1 : index
+          vector.store %1833, %1791[%1841, %1779] : memref<8x16xf32>, vector<8xf32>
+          %1842 = arith.constant 2 : index
+          vector.store %1834, %1791[%1842, %1779] : memref<8x16xf32>, vector<8xf32>
+          %1843 = arith.constant 3 : index
+          vector.store %1835, %1791[%1843, %1779] : memref<8x16xf32>, vector<8xf32>
+          %1844 = arith.constant 4 : index
+          vector.store %1836, %1791[%1844, %1779] : memref<8x16xf32>, vector<8xf32>
+          %1845 = arith.constant 5 : index
+          vector.store %1837, %1791[%1845, %1779] : memref<8x16xf32>, vector<8xf32>
+          %1846 = arith.constant 6 : index
+          vector.store %1838, %1791[%1846, %1779] : memref<8x16xf32>, vector<8xf32>
+          %1847 = arith.constant 7 : index
+          vector.store %1839, %1791[%1847, %1779] : memref<8x16xf32>, vector<8xf32>
+          %1848 = arith.constant 8 : index
+          %1849 = arith.addi %1793, %1848 : index
+          %1850 = vector.load %m[%1849, %1792] : memref<?x?xf32>, vector<8xf32>
+          %1851 = arith.constant 9 : index
+          %1852 = arith.addi %1793, %1851 : index
+          %1853 = vector.load %m[%1852, %1792] : memref<?x?xf32>, vector<8xf32>
+          %1854 = arith.constant 10 : index
+          %1855 = arith.addi %1793, %1854 : index
+          %1856 = vector.load %m[%1855, %1792] : memref<?x?xf32>, vector<8xf32>
+          %1857 = arith.constant 11 : index
+          %1858 = arith.addi %1793, %1857 : index
+          %1859 = vector.load %m[%1858, %1792] : memref<?x?xf32>, vector<8xf32>
+          %1860 = arith.constant 12 : index
+          %1861 = arith.addi %1793, %1860 : index
+          %1862 = vector.load %m[%1861, %1792] : memref<?x?xf32>, vector<8xf32>
+          %1863 = arith.constant 13 : index
+          %1864 = arith.addi %1793, %1863 : index
+          %1865 = vector.load %m[%1864, %1792] : memref<?x?xf32>, vector<8xf32>
+          %1866 = arith.constant 14 : index
+          %1867 = arith.addi %1793, %1866 : index
+          %1868 = vector.load %m[%1867, %1792] : memref<?x?xf32>, vector<8xf32>
+          %1869 = arith.constant 15 : index
+          %1870 = arith.addi %1793, %1869 : index
+          %1871 = vector.load %m[%1870, %1792] : memref<?x?xf32>, vector<8xf32>
+          %1872 = vector.shuffle %1850, %1853 [0, 8, 1, 9, 4, 12, 5, 13] : vector<8xf32>, vector<8xf32>
+          %1873 = vector.shuffle %1850, %1853 [2, 10, 3, 11, 6, 14, 7, 15] : vector<8xf32>, vector<8xf32>
+          %1874 = vector.shuffle %1856, %1859 [0, 8, 1, 9, 4, 12, 5, 13] : vector<8xf32>, vector<8xf32>
+          %1875 = vector.shuffle %1856, %1859 [2, 10, 3, 11, 6, 14, 7, 15] : vector<8xf32>, vector<8xf32>
+          %1876 = vector.shuffle %1862, %1865 [0, 8, 1, 9, 4, 12, 5, 13] : vector<8xf32>, vector<8xf32>
+          %1877 = vector.shuffle %1862, %1865 [2, 10, 3, 11, 6, 14, 7, 15] : vector<8xf32>, vector<8xf32>
+          %1878 = vector.shuffle %1868, %1871 [0, 8, 1, 9, 4, 12, 5, 13] : vector<8xf32>, vector<8xf32>
+          %1879 = vector.shuffle %1868, %1871 [2, 10, 3, 11, 6, 14, 7, 15] : vector<8xf32>, vector<8xf32>
+          %1880 = vector.shuffle %1872, %1874 [0, 1, 8, 9, 4, 5, 12, 13] : vector<8xf32>, vector<8xf32>
+          %1881 = vector.shuffle %1872, %1874 [2, 3, 10, 11, 6, 7, 14, 15] : vector<8xf32>, vector<8xf32>
+          %1882 = vector.shuffle %1873, %1875 [0, 1, 8, 9, 4, 5, 12, 13] : vector<8xf32>, vector<8xf32>
+          %1883 = vector.shuffle %1873, %1875 [2, 3, 10, 11, 6, 7, 14, 15] : vector<8xf32>, vector<8xf32>
+          %1884 = vector.shuffle %1876, %1878 [0, 1, 8, 9, 4, 5, 12, 13] : vector<8xf32>, vector<8xf32>
+          %1885 = vector.shuffle %1876, %1878 [2, 3, 10, 11, 6, 7, 14, 15] : vector<8xf32>, vector<8xf32>
+          %1886 = vector.shuffle %1877, %1879 [0, 1, 8, 9, 4, 5, 12, 13] : vector<8xf32>, vector<8xf32>
+          %1887 = vector.shuffle %1877, %1879 [2, 3, 10, 11, 6, 7, 14, 15] : vector<8xf32>, vector<8xf32>
+          %1888 = vector.shuffle %1880, %1884 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
           %1889 = vector.shuffle %1881, %1885 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
           %1890 = vector.shuffle %1882, %1886 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
           %1891 = vector.shuffle %1883, %1887 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
-          %1892 = vector.shuffle %1884, %1888 [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
+          %1892 = vector.shuffle %1880, %1884 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
           %1893 = vector.shuffle %1881, %1885 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
           %1894 = vector.shuffle %1882, %1886 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
           %1895 = vector.shuffle %1883, %1887 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
-          %1896 = vector.shuffle %1884, %1888 [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
-          %1897 = arith.constant 0 : index
-          vector.store %1889, %1792[%1897, %1782] : memref<8x16xf32>, vector<8xf32>
-          %1898 = arith.constant 1 : index
-          vector.store %1890, %1792[%1898, %1782] : memref<8x16xf32>, vector<8xf32>
-          %1899 = arith.constant 2 : index
-          vector.store %1891, %1792[%1899, %1782] : memref<8x16xf32>, vector<8xf32>
-          %1900 = arith.constant 3 : index
-          vector.store %1892, %1792[%1900, %1782] : memref<8x16xf32>, vector<8xf32>
-          %1901 = arith.constant 4 : index
-          vector.store %1893, %1792[%1901, %1782] : memref<8x16xf32>, vector<8xf32>
-          %1902 = arith.constant 5 : index
-          vector.store %1894, %1792[%1902, %1782] : memref<8x16xf32>, vector<8xf32>
-          %1903 = arith.constant 6 : index
-          vector.store %1895, %1792[%1903, %1782] : memref<8x16xf32>, vector<8xf32>
-          %1904 = arith.constant 7 : index
-          vector.store %1896, %1792[%1904, %1782] : memref<8x16xf32>, vector<8xf32>
-          scf.for %1905 = %1780 to %1782 step %1781 {
-            scf.for %1906 = %1780 to %1783 step %1781 {
+          %1896 = arith.constant 0 : index
+          vector.store %1888, %1791[%1896, %1781] : memref<8x16xf32>, vector<8xf32>
+          %1897 = arith.constant 1 : index
+          vector.store %1889, %1791[%1897, %1781] : memref<8x16xf32>, vector<8xf32>
+          %1898 = arith.constant 2 : index
+          vector.store %1890, %1791[%1898, %1781] : memref<8x16xf32>, vector<8xf32>
+          %1899 = arith.constant 3 : index
+          vector.store %1891, %1791[%1899, %1781] : memref<8x16xf32>, vector<8xf32>
+          %1900 = arith.constant 4 : index
+          vector.store %1892, %1791[%1900, %1781] : memref<8x16xf32>, vector<8xf32>
+          %1901 = arith.constant 5 : index
+          vector.store %1893, %1791[%1901, %1781] : memref<8x16xf32>, vector<8xf32>
+          %1902 = arith.constant 6 : index
+          vector.store %1894, %1791[%1902, %1781] : memref<8x16xf32>, vector<8xf32>
+          %1903 = arith.constant 7 : index
+          vector.store %1895, %1791[%1903, %1781] : memref<8x16xf32>, vector<8xf32>
+          scf.for %1904 = %1779 to %1781 step %1780 {
+            scf.for %1905 = %1779 to %1782 step %1780 {
+              %1906 = arith.addi %1792, %1904 : index
               %1907 = arith.addi %1793, %1905 : index
-              %1908 = arith.addi %1794, %1906 : index
-              %1909 = memref.load %1792[%1905, %1906] : memref<8x16xf32>
-              %1910 = arith.constant 0.0 : f32
-              %1911 = arith.cmpf ogt, %1909, %1910 : f32
-              %1912 = math.exp %1909 : f32
-              %1913 = arith.constant 1.0 : f32
-              %1914 = arith.cmpf oeq, %1912, %1913 : f32
-              %1915 = math.exp %1909 : f32
-              %1916 = arith.constant 1.0 : f32
-              %1917 = arith.subf %1915, %1916 : f32
-              %1918 = arith.constant 1.0 : f32
-              %1919 = arith.negf %1918 : f32
-              %1920 = arith.cmpf oeq, %1917, %1919 : f32
-              %1921 = arith.constant 1.0 : f32
-              %1922 = arith.negf %1921 : f32
-              %1923 = math.exp %1909 : f32
-              %1924 = arith.constant 0x7F800000 : f32
-              %1925 = arith.cmpf oeq, %1923, %1924 : f32
-              %1926 = math.exp %1909 : f32
-              %1927 = math.exp %1909 : f32
-              %1928 = arith.constant 1.0 : f32
-              %1929 = arith.subf %1927, %1928 : f32
-              %1930 = math.exp %1909 : f32
-              %1931 = math.log %1930 : f32
-              %1932 = arith.divf %1909, %1931 : f32
-              %1933 = arith.mulf %1929, %1932 : f32
-              %1934 = arith.select %1925, %1926, %1933 : f32
-              %1935 = arith.select %1920, %1922, %1934 : f32
-              %1936 = arith.select %1914, %1909, %1935 : f32
-              %1937 = arith.select %1911, %1909, %1936 : f32
-              memref.store %1937, %t[%1907, %1908] : memref<?x?xf32>
+              %1908 = memref.load %1791[%1904, %1905] : memref<8x16xf32>
+              %1909 = arith.constant 0.0 : f32
+              %1910 = arith.cmpf ogt, %1908, %1909 : f32
+              %1911 = math.exp %1908 : f32
+              %1912 = arith.constant 1.0 : f32
+              %1913 = arith.cmpf oeq, %1911, %1912 : f32
+              %1914 = math.exp %1908 : f32
+              %1915 = arith.constant 1.0 : f32
+              %1916 = arith.subf %1914, %1915 : f32
+              %1917 = arith.constant 1.0 : f32
+              %1918 = arith.negf %1917 : f32
+              %1919 = arith.cmpf oeq, %1916, %1918 : f32
+              %1920 = arith.constant 1.0 : f32
+              %1921 = arith.negf %1920 : f32
+              %1922 = math.exp %1908 : f32
+              %1923 = arith.constant 0x7F800000 : f32
+              %1924 = arith.cmpf oeq, %1922, %1923 : f32
+              %1925 = math.exp %1908 : f32
+              %1926 = math.exp %1908 : f32
+              %1927 = arith.constant 1.0 : f32
+              %1928 = arith.subf %1926, %1927 : f32
+              %1929 = math.exp %1908 : f32
+              %1930 = math.log %1929 : f32
+              %1931 = arith.divf %1908, %1930 : f32
+              %1932 = arith.mulf %1928, %1931 : f32
+              %1933 = arith.select %1924, %1925, %1932 : f32
+              %1934 = arith.select %1919, %1921, %1933 : f32
+              %1935 = arith.select %1913, %1908, %1934 : f32
+              %1936 = arith.select %1910, %1908, %1935 : f32
+              memref.store %1936, %t[%1906, %1907] : memref<?x?xf32>
             }
           }
         }
-        %1939 = arith.addi %1793, %1782 : index
-        scf.for %1938 = %1793 to %1939 step %1781 {
-          scf.for %1940 = %1791 to %1779 step %1781 {
-            %1941 = memref.load %m[%1940, %1938] : memref<?x?xf32>
-            %1942 = arith.constant 0.0 : f32
-            %1943 = arith.cmpf ogt, %1941, %1942 : f32
-            %1944 = memref.load %m[%1940, %1938] : memref<?x?xf32>
-            %1945 = memref.load %m[%1940, %1938] : memref<?x?xf32>
-            %1946 = math.exp %1945 : f32
-            %1947 = arith.constant 1.0 : f32
-            %1948 = arith.cmpf oeq, %1946, %1947 : f32
-            %1949 = memref.load %m[%1940, %1938] : memref<?x?xf32>
-            %1950 = memref.load %m[%1940, %1938] : memref<?x?xf32>
-            %1951 = math.exp %1950 : f32
-            %1952 = arith.constant 1.0 : f32
-            %1953 = arith.subf %1951, %1952 : f32
-            %1954 = arith.constant 1.0 : f32
-            %1955 = arith.negf %1954 : f32
-            %1956 = arith.cmpf oeq, %1953, %1955 : f32
-            %1957 = arith.constant 1.0 : f32
-            %1958 = arith.negf %1957 : f32
-            %1959 = memref.load %m[%1940, %1938] : memref<?x?xf32>
-            %1960 = math.exp %1959 : f32
-            %1961 = arith.constant 0x7F800000 : f32
-            %1962 = arith.cmpf oeq, %1960, %1961 : f32
-            %1963 = memref.load %m[%1940, %1938] : memref<?x?xf32>
-            %1964 = math.exp %1963 : f32
-            %1965 = memref.load %m[%1940, %1938] : memref<?x?xf32>
-            %1966 = math.exp %1965 : f32
-            %1967 = arith.constant 1.0 : f32
-            %1968 = arith.subf %1966, %1967 : f32
-            %1969 = memref.load %m[%1940, %1938] : memref<?x?xf32>
-            %1970 = memref.load %m[%1940, %1938] : memref<?x?xf32>
-            %1971 = math.exp %1970 : f32
-            %1972 = math.log %1971 : f32
-            %1973 = arith.divf %1969, %1972 : f32
-            %1974 = arith.mulf %1968, %1973 : f32
-            %1975 = arith.select %1962, %1964, %1974 : f32
-            %1976 = arith.select %1956, %1958, %1975 : f32
-            %1977 = arith.select %1948, %1949, %1976 : f32
-            %1978 = arith.select %1943, %1944, %1977 : f32
-            memref.store %1978, %t[%1938, %1940] : memref<?x?xf32>
+        %1938 = arith.addi %1792, %1781 : index
+        scf.for %1937 = %1792 to %1938 step %1780 {
+          scf.for %1939 = %1790 to %1778 step %1780 {
+            %1940 = memref.load %m[%1939, %1937] : memref<?x?xf32>
+            %1941 = arith.constant 0.0 : f32
+            %1942 = arith.cmpf ogt, %1940, %1941 : f32
+            %1943 = memref.load %m[%1939, %1937] : memref<?x?xf32>
+            %1944 = memref.load %m[%1939, %1937] : memref<?x?xf32>
+            %1945 = math.exp %1944 : f32
+            %1946 = arith.constant 1.0 : f32
+            %1947 = arith.cmpf oeq, %1945, %1946 : f32
+            %1948 = memref.load %m[%1939, %1937] : memref<?x?xf32>
+            %1949 = memref.load %m[%1939, %1937] : memref<?x?xf32>
+            %1950 = math.exp %1949 : f32
+            %1951 = arith.constant 1.0 : f32
+            %1952 = arith.subf %1950, %1951 : f32
+            %1953 = arith.constant 1.0 : f32
+            %1954 = arith.negf %1953 : f32
+            %1955 = arith.cmpf oeq, %1952, %1954 : f32
+            %1956 = arith.constant 1.0 : f32
+            %1957 = arith.negf %1956 : f32
+            %1958 = memref.load %m[%1939, %1937] : memref<?x?xf32>
+            %1959 = math.exp %1958 : f32
+            %1960 = arith.constant 0x7F800000 : f32
+            %1961 = arith.cmpf oeq, %1959, %1960 : f32
+            %1962 = memref.load %m[%1939, %1937] : memref<?x?xf32>
+            %1963 = math.exp %1962 : f32
+            %1964 = memref.load %m[%1939, %1937] : memref<?x?xf32>
+            %1965 = math.exp %1964 : f32
+            %1966 = arith.constant 1.0 : f32
+            %1967 = arith.subf %1965, %1966 : f32
+            %1968 = memref.load %m[%1939, %1937] : memref<?x?xf32>
+            %1969 = memref.load %m[%1939, %1937] : memref<?x?xf32>
+            %1970 = math.exp %1969 : f32
+            %1971 = math.log %1970 : f32
+            %1972 = arith.divf %1968, %1971 : f32
+            %1973 = arith.mulf %1967, %1972 : f32
+            %1974 = arith.select %1961, %1963, %1973 : f32
+            %1975 = arith.select %1955, %1957, %1974 : f32
+            %1976 = arith.select %1947, %1948, %1975 : f32
+            %1977 = arith.select %1942, %1943, %1976 : f32
+            memref.store %1977, %t[%1937, %1939] : memref<?x?xf32>
           }
         }
       }
-      scf.for %1979 = %1787 to %1777 step %1771 {
-        scf.for %1980 = %1775 to %1779 step %1771 {
-          %1981 = memref.load %m[%1980, %1979] : memref<?x?xf32>
-          %1982 = arith.constant 0.0 : f32
-          %1983 = arith.cmpf ogt, %1981, %1982 : f32
-          %1984 = memref.load %m[%1980, %1979] : memref<?x?xf32>
-          %1985 = memref.load %m[%1980, %1979] : memref<?x?xf32>
-          %1986 = math.exp %1985 : f32
-          %1987 = arith.constant 1.0 : f32
-          %1988 = arith.cmpf oeq, %1986, %1987 : f32
-          %1989 = memref.load %m[%1980, %1979] : memref<?x?xf32>
-          %1990 = memref.load %m[%1980, %1979] : memref<?x?xf32>
-          %1991 = math.exp %1990 : f32
-          %1992 = arith.constant 1.0 : f32
-          %1993 = arith.subf %1991, %1992 : f32
-          %1994 = arith.constant 1.0 : f32
-          %1995 = arith.negf %1994 : f32
-          %1996 = arith.cmpf oeq, %1993, %1995 : f32
-          %1997 = arith.constant 1.0 : f32
-          %1998 = arith.negf %1997 : f32
-          %1999 = memref.load %m[%1980, %1979] : memref<?x?xf32>
-          %2000 = math.exp %1999 : f32
-          %2001 = arith.constant 0x7F800000 : f32
-          %2002 = arith.cmpf oeq, %2000, %2001 : f32
-          %2003 = memref.load %m[%1980, %1979] : memref<?x?xf32>
-          %2004 = math.exp %2003 : f32
-          %2005 = memref.load %m[%1980, %1979] : memref<?x?xf32>
-          %2006 = math.exp %2005 : f32
-          %2007 = arith.constant 1.0 : f32
-          %2008 = arith.subf %2006, %2007 : f32
-          %2009 = memref.load %m[%1980, %1979] : memref<?x?xf32>
-          %2010 = memref.load %m[%1980, %1979] : memref<?x?xf32>
-          %2011 = math.exp %2010 : f32
-          %2012 = math.log %2011 : f32
-          %2013 = arith.divf %2009, %2012 : f32
-          %2014 = arith.mulf %2008, %2013 : f32
-          %2015 = arith.select %2002, %2004, %2014 : f32
-          %2016 = arith.select %1996, %1998, %2015 : f32
-          %2017 = arith.select %1988, %1989, %2016 : f32
-          %2018 = arith.select %1983, %1984, %2017 : f32
-          memref.store %2018, %t[%1979, %1980] : memref<?x?xf32>
+      scf.for %1978 = %1786 to %1776 step %1770 {
+        scf.for %1979 = %1774 to %1778 step %1770 {
+          %1980 = memref.load %m[%1979, %1978] : memref<?x?xf32>
+          %1981 = arith.constant 0.0 : f32
+          %1982 = arith.cmpf ogt, %1980, %1981 : f32
+          %1983 = memref.load %m[%1979, %1978] : memref<?x?xf32>
+          %1984 = memref.load %m[%1979, %1978] : memref<?x?xf32>
+          %1985 = math.exp %1984 : f32
+          %1986 = arith.constant 1.0 : f32
+          %1987 = arith.cmpf oeq, %1985, %1986 : f32
+          %1988 = memref.load %m[%1979, %1978] : memref<?x?xf32>
+          %1989 = memref.load %m[%1979, %1978] : memref<?x?xf32>
+          %1990 = math.exp %1989 : f32
+          %1991 = arith.constant 1.0 : f32
+          %1992 = arith.subf %1990, %1991 : f32
+          %1993 = arith.constant 1.0 : f32
+          %1994 = arith.negf %1993 : f32
+          %1995 = arith.cmpf oeq, %1992, %1994 : f32
+          %1996 = arith.constant 1.0 : f32
+          %1997 = arith.negf %1996 : f32
+          %1998 = memref.load %m[%1979, %1978] : memref<?x?xf32>
+          %1999 = math.exp %1998 : f32
+          %2000 = arith.constant 0x7F800000 : f32
+          %2001 = arith.cmpf oeq, %1999, %2000 : f32
+          %2002 = memref.load %m[%1979, %1978] : memref<?x?xf32>
+          %2003 = math.exp %2002 : f32
+          %2004 = memref.load %m[%1979, %1978] : memref<?x?xf32>
+          %2005 = math.exp %2004 : f32
+          %2006 = arith.constant 1.0 : f32
+          %2007 = arith.subf %2005, %2006 : f32
+          %2008 = memref.load %m[%1979, %1978] : memref<?x?xf32>
+          %2009 = memref.load %m[%1979, %1978] : memref<?x?xf32>
+          %2010 = math.exp %2009 : f32
+          %2011 = math.log %2010 : f32
+          %2012 = arith.divf %2008, %2011 : f32
+          %2013 = arith.mulf %2007, %2012 : f32
+          %2014 = arith.select %2001, %2003, %2013 : f32
+          %2015 = arith.select %1995, %1997, %2014 : f32
+          %2016 = arith.select %1987, %1988, %2015 : f32
+          %2017 = arith.select %1982, %1983, %2016 : f32
+          memref.store %2017, %t[%1978, %1979] : memref<?x?xf32>
         }
       }
       scf.reduce
     }
     // Statements 8 to 9 fused: row by row, in parallel blocks of rows.
-    %2019 = arith.constant 4 : index
-    %2020 = arith.muli %2019, %H : index
-    %2021 = arith.muli %2020, %W : index
-    %2022 = arith.constant 4 : index
-    %2023 = arith.muli %2022, %H : index
-    %2024 = arith.addi %2021, %2023 : index
-    %2025 = arith.constant 4 : index
-    %2026 = arith.muli %2025, %H : index
-    %2027 = arith.muli %2026, %W : index
-    %2028 = arith.addi %2024, %2027 : index
-    %2029 = arith.constant 50331648 : index
-    %2030 = arith.cmpi sge, %2028, %2029 : index
-    %2031 = arith.constant 0 : index
-    %2032 = arith.constant 1 : index
-    %2033 = arith.constant 63 : index
-    %2034 = arith.addi %H, %2033 : index
-    %2035 = arith.constant 64 : index
-    %2036 = arith.divui %2034, %2035 : index
-    %2037 = arith.constant 1 : index
-    %2038 = arith.maxsi %2036, %2037 : index
-    scf.parallel (%2039) = (%2031) to (%H) step (%2038) {
-      %2040 = arith.addi %2039, %2038 : index
-      %2041 = arith.minsi %2040, %H : index
-      %2042 = memref.alloca() : memref<16xf32>
-      scf.for %2043 = %2039 to %2041 step %2032 {
-        %2044 = arith.addi %2043, %2032 : index
-        %2045 = arith.subi %H, %2032 : index
-        %2046 = arith.minsi %2044, %2045 : index
-        %2047 = memref.subview %m[%2043, 0] [1, %W] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
-        %2048 = memref.subview %mx[%2043] [1] [1] : memref<?xf32> to memref<f32, strided<[], offset: ?>>
-        %2049 = memref.subview %p[%2043, 0] [1, %W] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
+    %2018 = arith.constant 4 : index
+    %2019 = arith.muli %2018, %H : index
+    %2020 = arith.muli %2019, %W : index
+    %2021 = arith.constant 4 : index
+    %2022 = arith.muli %2021, %H : index
+    %2023 = arith.addi %2020, %2022 : index
+    %2024 = arith.constant 4 : index
+    %2025 = arith.muli %2024, %H : index
+    %2026 = arith.muli %2025, %W : index
+    %2027 = arith.addi %2023, %2026 : index
+    %2028 = arith.constant 50331648 : index
+    %2029 = arith.cmpi sge, %2027, %2028 : index
+    %2030 = arith.constant 0 : index
+    %2031 = arith.constant 1 : index
+    %2032 = arith.constant 63 : index
+    %2033 = arith.addi %H, %2032 : index
+    %2034 = arith.constant 64 : index
+    %2035 = arith.divui %2033, %2034 : index
+    %2036 = arith.constant 1 : index
+    %2037 = arith.maxsi %2035, %2036 : index
+    scf.parallel (%2038) = (%2030) to (%H) step (%2037) {
+      %2039 = arith.addi %2038, %2037 : index
+      %2040 = arith.minsi %2039, %H : index
+      %2041 = memref.alloca() : memref<16xf32>
+      scf.for %2042 = %2038 to %2040 step %2031 {
+        %2043 = arith.addi %2042, %2031 : index
+        %2044 = arith.subi %H, %2031 : index
+        %2045 = arith.minsi %2043, %2044 : index
+        %2046 = memref.subview %m[%2042, 0] [1, %W] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
+        %2047 = memref.subview %mx[%2042] [1] [1] : memref<?xf32> to memref<f32, strided<[], offset: ?>>
+        %2048 = memref.subview %p[%2042, 0] [1, %W] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
         // mx[i] = max(j in 0..W: m[i, j])
-        %2050 = arith.constant 0xFF800000 : f32
-        linalg.fill ins(%2050 : f32) outs(%2048 : memref<f32, strided<[], offset: ?>>)
-        %2051 = arith.constant 0 : index
-        %2052 = arith.subi %W, %2051 : index
-        %2053 = arith.constant 0 : index
-        %2054 = arith.maxsi %2052, %2053 : index
-        %2055 = arith.constant 0 : index
-        %2056 = memref.reinterpret_cast %2048 to offset: [0], sizes: [%2054], strides: [%2055] : memref<f32, strided<[], offset: ?>> to memref<?xf32, strided<[?]>>
+        %2049 = arith.constant 0xFF800000 : f32
+        linalg.fill ins(%2049 : f32) outs(%2047 : memref<f32, strided<[], offset: ?>>)
+        %2050 = arith.constant 0 : index
+        %2051 = arith.subi %W, %2050 : index
+        %2052 = arith.constant 0 : index
+        %2053 = arith.maxsi %2051, %2052 : index
+        %2054 = arith.constant 0 : index
+        %2055 = memref.reinterpret_cast %2047 to offset: [0], sizes: [%2053], strides: [%2054] : memref<f32, strided<[], offset: ?>> to memref<?xf32, strided<[?]>>
         linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
-            ins(%2056, %2047 : memref<?xf32, strided<[?]>>, memref<?xf32, strided<[1], offset: ?>>)
-            outs(%2048 : memref<f32, strided<[], offset: ?>>) {
-          ^bb0(%2057: f32, %2058: f32, %2059: f32):
-          %2060 = arith.maximumf %2059, %2058 : f32
-          linalg.yield %2060 : f32
+            ins(%2055, %2046 : memref<?xf32, strided<[?]>>, memref<?xf32, strided<[1], offset: ?>>)
+            outs(%2047 : memref<f32, strided<[], offset: ?>>) {
+          ^bb0(%2056: f32, %2057: f32, %2058: f32):
+          %2059 = arith.maximumf %2058, %2057 : f32
+          linalg.yield %2059 : f32
         }
         // p[i, j] = select(m[i, j] > mx[i] - 1.0, exp(m[i, j] - mx[i]), 0.0)
-        scf.if %2030 {
+        scf.if %2029 {
           // Non-temporal stores: plain head and tail, whole 64-byte lines in between.
-          %2061 = arith.constant 4 : index
-          %2062, %2063, %2064, %2065 = memref.extract_strided_metadata %2049 : memref<?xf32, strided<[1], offset: ?>> -> memref<f32>, index, index, index
-          %2066 = memref.extract_aligned_pointer_as_index %2049 : memref<?xf32, strided<[1], offset: ?>> -> index
-          %2067 = arith.muli %2063, %2061 : index
-          %2068 = arith.addi %2066, %2067 : index
-          %2069 = arith.constant 64 : index
-          %2070 = arith.remui %2068, %2069 : index
-          %2071 = arith.subi %2069, %2070 : index
-          %2072 = arith.remui %2071, %2069 : index
-          %2073 = arith.divui %2072, %2061 : index
-          %2074 = arith.minsi %2073, %W : index
-          %2075 = arith.constant 16 : index
-          %2076 = arith.subi %W, %2074 : index
-          %2077 = arith.divui %2076, %2075 : index
-          %2078 = arith.muli %2077, %2075 : index
-          %2079 = arith.addi %2074, %2078 : index
-          %2080 = arith.constant 0 : index
-          %2081 = arith.constant 1 : index
-          %2082 = memref.subview %2049[%2080] [%2074] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
-          %2083 = arith.constant 0 : index
-          %2084 = memref.reinterpret_cast %2082 to offset: [0], sizes: [%2074], strides: [%2083] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+          %2060 = arith.constant 4 : index
+          %2061, %2062, %2063, %2064 = memref.extract_strided_metadata %2048 : memref<?xf32, strided<[1], offset: ?>> -> memref<f32>, index, index, index
+          %2065 = memref.extract_aligned_pointer_as_index %2048 : memref<?xf32, strided<[1], offset: ?>> -> index
+          %2066 = arith.muli %2062, %2060 : index
+          %2067 = arith.addi %2065, %2066 : index
+          %2068 = arith.constant 64 : index
+          %2069 = arith.remui %2067, %2068 : index
+          %2070 = arith.subi %2068, %2069 : index
+          %2071 = arith.remui %2070, %2068 : index
+          %2072 = arith.divui %2071, %2060 : index
+          %2073 = arith.minsi %2072, %W : index
+          %2074 = arith.constant 16 : index
+          %2075 = arith.subi %W, %2073 : index
+          %2076 = arith.divui %2075, %2074 : index
+          %2077 = arith.muli %2076, %2074 : index
+          %2078 = arith.addi %2073, %2077 : index
+          %2079 = arith.constant 0 : index
+          %2080 = arith.constant 1 : index
+          %2081 = memref.subview %2048[%2079] [%2073] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
+          %2082 = arith.constant 0 : index
+          %2083 = memref.reinterpret_cast %2081 to offset: [0], sizes: [%2073], strides: [%2082] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
           linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-              ins(%2084, %2048 : memref<?xf32, strided<[?]>>, memref<f32, strided<[], offset: ?>>)
-              outs(%2082 : memref<?xf32, strided<[1], offset: ?>>) {
-            ^bb0(%2085: f32, %2086: f32, %2087: f32):
-            %2088 = linalg.index 0 : index
-            %2089 = arith.addi %2088, %2080 : index
-            %2090 = memref.load %2047[%2089] : memref<?xf32, strided<[1], offset: ?>>
-            %2091 = arith.constant 1.0 : f32
-            %2092 = arith.subf %2086, %2091 : f32
-            %2093 = arith.cmpf ogt, %2090, %2092 : f32
-            %2094 = memref.load %2047[%2089] : memref<?xf32, strided<[1], offset: ?>>
-            %2095 = arith.subf %2094, %2086 : f32
-            %2096 = math.exp %2095 : f32
-            %2097 = arith.constant 0.0 : f32
-            %2098 = arith.select %2093, %2096, %2097 : f32
-            linalg.yield %2098 : f32
+              ins(%2083, %2047 : memref<?xf32, strided<[?]>>, memref<f32, strided<[], offset: ?>>)
+              outs(%2081 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%2084: f32, %2085: f32, %2086: f32):
+            %2087 = linalg.index 0 : index
+            %2088 = arith.addi %2087, %2079 : index
+            %2089 = memref.load %2046[%2088] : memref<?xf32, strided<[1], offset: ?>>
+            %2090 = arith.constant 1.0 : f32
+            %2091 = arith.subf %2085, %2090 : f32
+            %2092 = arith.cmpf ogt, %2089, %2091 : f32
+            %2093 = memref.load %2046[%2088] : memref<?xf32, strided<[1], offset: ?>>
+            %2094 = arith.subf %2093, %2085 : f32
+            %2095 = math.exp %2094 : f32
+            %2096 = arith.constant 0.0 : f32
+            %2097 = arith.select %2092, %2095, %2096 : f32
+            linalg.yield %2097 : f32
           }
-          scf.for %2099 = %2080 to %2077 step %2081 {
-            %2100 = arith.muli %2099, %2075 : index
-            %2101 = arith.addi %2074, %2100 : index
-            memref.prefetch %m[%2046, %2101], read, locality<3>, data : memref<?x?xf32>
-            %2102 = arith.constant 1024 : index
-            %2103 = arith.constant 1 : index
-            %2104 = arith.subi %W, %2103 : index
-            %2105 = arith.addi %2101, %2102 : index
-            %2106 = arith.minsi %2105, %2104 : index
-            memref.prefetch %2047[%2106], read, locality<3>, data : memref<?xf32, strided<[1], offset: ?>>
-            %2107 = arith.constant 0 : index
-            %2108 = memref.reinterpret_cast %2042 to offset: [0], sizes: [%2075], strides: [%2107] : memref<16xf32> to memref<?xf32, strided<[?]>>
+          scf.for %2098 = %2079 to %2076 step %2080 {
+            %2099 = arith.muli %2098, %2074 : index
+            %2100 = arith.addi %2073, %2099 : index
+            memref.prefetch %m[%2045, %2100], read, locality<3>, data : memref<?x?xf32>
+            %2101 = arith.constant 1024 : index
+            %2102 = arith.constant 1 : index
+            %2103 = arith.subi %W, %2102 : index
+            %2104 = arith.addi %2100, %2101 : index
+            %2105 = arith.minsi %2104, %2103 : index
+            memref.prefetch %2046[%2105], read, locality<3>, data : memref<?xf32, strided<[1], offset: ?>>
+            %2106 = arith.constant 0 : index
+            %2107 = memref.reinterpret_cast %2041 to offset: [0], sizes: [%2074], strides: [%2106] : memref<16xf32> to memref<?xf32, strided<[?]>>
             linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-                ins(%2108, %2048 : memref<?xf32, strided<[?]>>, memref<f32, strided<[], offset: ?>>)
-                outs(%2042 : memref<16xf32>) {
-              ^bb0(%2109: f32, %2110: f32, %2111: f32):
-              %2112 = linalg.index 0 : index
-              %2113 = arith.addi %2112, %2101 : index
-              %2114 = memref.load %2047[%2113] : memref<?xf32, strided<[1], offset: ?>>
-              %2115 = arith.constant 1.0 : f32
-              %2116 = arith.subf %2110, %2115 : f32
-              %2117 = arith.cmpf ogt, %2114, %2116 : f32
-              %2118 = memref.load %2047[%2113] : memref<?xf32, strided<[1], offset: ?>>
-              %2119 = arith.subf %2118, %2110 : f32
-              %2120 = math.exp %2119 : f32
-              %2121 = arith.constant 0.0 : f32
-              %2122 = arith.select %2117, %2120, %2121 : f32
-              linalg.yield %2122 : f32
+                ins(%2107, %2047 : memref<?xf32, strided<[?]>>, memref<f32, strided<[], offset: ?>>)
+                outs(%2041 : memref<16xf32>) {
+              ^bb0(%2108: f32, %2109: f32, %2110: f32):
+              %2111 = linalg.index 0 : index
+              %2112 = arith.addi %2111, %2100 : index
+              %2113 = memref.load %2046[%2112] : memref<?xf32, strided<[1], offset: ?>>
+              %2114 = arith.constant 1.0 : f32
+              %2115 = arith.subf %2109, %2114 : f32
+              %2116 = arith.cmpf ogt, %2113, %2115 : f32
+              %2117 = memref.load %2046[%2112] : memref<?xf32, strided<[1], offset: ?>>
+              %2118 = arith.subf %2117, %2109 : f32
+              %2119 = math.exp %2118 : f32
+              %2120 = arith.constant 0.0 : f32
+              %2121 = arith.select %2116, %2119, %2120 : f32
+              linalg.yield %2121 : f32
             }
-            %2123 = arith.constant 8 : index
-            %2124 = vector.load %2042[%2080] : memref<16xf32>, vector<8xf32>
-            %2125 = vector.load %2042[%2123] : memref<16xf32>, vector<8xf32>
-            %2126 = arith.muli %2101, %2061 : index
-            %2127 = arith.addi %2068, %2126 : index
-            %2128 = arith.index_cast %2127 : index to i64
-            %2129 = llvm.inttoptr %2128 : i64 to !llvm.ptr
+            %2122 = arith.constant 8 : index
+            %2123 = vector.load %2041[%2079] : memref<16xf32>, vector<8xf32>
+            %2124 = vector.load %2041[%2122] : memref<16xf32>, vector<8xf32>
+            %2125 = arith.muli %2100, %2060 : index
+            %2126 = arith.addi %2067, %2125 : index
+            %2127 = arith.index_cast %2126 : index to i64
+            %2128 = llvm.inttoptr %2127 : i64 to !llvm.ptr
+            llvm.store %2123, %2128 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+            %2129 = llvm.getelementptr %2128[32] : (!llvm.ptr) -> !llvm.ptr, i8
             llvm.store %2124, %2129 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
-            %2130 = llvm.getelementptr %2129[32] : (!llvm.ptr) -> !llvm.ptr, i8
-            llvm.store %2125, %2130 {alignment = 32 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
           }
-          %2131 = arith.subi %W, %2079 : index
-          %2132 = memref.subview %2049[%2079] [%2131] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
-          %2133 = arith.constant 0 : index
-          %2134 = memref.reinterpret_cast %2132 to offset: [0], sizes: [%2131], strides: [%2133] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+          %2130 = arith.subi %W, %2078 : index
+          %2131 = memref.subview %2048[%2078] [%2130] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
+          %2132 = arith.constant 0 : index
+          %2133 = memref.reinterpret_cast %2131 to offset: [0], sizes: [%2130], strides: [%2132] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
           linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-              ins(%2134, %2048 : memref<?xf32, strided<[?]>>, memref<f32, strided<[], offset: ?>>)
-              outs(%2132 : memref<?xf32, strided<[1], offset: ?>>) {
-            ^bb0(%2135: f32, %2136: f32, %2137: f32):
-            %2138 = linalg.index 0 : index
-            %2139 = arith.addi %2138, %2079 : index
-            %2140 = memref.load %2047[%2139] : memref<?xf32, strided<[1], offset: ?>>
-            %2141 = arith.constant 1.0 : f32
-            %2142 = arith.subf %2136, %2141 : f32
-            %2143 = arith.cmpf ogt, %2140, %2142 : f32
-            %2144 = memref.load %2047[%2139] : memref<?xf32, strided<[1], offset: ?>>
-            %2145 = arith.subf %2144, %2136 : f32
-            %2146 = math.exp %2145 : f32
-            %2147 = arith.constant 0.0 : f32
-            %2148 = arith.select %2143, %2146, %2147 : f32
-            linalg.yield %2148 : f32
+              ins(%2133, %2047 : memref<?xf32, strided<[?]>>, memref<f32, strided<[], offset: ?>>)
+              outs(%2131 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%2134: f32, %2135: f32, %2136: f32):
+            %2137 = linalg.index 0 : index
+            %2138 = arith.addi %2137, %2078 : index
+            %2139 = memref.load %2046[%2138] : memref<?xf32, strided<[1], offset: ?>>
+            %2140 = arith.constant 1.0 : f32
+            %2141 = arith.subf %2135, %2140 : f32
+            %2142 = arith.cmpf ogt, %2139, %2141 : f32
+            %2143 = memref.load %2046[%2138] : memref<?xf32, strided<[1], offset: ?>>
+            %2144 = arith.subf %2143, %2135 : f32
+            %2145 = math.exp %2144 : f32
+            %2146 = arith.constant 0.0 : f32
+            %2147 = arith.select %2142, %2145, %2146 : f32
+            linalg.yield %2147 : f32
           }
         } else {
-          %2149 = arith.constant 0 : index
-          %2150 = memref.reinterpret_cast %2049 to offset: [0], sizes: [%W], strides: [%2149] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
+          %2148 = arith.constant 0 : index
+          %2149 = memref.reinterpret_cast %2048 to offset: [0], sizes: [%W], strides: [%2148] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[?]>>
           linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-              ins(%2150, %2047, %2048 : memref<?xf32, strided<[?]>>, memref<?xf32, strided<[1], offset: ?>>, memref<f32, strided<[], offset: ?>>)
-              outs(%2049 : memref<?xf32, strided<[1], offset: ?>>) {
-            ^bb0(%2151: f32, %2152: f32, %2153: f32, %2154: f32):
-            %2155 = arith.constant 1.0 : f32
-            %2156 = arith.subf %2153, %2155 : f32
-            %2157 = arith.cmpf ogt, %2152, %2156 : f32
-            %2158 = arith.subf %2152, %2153 : f32
-            %2159 = math.exp %2158 : f32
-            %2160 = arith.constant 0.0 : f32
-            %2161 = arith.select %2157, %2159, %2160 : f32
-            linalg.yield %2161 : f32
+              ins(%2149, %2046, %2047 : memref<?xf32, strided<[?]>>, memref<?xf32, strided<[1], offset: ?>>, memref<f32, strided<[], offset: ?>>)
+              outs(%2048 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%2150: f32, %2151: f32, %2152: f32, %2153: f32):
+            %2154 = arith.constant 1.0 : f32
+            %2155 = arith.subf %2152, %2154 : f32
+            %2156 = arith.cmpf ogt, %2151, %2155 : f32
+            %2157 = arith.subf %2151, %2152 : f32
+            %2158 = math.exp %2157 : f32
+            %2159 = arith.constant 0.0 : f32
+            %2160 = arith.select %2156, %2158, %2159 : f32
+            linalg.yield %2160 : f32
           }
         }
       }
-      scf.if %2030 {
+      scf.if %2029 {
         llvm.fence seq_cst
       }
       scf.reduce

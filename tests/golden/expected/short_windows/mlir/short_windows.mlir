@@ -1389,365 +1389,364 @@ module attributes {transform.with_named_sequence} {
         %795 = memref.subview %z[%794, 0] [1, %C] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
         // z[r, j] = sum(k in 0..3: m[r, j + k - 1])
         %796 = arith.constant 0 : index
-        %797 = arith.constant 1 : index
         // Along j in three parts: the 1 output(s) at either end, and those between.
         // A part whose reads are all inside their tensors reads without the boundary rule.
-        %798 = arith.constant 1 : index
-        %799 = arith.minsi %798, %C : index
-        %800 = arith.subi %C, %798 : index
-        %801 = arith.maxsi %800, %799 : index
-        %802 = arith.subi %799, %796 : index
-        %803 = memref.subview %795[%796] [%802] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
-        %804 = arith.constant 0 : index
-        %805 = arith.addi %796, %804 : index
-        %806 = arith.constant 1 : index
-        %807 = arith.subi %805, %806 : index
-        %808 = arith.constant 0 : index
-        %809 = arith.cmpi sge, %807, %808 : index
-        %810 = arith.cmpi slt, %807, %C : index
-        %811 = arith.andi %809, %810 : i1
-        %812 = arith.constant 1 : index
-        %813 = arith.subi %799, %812 : index
-        %814 = arith.constant 0 : index
-        %815 = arith.addi %813, %814 : index
-        %816 = arith.constant 1 : index
-        %817 = arith.subi %815, %816 : index
-        %818 = arith.constant 0 : index
-        %819 = arith.cmpi sge, %817, %818 : index
-        %820 = arith.cmpi slt, %817, %C : index
-        %821 = arith.andi %819, %820 : i1
-        %822 = arith.andi %811, %821 : i1
-        %823 = arith.constant 3 : index
-        %824 = arith.constant 1 : index
-        %825 = arith.subi %823, %824 : index
-        %826 = arith.addi %796, %825 : index
-        %827 = arith.constant 1 : index
-        %828 = arith.subi %826, %827 : index
-        %829 = arith.constant 0 : index
-        %830 = arith.cmpi sge, %828, %829 : index
-        %831 = arith.cmpi slt, %828, %C : index
-        %832 = arith.andi %830, %831 : i1
-        %833 = arith.andi %822, %832 : i1
-        %834 = arith.constant 3 : index
-        %835 = arith.constant 1 : index
-        %836 = arith.subi %834, %835 : index
-        %837 = arith.addi %813, %836 : index
-        %838 = arith.constant 1 : index
-        %839 = arith.subi %837, %838 : index
-        %840 = arith.constant 0 : index
-        %841 = arith.cmpi sge, %839, %840 : index
-        %842 = arith.cmpi slt, %839, %C : index
-        %843 = arith.andi %841, %842 : i1
-        %844 = arith.andi %833, %843 : i1
-        scf.if %844 {
+        %797 = arith.constant 1 : index
+        %798 = arith.minsi %797, %C : index
+        %799 = arith.subi %C, %797 : index
+        %800 = arith.maxsi %799, %798 : index
+        %801 = arith.subi %798, %796 : index
+        %802 = memref.subview %795[%796] [%801] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
+        %803 = arith.constant 0 : index
+        %804 = arith.addi %796, %803 : index
+        %805 = arith.constant 1 : index
+        %806 = arith.subi %804, %805 : index
+        %807 = arith.constant 0 : index
+        %808 = arith.cmpi sge, %806, %807 : index
+        %809 = arith.cmpi slt, %806, %C : index
+        %810 = arith.andi %808, %809 : i1
+        %811 = arith.constant 1 : index
+        %812 = arith.subi %798, %811 : index
+        %813 = arith.constant 0 : index
+        %814 = arith.addi %812, %813 : index
+        %815 = arith.constant 1 : index
+        %816 = arith.subi %814, %815 : index
+        %817 = arith.constant 0 : index
+        %818 = arith.cmpi sge, %816, %817 : index
+        %819 = arith.cmpi slt, %816, %C : index
+        %820 = arith.andi %818, %819 : i1
+        %821 = arith.andi %810, %820 : i1
+        %822 = arith.constant 3 : index
+        %823 = arith.constant 1 : index
+        %824 = arith.subi %822, %823 : index
+        %825 = arith.addi %796, %824 : index
+        %826 = arith.constant 1 : index
+        %827 = arith.subi %825, %826 : index
+        %828 = arith.constant 0 : index
+        %829 = arith.cmpi sge, %827, %828 : index
+        %830 = arith.cmpi slt, %827, %C : index
+        %831 = arith.andi %829, %830 : i1
+        %832 = arith.andi %821, %831 : i1
+        %833 = arith.constant 3 : index
+        %834 = arith.constant 1 : index
+        %835 = arith.subi %833, %834 : index
+        %836 = arith.addi %812, %835 : index
+        %837 = arith.constant 1 : index
+        %838 = arith.subi %836, %837 : index
+        %839 = arith.constant 0 : index
+        %840 = arith.cmpi sge, %838, %839 : index
+        %841 = arith.cmpi slt, %838, %C : index
+        %842 = arith.andi %840, %841 : i1
+        %843 = arith.andi %832, %842 : i1
+        scf.if %843 {
           // Every read of the part inside its tensor: no boundary rule.
-          %845 = arith.constant 0.0 : f32
-          linalg.fill ins(%845 : f32) outs(%803 : memref<?xf32, strided<[1], offset: ?>>)
-          %846 = arith.constant 0 : index
-          %847 = arith.constant 3 : index
-          %848 = arith.subi %847, %846 : index
-          %849 = arith.constant 0 : index
-          %850 = arith.maxsi %848, %849 : index
+          %844 = arith.constant 0.0 : f32
+          linalg.fill ins(%844 : f32) outs(%802 : memref<?xf32, strided<[1], offset: ?>>)
+          %845 = arith.constant 0 : index
+          %846 = arith.constant 3 : index
+          %847 = arith.subi %846, %845 : index
+          %848 = arith.constant 0 : index
+          %849 = arith.maxsi %847, %848 : index
+          %850 = arith.constant 0 : index
           %851 = arith.constant 0 : index
-          %852 = arith.constant 0 : index
-          %853 = memref.reinterpret_cast %803 to offset: [0], sizes: [%850, %802], strides: [%851, %852] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
+          %852 = memref.reinterpret_cast %802 to offset: [0], sizes: [%849, %801], strides: [%850, %851] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
           linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
-              ins(%853 : memref<?x?xf32, strided<[?, ?]>>)
-              outs(%803 : memref<?xf32, strided<[1], offset: ?>>) {
-            ^bb0(%854: f32, %855: f32):
-            %856 = linalg.index 1 : index
-            %857 = arith.addi %856, %796 : index
-            %858 = linalg.index 0 : index
-            %859 = arith.addi %858, %846 : index
-            %860 = arith.addi %857, %859 : index
-            %861 = arith.constant 1 : index
-            %862 = arith.subi %860, %861 : index
-            %863 = memref.load %m[%794, %862] : memref<?x?xf32>
-            %864 = arith.addf %855, %863 fastmath<reassoc> : f32
-            linalg.yield %864 : f32
+              ins(%852 : memref<?x?xf32, strided<[?, ?]>>)
+              outs(%802 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%853: f32, %854: f32):
+            %855 = linalg.index 1 : index
+            %856 = arith.addi %855, %796 : index
+            %857 = linalg.index 0 : index
+            %858 = arith.addi %857, %845 : index
+            %859 = arith.addi %856, %858 : index
+            %860 = arith.constant 1 : index
+            %861 = arith.subi %859, %860 : index
+            %862 = memref.load %m[%794, %861] : memref<?x?xf32>
+            %863 = arith.addf %854, %862 fastmath<reassoc> : f32
+            linalg.yield %863 : f32
           }
         } else {
-          %865 = arith.constant 0.0 : f32
-          linalg.fill ins(%865 : f32) outs(%803 : memref<?xf32, strided<[1], offset: ?>>)
-          %866 = arith.constant 0 : index
-          %867 = arith.constant 3 : index
-          %868 = arith.subi %867, %866 : index
-          %869 = arith.constant 0 : index
-          %870 = arith.maxsi %868, %869 : index
+          %864 = arith.constant 0.0 : f32
+          linalg.fill ins(%864 : f32) outs(%802 : memref<?xf32, strided<[1], offset: ?>>)
+          %865 = arith.constant 0 : index
+          %866 = arith.constant 3 : index
+          %867 = arith.subi %866, %865 : index
+          %868 = arith.constant 0 : index
+          %869 = arith.maxsi %867, %868 : index
+          %870 = arith.constant 0 : index
           %871 = arith.constant 0 : index
-          %872 = arith.constant 0 : index
-          %873 = memref.reinterpret_cast %803 to offset: [0], sizes: [%870, %802], strides: [%871, %872] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
+          %872 = memref.reinterpret_cast %802 to offset: [0], sizes: [%869, %801], strides: [%870, %871] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
           linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
-              ins(%873 : memref<?x?xf32, strided<[?, ?]>>)
-              outs(%803 : memref<?xf32, strided<[1], offset: ?>>) {
-            ^bb0(%874: f32, %875: f32):
-            %876 = linalg.index 1 : index
-            %877 = arith.addi %876, %796 : index
-            %878 = linalg.index 0 : index
-            %879 = arith.addi %878, %866 : index
-            %880 = arith.constant 0 : index
-            %881 = arith.cmpi sge, %794, %880 : index
-            %882 = arith.cmpi slt, %794, %R : index
-            %883 = arith.andi %881, %882 : i1
-            %884 = arith.constant 1 : index
-            %885 = arith.subi %R, %884 : index
-            %886 = arith.minsi %794, %885 : index
-            %887 = arith.constant 0 : index
-            %888 = arith.maxsi %886, %887 : index
-            %889 = arith.addi %877, %879 : index
-            %890 = arith.constant 1 : index
-            %891 = arith.subi %889, %890 : index
-            %892 = arith.constant 0 : index
-            %893 = arith.cmpi sge, %891, %892 : index
-            %894 = arith.cmpi slt, %891, %C : index
-            %895 = arith.andi %893, %894 : i1
-            %896 = arith.andi %883, %895 : i1
-            %897 = arith.constant 1 : index
-            %898 = arith.subi %C, %897 : index
-            %899 = arith.minsi %891, %898 : index
-            %900 = arith.constant 0 : index
-            %901 = arith.maxsi %899, %900 : index
-            %902 = memref.load %m[%888, %901] : memref<?x?xf32>
-            %903 = arith.constant 0.0 : f32
-            %904 = arith.select %896, %902, %903 : f32
-            %905 = arith.addf %875, %904 fastmath<reassoc> : f32
-            linalg.yield %905 : f32
+              ins(%872 : memref<?x?xf32, strided<[?, ?]>>)
+              outs(%802 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%873: f32, %874: f32):
+            %875 = linalg.index 1 : index
+            %876 = arith.addi %875, %796 : index
+            %877 = linalg.index 0 : index
+            %878 = arith.addi %877, %865 : index
+            %879 = arith.constant 0 : index
+            %880 = arith.cmpi sge, %794, %879 : index
+            %881 = arith.cmpi slt, %794, %R : index
+            %882 = arith.andi %880, %881 : i1
+            %883 = arith.constant 1 : index
+            %884 = arith.subi %R, %883 : index
+            %885 = arith.minsi %794, %884 : index
+            %886 = arith.constant 0 : index
+            %887 = arith.maxsi %885, %886 : index
+            %888 = arith.addi %876, %878 : index
+            %889 = arith.constant 1 : index
+            %890 = arith.subi %888, %889 : index
+            %891 = arith.constant 0 : index
+            %892 = arith.cmpi sge, %890, %891 : index
+            %893 = arith.cmpi slt, %890, %C : index
+            %894 = arith.andi %892, %893 : i1
+            %895 = arith.andi %882, %894 : i1
+            %896 = arith.constant 1 : index
+            %897 = arith.subi %C, %896 : index
+            %898 = arith.minsi %890, %897 : index
+            %899 = arith.constant 0 : index
+            %900 = arith.maxsi %898, %899 : index
+            %901 = memref.load %m[%887, %900] : memref<?x?xf32>
+            %902 = arith.constant 0.0 : f32
+            %903 = arith.select %895, %901, %902 : f32
+            %904 = arith.addf %874, %903 fastmath<reassoc> : f32
+            linalg.yield %904 : f32
           }
         }
-        %906 = arith.subi %801, %799 : index
-        %907 = memref.subview %795[%799] [%906] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
-        %908 = arith.constant 0 : index
-        %909 = arith.addi %799, %908 : index
-        %910 = arith.constant 1 : index
-        %911 = arith.subi %909, %910 : index
-        %912 = arith.constant 0 : index
-        %913 = arith.cmpi sge, %911, %912 : index
-        %914 = arith.cmpi slt, %911, %C : index
-        %915 = arith.andi %913, %914 : i1
-        %916 = arith.constant 1 : index
-        %917 = arith.subi %801, %916 : index
-        %918 = arith.constant 0 : index
-        %919 = arith.addi %917, %918 : index
-        %920 = arith.constant 1 : index
-        %921 = arith.subi %919, %920 : index
-        %922 = arith.constant 0 : index
-        %923 = arith.cmpi sge, %921, %922 : index
-        %924 = arith.cmpi slt, %921, %C : index
-        %925 = arith.andi %923, %924 : i1
-        %926 = arith.andi %915, %925 : i1
-        %927 = arith.constant 3 : index
-        %928 = arith.constant 1 : index
-        %929 = arith.subi %927, %928 : index
-        %930 = arith.addi %799, %929 : index
-        %931 = arith.constant 1 : index
-        %932 = arith.subi %930, %931 : index
-        %933 = arith.constant 0 : index
-        %934 = arith.cmpi sge, %932, %933 : index
-        %935 = arith.cmpi slt, %932, %C : index
-        %936 = arith.andi %934, %935 : i1
-        %937 = arith.andi %926, %936 : i1
-        %938 = arith.constant 3 : index
-        %939 = arith.constant 1 : index
-        %940 = arith.subi %938, %939 : index
-        %941 = arith.addi %917, %940 : index
-        %942 = arith.constant 1 : index
-        %943 = arith.subi %941, %942 : index
-        %944 = arith.constant 0 : index
-        %945 = arith.cmpi sge, %943, %944 : index
-        %946 = arith.cmpi slt, %943, %C : index
-        %947 = arith.andi %945, %946 : i1
-        %948 = arith.andi %937, %947 : i1
-        scf.if %948 {
+        %905 = arith.subi %800, %798 : index
+        %906 = memref.subview %795[%798] [%905] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
+        %907 = arith.constant 0 : index
+        %908 = arith.addi %798, %907 : index
+        %909 = arith.constant 1 : index
+        %910 = arith.subi %908, %909 : index
+        %911 = arith.constant 0 : index
+        %912 = arith.cmpi sge, %910, %911 : index
+        %913 = arith.cmpi slt, %910, %C : index
+        %914 = arith.andi %912, %913 : i1
+        %915 = arith.constant 1 : index
+        %916 = arith.subi %800, %915 : index
+        %917 = arith.constant 0 : index
+        %918 = arith.addi %916, %917 : index
+        %919 = arith.constant 1 : index
+        %920 = arith.subi %918, %919 : index
+        %921 = arith.constant 0 : index
+        %922 = arith.cmpi sge, %920, %921 : index
+        %923 = arith.cmpi slt, %920, %C : index
+        %924 = arith.andi %922, %923 : i1
+        %925 = arith.andi %914, %924 : i1
+        %926 = arith.constant 3 : index
+        %927 = arith.constant 1 : index
+        %928 = arith.subi %926, %927 : index
+        %929 = arith.addi %798, %928 : index
+        %930 = arith.constant 1 : index
+        %931 = arith.subi %929, %930 : index
+        %932 = arith.constant 0 : index
+        %933 = arith.cmpi sge, %931, %932 : index
+        %934 = arith.cmpi slt, %931, %C : index
+        %935 = arith.andi %933, %934 : i1
+        %936 = arith.andi %925, %935 : i1
+        %937 = arith.constant 3 : index
+        %938 = arith.constant 1 : index
+        %939 = arith.subi %937, %938 : index
+        %940 = arith.addi %916, %939 : index
+        %941 = arith.constant 1 : index
+        %942 = arith.subi %940, %941 : index
+        %943 = arith.constant 0 : index
+        %944 = arith.cmpi sge, %942, %943 : index
+        %945 = arith.cmpi slt, %942, %C : index
+        %946 = arith.andi %944, %945 : i1
+        %947 = arith.andi %936, %946 : i1
+        scf.if %947 {
           // Every read of the part inside its tensor: no boundary rule.
-          %949 = arith.constant 0.0 : f32
-          linalg.fill ins(%949 : f32) outs(%907 : memref<?xf32, strided<[1], offset: ?>>)
-          %950 = arith.constant 0 : index
-          %951 = arith.constant 3 : index
-          %952 = arith.subi %951, %950 : index
-          %953 = arith.constant 0 : index
-          %954 = arith.maxsi %952, %953 : index
+          %948 = arith.constant 0.0 : f32
+          linalg.fill ins(%948 : f32) outs(%906 : memref<?xf32, strided<[1], offset: ?>>)
+          %949 = arith.constant 0 : index
+          %950 = arith.constant 3 : index
+          %951 = arith.subi %950, %949 : index
+          %952 = arith.constant 0 : index
+          %953 = arith.maxsi %951, %952 : index
+          %954 = arith.constant 0 : index
           %955 = arith.constant 0 : index
-          %956 = arith.constant 0 : index
-          %957 = memref.reinterpret_cast %907 to offset: [0], sizes: [%954, %906], strides: [%955, %956] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
+          %956 = memref.reinterpret_cast %906 to offset: [0], sizes: [%953, %905], strides: [%954, %955] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
           linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
-              ins(%957 : memref<?x?xf32, strided<[?, ?]>>)
-              outs(%907 : memref<?xf32, strided<[1], offset: ?>>) {
-            ^bb0(%958: f32, %959: f32):
-            %960 = linalg.index 1 : index
-            %961 = arith.addi %960, %799 : index
-            %962 = linalg.index 0 : index
-            %963 = arith.addi %962, %950 : index
-            %964 = arith.addi %961, %963 : index
-            %965 = arith.constant 1 : index
-            %966 = arith.subi %964, %965 : index
-            %967 = memref.load %m[%794, %966] : memref<?x?xf32>
-            %968 = arith.addf %959, %967 fastmath<reassoc> : f32
-            linalg.yield %968 : f32
+              ins(%956 : memref<?x?xf32, strided<[?, ?]>>)
+              outs(%906 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%957: f32, %958: f32):
+            %959 = linalg.index 1 : index
+            %960 = arith.addi %959, %798 : index
+            %961 = linalg.index 0 : index
+            %962 = arith.addi %961, %949 : index
+            %963 = arith.addi %960, %962 : index
+            %964 = arith.constant 1 : index
+            %965 = arith.subi %963, %964 : index
+            %966 = memref.load %m[%794, %965] : memref<?x?xf32>
+            %967 = arith.addf %958, %966 fastmath<reassoc> : f32
+            linalg.yield %967 : f32
           }
         } else {
-          %969 = arith.constant 0.0 : f32
-          linalg.fill ins(%969 : f32) outs(%907 : memref<?xf32, strided<[1], offset: ?>>)
-          %970 = arith.constant 0 : index
-          %971 = arith.constant 3 : index
-          %972 = arith.subi %971, %970 : index
-          %973 = arith.constant 0 : index
-          %974 = arith.maxsi %972, %973 : index
+          %968 = arith.constant 0.0 : f32
+          linalg.fill ins(%968 : f32) outs(%906 : memref<?xf32, strided<[1], offset: ?>>)
+          %969 = arith.constant 0 : index
+          %970 = arith.constant 3 : index
+          %971 = arith.subi %970, %969 : index
+          %972 = arith.constant 0 : index
+          %973 = arith.maxsi %971, %972 : index
+          %974 = arith.constant 0 : index
           %975 = arith.constant 0 : index
-          %976 = arith.constant 0 : index
-          %977 = memref.reinterpret_cast %907 to offset: [0], sizes: [%974, %906], strides: [%975, %976] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
+          %976 = memref.reinterpret_cast %906 to offset: [0], sizes: [%973, %905], strides: [%974, %975] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
           linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
-              ins(%977 : memref<?x?xf32, strided<[?, ?]>>)
-              outs(%907 : memref<?xf32, strided<[1], offset: ?>>) {
-            ^bb0(%978: f32, %979: f32):
-            %980 = linalg.index 1 : index
-            %981 = arith.addi %980, %799 : index
-            %982 = linalg.index 0 : index
-            %983 = arith.addi %982, %970 : index
-            %984 = arith.constant 0 : index
-            %985 = arith.cmpi sge, %794, %984 : index
-            %986 = arith.cmpi slt, %794, %R : index
-            %987 = arith.andi %985, %986 : i1
-            %988 = arith.constant 1 : index
-            %989 = arith.subi %R, %988 : index
-            %990 = arith.minsi %794, %989 : index
-            %991 = arith.constant 0 : index
-            %992 = arith.maxsi %990, %991 : index
-            %993 = arith.addi %981, %983 : index
-            %994 = arith.constant 1 : index
-            %995 = arith.subi %993, %994 : index
-            %996 = arith.constant 0 : index
-            %997 = arith.cmpi sge, %995, %996 : index
-            %998 = arith.cmpi slt, %995, %C : index
-            %999 = arith.andi %997, %998 : i1
-            %1000 = arith.andi %987, %999 : i1
-            %1001 = arith.constant 1 : index
-            %1002 = arith.subi %C, %1001 : index
-            %1003 = arith.minsi %995, %1002 : index
-            %1004 = arith.constant 0 : index
-            %1005 = arith.maxsi %1003, %1004 : index
-            %1006 = memref.load %m[%992, %1005] : memref<?x?xf32>
-            %1007 = arith.constant 0.0 : f32
-            %1008 = arith.select %1000, %1006, %1007 : f32
-            %1009 = arith.addf %979, %1008 fastmath<reassoc> : f32
-            linalg.yield %1009 : f32
+              ins(%976 : memref<?x?xf32, strided<[?, ?]>>)
+              outs(%906 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%977: f32, %978: f32):
+            %979 = linalg.index 1 : index
+            %980 = arith.addi %979, %798 : index
+            %981 = linalg.index 0 : index
+            %982 = arith.addi %981, %969 : index
+            %983 = arith.constant 0 : index
+            %984 = arith.cmpi sge, %794, %983 : index
+            %985 = arith.cmpi slt, %794, %R : index
+            %986 = arith.andi %984, %985 : i1
+            %987 = arith.constant 1 : index
+            %988 = arith.subi %R, %987 : index
+            %989 = arith.minsi %794, %988 : index
+            %990 = arith.constant 0 : index
+            %991 = arith.maxsi %989, %990 : index
+            %992 = arith.addi %980, %982 : index
+            %993 = arith.constant 1 : index
+            %994 = arith.subi %992, %993 : index
+            %995 = arith.constant 0 : index
+            %996 = arith.cmpi sge, %994, %995 : index
+            %997 = arith.cmpi slt, %994, %C : index
+            %998 = arith.andi %996, %997 : i1
+            %999 = arith.andi %986, %998 : i1
+            %1000 = arith.constant 1 : index
+            %1001 = arith.subi %C, %1000 : index
+            %1002 = arith.minsi %994, %1001 : index
+            %1003 = arith.constant 0 : index
+            %1004 = arith.maxsi %1002, %1003 : index
+            %1005 = memref.load %m[%991, %1004] : memref<?x?xf32>
+            %1006 = arith.constant 0.0 : f32
+            %1007 = arith.select %999, %1005, %1006 : f32
+            %1008 = arith.addf %978, %1007 fastmath<reassoc> : f32
+            linalg.yield %1008 : f32
           }
         }
-        %1010 = arith.subi %C, %801 : index
-        %1011 = memref.subview %795[%801] [%1010] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
-        %1012 = arith.constant 0 : index
-        %1013 = arith.addi %801, %1012 : index
-        %1014 = arith.constant 1 : index
-        %1015 = arith.subi %1013, %1014 : index
-        %1016 = arith.constant 0 : index
-        %1017 = arith.cmpi sge, %1015, %1016 : index
-        %1018 = arith.cmpi slt, %1015, %C : index
-        %1019 = arith.andi %1017, %1018 : i1
-        %1020 = arith.constant 1 : index
-        %1021 = arith.subi %C, %1020 : index
-        %1022 = arith.constant 0 : index
-        %1023 = arith.addi %1021, %1022 : index
-        %1024 = arith.constant 1 : index
-        %1025 = arith.subi %1023, %1024 : index
-        %1026 = arith.constant 0 : index
-        %1027 = arith.cmpi sge, %1025, %1026 : index
-        %1028 = arith.cmpi slt, %1025, %C : index
-        %1029 = arith.andi %1027, %1028 : i1
-        %1030 = arith.andi %1019, %1029 : i1
-        %1031 = arith.constant 3 : index
-        %1032 = arith.constant 1 : index
-        %1033 = arith.subi %1031, %1032 : index
-        %1034 = arith.addi %801, %1033 : index
-        %1035 = arith.constant 1 : index
-        %1036 = arith.subi %1034, %1035 : index
-        %1037 = arith.constant 0 : index
-        %1038 = arith.cmpi sge, %1036, %1037 : index
-        %1039 = arith.cmpi slt, %1036, %C : index
-        %1040 = arith.andi %1038, %1039 : i1
-        %1041 = arith.andi %1030, %1040 : i1
-        %1042 = arith.constant 3 : index
-        %1043 = arith.constant 1 : index
-        %1044 = arith.subi %1042, %1043 : index
-        %1045 = arith.addi %1021, %1044 : index
-        %1046 = arith.constant 1 : index
-        %1047 = arith.subi %1045, %1046 : index
-        %1048 = arith.constant 0 : index
-        %1049 = arith.cmpi sge, %1047, %1048 : index
-        %1050 = arith.cmpi slt, %1047, %C : index
-        %1051 = arith.andi %1049, %1050 : i1
-        %1052 = arith.andi %1041, %1051 : i1
-        scf.if %1052 {
+        %1009 = arith.subi %C, %800 : index
+        %1010 = memref.subview %795[%800] [%1009] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
+        %1011 = arith.constant 0 : index
+        %1012 = arith.addi %800, %1011 : index
+        %1013 = arith.constant 1 : index
+        %1014 = arith.subi %1012, %1013 : index
+        %1015 = arith.constant 0 : index
+        %1016 = arith.cmpi sge, %1014, %1015 : index
+        %1017 = arith.cmpi slt, %1014, %C : index
+        %1018 = arith.andi %1016, %1017 : i1
+        %1019 = arith.constant 1 : index
+        %1020 = arith.subi %C, %1019 : index
+        %1021 = arith.constant 0 : index
+        %1022 = arith.addi %1020, %1021 : index
+        %1023 = arith.constant 1 : index
+        %1024 = arith.subi %1022, %1023 : index
+        %1025 = arith.constant 0 : index
+        %1026 = arith.cmpi sge, %1024, %1025 : index
+        %1027 = arith.cmpi slt, %1024, %C : index
+        %1028 = arith.andi %1026, %1027 : i1
+        %1029 = arith.andi %1018, %1028 : i1
+        %1030 = arith.constant 3 : index
+        %1031 = arith.constant 1 : index
+        %1032 = arith.subi %1030, %1031 : index
+        %1033 = arith.addi %800, %1032 : index
+        %1034 = arith.constant 1 : index
+        %1035 = arith.subi %1033, %1034 : index
+        %1036 = arith.constant 0 : index
+        %1037 = arith.cmpi sge, %1035, %1036 : index
+        %1038 = arith.cmpi slt, %1035, %C : index
+        %1039 = arith.andi %1037, %1038 : i1
+        %1040 = arith.andi %1029, %1039 : i1
+        %1041 = arith.constant 3 : index
+        %1042 = arith.constant 1 : index
+        %1043 = arith.subi %1041, %1042 : index
+        %1044 = arith.addi %1020, %1043 : index
+        %1045 = arith.constant 1 : index
+        %1046 = arith.subi %1044, %1045 : index
+        %1047 = arith.constant 0 : index
+        %1048 = arith.cmpi sge, %1046, %1047 : index
+        %1049 = arith.cmpi slt, %1046, %C : index
+        %1050 = arith.andi %1048, %1049 : i1
+        %1051 = arith.andi %1040, %1050 : i1
+        scf.if %1051 {
           // Every read of the part inside its tensor: no boundary rule.
-          %1053 = arith.constant 0.0 : f32
-          linalg.fill ins(%1053 : f32) outs(%1011 : memref<?xf32, strided<[1], offset: ?>>)
-          %1054 = arith.constant 0 : index
-          %1055 = arith.constant 3 : index
-          %1056 = arith.subi %1055, %1054 : index
-          %1057 = arith.constant 0 : index
-          %1058 = arith.maxsi %1056, %1057 : index
+          %1052 = arith.constant 0.0 : f32
+          linalg.fill ins(%1052 : f32) outs(%1010 : memref<?xf32, strided<[1], offset: ?>>)
+          %1053 = arith.constant 0 : index
+          %1054 = arith.constant 3 : index
+          %1055 = arith.subi %1054, %1053 : index
+          %1056 = arith.constant 0 : index
+          %1057 = arith.maxsi %1055, %1056 : index
+          %1058 = arith.constant 0 : index
           %1059 = arith.constant 0 : index
-          %1060 = arith.constant 0 : index
-          %1061 = memref.reinterpret_cast %1011 to offset: [0], sizes: [%1058, %1010], strides: [%1059, %1060] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
+          %1060 = memref.reinterpret_cast %1010 to offset: [0], sizes: [%1057, %1009], strides: [%1058, %1059] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
           linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
-              ins(%1061 : memref<?x?xf32, strided<[?, ?]>>)
-              outs(%1011 : memref<?xf32, strided<[1], offset: ?>>) {
-            ^bb0(%1062: f32, %1063: f32):
-            %1064 = linalg.index 1 : index
-            %1065 = arith.addi %1064, %801 : index
-            %1066 = linalg.index 0 : index
-            %1067 = arith.addi %1066, %1054 : index
-            %1068 = arith.addi %1065, %1067 : index
-            %1069 = arith.constant 1 : index
-            %1070 = arith.subi %1068, %1069 : index
-            %1071 = memref.load %m[%794, %1070] : memref<?x?xf32>
-            %1072 = arith.addf %1063, %1071 fastmath<reassoc> : f32
-            linalg.yield %1072 : f32
+              ins(%1060 : memref<?x?xf32, strided<[?, ?]>>)
+              outs(%1010 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%1061: f32, %1062: f32):
+            %1063 = linalg.index 1 : index
+            %1064 = arith.addi %1063, %800 : index
+            %1065 = linalg.index 0 : index
+            %1066 = arith.addi %1065, %1053 : index
+            %1067 = arith.addi %1064, %1066 : index
+            %1068 = arith.constant 1 : index
+            %1069 = arith.subi %1067, %1068 : index
+            %1070 = memref.load %m[%794, %1069] : memref<?x?xf32>
+            %1071 = arith.addf %1062, %1070 fastmath<reassoc> : f32
+            linalg.yield %1071 : f32
           }
         } else {
-          %1073 = arith.constant 0.0 : f32
-          linalg.fill ins(%1073 : f32) outs(%1011 : memref<?xf32, strided<[1], offset: ?>>)
-          %1074 = arith.constant 0 : index
-          %1075 = arith.constant 3 : index
-          %1076 = arith.subi %1075, %1074 : index
-          %1077 = arith.constant 0 : index
-          %1078 = arith.maxsi %1076, %1077 : index
+          %1072 = arith.constant 0.0 : f32
+          linalg.fill ins(%1072 : f32) outs(%1010 : memref<?xf32, strided<[1], offset: ?>>)
+          %1073 = arith.constant 0 : index
+          %1074 = arith.constant 3 : index
+          %1075 = arith.subi %1074, %1073 : index
+          %1076 = arith.constant 0 : index
+          %1077 = arith.maxsi %1075, %1076 : index
+          %1078 = arith.constant 0 : index
           %1079 = arith.constant 0 : index
-          %1080 = arith.constant 0 : index
-          %1081 = memref.reinterpret_cast %1011 to offset: [0], sizes: [%1078, %1010], strides: [%1079, %1080] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
+          %1080 = memref.reinterpret_cast %1010 to offset: [0], sizes: [%1077, %1009], strides: [%1078, %1079] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
           linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
-              ins(%1081 : memref<?x?xf32, strided<[?, ?]>>)
-              outs(%1011 : memref<?xf32, strided<[1], offset: ?>>) {
-            ^bb0(%1082: f32, %1083: f32):
-            %1084 = linalg.index 1 : index
-            %1085 = arith.addi %1084, %801 : index
-            %1086 = linalg.index 0 : index
-            %1087 = arith.addi %1086, %1074 : index
-            %1088 = arith.constant 0 : index
-            %1089 = arith.cmpi sge, %794, %1088 : index
-            %1090 = arith.cmpi slt, %794, %R : index
-            %1091 = arith.andi %1089, %1090 : i1
-            %1092 = arith.constant 1 : index
-            %1093 = arith.subi %R, %1092 : index
-            %1094 = arith.minsi %794, %1093 : index
-            %1095 = arith.constant 0 : index
-            %1096 = arith.maxsi %1094, %1095 : index
-            %1097 = arith.addi %1085, %1087 : index
-            %1098 = arith.constant 1 : index
-            %1099 = arith.subi %1097, %1098 : index
-            %1100 = arith.constant 0 : index
-            %1101 = arith.cmpi sge, %1099, %1100 : index
-            %1102 = arith.cmpi slt, %1099, %C : index
-            %1103 = arith.andi %1101, %1102 : i1
-            %1104 = arith.andi %1091, %1103 : i1
-            %1105 = arith.constant 1 : index
-            %1106 = arith.subi %C, %1105 : index
-            %1107 = arith.minsi %1099, %1106 : index
-            %1108 = arith.constant 0 : index
-            %1109 = arith.maxsi %1107, %1108 : index
-            %1110 = memref.load %m[%1096, %1109] : memref<?x?xf32>
-            %1111 = arith.constant 0.0 : f32
-            %1112 = arith.select %1104, %1110, %1111 : f32
-            %1113 = arith.addf %1083, %1112 fastmath<reassoc> : f32
-            linalg.yield %1113 : f32
+              ins(%1080 : memref<?x?xf32, strided<[?, ?]>>)
+              outs(%1010 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%1081: f32, %1082: f32):
+            %1083 = linalg.index 1 : index
+            %1084 = arith.addi %1083, %800 : index
+            %1085 = linalg.index 0 : index
+            %1086 = arith.addi %1085, %1073 : index
+            %1087 = arith.constant 0 : index
+            %1088 = arith.cmpi sge, %794, %1087 : index
+            %1089 = arith.cmpi slt, %794, %R : index
+            %1090 = arith.andi %1088, %1089 : i1
+            %1091 = arith.constant 1 : index
+            %1092 = arith.subi %R, %1091 : index
+            %1093 = arith.minsi %794, %1092 : index
+            %1094 = arith.constant 0 : index
+            %1095 = arith.maxsi %1093, %1094 : index
+            %1096 = arith.addi %1084, %1086 : index
+            %1097 = arith.constant 1 : index
+            %1098 = arith.subi %1096, %1097 : index
+            %1099 = arith.constant 0 : index
+            %1100 = arith.cmpi sge, %1098, %1099 : index
+            %1101 = arith.cmpi slt, %1098, %C : index
+            %1102 = arith.andi %1100, %1101 : i1
+            %1103 = arith.andi %1090, %1102 : i1
+            %1104 = arith.constant 1 : index
+            %1105 = arith.subi %C, %1104 : index
+            %1106 = arith.minsi %1098, %1105 : index
+            %1107 = arith.constant 0 : index
+            %1108 = arith.maxsi %1106, %1107 : index
+            %1109 = memref.load %m[%1095, %1108] : memref<?x?xf32>
+            %1110 = arith.constant 0.0 : f32
+            %1111 = arith.select %1103, %1109, %1110 : f32
+            %1112 = arith.addf %1082, %1111 fastmath<reassoc> : f32
+            linalg.yield %1112 : f32
           }
         }
       }
@@ -1755,118 +1754,117 @@ module attributes {transform.with_named_sequence} {
     }
     // zr[r, j] = sum(k in 0..3: m[r + k - 1, j])
     // Row by row, in parallel blocks of rows.
-    %1114 = arith.constant 0 : index
-    %1115 = arith.constant 1 : index
-    %1116 = arith.constant 63 : index
-    %1117 = arith.addi %R, %1116 : index
-    %1118 = arith.constant 64 : index
-    %1119 = arith.divui %1117, %1118 : index
-    %1120 = arith.constant 1 : index
-    %1121 = arith.maxsi %1119, %1120 : index
-    scf.parallel (%1122) = (%1114) to (%R) step (%1121) {
-      %1123 = arith.addi %1122, %1121 : index
-      %1124 = arith.minsi %1123, %R : index
-      scf.for %1125 = %1122 to %1124 step %1115 {
-        %1126 = memref.subview %zr[%1125, 0] [1, %C] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
+    %1113 = arith.constant 0 : index
+    %1114 = arith.constant 1 : index
+    %1115 = arith.constant 63 : index
+    %1116 = arith.addi %R, %1115 : index
+    %1117 = arith.constant 64 : index
+    %1118 = arith.divui %1116, %1117 : index
+    %1119 = arith.constant 1 : index
+    %1120 = arith.maxsi %1118, %1119 : index
+    scf.parallel (%1121) = (%1113) to (%R) step (%1120) {
+      %1122 = arith.addi %1121, %1120 : index
+      %1123 = arith.minsi %1122, %R : index
+      scf.for %1124 = %1121 to %1123 step %1114 {
+        %1125 = memref.subview %zr[%1124, 0] [1, %C] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
         // zr[r, j] = sum(k in 0..3: m[r + k - 1, j])
-        %1127 = arith.constant 0 : index
-        %1128 = arith.constant 1 : index
+        %1126 = arith.constant 0 : index
         // Along j, whole rows.
         // A part whose reads are all inside their tensors reads without the boundary rule.
-        %1129 = arith.subi %C, %1127 : index
-        %1130 = memref.subview %1126[%1127] [%1129] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
-        %1131 = arith.constant 0 : index
-        %1132 = arith.addi %1125, %1131 : index
-        %1133 = arith.constant 1 : index
-        %1134 = arith.subi %1132, %1133 : index
-        %1135 = arith.constant 0 : index
-        %1136 = arith.cmpi sge, %1134, %1135 : index
-        %1137 = arith.cmpi slt, %1134, %R : index
-        %1138 = arith.andi %1136, %1137 : i1
-        %1139 = arith.constant 3 : index
-        %1140 = arith.constant 1 : index
-        %1141 = arith.subi %1139, %1140 : index
-        %1142 = arith.addi %1125, %1141 : index
-        %1143 = arith.constant 1 : index
-        %1144 = arith.subi %1142, %1143 : index
-        %1145 = arith.constant 0 : index
-        %1146 = arith.cmpi sge, %1144, %1145 : index
-        %1147 = arith.cmpi slt, %1144, %R : index
-        %1148 = arith.andi %1146, %1147 : i1
-        %1149 = arith.andi %1138, %1148 : i1
-        scf.if %1149 {
+        %1127 = arith.subi %C, %1126 : index
+        %1128 = memref.subview %1125[%1126] [%1127] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
+        %1129 = arith.constant 0 : index
+        %1130 = arith.addi %1124, %1129 : index
+        %1131 = arith.constant 1 : index
+        %1132 = arith.subi %1130, %1131 : index
+        %1133 = arith.constant 0 : index
+        %1134 = arith.cmpi sge, %1132, %1133 : index
+        %1135 = arith.cmpi slt, %1132, %R : index
+        %1136 = arith.andi %1134, %1135 : i1
+        %1137 = arith.constant 3 : index
+        %1138 = arith.constant 1 : index
+        %1139 = arith.subi %1137, %1138 : index
+        %1140 = arith.addi %1124, %1139 : index
+        %1141 = arith.constant 1 : index
+        %1142 = arith.subi %1140, %1141 : index
+        %1143 = arith.constant 0 : index
+        %1144 = arith.cmpi sge, %1142, %1143 : index
+        %1145 = arith.cmpi slt, %1142, %R : index
+        %1146 = arith.andi %1144, %1145 : i1
+        %1147 = arith.andi %1136, %1146 : i1
+        scf.if %1147 {
           // Every read of the part inside its tensor: no boundary rule.
-          %1150 = arith.constant 0.0 : f32
-          linalg.fill ins(%1150 : f32) outs(%1130 : memref<?xf32, strided<[1], offset: ?>>)
-          %1151 = arith.constant 0 : index
-          %1152 = arith.constant 3 : index
-          %1153 = arith.subi %1152, %1151 : index
+          %1148 = arith.constant 0.0 : f32
+          linalg.fill ins(%1148 : f32) outs(%1128 : memref<?xf32, strided<[1], offset: ?>>)
+          %1149 = arith.constant 0 : index
+          %1150 = arith.constant 3 : index
+          %1151 = arith.subi %1150, %1149 : index
+          %1152 = arith.constant 0 : index
+          %1153 = arith.maxsi %1151, %1152 : index
           %1154 = arith.constant 0 : index
-          %1155 = arith.maxsi %1153, %1154 : index
-          %1156 = arith.constant 0 : index
-          %1157 = arith.constant 0 : index
-          %1158 = memref.reinterpret_cast %1130 to offset: [0], sizes: [%1155, %1129], strides: [%1156, %1157] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
+          %1155 = arith.constant 0 : index
+          %1156 = memref.reinterpret_cast %1128 to offset: [0], sizes: [%1153, %1127], strides: [%1154, %1155] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
           linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
-              ins(%1158 : memref<?x?xf32, strided<[?, ?]>>)
-              outs(%1130 : memref<?xf32, strided<[1], offset: ?>>) {
-            ^bb0(%1159: f32, %1160: f32):
-            %1161 = linalg.index 1 : index
-            %1162 = arith.addi %1161, %1127 : index
-            %1163 = linalg.index 0 : index
-            %1164 = arith.addi %1163, %1151 : index
-            %1165 = arith.addi %1125, %1164 : index
-            %1166 = arith.constant 1 : index
-            %1167 = arith.subi %1165, %1166 : index
-            %1168 = memref.load %m[%1167, %1162] : memref<?x?xf32>
-            %1169 = arith.addf %1160, %1168 fastmath<reassoc> : f32
-            linalg.yield %1169 : f32
+              ins(%1156 : memref<?x?xf32, strided<[?, ?]>>)
+              outs(%1128 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%1157: f32, %1158: f32):
+            %1159 = linalg.index 1 : index
+            %1160 = arith.addi %1159, %1126 : index
+            %1161 = linalg.index 0 : index
+            %1162 = arith.addi %1161, %1149 : index
+            %1163 = arith.addi %1124, %1162 : index
+            %1164 = arith.constant 1 : index
+            %1165 = arith.subi %1163, %1164 : index
+            %1166 = memref.load %m[%1165, %1160] : memref<?x?xf32>
+            %1167 = arith.addf %1158, %1166 fastmath<reassoc> : f32
+            linalg.yield %1167 : f32
           }
         } else {
-          %1170 = arith.constant 0.0 : f32
-          linalg.fill ins(%1170 : f32) outs(%1130 : memref<?xf32, strided<[1], offset: ?>>)
-          %1171 = arith.constant 0 : index
-          %1172 = arith.constant 3 : index
-          %1173 = arith.subi %1172, %1171 : index
+          %1168 = arith.constant 0.0 : f32
+          linalg.fill ins(%1168 : f32) outs(%1128 : memref<?xf32, strided<[1], offset: ?>>)
+          %1169 = arith.constant 0 : index
+          %1170 = arith.constant 3 : index
+          %1171 = arith.subi %1170, %1169 : index
+          %1172 = arith.constant 0 : index
+          %1173 = arith.maxsi %1171, %1172 : index
           %1174 = arith.constant 0 : index
-          %1175 = arith.maxsi %1173, %1174 : index
-          %1176 = arith.constant 0 : index
-          %1177 = arith.constant 0 : index
-          %1178 = memref.reinterpret_cast %1130 to offset: [0], sizes: [%1175, %1129], strides: [%1176, %1177] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
+          %1175 = arith.constant 0 : index
+          %1176 = memref.reinterpret_cast %1128 to offset: [0], sizes: [%1173, %1127], strides: [%1174, %1175] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
           linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
-              ins(%1178 : memref<?x?xf32, strided<[?, ?]>>)
-              outs(%1130 : memref<?xf32, strided<[1], offset: ?>>) {
-            ^bb0(%1179: f32, %1180: f32):
-            %1181 = linalg.index 1 : index
-            %1182 = arith.addi %1181, %1127 : index
-            %1183 = linalg.index 0 : index
-            %1184 = arith.addi %1183, %1171 : index
-            %1185 = arith.addi %1125, %1184 : index
-            %1186 = arith.constant 1 : index
-            %1187 = arith.subi %1185, %1186 : index
-            %1188 = arith.constant 0 : index
-            %1189 = arith.cmpi sge, %1187, %1188 : index
-            %1190 = arith.cmpi slt, %1187, %R : index
-            %1191 = arith.andi %1189, %1190 : i1
-            %1192 = arith.constant 1 : index
-            %1193 = arith.subi %R, %1192 : index
-            %1194 = arith.minsi %1187, %1193 : index
+              ins(%1176 : memref<?x?xf32, strided<[?, ?]>>)
+              outs(%1128 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%1177: f32, %1178: f32):
+            %1179 = linalg.index 1 : index
+            %1180 = arith.addi %1179, %1126 : index
+            %1181 = linalg.index 0 : index
+            %1182 = arith.addi %1181, %1169 : index
+            %1183 = arith.addi %1124, %1182 : index
+            %1184 = arith.constant 1 : index
+            %1185 = arith.subi %1183, %1184 : index
+            %1186 = arith.constant 0 : index
+            %1187 = arith.cmpi sge, %1185, %1186 : index
+            %1188 = arith.cmpi slt, %1185, %R : index
+            %1189 = arith.andi %1187, %1188 : i1
+            %1190 = arith.constant 1 : index
+            %1191 = arith.subi %R, %1190 : index
+            %1192 = arith.minsi %1185, %1191 : index
+            %1193 = arith.constant 0 : index
+            %1194 = arith.maxsi %1192, %1193 : index
             %1195 = arith.constant 0 : index
-            %1196 = arith.maxsi %1194, %1195 : index
-            %1197 = arith.constant 0 : index
-            %1198 = arith.cmpi sge, %1182, %1197 : index
-            %1199 = arith.cmpi slt, %1182, %C : index
-            %1200 = arith.andi %1198, %1199 : i1
-            %1201 = arith.andi %1191, %1200 : i1
-            %1202 = arith.constant 1 : index
-            %1203 = arith.subi %C, %1202 : index
-            %1204 = arith.minsi %1182, %1203 : index
-            %1205 = arith.constant 0 : index
-            %1206 = arith.maxsi %1204, %1205 : index
-            %1207 = memref.load %m[%1196, %1206] : memref<?x?xf32>
-            %1208 = arith.constant 0.0 : f32
-            %1209 = arith.select %1201, %1207, %1208 : f32
-            %1210 = arith.addf %1180, %1209 fastmath<reassoc> : f32
-            linalg.yield %1210 : f32
+            %1196 = arith.cmpi sge, %1180, %1195 : index
+            %1197 = arith.cmpi slt, %1180, %C : index
+            %1198 = arith.andi %1196, %1197 : i1
+            %1199 = arith.andi %1189, %1198 : i1
+            %1200 = arith.constant 1 : index
+            %1201 = arith.subi %C, %1200 : index
+            %1202 = arith.minsi %1180, %1201 : index
+            %1203 = arith.constant 0 : index
+            %1204 = arith.maxsi %1202, %1203 : index
+            %1205 = memref.load %m[%1194, %1204] : memref<?x?xf32>
+            %1206 = arith.constant 0.0 : f32
+            %1207 = arith.select %1199, %1205, %1206 : f32
+            %1208 = arith.addf %1178, %1207 fastmath<reassoc> : f32
+            linalg.yield %1208 : f32
           }
         }
       }
