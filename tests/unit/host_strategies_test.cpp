@@ -118,6 +118,8 @@ TEST(HostStrategyRegistry, ScheduleFactsOfEachStrategy) {
       {mlir_strategies(), "openmp", true, true, true, true, Gemm::None, "parallel_simd"},
       {mlir_strategies(), "blocked_matmul", true, true, true, true, Gemm::Transform,
        "transform_gemm"},
+      {mlir_strategies(), "im2col", true, true, true, true, Gemm::Transform,
+       "im2col_transform_gemm", true},
       {vendor_cpu_strategies(), "blas", true, true, false, true, Gemm::Vendor, "vendor_gemm"},
       {vendor_cpu_strategies(), "im2col", true, true, false, true, Gemm::Vendor, "im2col_gemm",
        true},
@@ -272,8 +274,8 @@ TEST(HostStrategyRegistry, FitChecksOfAVectorAddAndAMatmul) {
           << who;
     }
   }
-  EXPECT_EQ(shaped, 8u);  // cpu, mojo and mlir blocked_matmul, vendor_cpu blas; cpu, mojo and
-                          // vendor_cpu im2col; cpu flash_attention
+  EXPECT_EQ(shaped, 9u);  // cpu, mojo and mlir blocked_matmul, vendor_cpu blas; cpu, mojo, mlir
+                          // and vendor_cpu im2col; cpu flash_attention
   fs::remove_all(dir);
 }
 

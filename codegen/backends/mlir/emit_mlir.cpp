@@ -153,9 +153,17 @@ class Body {
   // Under `parallel`, `tiles` are the variant's tiles of the tile_transposes pass's statements.
   // With `gemm` (strategy blocked_matmul), contraction statements (match_contraction) are block
   // products (emit_gemm).
+  // With `im2col` as well (strategy im2col), gathered GEMMs (host::is_gathered_gemm: convolutions)
+  // are a gather into a column buffer and block products (emit_im2col).
   Body(const Spec& spec, bool reassoc, bool parallel, const Tiles& tiles = {},
-       std::optional<GemmBlocks> gemm = std::nullopt)
-      : spec_(spec), w_(2), reassoc_(reassoc), parallel_(parallel), tiles_(tiles), gemm_(gemm) {}
+       std::optional<GemmBlocks> gemm = std::nullopt, bool im2col = false)
+      : spec_(spec),
+        w_(2),
+        reassoc_(reassoc),
+        parallel_(parallel),
+        tiles_(tiles),
+        gemm_(gemm),
+        im2col_(im2col) {}
 
   // The element types of the block products emitted, for mlir_gemm_schedule.
   const std::set<DType>& gemm_types() const { return gemm_types_; }
@@ -219,7 +227,12 @@ class Body {
     };
     std::optional<Contraction> contraction;
     if (!in_row && gemm_) contraction = match_mlir_gemm(spec_, st);
-    if (contraction) {
+    std::optional<GatheredGemm> gathered;
+    if (!in_row && gemm_ && im2col_ && host::is_gathered_gemm(spec_, st))
+      gathered = match_gathered_gemm(spec_, st);
+    if (gathered) {
+      emit_im2col(st, *gathered);
+    } else if (contraction) {
       emit_gemm(st, *contraction);
     } else if (const Expr* scan = in_row ? nullptr : running_scan(spec_, st, /*rows=*/false)) {
       emit_running_scan(st, *scan, out_mem, out_ty);
@@ -264,45 +277,222 @@ class Body {
   // rows into a second buffer of the thread's (heap, mc x kc, rows along k), so that the block
   // product and its register tiles are those of operands of the output's type.
   void emit_gemm(const Statement& st, const Contraction& m) {
+    const IndexVar& kv = st.vars[m.k];
+    GemmOperands g;
+    g.type = m.type;
+    g.x = "%" + spec_.tensors[m.x].name;
+    g.y = "%" + spec_.tensors[m.y].name;
+    g.c = "%" + spec_.tensors[st.out].name;
+    g.x_name = spec_.tensors[m.x].name;
+    g.y_name = spec_.tensors[m.y].name;
+    g.x_full = memref_type(2, m.x_type);
+    g.y_full = memref_type(2, m.y_type);
+    g.c_full = memref_type(2, m.type);
+    g.x_type = m.x_type;
+    g.y_type = m.y_type;
+    g.x_trans = m.x_trans;
+    g.y_trans = m.y_trans;
+    g.rows = extents_[st.out][0];
+    g.cols = extents_[st.out][1];
+    g.range = [&](const std::string& zero) {
+      const std::string lo = val(*kv.lo);
+      return std::make_pair(
+          lo, op("arith.maxsi", {op("arith.subi", {val(*kv.hi), lo}, DType::Index), zero},
+                 DType::Index));
+    };
+    emit_block_products(g);
+    if (m.epilogue) {
+      epilogues_.push_back(std::make_unique<Statement>(epilogue_statement(spec_, st, m.reduce)));
+      const Statement& epi = *epilogues_.back();
+      // A plain elementwise statement: the other forms index the spec's own statements.
+      st_ = &epi;
+      w_.line("// The epilogue: " + source_text(epi, spec_));
+      const Tensor& o = spec_.tensors[st.out];
+      emit_plain(epi, g.c, memref_type(static_cast<int>(o.shape.size()), o.type),
+                 outer_dims(epi, false));
+      st_ = &st;
+    }
+  }
+
+  // A gathered GEMM `g` of `st` under im2col (lower/patterns.h: match_gathered_gemm, a
+  // convolution): per batch element, and per group of a grouped one, the gathered term at every
+  // (k..., N...) into a K x N column buffer (memref.alloc, once), its first loop in parallel,
+  // then the element's (group's) rows of the output = the weights' rows (a rows x K matrix) times
+  // the buffer, as the block products of blocked_matmul (emit_block_products). The cpu and mojo
+  // im2col variants run the same gather and GEMM (backends/common: emit_im2col).
+  void emit_im2col(const Statement& st, const GatheredGemm& g) {
+    const std::string ty = mlir_type(g.type);
+    const std::string zero = zero_index(), one = constant("1", DType::Index);
+    auto extent = [&](int v) {
+      const auto [t, d] = gathered_extent(spec_, st, g, v);
+      return extents_.at(static_cast<size_t>(t)).at(d);
+    };
+    auto product = [&](const std::vector<int>& vars) {
+      std::string p = one;
+      for (int v : vars) p = op("arith.muli", {p, extent(v)}, DType::Index);
+      return p;
+    };
+    // The row-major flat index of `vars` (bound in loop_var_) over their extents.
+    auto flat = [&](const std::vector<int>& vars) {
+      std::string f = zero;
+      for (int v : vars)
+        f = op("arith.addi", {op("arith.muli", {f, extent(v)}, DType::Index), loop_var_.at(v)},
+               DType::Index);
+      return f;
+    };
+    auto open_for = [&](int v, bool parallel) {
+      loop_var_[v] = fresh();
+      w_.open(std::string(parallel ? "scf.parallel (" : "scf.for ") + loop_var_[v] +
+              (parallel ? ") = (" : " = ") + zero + (parallel ? ") to (" : " to ") + extent(v) +
+              (parallel ? ") step (" : " step ") + one + (parallel ? ") {" : " {"));
+    };
+    const std::string wname = spec_.tensors[g.w].name, yname = spec_.tensors[st.out].name;
+    w_.line("// As im2col: per batch element" + std::string(g.group ? " and group" : "") +
+            ", the gathered term at every (k..., N...) into the K x N");
+    w_.line("// buffer, then " + yname + " (rows x N) = " + wname +
+            " (rows x K) * the buffer, as block products.");
+    const std::string rows_all = product(g.m), n = product(g.n), k = product(g.k);
+    // Rows per group: q times the other output indices of the weights' rows.
+    std::string q = rows_all, groups = one, group_size;
+    if (g.group) {
+      group_size = val(*g.group_size);
+      if (value_type(*g.group_size) != DType::Index)
+        group_size = cast(group_size, value_type(*g.group_size), DType::Index);
+      q = op("arith.muli", {group_size, product(std::vector<int>(g.m.begin() + 1, g.m.end()))},
+             DType::Index);
+      // ceil(rows / q): none where there are no rows (q may then be 0).
+      groups =
+          op("arith.divsi",
+             {op("arith.addi", {rows_all, op("arith.subi", {q, one}, DType::Index)}, DType::Index),
+              op("arith.maxsi", {q, one}, DType::Index)},
+             DType::Index);
+    }
+    const std::string col = fresh();
+    const std::string col_ty = memref_type(2, g.type);
+    w_.line(col + " = memref.alloc(" + k + ", " + n +
+            ") {alignment = " + std::to_string(kStreamLineBytes) + " : i64} : " + col_ty);
+    for (int v : g.batch) open_for(v, false);
+    const std::string b = flat(g.batch);
+    std::string gi = zero;
+    if (g.group) {
+      gi = fresh();
+      w_.open("scf.for " + gi + " = " + zero + " to " + groups + " step " + one + " {");
+      // m0 / q is the group index wherever the gathered term uses it.
+      loop_var_[g.m[0]] = op("arith.muli", {gi, group_size}, DType::Index);
+    }
+    // The gather: its first loop in parallel, the innermost along the output's last index.
+    std::vector<int> loops = g.k;
+    loops.insert(loops.end(), g.n.begin(), g.n.end());
+    w_.line(
+        "// The columns: the gathered term at (k, p), k over the sum's indices, p over the "
+        "output's last.");
+    explicit_loops_ = true;
+    for (size_t i = 0; i < loops.size(); ++i) open_for(loops[i], i == 0);
+    const std::string v = cast(val(*g.gathered), value_type(*g.gathered), g.type);
+    w_.line("memref.store " + v + ", " + col + "[" + flat(g.k) + ", " + flat(g.n) +
+            "] : " + col_ty);
+    for (size_t i = loops.size(); i-- > 0;) {
+      if (i == 0) w_.line("scf.reduce");
+      w_.close("}");
+      loop_var_.erase(loops[i]);
+    }
+    // This element's (group's) rows of the weights and of the output, as 2-D views.
+    const std::string first = op("arith.muli", {gi, q}, DType::Index);
+    const std::string rows =
+        op("arith.minsi", {q, op("arith.subi", {rows_all, first}, DType::Index)}, DType::Index);
+    const std::string view = "memref<?x?x" + ty + ", strided<[?, 1], offset: ?>>";
+    auto as_matrix = [&](int t, const std::string& offset, const std::string& cols) {
+      const std::string r = fresh();
+      w_.line(r + " = memref.reinterpret_cast %" + spec_.tensors[t].name + " to offset: [" +
+              offset + "], sizes: [" + rows + ", " + cols + "], strides: [" + cols + ", 1] : " +
+              memref_type(static_cast<int>(spec_.tensors[t].shape.size()), g.type) + " to " + view);
+      return r;
+    };
+    GemmOperands m;
+    m.type = m.x_type = m.y_type = g.type;
+    m.x = as_matrix(g.w, op("arith.muli", {first, k}, DType::Index), k);
+    m.c = as_matrix(
+        st.out,
+        op("arith.muli",
+           {op("arith.addi", {op("arith.muli", {b, rows_all}, DType::Index), first}, DType::Index),
+            n},
+           DType::Index),
+        n);
+    m.y = col;
+    m.x_full = m.c_full = view;
+    m.y_full = col_ty;
+    m.x_name = wname;
+    m.y_name = "the column buffer";
+    m.rows = rows;
+    m.cols = n;
+    m.range = [&](const std::string&) { return std::make_pair(zero, k); };
+    emit_block_products(m);
+    if (g.group) {
+      loop_var_.erase(g.m[0]);
+      w_.close("}");
+    }
+    for (size_t i = g.batch.size(); i-- > 0;) {
+      w_.close("}");
+      loop_var_.erase(g.batch[i]);
+    }
+    w_.line("memref.dealloc " + col + " : " + col_ty);
+  }
+
+  // The operands of one GEMM C = X * Y (emit_block_products): 2-D memrefs and their types, X
+  // rows x terms (terms x rows when x_trans), Y terms x cols (cols x terms when y_trans), C rows x
+  // cols; the sum runs over terms from lo along X's and Y's k.
+  struct GemmOperands {
+    DType type = DType::F32;             // the product's (and C's) element type
+    std::string x, y, c;                 // SSA names
+    std::string x_full, y_full, c_full;  // their memref types
+    std::string x_name, y_name;          // for the comments
+    DType x_type = DType::F32, y_type = DType::F32;
+    bool x_trans = false, y_trans = false;
+    std::string rows, cols;  // index values
+    // Emits the sum's first term along k and its number of terms (index values), given zero.
+    std::function<std::pair<std::string, std::string>(const std::string& zero)> range;
+  };
+
+  // C = X * Y in blocks, in Goto's loop order (emit_gemm).
+  void emit_block_products(const GemmOperands& g) {
     explicit_loops_ = true;
     thread_count_ = true;
-    const std::string ty = mlir_type(m.type);
-    gemm_types_.insert(m.type);
-    const int64_t elem = dtype_bytes(m.type);
+    const std::string ty = mlir_type(g.type);
+    gemm_types_.insert(g.type);
+    const int64_t elem = dtype_bytes(g.type);
     const int64_t pad = kGemmPackPadBytes / elem;
     w_.line("// As block products: each thread's rows in blocks of " + std::to_string(gemm_->mc) +
             "; per block of " + std::to_string(gemm_->nc) + " columns and " +
             std::to_string(gemm_->kc) + " terms,");
-    w_.line("// that block of " + spec_.tensors[m.y].name +
+    w_.line("// that block of " + g.y_name +
             " copied to the thread's buffer, then each block product added to the output.");
-    const bool widen_x = m.x_type != m.type, widen_y = m.y_type != m.type;
+    const bool widen_x = g.x_type != g.type, widen_y = g.y_type != g.type;
     if (widen_y)
-      w_.line("// " + spec_.tensors[m.y].name + "'s elements widened to " + ty +
+      w_.line("// " + g.y_name + "'s elements widened to " + ty +
               " (arith.extf) as they are copied.");
     if (widen_x)
-      w_.line("// " + spec_.tensors[m.x].name + "'s elements widened to " + ty +
+      w_.line("// " + g.x_name + "'s elements widened to " + ty +
               " (arith.extf) as each block of mc of its rows is copied to a second buffer.");
-    const IndexVar& kv = st.vars[m.k];
     const std::string zero = zero_index(), one = constant("1", DType::Index);
-    const std::string& rows = extents_[st.out][0];
-    const std::string& cols = extents_[st.out][1];
-    const std::string lo = val(*kv.lo);
-    const std::string terms =
-        op("arith.maxsi", {op("arith.subi", {val(*kv.hi), lo}, DType::Index), zero}, DType::Index);
+    const std::string& rows = g.rows;
+    const std::string& cols = g.cols;
+    const auto [lo, terms] = g.range(zero);
     const std::string mc = constant(std::to_string(gemm_->mc), DType::Index);
     const std::string nc = constant(std::to_string(gemm_->nc), DType::Index);
     const std::string kc = constant(std::to_string(gemm_->kc), DType::Index);
     const std::string tile = constant(std::to_string(gemm_->mr), DType::Index);
-    const std::string out = "%" + spec_.tensors[st.out].name;
-    const std::string x = "%" + spec_.tensors[m.x].name, y = "%" + spec_.tensors[m.y].name;
-    const std::string full = memref_type(2, m.type);
+    const std::string& out = g.c;
+    const std::string& x = g.x;
+    const std::string& y = g.y;
+    const std::string& full = g.c_full;
     const std::string view = "memref<?x?x" + ty + ", strided<[?, 1], offset: ?>>";
     // The operands' own memrefs and views of them (of a storage type when they widen).
-    const std::string x_full = memref_type(2, m.x_type), y_full = memref_type(2, m.y_type);
+    const std::string& x_full = g.x_full;
+    const std::string& y_full = g.y_full;
     const std::string x_view =
-        std::string("memref<?x?x") + mlir_type(m.x_type) + ", strided<[?, 1], offset: ?>>";
+        std::string("memref<?x?x") + mlir_type(g.x_type) + ", strided<[?, 1], offset: ?>>";
     const std::string y_view =
-        std::string("memref<?x?x") + mlir_type(m.y_type) + ", strided<[?, 1], offset: ?>>";
+        std::string("memref<?x?x") + mlir_type(g.y_type) + ", strided<[?, 1], offset: ?>>";
     // X's widened block: mc x kc, its rows along k.
     const std::string xbuf_ty =
         "memref<" + std::to_string(gemm_->mc) + "x" + std::to_string(gemm_->kc) + "x" + ty + ">";
@@ -352,7 +542,7 @@ class Body {
         op("arith.minsi", {op("arith.addi", {r0, chunk}, DType::Index), rows}, DType::Index);
     const std::string mine = op("arith.subi", {r1, r0}, DType::Index);
     const std::string crow = subview(out, r0, zero, mine, cols, full, view);
-    w_.line("linalg.fill ins(" + constant(mlir_float(0.0, m.type), m.type) + " : " + ty +
+    w_.line("linalg.fill ins(" + constant(mlir_float(0.0, g.type), g.type) + " : " + ty +
             ") outs(" + crow + " : " + view + ")");
     const std::string j0 = fresh();
     w_.open("scf.for " + j0 + " = " + zero + " to " + cols + " step " + nc + " {");
@@ -366,7 +556,7 @@ class Body {
     const char* swap = "affine_map<(d0, d1) -> (d1, d0)>";
     // The copy runs along the rows of Y's block (a transposed one along its k), so that it reads
     // contiguously.
-    const std::string yb = m.y_trans ? subview(y, j0, ks, nr, kr, y_full, y_view)
+    const std::string yb = g.y_trans ? subview(y, j0, ks, nr, kr, y_full, y_view)
                                      : subview(y, ks, j0, kr, nr, y_full, y_view);
     // Copies `from` (a view of an operand, of element type `from_type`) into `to`, transposed
     // with `trans`, widening each element to the output's type.
@@ -377,21 +567,21 @@ class Body {
               from + " : " + from_ty + ") outs(" + to + " : " + to_ty + ") {");
       const std::string e = fresh(), unused = fresh();
       w_.line("^bb0(" + e + ": " + mlir_type(from_type) + ", " + unused + ": " + ty + "):");
-      w_.line("linalg.yield " + cast(e, from_type, m.type) + " : " + ty);
+      w_.line("linalg.yield " + cast(e, from_type, g.type) + " : " + ty);
       w_.close("}");
     };
-    copy(yb, m.y_type, y_view, packed, packed_ty, m.y_trans);
+    copy(yb, g.y_type, y_view, packed, packed_ty, g.y_trans);
     const std::string i1 = fresh();
     w_.open("scf.for " + i1 + " = " + r0 + " to " + r1 + " step " + mc + " {");
     const std::string mr = upto(mc, i1, r1);
-    std::string xb = m.x_trans ? subview(x, ks, i1, kr, mr, x_full, x_view)
+    std::string xb = g.x_trans ? subview(x, ks, i1, kr, mr, x_full, x_view)
                                : subview(x, i1, ks, mr, kr, x_full, x_view);
     std::string xb_ty = view;
-    bool x_trans = m.x_trans;
+    bool x_trans = g.x_trans;
     if (widen_x) {
       // X's block widened into the thread's buffer, rows along k (transposed when x[k, i]).
       const std::string xpacked = subview(xbuf, "0", "0", mr, kr, xbuf_ty, xpacked_ty);
-      copy(xb, m.x_type, x_view, xpacked, xpacked_ty, m.x_trans);
+      copy(xb, g.x_type, x_view, xpacked, xpacked_ty, g.x_trans);
       xb = xpacked;
       xb_ty = xpacked_ty;
       x_trans = false;
@@ -417,17 +607,6 @@ class Body {
     if (widen_x) w_.line("memref.dealloc " + xbuf + " : " + xbuf_ty);
     w_.line("scf.reduce");
     w_.close("}");
-    if (m.epilogue) {
-      epilogues_.push_back(std::make_unique<Statement>(epilogue_statement(spec_, st, m.reduce)));
-      const Statement& epi = *epilogues_.back();
-      // A plain elementwise statement: the other forms index the spec's own statements.
-      st_ = &epi;
-      w_.line("// The epilogue: " + source_text(epi, spec_));
-      const Tensor& o = spec_.tensors[st.out];
-      emit_plain(epi, out, memref_type(static_cast<int>(o.shape.size()), o.type),
-                 outer_dims(epi, false));
-      st_ = &st;
-    }
   }
 
   // A running scan (lower/running_scans.h) `red` of `st`, outside row groups, writing `out_mem`:
@@ -2502,6 +2681,7 @@ class Body {
   bool explicit_loops_ = false;
   Tiles tiles_;
   std::optional<GemmBlocks> gemm_;
+  bool im2col_ = false;
   std::set<DType> gemm_types_;
   bool thread_count_ = false;
   bool strided_inner_ = false;  // host::PipelineFacts::strided_inner
@@ -2698,8 +2878,8 @@ GeneratedFile MlirEmitter::print(const Spec& spec) const {
     bool strided_inner = false;  // host::PipelineFacts::strided_inner
   };
   auto make_body = [&spec](bool reassoc, bool parallel, const Tiles& tiles = {},
-                           std::optional<GemmBlocks> gemm = std::nullopt) {
-    Body body(spec, reassoc, parallel, tiles, gemm);
+                           std::optional<GemmBlocks> gemm = std::nullopt, bool im2col = false) {
+    Body body(spec, reassoc, parallel, tiles, gemm, im2col);
     body.emit_extents();
     // The row_fusion pass's groups (lower/row_fusion.h), run by the parallel strategy.
     const std::vector<RowGroup> no_groups;
@@ -2709,7 +2889,9 @@ GeneratedFile MlirEmitter::print(const Spec& spec) const {
     // that the contraction is a block product.
     auto has_gemm = [&](const RowGroup& g) {
       for (size_t k = g.first; gemm && k <= g.last; ++k)
-        if (match_mlir_gemm(spec, spec.stmts[k])) return true;
+        if (match_mlir_gemm(spec, spec.stmts[k]) ||
+            (im2col && host::is_gathered_gemm(spec, spec.stmts[k])))
+          return true;
       return false;
     };
     for (size_t k = 0; k < spec.stmts.size(); ++k) {
@@ -2727,8 +2909,9 @@ GeneratedFile MlirEmitter::print(const Spec& spec) const {
                 body.strided_inner()};
   };
   const Text in_order = make_body(false, false), reassociated = make_body(true, false);
-  // The parallel body once per tile shape of the parallel variants (their tile parameters) and
-  // cache blocks of the blocked_matmul variants (mc, nc, kc; zeros elsewhere).
+  // The parallel body once per tile shape of the parallel variants (their tile parameters),
+  // cache blocks of the blocked_matmul and im2col variants (mc, nc, kc; zeros elsewhere) and
+  // whether gathered GEMMs are im2col.
   std::map<std::vector<int64_t>, Text> parallel;
 
   // Every tensor is a buffer of its own (specbench_abi.h), so the memrefs are noalias, as the
@@ -2773,9 +2956,10 @@ GeneratedFile MlirEmitter::print(const Spec& spec) const {
                                      blocks ? blocks->mc : 0,
                                      blocks ? blocks->nc : 0,
                                      blocks ? blocks->kc : 0,
-                                     blocks ? blocks->mr : 0};
+                                     blocks ? blocks->mr : 0,
+                                     sched.im2col ? 1 : 0};
     if (sched.parallel && !parallel.count(shape))
-      parallel[shape] = make_body(true, true, tiles, blocks);
+      parallel[shape] = make_body(true, true, tiles, blocks, sched.im2col);
     const Text& text = !sched.reassociate ? in_order
                        : sched.parallel   ? parallel.at(shape)
                                           : reassociated;

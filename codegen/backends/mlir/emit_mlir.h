@@ -5,12 +5,12 @@
 // The file holds one `module` per variant, separated by `// -----` lines (the separator of
 // `mlir-opt --split-input-file`). Above each module, two comment lines name the variant and its
 // pass pipeline: `// sb-variant: <name>` and `// sb-pipeline: <mlir-opt arguments>`, taken from
-// codegen/backends/mlir/mlir_pipelines.h, the one place where pipelines are written. Each module defines
-// `func.func @<spec>_<variant>` with `llvm.emit_c_interface`: one memref argument per spec tensor
-// (ABI order, row-major, dynamic extents; rank 0 for a scalar) and one `index` argument per size.
-// The function bodies differ by strategy only as follows: `loops` keeps every floating-point sum in
-// the spec's order, the others mark sums fastmath<reassoc>; `openmp` also fuses row groups, splits
-// full reductions into parallel blocks and streams large outputs (below).
+// codegen/backends/mlir/mlir_pipelines.h, the one place where pipelines are written. Each module
+// defines `func.func @<spec>_<variant>` with `llvm.emit_c_interface`: one memref argument per spec
+// tensor (ABI order, row-major, dynamic extents; rank 0 for a scalar) and one `index` argument per
+// size. The function bodies differ by strategy only as follows: `loops` keeps every floating-point
+// sum in the spec's order, the others mark sums fastmath<reassoc>; `openmp` also fuses row groups,
+// splits full reductions into parallel blocks and streams large outputs (below).
 //
 // Lowering of a statement `out[i...] = rhs`:
 //   - rhs without reductions: one all-parallel `linalg.generic` writing `out`;
@@ -37,8 +37,8 @@
 // table is empty.
 //
 // Under `openmp`, a statement of rank >= 2 whose reduction goes before its innermost index is a
-// row group of one statement (below). The statements of each group that codegen/lower/row_fusion.h finds
-// (consecutive statements over the same rows, each reading only its own row of what the group
+// row group of one statement (below). The statements of each group that codegen/lower/row_fusion.h
+// finds (consecutive statements over the same rows, each reading only its own row of what the group
 // writes) are one `scf.parallel` loop over blocks of rows (at most 64 blocks), each block an
 // `scf.for` over its rows. Each row is computed by the group's statements in order, lowered as
 // above but on rank-reduced `memref.subview`s of that row (the row index is fixed, the generics run
@@ -46,8 +46,8 @@
 // elementwise terms are one row long: allocated once per block (`memref.alloca` for a scalar,
 // `memref.alloc` otherwise), never written to the full tensor. Such a module carries the
 // attribute `transform.with_named_sequence` and the transform schedule of
-// mlir_parallel_loops_schedule() (codegen/backends/mlir/mlir_pipelines.h), which lowers the linalg ops inside
-// the explicit loops to sequential loops.
+// mlir_parallel_loops_schedule() (codegen/backends/mlir/mlir_pipelines.h), which lowers the linalg
+// ops inside the explicit loops to sequential loops.
 //
 // Also under `openmp`, a full reduction (into a scalar: the statement's output, or the buffer of
 // a reduction inside a scalar statement's term) outside row groups is an explicit `scf.parallel`
@@ -69,6 +69,11 @@
 // vector.store has no alignment, and LLVM splits an under-aligned non-temporal vector store into
 // scalar ones. A rank-1 output streams its lines in parallel blocks, a rank-2 output row by row in
 // parallel blocks of rows; each block ends with `llvm.fence seq_cst`.
+//
+// Under `blocked_matmul`, a contraction is block products in Goto's loop order (the README's
+// pipeline table). Under `im2col`, a gathered GEMM (lower/patterns.h: a convolution) is also one:
+// per batch element (and group) its gathered term into a `memref.alloc`ed K x N column buffer,
+// then the output's rows (`memref.reinterpret_cast` as a 2-D view) as the weights' rows times it.
 //
 // At the end of the file, lines starting with `//| ` hold the C shim that the harness compiles
 // beside the lowered modules: memref descriptors built from sb_args, one sb_variant per MLIR

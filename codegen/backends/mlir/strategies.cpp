@@ -105,6 +105,24 @@ host::HostStrategy blocked_matmul() {
   return s;
 }
 
+// Gathered GEMMs (convolutions) as the cpu and mojo im2col variants run them: the gather into a
+// column buffer, then blocked_matmul's block products per batch element.
+host::HostStrategy im2col() {
+  host::HostStrategy s = blocked_matmul();
+  s.info.name = "im2col";
+  s.info.doc =
+      "convolutions (weights times gathered columns) as an im2col gather into a K x N buffer, "
+      "its first loop in parallel, then blocked_matmul's block products per batch element (and "
+      "group); contractions and other statements as blocked_matmul";
+  // Not matched with the cpu and mojo im2col variants: the block products are blocked_matmul's
+  // (transform_gemm), not their micro-kernel.
+  s.info.algorithm = "im2col_transform_gemm";
+  s.needs = host::gathered_gemm_needs();
+  s.matches = host::is_gathered_gemm;
+  s.schedule.im2col = true;
+  return s;
+}
+
 }  // namespace
 
 std::optional<Contraction> match_mlir_gemm(const Spec& spec, const Statement& st) {
@@ -114,8 +132,8 @@ std::optional<Contraction> match_mlir_gemm(const Spec& spec, const Statement& st
 }
 
 const host::HostRegistry& mlir_strategies() {
-  static const host::HostRegistry kRegistry("mlir",
-                                            {loops(), tiled_vector(), openmp(), blocked_matmul()});
+  static const host::HostRegistry kRegistry(
+      "mlir", {loops(), tiled_vector(), openmp(), blocked_matmul(), im2col()});
   return kRegistry;
 }
 

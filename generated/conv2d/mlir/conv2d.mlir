@@ -10,6 +10,7 @@
 //   loops         strategy loops
 //   tiled_vector  strategy tiled_vector: tile = 64 (default), vector = 8 (default)
 //   openmp        strategy openmp: tile = 512 (default), tile_inner = 16 (default)
+//   im2col        strategy im2col: tile = 512 (default), tile_inner = 16 (default), mc = 64 (default), nc = 256 (default), kc = 256 (default), mr = 0 (default), nr_bytes = 0 (default)
 //
 // One module per variant, each after a split marker line (mlir-opt --split-input-file);
 // the `sb-pipeline` line above each is the mlir-opt pass pipeline that lowers it. The C
@@ -867,6 +868,324 @@ module attributes {transform.with_named_sequence} {
   }
 }
 
+// -----
+// sb-variant: im2col
+// sb-pipeline: --transform-interpreter=entry-point=sb_schedule_simd@simd_bytes@ --test-transform-dialect-erase-schedule --convert-linalg-to-parallel-loops --canonicalize --test-math-polynomial-approximation --convert-math-to-llvm --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --convert-vector-to-scf --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
+module attributes {transform.with_named_sequence} {
+  func.func private @omp_get_max_threads() -> i32
+  func.func @conv2d_im2col(%x: memref<?x?x?x?xf32> {llvm.noalias}, %w: memref<?x?x?x?xf32> {llvm.noalias}, %y: memref<?x?x?x?xf32> {llvm.noalias}, %N: index, %CI: index, %CO: index, %H: index, %W: index) attributes {llvm.emit_c_interface} {
+    %0 = arith.constant 3 : index
+    %1 = arith.constant 3 : index
+    // y[n, o, i, j] = sum(c in 0..CI: sum(a in 0..3: sum(b in 0..3: x[n, c, i + a - 1, j + b - 1] * w[o, c, a, b])))
+    %2 = arith.constant 0 : index
+    %3 = arith.constant 1 : index
+    // As im2col: per batch element, the gathered term at every (k..., N...) into the K x N
+    // buffer, then y (rows x N) = w (rows x K) * the buffer, as block products.
+    %4 = arith.muli %3, %CO : index
+    %5 = arith.muli %3, %H : index
+    %6 = arith.muli %5, %W : index
+    %7 = arith.muli %3, %CI : index
+    %8 = arith.muli %7, %0 : index
+    %9 = arith.muli %8, %1 : index
+    %10 = memref.alloc(%9, %6) {alignment = 64 : i64} : memref<?x?xf32>
+    scf.for %11 = %2 to %N step %3 {
+      %12 = arith.muli %2, %N : index
+      %13 = arith.addi %12, %11 : index
+      // The columns: the gathered term at (k, p), k over the sum's indices, p over the output's last.
+      scf.parallel (%14) = (%2) to (%CI) step (%3) {
+        scf.for %15 = %2 to %0 step %3 {
+          scf.for %16 = %2 to %1 step %3 {
+            scf.for %17 = %2 to %H step %3 {
+              scf.for %18 = %2 to %W step %3 {
+                %19 = arith.constant 0 : index
+                %20 = arith.cmpi sge, %11, %19 : index
+                %21 = arith.cmpi slt, %11, %N : index
+                %22 = arith.andi %20, %21 : i1
+                %23 = arith.constant 1 : index
+                %24 = arith.subi %N, %23 : index
+                %25 = arith.minsi %11, %24 : index
+                %26 = arith.constant 0 : index
+                %27 = arith.maxsi %25, %26 : index
+                %28 = arith.constant 0 : index
+                %29 = arith.cmpi sge, %14, %28 : index
+                %30 = arith.cmpi slt, %14, %CI : index
+                %31 = arith.andi %29, %30 : i1
+                %32 = arith.andi %22, %31 : i1
+                %33 = arith.constant 1 : index
+                %34 = arith.subi %CI, %33 : index
+                %35 = arith.minsi %14, %34 : index
+                %36 = arith.constant 0 : index
+                %37 = arith.maxsi %35, %36 : index
+                %38 = arith.addi %17, %15 : index
+                %39 = arith.constant 1 : index
+                %40 = arith.subi %38, %39 : index
+                %41 = arith.constant 0 : index
+                %42 = arith.cmpi sge, %40, %41 : index
+                %43 = arith.cmpi slt, %40, %H : index
+                %44 = arith.andi %42, %43 : i1
+                %45 = arith.andi %32, %44 : i1
+                %46 = arith.constant 1 : index
+                %47 = arith.subi %H, %46 : index
+                %48 = arith.minsi %40, %47 : index
+                %49 = arith.constant 0 : index
+                %50 = arith.maxsi %48, %49 : index
+                %51 = arith.addi %18, %16 : index
+                %52 = arith.constant 1 : index
+                %53 = arith.subi %51, %52 : index
+                %54 = arith.constant 0 : index
+                %55 = arith.cmpi sge, %53, %54 : index
+                %56 = arith.cmpi slt, %53, %W : index
+                %57 = arith.andi %55, %56 : i1
+                %58 = arith.andi %45, %57 : i1
+                %59 = arith.constant 1 : index
+                %60 = arith.subi %W, %59 : index
+                %61 = arith.minsi %53, %60 : index
+                %62 = arith.constant 0 : index
+                %63 = arith.maxsi %61, %62 : index
+                %64 = memref.load %x[%27, %37, %50, %63] : memref<?x?x?x?xf32>
+                %65 = arith.constant 0.0 : f32
+                %66 = arith.select %58, %64, %65 : f32
+                %67 = arith.muli %2, %H : index
+                %68 = arith.addi %67, %17 : index
+                %69 = arith.muli %68, %W : index
+                %70 = arith.addi %69, %18 : index
+                %71 = arith.muli %2, %CI : index
+                %72 = arith.addi %71, %14 : index
+                %73 = arith.muli %72, %0 : index
+                %74 = arith.addi %73, %15 : index
+                %75 = arith.muli %74, %1 : index
+                %76 = arith.addi %75, %16 : index
+                memref.store %66, %10[%76, %70] : memref<?x?xf32>
+              }
+            }
+          }
+        }
+        scf.reduce
+      }
+      %77 = arith.muli %2, %4 : index
+      %78 = arith.subi %4, %77 : index
+      %79 = arith.minsi %4, %78 : index
+      %80 = arith.muli %77, %9 : index
+      %81 = memref.reinterpret_cast %w to offset: [%80], sizes: [%79, %9], strides: [%9, 1] : memref<?x?x?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+      %82 = arith.muli %13, %4 : index
+      %83 = arith.addi %82, %77 : index
+      %84 = arith.muli %83, %6 : index
+      %85 = memref.reinterpret_cast %y to offset: [%84], sizes: [%79, %6], strides: [%6, 1] : memref<?x?x?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+      // As block products: each thread's rows in blocks of 64; per block of 256 columns and 256 terms,
+      // that block of the column buffer copied to the thread's buffer, then each block product added to the output.
+      %86 = arith.constant 0 : index
+      %87 = arith.constant 1 : index
+      %88 = arith.constant 64 : index
+      %89 = arith.constant 256 : index
+      %90 = arith.constant 256 : index
+      %91 = arith.constant 8 : index
+      %92 = func.call @omp_get_max_threads() : () -> i32
+      %93 = arith.index_cast %92 : i32 to index
+      %94 = arith.subi %93, %87 : index
+      %95 = arith.addi %79, %94 : index
+      %96 = arith.divui %95, %93 : index
+      %97 = arith.subi %91, %87 : index
+      %98 = arith.addi %96, %97 : index
+      %99 = arith.divui %98, %91 : index
+      %100 = arith.muli %99, %91 : index
+      scf.parallel (%101) = (%86) to (%93) step (%87) {
+        %102 = memref.alloca() {alignment = 64 : i64} : memref<256x272xf32>
+        %103 = arith.muli %101, %100 : index
+        %104 = arith.minsi %103, %79 : index
+        %105 = arith.addi %104, %100 : index
+        %106 = arith.minsi %105, %79 : index
+        %107 = arith.subi %106, %104 : index
+        %108 = memref.subview %85[%104, %86] [%107, %6] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+        %109 = arith.constant 0.0 : f32
+        linalg.fill ins(%109 : f32) outs(%108 : memref<?x?xf32, strided<[?, 1], offset: ?>>)
+        scf.for %110 = %86 to %6 step %89 {
+          %111 = arith.subi %6, %110 : index
+          %112 = arith.minsi %89, %111 : index
+          scf.for %113 = %86 to %9 step %90 {
+            %114 = arith.subi %9, %113 : index
+            %115 = arith.minsi %90, %114 : index
+            %116 = arith.addi %2, %113 : index
+            %117 = memref.subview %102[0, 0] [%115, %112] [1, 1] : memref<256x272xf32> to memref<?x?xf32, strided<[272, 1]>>
+            %118 = memref.subview %10[%116, %110] [%115, %112] [1, 1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+            linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%118 : memref<?x?xf32, strided<[?, 1], offset: ?>>) outs(%117 : memref<?x?xf32, strided<[272, 1]>>) {
+              ^bb0(%119: f32, %120: f32):
+              linalg.yield %119 : f32
+            }
+            scf.for %121 = %104 to %106 step %88 {
+              %122 = arith.subi %106, %121 : index
+              %123 = arith.minsi %88, %122 : index
+              %124 = memref.subview %81[%121, %116] [%123, %115] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+              %125 = memref.subview %85[%121, %110] [%123, %112] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+              linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%124, %117 : memref<?x?xf32, strided<[?, 1], offset: ?>>, memref<?x?xf32, strided<[272, 1]>>) outs(%125 : memref<?x?xf32, strided<[?, 1], offset: ?>>) attrs = {sb_gemm_f32} {
+                ^bb0(%126: f32, %127: f32, %128: f32):
+                %129 = arith.mulf %126, %127 : f32
+                %130 = arith.addf %128, %129 fastmath<reassoc> : f32
+                linalg.yield %130 : f32
+              }
+            }
+          }
+        }
+        scf.reduce
+      }
+    }
+    memref.dealloc %10 : memref<?x?xf32>
+    return
+  }
+  // The register tiles where the widest native vectors are 64 bytes (the runtime runs the host's).
+  transform.named_sequence @sb_schedule_simd64(%root: !transform.any_op {transform.readonly}) {
+    // blocked_matmul, f32: register tiles of 8 x 32 along k steps of 4
+    %sb_gemm_f32_ops = transform.structured.match ops{["linalg.generic"]} attributes{sb_gemm_f32} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %sb_gemm_f32_ops : !transform.any_op {
+    ^bb0(%sb_gemm_f32_op: !transform.any_op):
+      %sb_gemm_f32_i_op, %sb_gemm_f32_i_loop = transform.structured.tile_using_for %sb_gemm_f32_op tile_sizes [8, 0, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_i_for = transform.cast %sb_gemm_f32_i_loop : !transform.any_op to !transform.op<"scf.for">
+      %sb_gemm_f32_i_whole, %sb_gemm_f32_i_rest = transform.loop.peel %sb_gemm_f32_i_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_rows = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_i_whole : (!transform.any_op) -> !transform.any_op
+      %sb_gemm_f32_j_op, %sb_gemm_f32_j_loop = transform.structured.tile_using_for %sb_gemm_f32_rows tile_sizes [0, 32, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_j_for = transform.cast %sb_gemm_f32_j_loop : !transform.any_op to !transform.op<"scf.for">
+      %sb_gemm_f32_j_whole, %sb_gemm_f32_j_rest = transform.loop.peel %sb_gemm_f32_j_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_tile = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_j_whole : (!transform.any_op) -> !transform.any_op
+      %sb_gemm_f32_k_op, %sb_gemm_f32_k_loop = transform.structured.tile_using_for %sb_gemm_f32_tile tile_sizes [0, 0, 4] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_k_for = transform.cast %sb_gemm_f32_k_loop : !transform.any_op to !transform.op<"scf.for">
+      %sb_gemm_f32_k_whole, %sb_gemm_f32_k_rest = transform.loop.peel %sb_gemm_f32_k_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_step = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_k_whole : (!transform.any_op) -> !transform.any_op
+      transform.annotate %sb_gemm_f32_step "sb_gemm_f32_tile" : !transform.any_op
+    }
+    %sb_gemm_f32_f = transform.structured.match ops{["func.func"]} attributes{llvm.emit_c_interface} in %root : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %sb_gemm_f32_f {
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    %sb_gemm_f32_whole = transform.structured.match ops{["linalg.generic"]} attributes{sb_gemm_f32_tile} in %root : (!transform.any_op) -> !transform.any_op
+    transform.structured.vectorize %sb_gemm_f32_whole : !transform.any_op
+    transform.apply_patterns to %sb_gemm_f32_f {
+      transform.apply_patterns.memref.fold_memref_alias_ops
+      transform.apply_patterns.vector.reduction_to_contract
+      transform.apply_patterns.vector.transfer_permutation_patterns
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    transform.apply_cse to %sb_gemm_f32_f : !transform.any_op
+    %sb_gemm_f32_loops = transform.structured.match ops{["scf.for"]} in %sb_gemm_f32_f : (!transform.any_op) -> !transform.any_op
+    transform.apply_licm to %sb_gemm_f32_loops : !transform.any_op
+    %sb_gemm_f32_hoisted = transform.structured.hoist_redundant_vector_transfers %sb_gemm_f32_f : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %sb_gemm_f32_hoisted {
+      transform.apply_patterns.vector.lower_contraction lowering_strategy = "outerproduct"
+      transform.apply_patterns.vector.lower_outerproduct
+      transform.apply_patterns.vector.transfer_permutation_patterns
+      transform.apply_patterns.vector.lower_transfer max_transfer_rank = 1
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    %loops = transform.structured.match ops{["scf.parallel"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %loops : !transform.any_op {
+    ^bb0(%loop: !transform.any_op):
+      %inner = transform.structured.match ops{["linalg.generic", "linalg.fill"]} in %loop : (!transform.any_op) -> !transform.any_op
+      %lowered = transform.structured.convert_to_loops %inner : (!transform.any_op) -> !transform.any_op
+    }
+    transform.yield
+  }
+  // The register tiles where the widest native vectors are 32 bytes (the runtime runs the host's).
+  transform.named_sequence @sb_schedule_simd32(%root: !transform.any_op {transform.readonly}) {
+    // blocked_matmul, f32: register tiles of 4 x 16 along k steps of 4
+    %sb_gemm_f32_ops = transform.structured.match ops{["linalg.generic"]} attributes{sb_gemm_f32} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %sb_gemm_f32_ops : !transform.any_op {
+    ^bb0(%sb_gemm_f32_op: !transform.any_op):
+      %sb_gemm_f32_i_op, %sb_gemm_f32_i_loop = transform.structured.tile_using_for %sb_gemm_f32_op tile_sizes [4, 0, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_i_for = transform.cast %sb_gemm_f32_i_loop : !transform.any_op to !transform.op<"scf.for">
+      %sb_gemm_f32_i_whole, %sb_gemm_f32_i_rest = transform.loop.peel %sb_gemm_f32_i_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_rows = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_i_whole : (!transform.any_op) -> !transform.any_op
+      %sb_gemm_f32_j_op, %sb_gemm_f32_j_loop = transform.structured.tile_using_for %sb_gemm_f32_rows tile_sizes [0, 16, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_j_for = transform.cast %sb_gemm_f32_j_loop : !transform.any_op to !transform.op<"scf.for">
+      %sb_gemm_f32_j_whole, %sb_gemm_f32_j_rest = transform.loop.peel %sb_gemm_f32_j_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_tile = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_j_whole : (!transform.any_op) -> !transform.any_op
+      %sb_gemm_f32_k_op, %sb_gemm_f32_k_loop = transform.structured.tile_using_for %sb_gemm_f32_tile tile_sizes [0, 0, 4] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_k_for = transform.cast %sb_gemm_f32_k_loop : !transform.any_op to !transform.op<"scf.for">
+      %sb_gemm_f32_k_whole, %sb_gemm_f32_k_rest = transform.loop.peel %sb_gemm_f32_k_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_step = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_k_whole : (!transform.any_op) -> !transform.any_op
+      transform.annotate %sb_gemm_f32_step "sb_gemm_f32_tile" : !transform.any_op
+    }
+    %sb_gemm_f32_f = transform.structured.match ops{["func.func"]} attributes{llvm.emit_c_interface} in %root : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %sb_gemm_f32_f {
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    %sb_gemm_f32_whole = transform.structured.match ops{["linalg.generic"]} attributes{sb_gemm_f32_tile} in %root : (!transform.any_op) -> !transform.any_op
+    transform.structured.vectorize %sb_gemm_f32_whole : !transform.any_op
+    transform.apply_patterns to %sb_gemm_f32_f {
+      transform.apply_patterns.memref.fold_memref_alias_ops
+      transform.apply_patterns.vector.reduction_to_contract
+      transform.apply_patterns.vector.transfer_permutation_patterns
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    transform.apply_cse to %sb_gemm_f32_f : !transform.any_op
+    %sb_gemm_f32_loops = transform.structured.match ops{["scf.for"]} in %sb_gemm_f32_f : (!transform.any_op) -> !transform.any_op
+    transform.apply_licm to %sb_gemm_f32_loops : !transform.any_op
+    %sb_gemm_f32_hoisted = transform.structured.hoist_redundant_vector_transfers %sb_gemm_f32_f : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %sb_gemm_f32_hoisted {
+      transform.apply_patterns.vector.lower_contraction lowering_strategy = "outerproduct"
+      transform.apply_patterns.vector.lower_outerproduct
+      transform.apply_patterns.vector.transfer_permutation_patterns
+      transform.apply_patterns.vector.lower_transfer max_transfer_rank = 1
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    %loops = transform.structured.match ops{["scf.parallel"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %loops : !transform.any_op {
+    ^bb0(%loop: !transform.any_op):
+      %inner = transform.structured.match ops{["linalg.generic", "linalg.fill"]} in %loop : (!transform.any_op) -> !transform.any_op
+      %lowered = transform.structured.convert_to_loops %inner : (!transform.any_op) -> !transform.any_op
+    }
+    transform.yield
+  }
+  // The register tiles where the widest native vectors are 16 bytes (the runtime runs the host's).
+  transform.named_sequence @sb_schedule_simd16(%root: !transform.any_op {transform.readonly}) {
+    // blocked_matmul, f32: register tiles of 4 x 8 along k steps of 4
+    %sb_gemm_f32_ops = transform.structured.match ops{["linalg.generic"]} attributes{sb_gemm_f32} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %sb_gemm_f32_ops : !transform.any_op {
+    ^bb0(%sb_gemm_f32_op: !transform.any_op):
+      %sb_gemm_f32_i_op, %sb_gemm_f32_i_loop = transform.structured.tile_using_for %sb_gemm_f32_op tile_sizes [4, 0, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_i_for = transform.cast %sb_gemm_f32_i_loop : !transform.any_op to !transform.op<"scf.for">
+      %sb_gemm_f32_i_whole, %sb_gemm_f32_i_rest = transform.loop.peel %sb_gemm_f32_i_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_rows = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_i_whole : (!transform.any_op) -> !transform.any_op
+      %sb_gemm_f32_j_op, %sb_gemm_f32_j_loop = transform.structured.tile_using_for %sb_gemm_f32_rows tile_sizes [0, 8, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_j_for = transform.cast %sb_gemm_f32_j_loop : !transform.any_op to !transform.op<"scf.for">
+      %sb_gemm_f32_j_whole, %sb_gemm_f32_j_rest = transform.loop.peel %sb_gemm_f32_j_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_tile = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_j_whole : (!transform.any_op) -> !transform.any_op
+      %sb_gemm_f32_k_op, %sb_gemm_f32_k_loop = transform.structured.tile_using_for %sb_gemm_f32_tile tile_sizes [0, 0, 4] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_k_for = transform.cast %sb_gemm_f32_k_loop : !transform.any_op to !transform.op<"scf.for">
+      %sb_gemm_f32_k_whole, %sb_gemm_f32_k_rest = transform.loop.peel %sb_gemm_f32_k_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_step = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_k_whole : (!transform.any_op) -> !transform.any_op
+      transform.annotate %sb_gemm_f32_step "sb_gemm_f32_tile" : !transform.any_op
+    }
+    %sb_gemm_f32_f = transform.structured.match ops{["func.func"]} attributes{llvm.emit_c_interface} in %root : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %sb_gemm_f32_f {
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    %sb_gemm_f32_whole = transform.structured.match ops{["linalg.generic"]} attributes{sb_gemm_f32_tile} in %root : (!transform.any_op) -> !transform.any_op
+    transform.structured.vectorize %sb_gemm_f32_whole : !transform.any_op
+    transform.apply_patterns to %sb_gemm_f32_f {
+      transform.apply_patterns.memref.fold_memref_alias_ops
+      transform.apply_patterns.vector.reduction_to_contract
+      transform.apply_patterns.vector.transfer_permutation_patterns
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    transform.apply_cse to %sb_gemm_f32_f : !transform.any_op
+    %sb_gemm_f32_loops = transform.structured.match ops{["scf.for"]} in %sb_gemm_f32_f : (!transform.any_op) -> !transform.any_op
+    transform.apply_licm to %sb_gemm_f32_loops : !transform.any_op
+    %sb_gemm_f32_hoisted = transform.structured.hoist_redundant_vector_transfers %sb_gemm_f32_f : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %sb_gemm_f32_hoisted {
+      transform.apply_patterns.vector.lower_contraction lowering_strategy = "outerproduct"
+      transform.apply_patterns.vector.lower_outerproduct
+      transform.apply_patterns.vector.transfer_permutation_patterns
+      transform.apply_patterns.vector.lower_transfer max_transfer_rank = 1
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    %loops = transform.structured.match ops{["scf.parallel"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %loops : !transform.any_op {
+    ^bb0(%loop: !transform.any_op):
+      %inner = transform.structured.match ops{["linalg.generic", "linalg.fill"]} in %loop : (!transform.any_op) -> !transform.any_op
+      %lowered = transform.structured.convert_to_loops %inner : (!transform.any_op) -> !transform.any_op
+    }
+    transform.yield
+  }
+}
+
 //| #include <stdint.h>
 //|
 //| #include "specbench_abi.h"
@@ -1010,13 +1329,59 @@ module attributes {transform.with_named_sequence} {
 //|   return 0;
 //| }
 //|
+//| void _mlir_ciface_conv2d_im2col(sb_memref4*, sb_memref4*, sb_memref4*, int64_t, int64_t, int64_t,
+//|                                 int64_t, int64_t);
+//| static int sb_variant_im2col(const sb_args* sb_a) {
+//|   const int64_t* sb_s = sb_a->sizes;
+//|   (void)sb_s;
+//|   sb_memref4 sb_m0;
+//|   sb_m0.allocated = sb_a->tensors[0];
+//|   sb_m0.aligned = sb_a->tensors[0];
+//|   sb_m0.offset = 0;
+//|   sb_m0.sizes[3] = sb_s[4];
+//|   sb_m0.strides[3] = 1;
+//|   sb_m0.sizes[2] = sb_s[3];
+//|   sb_m0.strides[2] = sb_m0.strides[3] * sb_m0.sizes[3];
+//|   sb_m0.sizes[1] = sb_s[1];
+//|   sb_m0.strides[1] = sb_m0.strides[2] * sb_m0.sizes[2];
+//|   sb_m0.sizes[0] = sb_s[0];
+//|   sb_m0.strides[0] = sb_m0.strides[1] * sb_m0.sizes[1];
+//|   sb_memref4 sb_m1;
+//|   sb_m1.allocated = sb_a->tensors[1];
+//|   sb_m1.aligned = sb_a->tensors[1];
+//|   sb_m1.offset = 0;
+//|   sb_m1.sizes[3] = 3LL;
+//|   sb_m1.strides[3] = 1;
+//|   sb_m1.sizes[2] = 3LL;
+//|   sb_m1.strides[2] = sb_m1.strides[3] * sb_m1.sizes[3];
+//|   sb_m1.sizes[1] = sb_s[1];
+//|   sb_m1.strides[1] = sb_m1.strides[2] * sb_m1.sizes[2];
+//|   sb_m1.sizes[0] = sb_s[2];
+//|   sb_m1.strides[0] = sb_m1.strides[1] * sb_m1.sizes[1];
+//|   sb_memref4 sb_m2;
+//|   sb_m2.allocated = sb_a->tensors[2];
+//|   sb_m2.aligned = sb_a->tensors[2];
+//|   sb_m2.offset = 0;
+//|   sb_m2.sizes[3] = sb_s[4];
+//|   sb_m2.strides[3] = 1;
+//|   sb_m2.sizes[2] = sb_s[3];
+//|   sb_m2.strides[2] = sb_m2.strides[3] * sb_m2.sizes[3];
+//|   sb_m2.sizes[1] = sb_s[2];
+//|   sb_m2.strides[1] = sb_m2.strides[2] * sb_m2.sizes[2];
+//|   sb_m2.sizes[0] = sb_s[0];
+//|   sb_m2.strides[0] = sb_m2.strides[1] * sb_m2.sizes[1];
+//|   _mlir_ciface_conv2d_im2col(&sb_m0, &sb_m1, &sb_m2, sb_s[0], sb_s[1], sb_s[2], sb_s[3], sb_s[4]);
+//|   return 0;
+//| }
+//|
 //| static const sb_variant sb_variants[] = {
 //|   {"loops", sb_variant_loops},
 //|   {"tiled_vector", sb_variant_tiled_vector},
 //|   {"openmp", sb_variant_openmp},
+//|   {"im2col", sb_variant_im2col},
 //| };
 //|
 //| const sb_module* specbench_module(void) {
-//|   static const sb_module m = {SPECBENCH_ABI_VERSION, "conv2d", "mlir", 3, 5, 3, sb_variants};
+//|   static const sb_module m = {SPECBENCH_ABI_VERSION, "conv2d", "mlir", 3, 5, 4, sb_variants};
 //|   return &m;
 //| }

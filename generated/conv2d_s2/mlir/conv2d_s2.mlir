@@ -10,6 +10,7 @@
 //   loops         strategy loops
 //   tiled_vector  strategy tiled_vector: tile = 64 (default), vector = 8 (default)
 //   openmp        strategy openmp: tile = 512 (default), tile_inner = 16 (default)
+//   im2col        strategy im2col: tile = 512 (default), tile_inner = 16 (default), mc = 64 (default), nc = 256 (default), kc = 256 (default), mr = 0 (default), nr_bytes = 0 (default)
 //
 // One module per variant, each after a split marker line (mlir-opt --split-input-file);
 // the `sb-pipeline` line above each is the mlir-opt pass pipeline that lowers it. The C
@@ -410,6 +411,344 @@ module attributes {transform.with_named_sequence} {
   }
 }
 
+// -----
+// sb-variant: im2col
+// sb-pipeline: --transform-interpreter=entry-point=sb_schedule_simd@simd_bytes@ --test-transform-dialect-erase-schedule --convert-linalg-to-parallel-loops --canonicalize --test-math-polynomial-approximation --convert-math-to-llvm --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --convert-vector-to-scf --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
+module attributes {transform.with_named_sequence} {
+  func.func private @omp_get_max_threads() -> i32
+  func.func @conv2d_s2_im2col(%x: memref<?x?x?x?xf32> {llvm.noalias}, %w: memref<?x?x?x?xf32> {llvm.noalias}, %y: memref<?x?x?x?xf32> {llvm.noalias}, %N: index, %CI: index, %CO: index, %H: index, %W: index) attributes {llvm.emit_c_interface} {
+    %0 = arith.constant 3 : index
+    %1 = arith.constant 3 : index
+    %2 = arith.constant 2 : index
+    %3 = arith.addi %H, %2 : index
+    %4 = arith.constant 3 : index
+    %5 = arith.subi %3, %4 : index
+    %6 = arith.constant 2 : index
+    %7 = arith.divsi %5, %6 : index
+    %8 = arith.constant 1 : index
+    %9 = arith.addi %7, %8 : index
+    %10 = arith.constant 2 : index
+    %11 = arith.addi %W, %10 : index
+    %12 = arith.constant 3 : index
+    %13 = arith.subi %11, %12 : index
+    %14 = arith.constant 2 : index
+    %15 = arith.divsi %13, %14 : index
+    %16 = arith.constant 1 : index
+    %17 = arith.addi %15, %16 : index
+    // y[n, o, i, j] = sum(c in 0..CI: sum(a in 0..3: sum(b in 0..3: x[n, c, 2 * i + a - 1, 2 * j + b - 1] * w[o, c, a, b])))
+    %18 = arith.constant 0 : index
+    %19 = arith.constant 1 : index
+    // As im2col: per batch element, the gathered term at every (k..., N...) into the K x N
+    // buffer, then y (rows x N) = w (rows x K) * the buffer, as block products.
+    %20 = arith.muli %19, %CO : index
+    %21 = arith.muli %19, %9 : index
+    %22 = arith.muli %21, %17 : index
+    %23 = arith.muli %19, %CI : index
+    %24 = arith.muli %23, %0 : index
+    %25 = arith.muli %24, %1 : index
+    %26 = memref.alloc(%25, %22) {alignment = 64 : i64} : memref<?x?xf32>
+    scf.for %27 = %18 to %N step %19 {
+      %28 = arith.muli %18, %N : index
+      %29 = arith.addi %28, %27 : index
+      // The columns: the gathered term at (k, p), k over the sum's indices, p over the output's last.
+      scf.parallel (%30) = (%18) to (%CI) step (%19) {
+        scf.for %31 = %18 to %0 step %19 {
+          scf.for %32 = %18 to %1 step %19 {
+            scf.for %33 = %18 to %9 step %19 {
+              scf.for %34 = %18 to %17 step %19 {
+                %35 = arith.constant 0 : index
+                %36 = arith.cmpi sge, %27, %35 : index
+                %37 = arith.cmpi slt, %27, %N : index
+                %38 = arith.andi %36, %37 : i1
+                %39 = arith.constant 1 : index
+                %40 = arith.subi %N, %39 : index
+                %41 = arith.minsi %27, %40 : index
+                %42 = arith.constant 0 : index
+                %43 = arith.maxsi %41, %42 : index
+                %44 = arith.constant 0 : index
+                %45 = arith.cmpi sge, %30, %44 : index
+                %46 = arith.cmpi slt, %30, %CI : index
+                %47 = arith.andi %45, %46 : i1
+                %48 = arith.andi %38, %47 : i1
+                %49 = arith.constant 1 : index
+                %50 = arith.subi %CI, %49 : index
+                %51 = arith.minsi %30, %50 : index
+                %52 = arith.constant 0 : index
+                %53 = arith.maxsi %51, %52 : index
+                %54 = arith.constant 2 : index
+                %55 = arith.muli %54, %33 : index
+                %56 = arith.addi %55, %31 : index
+                %57 = arith.constant 1 : index
+                %58 = arith.subi %56, %57 : index
+                %59 = arith.constant 0 : index
+                %60 = arith.cmpi sge, %58, %59 : index
+                %61 = arith.cmpi slt, %58, %H : index
+                %62 = arith.andi %60, %61 : i1
+                %63 = arith.andi %48, %62 : i1
+                %64 = arith.constant 1 : index
+                %65 = arith.subi %H, %64 : index
+                %66 = arith.minsi %58, %65 : index
+                %67 = arith.constant 0 : index
+                %68 = arith.maxsi %66, %67 : index
+                %69 = arith.constant 2 : index
+                %70 = arith.muli %69, %34 : index
+                %71 = arith.addi %70, %32 : index
+                %72 = arith.constant 1 : index
+                %73 = arith.subi %71, %72 : index
+                %74 = arith.constant 0 : index
+                %75 = arith.cmpi sge, %73, %74 : index
+                %76 = arith.cmpi slt, %73, %W : index
+                %77 = arith.andi %75, %76 : i1
+                %78 = arith.andi %63, %77 : i1
+                %79 = arith.constant 1 : index
+                %80 = arith.subi %W, %79 : index
+                %81 = arith.minsi %73, %80 : index
+                %82 = arith.constant 0 : index
+                %83 = arith.maxsi %81, %82 : index
+                %84 = memref.load %x[%43, %53, %68, %83] : memref<?x?x?x?xf32>
+                %85 = arith.constant 0.0 : f32
+                %86 = arith.select %78, %84, %85 : f32
+                %87 = arith.muli %18, %9 : index
+                %88 = arith.addi %87, %33 : index
+                %89 = arith.muli %88, %17 : index
+                %90 = arith.addi %89, %34 : index
+                %91 = arith.muli %18, %CI : index
+                %92 = arith.addi %91, %30 : index
+                %93 = arith.muli %92, %0 : index
+                %94 = arith.addi %93, %31 : index
+                %95 = arith.muli %94, %1 : index
+                %96 = arith.addi %95, %32 : index
+                memref.store %86, %26[%96, %90] : memref<?x?xf32>
+              }
+            }
+          }
+        }
+        scf.reduce
+      }
+      %97 = arith.muli %18, %20 : index
+      %98 = arith.subi %20, %97 : index
+      %99 = arith.minsi %20, %98 : index
+      %100 = arith.muli %97, %25 : index
+      %101 = memref.reinterpret_cast %w to offset: [%100], sizes: [%99, %25], strides: [%25, 1] : memref<?x?x?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+      %102 = arith.muli %29, %20 : index
+      %103 = arith.addi %102, %97 : index
+      %104 = arith.muli %103, %22 : index
+      %105 = memref.reinterpret_cast %y to offset: [%104], sizes: [%99, %22], strides: [%22, 1] : memref<?x?x?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+      // As block products: each thread's rows in blocks of 64; per block of 256 columns and 256 terms,
+      // that block of the column buffer copied to the thread's buffer, then each block product added to the output.
+      %106 = arith.constant 0 : index
+      %107 = arith.constant 1 : index
+      %108 = arith.constant 64 : index
+      %109 = arith.constant 256 : index
+      %110 = arith.constant 256 : index
+      %111 = arith.constant 8 : index
+      %112 = func.call @omp_get_max_threads() : () -> i32
+      %113 = arith.index_cast %112 : i32 to index
+      %114 = arith.subi %113, %107 : index
+      %115 = arith.addi %99, %114 : index
+      %116 = arith.divui %115, %113 : index
+      %117 = arith.subi %111, %107 : index
+      %118 = arith.addi %116, %117 : index
+      %119 = arith.divui %118, %111 : index
+      %120 = arith.muli %119, %111 : index
+      scf.parallel (%121) = (%106) to (%113) step (%107) {
+        %122 = memref.alloca() {alignment = 64 : i64} : memref<256x272xf32>
+        %123 = arith.muli %121, %120 : index
+        %124 = arith.minsi %123, %99 : index
+        %125 = arith.addi %124, %120 : index
+        %126 = arith.minsi %125, %99 : index
+        %127 = arith.subi %126, %124 : index
+        %128 = memref.subview %105[%124, %106] [%127, %22] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+        %129 = arith.constant 0.0 : f32
+        linalg.fill ins(%129 : f32) outs(%128 : memref<?x?xf32, strided<[?, 1], offset: ?>>)
+        scf.for %130 = %106 to %22 step %109 {
+          %131 = arith.subi %22, %130 : index
+          %132 = arith.minsi %109, %131 : index
+          scf.for %133 = %106 to %25 step %110 {
+            %134 = arith.subi %25, %133 : index
+            %135 = arith.minsi %110, %134 : index
+            %136 = arith.addi %18, %133 : index
+            %137 = memref.subview %122[0, 0] [%135, %132] [1, 1] : memref<256x272xf32> to memref<?x?xf32, strided<[272, 1]>>
+            %138 = memref.subview %26[%136, %130] [%135, %132] [1, 1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+            linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%138 : memref<?x?xf32, strided<[?, 1], offset: ?>>) outs(%137 : memref<?x?xf32, strided<[272, 1]>>) {
+              ^bb0(%139: f32, %140: f32):
+              linalg.yield %139 : f32
+            }
+            scf.for %141 = %124 to %126 step %108 {
+              %142 = arith.subi %126, %141 : index
+              %143 = arith.minsi %108, %142 : index
+              %144 = memref.subview %101[%141, %136] [%143, %135] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+              %145 = memref.subview %105[%141, %130] [%143, %132] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+              linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%144, %137 : memref<?x?xf32, strided<[?, 1], offset: ?>>, memref<?x?xf32, strided<[272, 1]>>) outs(%145 : memref<?x?xf32, strided<[?, 1], offset: ?>>) attrs = {sb_gemm_f32} {
+                ^bb0(%146: f32, %147: f32, %148: f32):
+                %149 = arith.mulf %146, %147 : f32
+                %150 = arith.addf %148, %149 fastmath<reassoc> : f32
+                linalg.yield %150 : f32
+              }
+            }
+          }
+        }
+        scf.reduce
+      }
+    }
+    memref.dealloc %26 : memref<?x?xf32>
+    return
+  }
+  // The register tiles where the widest native vectors are 64 bytes (the runtime runs the host's).
+  transform.named_sequence @sb_schedule_simd64(%root: !transform.any_op {transform.readonly}) {
+    // blocked_matmul, f32: register tiles of 8 x 32 along k steps of 4
+    %sb_gemm_f32_ops = transform.structured.match ops{["linalg.generic"]} attributes{sb_gemm_f32} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %sb_gemm_f32_ops : !transform.any_op {
+    ^bb0(%sb_gemm_f32_op: !transform.any_op):
+      %sb_gemm_f32_i_op, %sb_gemm_f32_i_loop = transform.structured.tile_using_for %sb_gemm_f32_op tile_sizes [8, 0, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_i_for = transform.cast %sb_gemm_f32_i_loop : !transform.any_op to !transform.op<"scf.for">
+      %sb_gemm_f32_i_whole, %sb_gemm_f32_i_rest = transform.loop.peel %sb_gemm_f32_i_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_rows = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_i_whole : (!transform.any_op) -> !transform.any_op
+      %sb_gemm_f32_j_op, %sb_gemm_f32_j_loop = transform.structured.tile_using_for %sb_gemm_f32_rows tile_sizes [0, 32, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_j_for = transform.cast %sb_gemm_f32_j_loop : !transform.any_op to !transform.op<"scf.for">
+      %sb_gemm_f32_j_whole, %sb_gemm_f32_j_rest = transform.loop.peel %sb_gemm_f32_j_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_tile = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_j_whole : (!transform.any_op) -> !transform.any_op
+      %sb_gemm_f32_k_op, %sb_gemm_f32_k_loop = transform.structured.tile_using_for %sb_gemm_f32_tile tile_sizes [0, 0, 4] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_k_for = transform.cast %sb_gemm_f32_k_loop : !transform.any_op to !transform.op<"scf.for">
+      %sb_gemm_f32_k_whole, %sb_gemm_f32_k_rest = transform.loop.peel %sb_gemm_f32_k_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_step = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_k_whole : (!transform.any_op) -> !transform.any_op
+      transform.annotate %sb_gemm_f32_step "sb_gemm_f32_tile" : !transform.any_op
+    }
+    %sb_gemm_f32_f = transform.structured.match ops{["func.func"]} attributes{llvm.emit_c_interface} in %root : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %sb_gemm_f32_f {
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    %sb_gemm_f32_whole = transform.structured.match ops{["linalg.generic"]} attributes{sb_gemm_f32_tile} in %root : (!transform.any_op) -> !transform.any_op
+    transform.structured.vectorize %sb_gemm_f32_whole : !transform.any_op
+    transform.apply_patterns to %sb_gemm_f32_f {
+      transform.apply_patterns.memref.fold_memref_alias_ops
+      transform.apply_patterns.vector.reduction_to_contract
+      transform.apply_patterns.vector.transfer_permutation_patterns
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    transform.apply_cse to %sb_gemm_f32_f : !transform.any_op
+    %sb_gemm_f32_loops = transform.structured.match ops{["scf.for"]} in %sb_gemm_f32_f : (!transform.any_op) -> !transform.any_op
+    transform.apply_licm to %sb_gemm_f32_loops : !transform.any_op
+    %sb_gemm_f32_hoisted = transform.structured.hoist_redundant_vector_transfers %sb_gemm_f32_f : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %sb_gemm_f32_hoisted {
+      transform.apply_patterns.vector.lower_contraction lowering_strategy = "outerproduct"
+      transform.apply_patterns.vector.lower_outerproduct
+      transform.apply_patterns.vector.transfer_permutation_patterns
+      transform.apply_patterns.vector.lower_transfer max_transfer_rank = 1
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    %loops = transform.structured.match ops{["scf.parallel"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %loops : !transform.any_op {
+    ^bb0(%loop: !transform.any_op):
+      %inner = transform.structured.match ops{["linalg.generic", "linalg.fill"]} in %loop : (!transform.any_op) -> !transform.any_op
+      %lowered = transform.structured.convert_to_loops %inner : (!transform.any_op) -> !transform.any_op
+    }
+    transform.yield
+  }
+  // The register tiles where the widest native vectors are 32 bytes (the runtime runs the host's).
+  transform.named_sequence @sb_schedule_simd32(%root: !transform.any_op {transform.readonly}) {
+    // blocked_matmul, f32: register tiles of 4 x 16 along k steps of 4
+    %sb_gemm_f32_ops = transform.structured.match ops{["linalg.generic"]} attributes{sb_gemm_f32} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %sb_gemm_f32_ops : !transform.any_op {
+    ^bb0(%sb_gemm_f32_op: !transform.any_op):
+      %sb_gemm_f32_i_op, %sb_gemm_f32_i_loop = transform.structured.tile_using_for %sb_gemm_f32_op tile_sizes [4, 0, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_i_for = transform.cast %sb_gemm_f32_i_loop : !transform.any_op to !transform.op<"scf.for">
+      %sb_gemm_f32_i_whole, %sb_gemm_f32_i_rest = transform.loop.peel %sb_gemm_f32_i_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_rows = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_i_whole : (!transform.any_op) -> !transform.any_op
+      %sb_gemm_f32_j_op, %sb_gemm_f32_j_loop = transform.structured.tile_using_for %sb_gemm_f32_rows tile_sizes [0, 16, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_j_for = transform.cast %sb_gemm_f32_j_loop : !transform.any_op to !transform.op<"scf.for">
+      %sb_gemm_f32_j_whole, %sb_gemm_f32_j_rest = transform.loop.peel %sb_gemm_f32_j_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_tile = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_j_whole : (!transform.any_op) -> !transform.any_op
+      %sb_gemm_f32_k_op, %sb_gemm_f32_k_loop = transform.structured.tile_using_for %sb_gemm_f32_tile tile_sizes [0, 0, 4] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_k_for = transform.cast %sb_gemm_f32_k_loop : !transform.any_op to !transform.op<"scf.for">
+      %sb_gemm_f32_k_whole, %sb_gemm_f32_k_rest = transform.loop.peel %sb_gemm_f32_k_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_step = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_k_whole : (!transform.any_op) -> !transform.any_op
+      transform.annotate %sb_gemm_f32_step "sb_gemm_f32_tile" : !transform.any_op
+    }
+    %sb_gemm_f32_f = transform.structured.match ops{["func.func"]} attributes{llvm.emit_c_interface} in %root : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %sb_gemm_f32_f {
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    %sb_gemm_f32_whole = transform.structured.match ops{["linalg.generic"]} attributes{sb_gemm_f32_tile} in %root : (!transform.any_op) -> !transform.any_op
+    transform.structured.vectorize %sb_gemm_f32_whole : !transform.any_op
+    transform.apply_patterns to %sb_gemm_f32_f {
+      transform.apply_patterns.memref.fold_memref_alias_ops
+      transform.apply_patterns.vector.reduction_to_contract
+      transform.apply_patterns.vector.transfer_permutation_patterns
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    transform.apply_cse to %sb_gemm_f32_f : !transform.any_op
+    %sb_gemm_f32_loops = transform.structured.match ops{["scf.for"]} in %sb_gemm_f32_f : (!transform.any_op) -> !transform.any_op
+    transform.apply_licm to %sb_gemm_f32_loops : !transform.any_op
+    %sb_gemm_f32_hoisted = transform.structured.hoist_redundant_vector_transfers %sb_gemm_f32_f : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %sb_gemm_f32_hoisted {
+      transform.apply_patterns.vector.lower_contraction lowering_strategy = "outerproduct"
+      transform.apply_patterns.vector.lower_outerproduct
+      transform.apply_patterns.vector.transfer_permutation_patterns
+      transform.apply_patterns.vector.lower_transfer max_transfer_rank = 1
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    %loops = transform.structured.match ops{["scf.parallel"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %loops : !transform.any_op {
+    ^bb0(%loop: !transform.any_op):
+      %inner = transform.structured.match ops{["linalg.generic", "linalg.fill"]} in %loop : (!transform.any_op) -> !transform.any_op
+      %lowered = transform.structured.convert_to_loops %inner : (!transform.any_op) -> !transform.any_op
+    }
+    transform.yield
+  }
+  // The register tiles where the widest native vectors are 16 bytes (the runtime runs the host's).
+  transform.named_sequence @sb_schedule_simd16(%root: !transform.any_op {transform.readonly}) {
+    // blocked_matmul, f32: register tiles of 4 x 8 along k steps of 4
+    %sb_gemm_f32_ops = transform.structured.match ops{["linalg.generic"]} attributes{sb_gemm_f32} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %sb_gemm_f32_ops : !transform.any_op {
+    ^bb0(%sb_gemm_f32_op: !transform.any_op):
+      %sb_gemm_f32_i_op, %sb_gemm_f32_i_loop = transform.structured.tile_using_for %sb_gemm_f32_op tile_sizes [4, 0, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_i_for = transform.cast %sb_gemm_f32_i_loop : !transform.any_op to !transform.op<"scf.for">
+      %sb_gemm_f32_i_whole, %sb_gemm_f32_i_rest = transform.loop.peel %sb_gemm_f32_i_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_rows = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_i_whole : (!transform.any_op) -> !transform.any_op
+      %sb_gemm_f32_j_op, %sb_gemm_f32_j_loop = transform.structured.tile_using_for %sb_gemm_f32_rows tile_sizes [0, 8, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_j_for = transform.cast %sb_gemm_f32_j_loop : !transform.any_op to !transform.op<"scf.for">
+      %sb_gemm_f32_j_whole, %sb_gemm_f32_j_rest = transform.loop.peel %sb_gemm_f32_j_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_tile = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_j_whole : (!transform.any_op) -> !transform.any_op
+      %sb_gemm_f32_k_op, %sb_gemm_f32_k_loop = transform.structured.tile_using_for %sb_gemm_f32_tile tile_sizes [0, 0, 4] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_k_for = transform.cast %sb_gemm_f32_k_loop : !transform.any_op to !transform.op<"scf.for">
+      %sb_gemm_f32_k_whole, %sb_gemm_f32_k_rest = transform.loop.peel %sb_gemm_f32_k_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_step = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_k_whole : (!transform.any_op) -> !transform.any_op
+      transform.annotate %sb_gemm_f32_step "sb_gemm_f32_tile" : !transform.any_op
+    }
+    %sb_gemm_f32_f = transform.structured.match ops{["func.func"]} attributes{llvm.emit_c_interface} in %root : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %sb_gemm_f32_f {
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    %sb_gemm_f32_whole = transform.structured.match ops{["linalg.generic"]} attributes{sb_gemm_f32_tile} in %root : (!transform.any_op) -> !transform.any_op
+    transform.structured.vectorize %sb_gemm_f32_whole : !transform.any_op
+    transform.apply_patterns to %sb_gemm_f32_f {
+      transform.apply_patterns.memref.fold_memref_alias_ops
+      transform.apply_patterns.vector.reduction_to_contract
+      transform.apply_patterns.vector.transfer_permutation_patterns
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    transform.apply_cse to %sb_gemm_f32_f : !transform.any_op
+    %sb_gemm_f32_loops = transform.structured.match ops{["scf.for"]} in %sb_gemm_f32_f : (!transform.any_op) -> !transform.any_op
+    transform.apply_licm to %sb_gemm_f32_loops : !transform.any_op
+    %sb_gemm_f32_hoisted = transform.structured.hoist_redundant_vector_transfers %sb_gemm_f32_f : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %sb_gemm_f32_hoisted {
+      transform.apply_patterns.vector.lower_contraction lowering_strategy = "outerproduct"
+      transform.apply_patterns.vector.lower_outerproduct
+      transform.apply_patterns.vector.transfer_permutation_patterns
+      transform.apply_patterns.vector.lower_transfer max_transfer_rank = 1
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    %loops = transform.structured.match ops{["scf.parallel"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %loops : !transform.any_op {
+    ^bb0(%loop: !transform.any_op):
+      %inner = transform.structured.match ops{["linalg.generic", "linalg.fill"]} in %loop : (!transform.any_op) -> !transform.any_op
+      %lowered = transform.structured.convert_to_loops %inner : (!transform.any_op) -> !transform.any_op
+    }
+    transform.yield
+  }
+}
+
 //| #include <stdint.h>
 //|
 //| #include "specbench_abi.h"
@@ -553,13 +892,59 @@ module attributes {transform.with_named_sequence} {
 //|   return 0;
 //| }
 //|
+//| void _mlir_ciface_conv2d_s2_im2col(sb_memref4*, sb_memref4*, sb_memref4*, int64_t, int64_t, int64_t,
+//|                                    int64_t, int64_t);
+//| static int sb_variant_im2col(const sb_args* sb_a) {
+//|   const int64_t* sb_s = sb_a->sizes;
+//|   (void)sb_s;
+//|   sb_memref4 sb_m0;
+//|   sb_m0.allocated = sb_a->tensors[0];
+//|   sb_m0.aligned = sb_a->tensors[0];
+//|   sb_m0.offset = 0;
+//|   sb_m0.sizes[3] = sb_s[4];
+//|   sb_m0.strides[3] = 1;
+//|   sb_m0.sizes[2] = sb_s[3];
+//|   sb_m0.strides[2] = sb_m0.strides[3] * sb_m0.sizes[3];
+//|   sb_m0.sizes[1] = sb_s[1];
+//|   sb_m0.strides[1] = sb_m0.strides[2] * sb_m0.sizes[2];
+//|   sb_m0.sizes[0] = sb_s[0];
+//|   sb_m0.strides[0] = sb_m0.strides[1] * sb_m0.sizes[1];
+//|   sb_memref4 sb_m1;
+//|   sb_m1.allocated = sb_a->tensors[1];
+//|   sb_m1.aligned = sb_a->tensors[1];
+//|   sb_m1.offset = 0;
+//|   sb_m1.sizes[3] = 3LL;
+//|   sb_m1.strides[3] = 1;
+//|   sb_m1.sizes[2] = 3LL;
+//|   sb_m1.strides[2] = sb_m1.strides[3] * sb_m1.sizes[3];
+//|   sb_m1.sizes[1] = sb_s[1];
+//|   sb_m1.strides[1] = sb_m1.strides[2] * sb_m1.sizes[2];
+//|   sb_m1.sizes[0] = sb_s[2];
+//|   sb_m1.strides[0] = sb_m1.strides[1] * sb_m1.sizes[1];
+//|   sb_memref4 sb_m2;
+//|   sb_m2.allocated = sb_a->tensors[2];
+//|   sb_m2.aligned = sb_a->tensors[2];
+//|   sb_m2.offset = 0;
+//|   sb_m2.sizes[3] = ((((sb_s[4] + 2LL) - 3LL) / 2LL) + 1LL);
+//|   sb_m2.strides[3] = 1;
+//|   sb_m2.sizes[2] = ((((sb_s[3] + 2LL) - 3LL) / 2LL) + 1LL);
+//|   sb_m2.strides[2] = sb_m2.strides[3] * sb_m2.sizes[3];
+//|   sb_m2.sizes[1] = sb_s[2];
+//|   sb_m2.strides[1] = sb_m2.strides[2] * sb_m2.sizes[2];
+//|   sb_m2.sizes[0] = sb_s[0];
+//|   sb_m2.strides[0] = sb_m2.strides[1] * sb_m2.sizes[1];
+//|   _mlir_ciface_conv2d_s2_im2col(&sb_m0, &sb_m1, &sb_m2, sb_s[0], sb_s[1], sb_s[2], sb_s[3], sb_s[4]);
+//|   return 0;
+//| }
+//|
 //| static const sb_variant sb_variants[] = {
 //|   {"loops", sb_variant_loops},
 //|   {"tiled_vector", sb_variant_tiled_vector},
 //|   {"openmp", sb_variant_openmp},
+//|   {"im2col", sb_variant_im2col},
 //| };
 //|
 //| const sb_module* specbench_module(void) {
-//|   static const sb_module m = {SPECBENCH_ABI_VERSION, "conv2d_s2", "mlir", 3, 5, 3, sb_variants};
+//|   static const sb_module m = {SPECBENCH_ABI_VERSION, "conv2d_s2", "mlir", 3, 5, 4, sb_variants};
 //|   return &m;
 //| }

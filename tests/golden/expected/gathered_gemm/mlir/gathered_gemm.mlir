@@ -13,7 +13,3189 @@
 //   8  gy  f32[B, M, P, L]     out
 //   9  gz  f64[M, L]           out
 // Sizes (ABI order): B, G, M, P, K, L
-// Variants: none
+// Variants:
+//   openmp      strategy openmp: tile = 512 (default), tile_inner = 16 (default)
+//   im2col      strategy im2col: tile = 512 (default), tile_inner = 16 (default), mc = 64 (default), nc = 256 (default), kc = 256 (default), mr = 0 (default), nr_bytes = 0 (default)
+//   im2col_odd  strategy im2col: tile = 512 (default), tile_inner = 16 (default), mc = 3, nc = 5, kc = 7, mr = 3, nr_bytes = 20
+//
+// One module per variant, each after a split marker line (mlir-opt --split-input-file);
+// the `sb-pipeline` line above each is the mlir-opt pass pipeline that lowers it. The C
+// shim at the end (lines starting with `//|`) exports specbench_module().
+
+// -----
+// sb-variant: openmp
+// sb-pipeline: --transform-interpreter --test-transform-dialect-erase-schedule --convert-linalg-to-parallel-loops --canonicalize --test-math-polynomial-approximation --convert-math-to-llvm --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
+module attributes {transform.with_named_sequence} {
+  func.func @gathered_gemm_openmp(%x: memref<?x?x?x?xf32> {llvm.noalias}, %w: memref<?x?x?x?xf32> {llvm.noalias}, %d: memref<?x?xf64> {llvm.noalias}, %w2: memref<?x?xf64> {llvm.noalias}, %y: memref<?x?x?x?x?xf32> {llvm.noalias}, %v: memref<?xf64> {llvm.noalias}, %u: memref<?x?xf64> {llvm.noalias}, %r: memref<?x?xf32> {llvm.noalias}, %gy: memref<?x?x?x?xf32> {llvm.noalias}, %gz: memref<?x?xf64> {llvm.noalias}, %B: index, %G: index, %M: index, %P: index, %K: index, %L: index) attributes {llvm.emit_c_interface} {
+    %0 = arith.constant 3 : index
+    // y[b, g, o, p, l] = sum(k in 0..K: sum(t in 0..3: w[o, p, k, t] * (2.0 * x[b, g, k, l + t - 1] + 1.0)))
+    // Plane by plane, in parallel blocks of output dimensions 0 to 2, collapsed.
+    %1 = arith.constant 0 : index
+    %2 = arith.constant 1 : index
+    %3 = arith.muli %B, %G : index
+    %4 = arith.muli %3, %M : index
+    %5 = arith.constant 63 : index
+    %6 = arith.addi %4, %5 : index
+    %7 = arith.constant 64 : index
+    %8 = arith.divui %6, %7 : index
+    %9 = arith.constant 1 : index
+    %10 = arith.maxsi %8, %9 : index
+    scf.parallel (%11) = (%1) to (%4) step (%10) {
+      %12 = arith.addi %11, %10 : index
+      %13 = arith.minsi %12, %4 : index
+      scf.for %14 = %11 to %13 step %2 {
+        %15 = arith.remui %14, %M : index
+        %16 = arith.divui %14, %M : index
+        %17 = arith.remui %16, %G : index
+        %18 = arith.divui %16, %G : index
+        %19 = memref.subview %y[%18, %17, %15, 0, 0] [1, 1, 1, %P, %L] [1, 1, 1, 1, 1] : memref<?x?x?x?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+        // y[b, g, o, p, l] = sum(k in 0..K: sum(t in 0..3: w[o, p, k, t] * (2.0 * x[b, g, k, l + t - 1] + 1.0)))
+        %20 = arith.constant 0 : index
+        %21 = arith.constant 1 : index
+        // Along l in three parts: the 1 output(s) at either end, and those between.
+        // A part whose reads are all inside their tensors reads without the boundary rule.
+        scf.for %22 = %20 to %P step %21 {
+          %23 = arith.constant 1 : index
+          %24 = arith.minsi %23, %L : index
+          %25 = arith.subi %L, %23 : index
+          %26 = arith.maxsi %25, %24 : index
+          %27 = arith.subi %24, %20 : index
+          %28 = memref.subview %19[%22, %20] [1, %27] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
+          %29 = arith.constant 0 : index
+          %30 = arith.addi %20, %29 : index
+          %31 = arith.constant 1 : index
+          %32 = arith.subi %30, %31 : index
+          %33 = arith.constant 0 : index
+          %34 = arith.cmpi sge, %32, %33 : index
+          %35 = arith.cmpi slt, %32, %L : index
+          %36 = arith.andi %34, %35 : i1
+          %37 = arith.constant 1 : index
+          %38 = arith.subi %24, %37 : index
+          %39 = arith.constant 0 : index
+          %40 = arith.addi %38, %39 : index
+          %41 = arith.constant 1 : index
+          %42 = arith.subi %40, %41 : index
+          %43 = arith.constant 0 : index
+          %44 = arith.cmpi sge, %42, %43 : index
+          %45 = arith.cmpi slt, %42, %L : index
+          %46 = arith.andi %44, %45 : i1
+          %47 = arith.andi %36, %46 : i1
+          %48 = arith.constant 3 : index
+          %49 = arith.constant 1 : index
+          %50 = arith.subi %48, %49 : index
+          %51 = arith.addi %20, %50 : index
+          %52 = arith.constant 1 : index
+          %53 = arith.subi %51, %52 : index
+          %54 = arith.constant 0 : index
+          %55 = arith.cmpi sge, %53, %54 : index
+          %56 = arith.cmpi slt, %53, %L : index
+          %57 = arith.andi %55, %56 : i1
+          %58 = arith.andi %47, %57 : i1
+          %59 = arith.constant 3 : index
+          %60 = arith.constant 1 : index
+          %61 = arith.subi %59, %60 : index
+          %62 = arith.addi %38, %61 : index
+          %63 = arith.constant 1 : index
+          %64 = arith.subi %62, %63 : index
+          %65 = arith.constant 0 : index
+          %66 = arith.cmpi sge, %64, %65 : index
+          %67 = arith.cmpi slt, %64, %L : index
+          %68 = arith.andi %66, %67 : i1
+          %69 = arith.andi %58, %68 : i1
+          scf.if %69 {
+            // Every read of the part inside its tensor: no boundary rule.
+            %70 = arith.constant 0.0 : f32
+            linalg.fill ins(%70 : f32) outs(%28 : memref<?xf32, strided<[1], offset: ?>>)
+            %71 = arith.constant 0 : index
+            %72 = arith.subi %K, %71 : index
+            %73 = arith.constant 0 : index
+            %74 = arith.maxsi %72, %73 : index
+            %75 = arith.constant 0 : index
+            %76 = arith.constant 0 : index
+            %77 = memref.reinterpret_cast %28 to offset: [0], sizes: [%74, %27], strides: [%75, %76] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
+            linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
+                ins(%77 : memref<?x?xf32, strided<[?, ?]>>)
+                outs(%28 : memref<?xf32, strided<[1], offset: ?>>) {
+              ^bb0(%78: f32, %79: f32):
+              %80 = linalg.index 1 : index
+              %81 = arith.addi %80, %20 : index
+              %82 = linalg.index 0 : index
+              %83 = arith.addi %82, %71 : index
+              %84 = arith.constant 0 : index
+              %85 = arith.constant 3 : index
+              %86 = arith.constant 1 : index
+              %87 = arith.constant 0.0 : f32
+              %88 = scf.for %89 = %84 to %85 step %86 iter_args(%90 = %87) -> (f32) {
+                %91 = memref.load %w[%15, %22, %83, %89] : memref<?x?x?x?xf32>
+                %92 = arith.constant 2.0 : f32
+                %93 = arith.addi %81, %89 : index
+                %94 = arith.constant 1 : index
+                %95 = arith.subi %93, %94 : index
+                %96 = memref.load %x[%18, %17, %83, %95] : memref<?x?x?x?xf32>
+                %97 = arith.mulf %92, %96 : f32
+                %98 = arith.constant 1.0 : f32
+                %99 = arith.addf %97, %98 : f32
+                %100 = arith.mulf %91, %99 : f32
+                %101 = arith.addf %90, %100 fastmath<reassoc> : f32
+                scf.yield %101 : f32
+              }
+              %102 = arith.addf %79, %88 fastmath<reassoc> : f32
+              linalg.yield %102 : f32
+            }
+          } else {
+            %103 = arith.constant 0.0 : f32
+            linalg.fill ins(%103 : f32) outs(%28 : memref<?xf32, strided<[1], offset: ?>>)
+            %104 = arith.constant 0 : index
+            %105 = arith.subi %K, %104 : index
+            %106 = arith.constant 0 : index
+            %107 = arith.maxsi %105, %106 : index
+            %108 = arith.constant 0 : index
+            %109 = arith.constant 0 : index
+            %110 = memref.reinterpret_cast %28 to offset: [0], sizes: [%107, %27], strides: [%108, %109] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
+            linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
+                ins(%110 : memref<?x?xf32, strided<[?, ?]>>)
+                outs(%28 : memref<?xf32, strided<[1], offset: ?>>) {
+              ^bb0(%111: f32, %112: f32):
+              %113 = linalg.index 1 : index
+              %114 = arith.addi %113, %20 : index
+              %115 = linalg.index 0 : index
+              %116 = arith.addi %115, %104 : index
+              %117 = arith.constant 0 : index
+              %118 = arith.constant 3 : index
+              %119 = arith.constant 1 : index
+              %120 = arith.constant 0.0 : f32
+              %121 = scf.for %122 = %117 to %118 step %119 iter_args(%123 = %120) -> (f32) {
+                %124 = memref.load %w[%15, %22, %116, %122] : memref<?x?x?x?xf32>
+                %125 = arith.constant 2.0 : f32
+                %126 = arith.constant 0 : index
+                %127 = arith.cmpi sge, %18, %126 : index
+                %128 = arith.cmpi slt, %18, %B : index
+                %129 = arith.andi %127, %128 : i1
+                %130 = arith.constant 1 : index
+                %131 = arith.subi %B, %130 : index
+                %132 = arith.minsi %18, %131 : index
+                %133 = arith.constant 0 : index
+                %134 = arith.maxsi %132, %133 : index
+                %135 = arith.constant 0 : index
+                %136 = arith.cmpi sge, %17, %135 : index
+                %137 = arith.cmpi slt, %17, %G : index
+                %138 = arith.andi %136, %137 : i1
+                %139 = arith.andi %129, %138 : i1
+                %140 = arith.constant 1 : index
+                %141 = arith.subi %G, %140 : index
+                %142 = arith.minsi %17, %141 : index
+                %143 = arith.constant 0 : index
+                %144 = arith.maxsi %142, %143 : index
+                %145 = arith.constant 0 : index
+                %146 = arith.cmpi sge, %116, %145 : index
+                %147 = arith.cmpi slt, %116, %K : index
+                %148 = arith.andi %146, %147 : i1
+                %149 = arith.andi %139, %148 : i1
+                %150 = arith.constant 1 : index
+                %151 = arith.subi %K, %150 : index
+                %152 = arith.minsi %116, %151 : index
+                %153 = arith.constant 0 : index
+                %154 = arith.maxsi %152, %153 : index
+                %155 = arith.addi %114, %122 : index
+                %156 = arith.constant 1 : index
+                %157 = arith.subi %155, %156 : index
+                %158 = arith.constant 0 : index
+                %159 = arith.cmpi sge, %157, %158 : index
+                %160 = arith.cmpi slt, %157, %L : index
+                %161 = arith.andi %159, %160 : i1
+                %162 = arith.andi %149, %161 : i1
+                %163 = arith.constant 1 : index
+                %164 = arith.subi %L, %163 : index
+                %165 = arith.minsi %157, %164 : index
+                %166 = arith.constant 0 : index
+                %167 = arith.maxsi %165, %166 : index
+                %168 = memref.load %x[%134, %144, %154, %167] : memref<?x?x?x?xf32>
+                %169 = arith.constant 0.0 : f32
+                %170 = arith.select %162, %168, %169 : f32
+                %171 = arith.mulf %125, %170 : f32
+                %172 = arith.constant 1.0 : f32
+                %173 = arith.addf %171, %172 : f32
+                %174 = arith.mulf %124, %173 : f32
+                %175 = arith.addf %123, %174 fastmath<reassoc> : f32
+                scf.yield %175 : f32
+              }
+              %176 = arith.addf %112, %121 fastmath<reassoc> : f32
+              linalg.yield %176 : f32
+            }
+          }
+          %177 = arith.subi %26, %24 : index
+          %178 = memref.subview %19[%22, %24] [1, %177] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
+          %179 = arith.constant 0 : index
+          %180 = arith.addi %24, %179 : index
+          %181 = arith.constant 1 : index
+          %182 = arith.subi %180, %181 : index
+          %183 = arith.constant 0 : index
+          %184 = arith.cmpi sge, %182, %183 : index
+          %185 = arith.cmpi slt, %182, %L : index
+          %186 = arith.andi %184, %185 : i1
+          %187 = arith.constant 1 : index
+          %188 = arith.subi %26, %187 : index
+          %189 = arith.constant 0 : index
+          %190 = arith.addi %188, %189 : index
+          %191 = arith.constant 1 : index
+          %192 = arith.subi %190, %191 : index
+          %193 = arith.constant 0 : index
+          %194 = arith.cmpi sge, %192, %193 : index
+          %195 = arith.cmpi slt, %192, %L : index
+          %196 = arith.andi %194, %195 : i1
+          %197 = arith.andi %186, %196 : i1
+          %198 = arith.constant 3 : index
+          %199 = arith.constant 1 : index
+          %200 = arith.subi %198, %199 : index
+          %201 = arith.addi %24, %200 : index
+          %202 = arith.constant 1 : index
+          %203 = arith.subi %201, %202 : index
+          %204 = arith.constant 0 : index
+          %205 = arith.cmpi sge, %203, %204 : index
+          %206 = arith.cmpi slt, %203, %L : index
+          %207 = arith.andi %205, %206 : i1
+          %208 = arith.andi %197, %207 : i1
+          %209 = arith.constant 3 : index
+          %210 = arith.constant 1 : index
+          %211 = arith.subi %209, %210 : index
+          %212 = arith.addi %188, %211 : index
+          %213 = arith.constant 1 : index
+          %214 = arith.subi %212, %213 : index
+          %215 = arith.constant 0 : index
+          %216 = arith.cmpi sge, %214, %215 : index
+          %217 = arith.cmpi slt, %214, %L : index
+          %218 = arith.andi %216, %217 : i1
+          %219 = arith.andi %208, %218 : i1
+          scf.if %219 {
+            // Every read of the part inside its tensor: no boundary rule.
+            %220 = arith.constant 0.0 : f32
+            linalg.fill ins(%220 : f32) outs(%178 : memref<?xf32, strided<[1], offset: ?>>)
+            %221 = arith.constant 0 : index
+            %222 = arith.subi %K, %221 : index
+            %223 = arith.constant 0 : index
+            %224 = arith.maxsi %222, %223 : index
+            %225 = arith.constant 0 : index
+            %226 = arith.constant 0 : index
+            %227 = memref.reinterpret_cast %178 to offset: [0], sizes: [%224, %177], strides: [%225, %226] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
+            linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
+                ins(%227 : memref<?x?xf32, strided<[?, ?]>>)
+                outs(%178 : memref<?xf32, strided<[1], offset: ?>>) {
+              ^bb0(%228: f32, %229: f32):
+              %230 = linalg.index 1 : index
+              %231 = arith.addi %230, %24 : index
+              %232 = linalg.index 0 : index
+              %233 = arith.addi %232, %221 : index
+              %234 = arith.constant 0 : index
+              %235 = arith.constant 3 : index
+              %236 = arith.constant 1 : index
+              %237 = arith.constant 0.0 : f32
+              %238 = scf.for %239 = %234 to %235 step %236 iter_args(%240 = %237) -> (f32) {
+                %241 = memref.load %w[%15, %22, %233, %239] : memref<?x?x?x?xf32>
+                %242 = arith.constant 2.0 : f32
+                %243 = arith.addi %231, %239 : index
+                %244 = arith.constant 1 : index
+                %245 = arith.subi %243, %244 : index
+                %246 = memref.load %x[%18, %17, %233, %245] : memref<?x?x?x?xf32>
+                %247 = arith.mulf %242, %246 : f32
+                %248 = arith.constant 1.0 : f32
+                %249 = arith.addf %247, %248 : f32
+                %250 = arith.mulf %241, %249 : f32
+                %251 = arith.addf %240, %250 fastmath<reassoc> : f32
+                scf.yield %251 : f32
+              }
+              %252 = arith.addf %229, %238 fastmath<reassoc> : f32
+              linalg.yield %252 : f32
+            }
+          } else {
+            %253 = arith.constant 0.0 : f32
+            linalg.fill ins(%253 : f32) outs(%178 : memref<?xf32, strided<[1], offset: ?>>)
+            %254 = arith.constant 0 : index
+            %255 = arith.subi %K, %254 : index
+            %256 = arith.constant 0 : index
+            %257 = arith.maxsi %255, %256 : index
+            %258 = arith.constant 0 : index
+            %259 = arith.constant 0 : index
+            %260 = memref.reinterpret_cast %178 to offset: [0], sizes: [%257, %177], strides: [%258, %259] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
+            linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
+                ins(%260 : memref<?x?xf32, strided<[?, ?]>>)
+                outs(%178 : memref<?xf32, strided<[1], offset: ?>>) {
+              ^bb0(%261: f32, %262: f32):
+              %263 = linalg.index 1 : index
+              %264 = arith.addi %263, %24 : index
+              %265 = linalg.index 0 : index
+              %266 = arith.addi %265, %254 : index
+              %267 = arith.constant 0 : index
+              %268 = arith.constant 3 : index
+              %269 = arith.constant 1 : index
+              %270 = arith.constant 0.0 : f32
+              %271 = scf.for %272 = %267 to %268 step %269 iter_args(%273 = %270) -> (f32) {
+                %274 = memref.load %w[%15, %22, %266, %272] : memref<?x?x?x?xf32>
+                %275 = arith.constant 2.0 : f32
+                %276 = arith.constant 0 : index
+                %277 = arith.cmpi sge, %18, %276 : index
+                %278 = arith.cmpi slt, %18, %B : index
+                %279 = arith.andi %277, %278 : i1
+                %280 = arith.constant 1 : index
+                %281 = arith.subi %B, %280 : index
+                %282 = arith.minsi %18, %281 : index
+                %283 = arith.constant 0 : index
+                %284 = arith.maxsi %282, %283 : index
+                %285 = arith.constant 0 : index
+                %286 = arith.cmpi sge, %17, %285 : index
+                %287 = arith.cmpi slt, %17, %G : index
+                %288 = arith.andi %286, %287 : i1
+                %289 = arith.andi %279, %288 : i1
+                %290 = arith.constant 1 : index
+                %291 = arith.subi %G, %290 : index
+                %292 = arith.minsi %17, %291 : index
+                %293 = arith.constant 0 : index
+                %294 = arith.maxsi %292, %293 : index
+                %295 = arith.constant 0 : index
+                %296 = arith.cmpi sge, %266, %295 : index
+                %297 = arith.cmpi slt, %266, %K : index
+                %298 = arith.andi %296, %297 : i1
+                %299 = arith.andi %289, %298 : i1
+                %300 = arith.constant 1 : index
+                %301 = arith.subi %K, %300 : index
+                %302 = arith.minsi %266, %301 : index
+                %303 = arith.constant 0 : index
+                %304 = arith.maxsi %302, %303 : index
+                %305 = arith.addi %264, %272 : index
+                %306 = arith.constant 1 : index
+                %307 = arith.subi %305, %306 : index
+                %308 = arith.constant 0 : index
+                %309 = arith.cmpi sge, %307, %308 : index
+                %310 = arith.cmpi slt, %307, %L : index
+                %311 = arith.andi %309, %310 : i1
+                %312 = arith.andi %299, %311 : i1
+                %313 = arith.constant 1 : index
+                %314 = arith.subi %L, %313 : index
+                %315 = arith.minsi %307, %314 : index
+                %316 = arith.constant 0 : index
+                %317 = arith.maxsi %315, %316 : index
+                %318 = memref.load %x[%284, %294, %304, %317] : memref<?x?x?x?xf32>
+                %319 = arith.constant 0.0 : f32
+                %320 = arith.select %312, %318, %319 : f32
+                %321 = arith.mulf %275, %320 : f32
+                %322 = arith.constant 1.0 : f32
+                %323 = arith.addf %321, %322 : f32
+                %324 = arith.mulf %274, %323 : f32
+                %325 = arith.addf %273, %324 fastmath<reassoc> : f32
+                scf.yield %325 : f32
+              }
+              %326 = arith.addf %262, %271 fastmath<reassoc> : f32
+              linalg.yield %326 : f32
+            }
+          }
+          %327 = arith.subi %L, %26 : index
+          %328 = memref.subview %19[%22, %26] [1, %327] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
+          %329 = arith.constant 0 : index
+          %330 = arith.addi %26, %329 : index
+          %331 = arith.constant 1 : index
+          %332 = arith.subi %330, %331 : index
+          %333 = arith.constant 0 : index
+          %334 = arith.cmpi sge, %332, %333 : index
+          %335 = arith.cmpi slt, %332, %L : index
+          %336 = arith.andi %334, %335 : i1
+          %337 = arith.constant 1 : index
+          %338 = arith.subi %L, %337 : index
+          %339 = arith.constant 0 : index
+          %340 = arith.addi %338, %339 : index
+          %341 = arith.constant 1 : index
+          %342 = arith.subi %340, %341 : index
+          %343 = arith.constant 0 : index
+          %344 = arith.cmpi sge, %342, %343 : index
+          %345 = arith.cmpi slt, %342, %L : index
+          %346 = arith.andi %344, %345 : i1
+          %347 = arith.andi %336, %346 : i1
+          %348 = arith.constant 3 : index
+          %349 = arith.constant 1 : index
+          %350 = arith.subi %348, %349 : index
+          %351 = arith.addi %26, %350 : index
+          %352 = arith.constant 1 : index
+          %353 = arith.subi %351, %352 : index
+          %354 = arith.constant 0 : index
+          %355 = arith.cmpi sge, %353, %354 : index
+          %356 = arith.cmpi slt, %353, %L : index
+          %357 = arith.andi %355, %356 : i1
+          %358 = arith.andi %347, %357 : i1
+          %359 = arith.constant 3 : index
+          %360 = arith.constant 1 : index
+          %361 = arith.subi %359, %360 : index
+          %362 = arith.addi %338, %361 : index
+          %363 = arith.constant 1 : index
+          %364 = arith.subi %362, %363 : index
+          %365 = arith.constant 0 : index
+          %366 = arith.cmpi sge, %364, %365 : index
+          %367 = arith.cmpi slt, %364, %L : index
+          %368 = arith.andi %366, %367 : i1
+          %369 = arith.andi %358, %368 : i1
+          scf.if %369 {
+            // Every read of the part inside its tensor: no boundary rule.
+            %370 = arith.constant 0.0 : f32
+            linalg.fill ins(%370 : f32) outs(%328 : memref<?xf32, strided<[1], offset: ?>>)
+            %371 = arith.constant 0 : index
+            %372 = arith.subi %K, %371 : index
+            %373 = arith.constant 0 : index
+            %374 = arith.maxsi %372, %373 : index
+            %375 = arith.constant 0 : index
+            %376 = arith.constant 0 : index
+            %377 = memref.reinterpret_cast %328 to offset: [0], sizes: [%374, %327], strides: [%375, %376] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
+            linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
+                ins(%377 : memref<?x?xf32, strided<[?, ?]>>)
+                outs(%328 : memref<?xf32, strided<[1], offset: ?>>) {
+              ^bb0(%378: f32, %379: f32):
+              %380 = linalg.index 1 : index
+              %381 = arith.addi %380, %26 : index
+              %382 = linalg.index 0 : index
+              %383 = arith.addi %382, %371 : index
+              %384 = arith.constant 0 : index
+              %385 = arith.constant 3 : index
+              %386 = arith.constant 1 : index
+              %387 = arith.constant 0.0 : f32
+              %388 = scf.for %389 = %384 to %385 step %386 iter_args(%390 = %387) -> (f32) {
+                %391 = memref.load %w[%15, %22, %383, %389] : memref<?x?x?x?xf32>
+                %392 = arith.constant 2.0 : f32
+                %393 = arith.addi %381, %389 : index
+                %394 = arith.constant 1 : index
+                %395 = arith.subi %393, %394 : index
+                %396 = memref.load %x[%18, %17, %383, %395] : memref<?x?x?x?xf32>
+                %397 = arith.mulf %392, %396 : f32
+                %398 = arith.constant 1.0 : f32
+                %399 = arith.addf %397, %398 : f32
+                %400 = arith.mulf %391, %399 : f32
+                %401 = arith.addf %390, %400 fastmath<reassoc> : f32
+                scf.yield %401 : f32
+              }
+              %402 = arith.addf %379, %388 fastmath<reassoc> : f32
+              linalg.yield %402 : f32
+            }
+          } else {
+            %403 = arith.constant 0.0 : f32
+            linalg.fill ins(%403 : f32) outs(%328 : memref<?xf32, strided<[1], offset: ?>>)
+            %404 = arith.constant 0 : index
+            %405 = arith.subi %K, %404 : index
+            %406 = arith.constant 0 : index
+            %407 = arith.maxsi %405, %406 : index
+            %408 = arith.constant 0 : index
+            %409 = arith.constant 0 : index
+            %410 = memref.reinterpret_cast %328 to offset: [0], sizes: [%407, %327], strides: [%408, %409] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
+            linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
+                ins(%410 : memref<?x?xf32, strided<[?, ?]>>)
+                outs(%328 : memref<?xf32, strided<[1], offset: ?>>) {
+              ^bb0(%411: f32, %412: f32):
+              %413 = linalg.index 1 : index
+              %414 = arith.addi %413, %26 : index
+              %415 = linalg.index 0 : index
+              %416 = arith.addi %415, %404 : index
+              %417 = arith.constant 0 : index
+              %418 = arith.constant 3 : index
+              %419 = arith.constant 1 : index
+              %420 = arith.constant 0.0 : f32
+              %421 = scf.for %422 = %417 to %418 step %419 iter_args(%423 = %420) -> (f32) {
+                %424 = memref.load %w[%15, %22, %416, %422] : memref<?x?x?x?xf32>
+                %425 = arith.constant 2.0 : f32
+                %426 = arith.constant 0 : index
+                %427 = arith.cmpi sge, %18, %426 : index
+                %428 = arith.cmpi slt, %18, %B : index
+                %429 = arith.andi %427, %428 : i1
+                %430 = arith.constant 1 : index
+                %431 = arith.subi %B, %430 : index
+                %432 = arith.minsi %18, %431 : index
+                %433 = arith.constant 0 : index
+                %434 = arith.maxsi %432, %433 : index
+                %435 = arith.constant 0 : index
+                %436 = arith.cmpi sge, %17, %435 : index
+                %437 = arith.cmpi slt, %17, %G : index
+                %438 = arith.andi %436, %437 : i1
+                %439 = arith.andi %429, %438 : i1
+                %440 = arith.constant 1 : index
+                %441 = arith.subi %G, %440 : index
+                %442 = arith.minsi %17, %441 : index
+                %443 = arith.constant 0 : index
+                %444 = arith.maxsi %442, %443 : index
+                %445 = arith.constant 0 : index
+                %446 = arith.cmpi sge, %416, %445 : index
+                %447 = arith.cmpi slt, %416, %K : index
+                %448 = arith.andi %446, %447 : i1
+                %449 = arith.andi %439, %448 : i1
+                %450 = arith.constant 1 : index
+                %451 = arith.subi %K, %450 : index
+                %452 = arith.minsi %416, %451 : index
+                %453 = arith.constant 0 : index
+                %454 = arith.maxsi %452, %453 : index
+                %455 = arith.addi %414, %422 : index
+                %456 = arith.constant 1 : index
+                %457 = arith.subi %455, %456 : index
+                %458 = arith.constant 0 : index
+                %459 = arith.cmpi sge, %457, %458 : index
+                %460 = arith.cmpi slt, %457, %L : index
+                %461 = arith.andi %459, %460 : i1
+                %462 = arith.andi %449, %461 : i1
+                %463 = arith.constant 1 : index
+                %464 = arith.subi %L, %463 : index
+                %465 = arith.minsi %457, %464 : index
+                %466 = arith.constant 0 : index
+                %467 = arith.maxsi %465, %466 : index
+                %468 = memref.load %x[%434, %444, %454, %467] : memref<?x?x?x?xf32>
+                %469 = arith.constant 0.0 : f32
+                %470 = arith.select %462, %468, %469 : f32
+                %471 = arith.mulf %425, %470 : f32
+                %472 = arith.constant 1.0 : f32
+                %473 = arith.addf %471, %472 : f32
+                %474 = arith.mulf %424, %473 : f32
+                %475 = arith.addf %423, %474 fastmath<reassoc> : f32
+                scf.yield %475 : f32
+              }
+              %476 = arith.addf %412, %421 fastmath<reassoc> : f32
+              linalg.yield %476 : f32
+            }
+          }
+        }
+      }
+      scf.reduce
+    }
+    // v[o] = sum(k in 0..K: w2[o, k] * exp(d[k, 0] / 4.0))
+    %477 = arith.constant 0.0 : f64
+    linalg.fill ins(%477 : f64) outs(%v : memref<?xf64>)
+    %478 = arith.constant 0 : index
+    %479 = arith.subi %K, %478 : index
+    %480 = arith.constant 0 : index
+    %481 = arith.maxsi %479, %480 : index
+    %482 = arith.constant 0 : index
+    %483 = arith.constant 0 : index
+    %484 = memref.reinterpret_cast %v to offset: [0], sizes: [%M, %481], strides: [%482, %483] : memref<?xf64> to memref<?x?xf64, strided<[?, ?]>>
+    linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1, 0)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]}
+        ins(%484, %w2, %d : memref<?x?xf64, strided<[?, ?]>>, memref<?x?xf64>, memref<?x?xf64>)
+        outs(%v : memref<?xf64>) {
+      ^bb0(%485: f64, %486: f64, %487: f64, %488: f64):
+      %489 = arith.constant 4.0 : f64
+      %490 = arith.divf %487, %489 : f64
+      %491 = math.exp %490 : f64
+      %492 = arith.mulf %486, %491 : f64
+      %493 = arith.addf %488, %492 fastmath<reassoc> : f64
+      linalg.yield %493 : f64
+    }
+    // u[o, l] = sum(k in 0..K: d[k, L - 1 - l] * w2[o, k])
+    // Row by row, in parallel blocks of rows.
+    %494 = arith.constant 0 : index
+    %495 = arith.constant 1 : index
+    %496 = arith.constant 63 : index
+    %497 = arith.addi %M, %496 : index
+    %498 = arith.constant 64 : index
+    %499 = arith.divui %497, %498 : index
+    %500 = arith.constant 1 : index
+    %501 = arith.maxsi %499, %500 : index
+    scf.parallel (%502) = (%494) to (%M) step (%501) {
+      %503 = arith.addi %502, %501 : index
+      %504 = arith.minsi %503, %M : index
+      scf.for %505 = %502 to %504 step %495 {
+        %506 = memref.subview %w2[%505, 0] [1, %K] [1, 1] : memref<?x?xf64> to memref<?xf64, strided<[1], offset: ?>>
+        %507 = memref.subview %u[%505, 0] [1, %L] [1, 1] : memref<?x?xf64> to memref<?xf64, strided<[1], offset: ?>>
+        // u[o, l] = sum(k in 0..K: d[k, L - 1 - l] * w2[o, k])
+        %508 = arith.constant 0.0 : f64
+        linalg.fill ins(%508 : f64) outs(%507 : memref<?xf64, strided<[1], offset: ?>>)
+        %509 = arith.constant 0 : index
+        %510 = arith.subi %K, %509 : index
+        %511 = arith.constant 0 : index
+        %512 = arith.maxsi %510, %511 : index
+        %513 = arith.constant 0 : index
+        %514 = arith.constant 0 : index
+        %515 = memref.reinterpret_cast %507 to offset: [0], sizes: [%512, %L], strides: [%513, %514] : memref<?xf64, strided<[1], offset: ?>> to memref<?x?xf64, strided<[?, ?]>>
+        linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
+            ins(%515, %506 : memref<?x?xf64, strided<[?, ?]>>, memref<?xf64, strided<[1], offset: ?>>)
+            outs(%507 : memref<?xf64, strided<[1], offset: ?>>) {
+          ^bb0(%516: f64, %517: f64, %518: f64):
+          %519 = linalg.index 1 : index
+          %520 = linalg.index 0 : index
+          %521 = arith.addi %520, %509 : index
+          %522 = arith.constant 1 : index
+          %523 = arith.subi %L, %522 : index
+          %524 = arith.subi %523, %519 : index
+          %525 = memref.load %d[%521, %524] : memref<?x?xf64>
+          %526 = arith.mulf %525, %517 : f64
+          %527 = arith.addf %518, %526 fastmath<reassoc> : f64
+          linalg.yield %527 : f64
+        }
+      }
+      scf.reduce
+    }
+    // r[o, l] = sum(k in 0..K: sum(t in 0..3: w[o, 0, k, t] * x[0, 0, k, l]))
+    // Row by row, in parallel blocks of rows.
+    %528 = arith.constant 0 : index
+    %529 = arith.constant 1 : index
+    %530 = arith.constant 63 : index
+    %531 = arith.addi %M, %530 : index
+    %532 = arith.constant 64 : index
+    %533 = arith.divui %531, %532 : index
+    %534 = arith.constant 1 : index
+    %535 = arith.maxsi %533, %534 : index
+    scf.parallel (%536) = (%528) to (%M) step (%535) {
+      %537 = arith.addi %536, %535 : index
+      %538 = arith.minsi %537, %M : index
+      scf.for %539 = %536 to %538 step %529 {
+        %540 = memref.subview %w[%539, 0, 0, 0] [1, %P, %K, %0] [1, 1, 1, 1] : memref<?x?x?x?xf32> to memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+        %541 = memref.subview %r[%539, 0] [1, %L] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
+        // r[o, l] = sum(k in 0..K: sum(t in 0..3: w[o, 0, k, t] * x[0, 0, k, l]))
+        %542 = arith.constant 0 : index
+        // Along l, whole rows.
+        // A part whose reads are all inside their tensors reads without the boundary rule.
+        %543 = arith.subi %L, %542 : index
+        %544 = memref.subview %541[%542] [%543] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
+        %545 = arith.constant 0 : index
+        %546 = arith.constant 0 : index
+        %547 = arith.cmpi sge, %545, %546 : index
+        %548 = arith.cmpi slt, %545, %B : index
+        %549 = arith.andi %547, %548 : i1
+        %550 = arith.constant 0 : index
+        %551 = arith.constant 0 : index
+        %552 = arith.cmpi sge, %550, %551 : index
+        %553 = arith.cmpi slt, %550, %G : index
+        %554 = arith.andi %552, %553 : i1
+        %555 = arith.andi %549, %554 : i1
+        scf.if %555 {
+          // Every read of the part inside its tensor: no boundary rule.
+          %556 = arith.constant 0.0 : f32
+          linalg.fill ins(%556 : f32) outs(%544 : memref<?xf32, strided<[1], offset: ?>>)
+          %557 = arith.constant 0 : index
+          %558 = arith.subi %K, %557 : index
+          %559 = arith.constant 0 : index
+          %560 = arith.maxsi %558, %559 : index
+          %561 = arith.constant 0 : index
+          %562 = arith.constant 0 : index
+          %563 = memref.reinterpret_cast %544 to offset: [0], sizes: [%560, %543], strides: [%561, %562] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
+          linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
+              ins(%563 : memref<?x?xf32, strided<[?, ?]>>)
+              outs(%544 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%564: f32, %565: f32):
+            %566 = linalg.index 1 : index
+            %567 = arith.addi %566, %542 : index
+            %568 = linalg.index 0 : index
+            %569 = arith.addi %568, %557 : index
+            %570 = arith.constant 0 : index
+            %571 = arith.constant 3 : index
+            %572 = arith.constant 1 : index
+            %573 = arith.constant 0.0 : f32
+            %574 = scf.for %575 = %570 to %571 step %572 iter_args(%576 = %573) -> (f32) {
+              %577 = arith.constant 0 : index
+              %578 = memref.load %540[%577, %569, %575] : memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+              %579 = arith.constant 0 : index
+              %580 = arith.constant 0 : index
+              %581 = memref.load %x[%579, %580, %569, %567] : memref<?x?x?x?xf32>
+              %582 = arith.mulf %578, %581 : f32
+              %583 = arith.addf %576, %582 fastmath<reassoc> : f32
+              scf.yield %583 : f32
+            }
+            %584 = arith.addf %565, %574 fastmath<reassoc> : f32
+            linalg.yield %584 : f32
+          }
+        } else {
+          %585 = arith.constant 0.0 : f32
+          linalg.fill ins(%585 : f32) outs(%544 : memref<?xf32, strided<[1], offset: ?>>)
+          %586 = arith.constant 0 : index
+          %587 = arith.subi %K, %586 : index
+          %588 = arith.constant 0 : index
+          %589 = arith.maxsi %587, %588 : index
+          %590 = arith.constant 0 : index
+          %591 = arith.constant 0 : index
+          %592 = memref.reinterpret_cast %544 to offset: [0], sizes: [%589, %543], strides: [%590, %591] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
+          linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
+              ins(%592 : memref<?x?xf32, strided<[?, ?]>>)
+              outs(%544 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%593: f32, %594: f32):
+            %595 = linalg.index 1 : index
+            %596 = arith.addi %595, %542 : index
+            %597 = linalg.index 0 : index
+            %598 = arith.addi %597, %586 : index
+            %599 = arith.constant 0 : index
+            %600 = arith.constant 3 : index
+            %601 = arith.constant 1 : index
+            %602 = arith.constant 0.0 : f32
+            %603 = scf.for %604 = %599 to %600 step %601 iter_args(%605 = %602) -> (f32) {
+              %606 = arith.constant 0 : index
+              %607 = memref.load %540[%606, %598, %604] : memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+              %608 = arith.constant 0 : index
+              %609 = arith.constant 0 : index
+              %610 = arith.cmpi sge, %608, %609 : index
+              %611 = arith.cmpi slt, %608, %B : index
+              %612 = arith.andi %610, %611 : i1
+              %613 = arith.constant 1 : index
+              %614 = arith.subi %B, %613 : index
+              %615 = arith.minsi %608, %614 : index
+              %616 = arith.constant 0 : index
+              %617 = arith.maxsi %615, %616 : index
+              %618 = arith.constant 0 : index
+              %619 = arith.constant 0 : index
+              %620 = arith.cmpi sge, %618, %619 : index
+              %621 = arith.cmpi slt, %618, %G : index
+              %622 = arith.andi %620, %621 : i1
+              %623 = arith.andi %612, %622 : i1
+              %624 = arith.constant 1 : index
+              %625 = arith.subi %G, %624 : index
+              %626 = arith.minsi %618, %625 : index
+              %627 = arith.constant 0 : index
+              %628 = arith.maxsi %626, %627 : index
+              %629 = arith.constant 0 : index
+              %630 = arith.cmpi sge, %598, %629 : index
+              %631 = arith.cmpi slt, %598, %K : index
+              %632 = arith.andi %630, %631 : i1
+              %633 = arith.andi %623, %632 : i1
+              %634 = arith.constant 1 : index
+              %635 = arith.subi %K, %634 : index
+              %636 = arith.minsi %598, %635 : index
+              %637 = arith.constant 0 : index
+              %638 = arith.maxsi %636, %637 : index
+              %639 = arith.constant 0 : index
+              %640 = arith.cmpi sge, %596, %639 : index
+              %641 = arith.cmpi slt, %596, %L : index
+              %642 = arith.andi %640, %641 : i1
+              %643 = arith.andi %633, %642 : i1
+              %644 = arith.constant 1 : index
+              %645 = arith.subi %L, %644 : index
+              %646 = arith.minsi %596, %645 : index
+              %647 = arith.constant 0 : index
+              %648 = arith.maxsi %646, %647 : index
+              %649 = memref.load %x[%617, %628, %638, %648] : memref<?x?x?x?xf32>
+              %650 = arith.constant 0.0 : f32
+              %651 = arith.select %643, %649, %650 : f32
+              %652 = arith.mulf %607, %651 : f32
+              %653 = arith.addf %605, %652 fastmath<reassoc> : f32
+              scf.yield %653 : f32
+            }
+            %654 = arith.addf %594, %603 fastmath<reassoc> : f32
+            linalg.yield %654 : f32
+          }
+        }
+      }
+      scf.reduce
+    }
+    // gy[b, o, p, l] = sum(k in 0..K: sum(t in 0..3: w[o, p, k, t] * x[b, o / 2, k, l + t - 1]))
+    // Plane by plane, in parallel blocks of output dimensions 0 to 1, collapsed.
+    %655 = arith.constant 0 : index
+    %656 = arith.constant 1 : index
+    %657 = arith.muli %B, %M : index
+    %658 = arith.constant 63 : index
+    %659 = arith.addi %657, %658 : index
+    %660 = arith.constant 64 : index
+    %661 = arith.divui %659, %660 : index
+    %662 = arith.constant 1 : index
+    %663 = arith.maxsi %661, %662 : index
+    scf.parallel (%664) = (%655) to (%657) step (%663) {
+      %665 = arith.addi %664, %663 : index
+      %666 = arith.minsi %665, %657 : index
+      scf.for %667 = %664 to %666 step %656 {
+        %668 = arith.remui %667, %M : index
+        %669 = arith.divui %667, %M : index
+        %670 = memref.subview %gy[%669, %668, 0, 0] [1, 1, %P, %L] [1, 1, 1, 1] : memref<?x?x?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+        // gy[b, o, p, l] = sum(k in 0..K: sum(t in 0..3: w[o, p, k, t] * x[b, o / 2, k, l + t - 1]))
+        %671 = arith.constant 0 : index
+        %672 = arith.constant 1 : index
+        // Along l in three parts: the 1 output(s) at either end, and those between.
+        // A part whose reads are all inside their tensors reads without the boundary rule.
+        scf.for %673 = %671 to %P step %672 {
+          %674 = arith.constant 1 : index
+          %675 = arith.minsi %674, %L : index
+          %676 = arith.subi %L, %674 : index
+          %677 = arith.maxsi %676, %675 : index
+          %678 = arith.subi %675, %671 : index
+          %679 = memref.subview %670[%673, %671] [1, %678] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
+          %680 = arith.constant 2 : index
+          %681 = arith.divsi %668, %680 : index
+          %682 = arith.constant 0 : index
+          %683 = arith.cmpi sge, %681, %682 : index
+          %684 = arith.cmpi slt, %681, %G : index
+          %685 = arith.andi %683, %684 : i1
+          %686 = arith.constant 0 : index
+          %687 = arith.addi %671, %686 : index
+          %688 = arith.constant 1 : index
+          %689 = arith.subi %687, %688 : index
+          %690 = arith.constant 0 : index
+          %691 = arith.cmpi sge, %689, %690 : index
+          %692 = arith.cmpi slt, %689, %L : index
+          %693 = arith.andi %691, %692 : i1
+          %694 = arith.andi %685, %693 : i1
+          %695 = arith.constant 1 : index
+          %696 = arith.subi %675, %695 : index
+          %697 = arith.constant 0 : index
+          %698 = arith.addi %696, %697 : index
+          %699 = arith.constant 1 : index
+          %700 = arith.subi %698, %699 : index
+          %701 = arith.constant 0 : index
+          %702 = arith.cmpi sge, %700, %701 : index
+          %703 = arith.cmpi slt, %700, %L : index
+          %704 = arith.andi %702, %703 : i1
+          %705 = arith.andi %694, %704 : i1
+          %706 = arith.constant 3 : index
+          %707 = arith.constant 1 : index
+          %708 = arith.subi %706, %707 : index
+          %709 = arith.addi %671, %708 : index
+          %710 = arith.constant 1 : index
+          %711 = arith.subi %709, %710 : index
+          %712 = arith.constant 0 : index
+          %713 = arith.cmpi sge, %711, %712 : index
+          %714 = arith.cmpi slt, %711, %L : index
+          %715 = arith.andi %713, %714 : i1
+          %716 = arith.andi %705, %715 : i1
+          %717 = arith.constant 3 : index
+          %718 = arith.constant 1 : index
+          %719 = arith.subi %717, %718 : index
+          %720 = arith.addi %696, %719 : index
+          %721 = arith.constant 1 : index
+          %722 = arith.subi %720, %721 : index
+          %723 = arith.constant 0 : index
+          %724 = arith.cmpi sge, %722, %723 : index
+          %725 = arith.cmpi slt, %722, %L : index
+          %726 = arith.andi %724, %725 : i1
+          %727 = arith.andi %716, %726 : i1
+          scf.if %727 {
+            // Every read of the part inside its tensor: no boundary rule.
+            %728 = arith.constant 0.0 : f32
+            linalg.fill ins(%728 : f32) outs(%679 : memref<?xf32, strided<[1], offset: ?>>)
+            %729 = arith.constant 0 : index
+            %730 = arith.subi %K, %729 : index
+            %731 = arith.constant 0 : index
+            %732 = arith.maxsi %730, %731 : index
+            %733 = arith.constant 0 : index
+            %734 = arith.constant 0 : index
+            %735 = memref.reinterpret_cast %679 to offset: [0], sizes: [%732, %678], strides: [%733, %734] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
+            linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
+                ins(%735 : memref<?x?xf32, strided<[?, ?]>>)
+                outs(%679 : memref<?xf32, strided<[1], offset: ?>>) {
+              ^bb0(%736: f32, %737: f32):
+              %738 = linalg.index 1 : index
+              %739 = arith.addi %738, %671 : index
+              %740 = linalg.index 0 : index
+              %741 = arith.addi %740, %729 : index
+              %742 = arith.constant 0 : index
+              %743 = arith.constant 3 : index
+              %744 = arith.constant 1 : index
+              %745 = arith.constant 0.0 : f32
+              %746 = scf.for %747 = %742 to %743 step %744 iter_args(%748 = %745) -> (f32) {
+                %749 = memref.load %w[%668, %673, %741, %747] : memref<?x?x?x?xf32>
+                %750 = arith.constant 2 : index
+                %751 = arith.divsi %668, %750 : index
+                %752 = arith.addi %739, %747 : index
+                %753 = arith.constant 1 : index
+                %754 = arith.subi %752, %753 : index
+                %755 = memref.load %x[%669, %751, %741, %754] : memref<?x?x?x?xf32>
+                %756 = arith.mulf %749, %755 : f32
+                %757 = arith.addf %748, %756 fastmath<reassoc> : f32
+                scf.yield %757 : f32
+              }
+              %758 = arith.addf %737, %746 fastmath<reassoc> : f32
+              linalg.yield %758 : f32
+            }
+          } else {
+            %759 = arith.constant 0.0 : f32
+            linalg.fill ins(%759 : f32) outs(%679 : memref<?xf32, strided<[1], offset: ?>>)
+            %760 = arith.constant 0 : index
+            %761 = arith.subi %K, %760 : index
+            %762 = arith.constant 0 : index
+            %763 = arith.maxsi %761, %762 : index
+            %764 = arith.constant 0 : index
+            %765 = arith.constant 0 : index
+            %766 = memref.reinterpret_cast %679 to offset: [0], sizes: [%763, %678], strides: [%764, %765] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
+            linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
+                ins(%766 : memref<?x?xf32, strided<[?, ?]>>)
+                outs(%679 : memref<?xf32, strided<[1], offset: ?>>) {
+              ^bb0(%767: f32, %768: f32):
+              %769 = linalg.index 1 : index
+              %770 = arith.addi %769, %671 : index
+              %771 = linalg.index 0 : index
+              %772 = arith.addi %771, %760 : index
+              %773 = arith.constant 0 : index
+              %774 = arith.constant 3 : index
+              %775 = arith.constant 1 : index
+              %776 = arith.constant 0.0 : f32
+              %777 = scf.for %778 = %773 to %774 step %775 iter_args(%779 = %776) -> (f32) {
+                %780 = memref.load %w[%668, %673, %772, %778] : memref<?x?x?x?xf32>
+                %781 = arith.constant 0 : index
+                %782 = arith.cmpi sge, %669, %781 : index
+                %783 = arith.cmpi slt, %669, %B : index
+                %784 = arith.andi %782, %783 : i1
+                %785 = arith.constant 1 : index
+                %786 = arith.subi %B, %785 : index
+                %787 = arith.minsi %669, %786 : index
+                %788 = arith.constant 0 : index
+                %789 = arith.maxsi %787, %788 : index
+                %790 = arith.constant 2 : index
+                %791 = arith.divsi %668, %790 : index
+                %792 = arith.constant 0 : index
+                %793 = arith.cmpi sge, %791, %792 : index
+                %794 = arith.cmpi slt, %791, %G : index
+                %795 = arith.andi %793, %794 : i1
+                %796 = arith.andi %784, %795 : i1
+                %797 = arith.constant 1 : index
+                %798 = arith.subi %G, %797 : index
+                %799 = arith.minsi %791, %798 : index
+                %800 = arith.constant 0 : index
+                %801 = arith.maxsi %799, %800 : index
+                %802 = arith.constant 0 : index
+                %803 = arith.cmpi sge, %772, %802 : index
+                %804 = arith.cmpi slt, %772, %K : index
+                %805 = arith.andi %803, %804 : i1
+                %806 = arith.andi %796, %805 : i1
+                %807 = arith.constant 1 : index
+                %808 = arith.subi %K, %807 : index
+                %809 = arith.minsi %772, %808 : index
+                %810 = arith.constant 0 : index
+                %811 = arith.maxsi %809, %810 : index
+                %812 = arith.addi %770, %778 : index
+                %813 = arith.constant 1 : index
+                %814 = arith.subi %812, %813 : index
+                %815 = arith.constant 0 : index
+                %816 = arith.cmpi sge, %814, %815 : index
+                %817 = arith.cmpi slt, %814, %L : index
+                %818 = arith.andi %816, %817 : i1
+                %819 = arith.andi %806, %818 : i1
+                %820 = arith.constant 1 : index
+                %821 = arith.subi %L, %820 : index
+                %822 = arith.minsi %814, %821 : index
+                %823 = arith.constant 0 : index
+                %824 = arith.maxsi %822, %823 : index
+                %825 = memref.load %x[%789, %801, %811, %824] : memref<?x?x?x?xf32>
+                %826 = arith.constant 0.0 : f32
+                %827 = arith.select %819, %825, %826 : f32
+                %828 = arith.mulf %780, %827 : f32
+                %829 = arith.addf %779, %828 fastmath<reassoc> : f32
+                scf.yield %829 : f32
+              }
+              %830 = arith.addf %768, %777 fastmath<reassoc> : f32
+              linalg.yield %830 : f32
+            }
+          }
+          %831 = arith.subi %677, %675 : index
+          %832 = memref.subview %670[%673, %675] [1, %831] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
+          %833 = arith.constant 2 : index
+          %834 = arith.divsi %668, %833 : index
+          %835 = arith.constant 0 : index
+          %836 = arith.cmpi sge, %834, %835 : index
+          %837 = arith.cmpi slt, %834, %G : index
+          %838 = arith.andi %836, %837 : i1
+          %839 = arith.constant 0 : index
+          %840 = arith.addi %675, %839 : index
+          %841 = arith.constant 1 : index
+          %842 = arith.subi %840, %841 : index
+          %843 = arith.constant 0 : index
+          %844 = arith.cmpi sge, %842, %843 : index
+          %845 = arith.cmpi slt, %842, %L : index
+          %846 = arith.andi %844, %845 : i1
+          %847 = arith.andi %838, %846 : i1
+          %848 = arith.constant 1 : index
+          %849 = arith.subi %677, %848 : index
+          %850 = arith.constant 0 : index
+          %851 = arith.addi %849, %850 : index
+          %852 = arith.constant 1 : index
+          %853 = arith.subi %851, %852 : index
+          %854 = arith.constant 0 : index
+          %855 = arith.cmpi sge, %853, %854 : index
+          %856 = arith.cmpi slt, %853, %L : index
+          %857 = arith.andi %855, %856 : i1
+          %858 = arith.andi %847, %857 : i1
+          %859 = arith.constant 3 : index
+          %860 = arith.constant 1 : index
+          %861 = arith.subi %859, %860 : index
+          %862 = arith.addi %675, %861 : index
+          %863 = arith.constant 1 : index
+          %864 = arith.subi %862, %863 : index
+          %865 = arith.constant 0 : index
+          %866 = arith.cmpi sge, %864, %865 : index
+          %867 = arith.cmpi slt, %864, %L : index
+          %868 = arith.andi %866, %867 : i1
+          %869 = arith.andi %858, %868 : i1
+          %870 = arith.constant 3 : index
+          %871 = arith.constant 1 : index
+          %872 = arith.subi %870, %871 : index
+          %873 = arith.addi %849, %872 : index
+          %874 = arith.constant 1 : index
+          %875 = arith.subi %873, %874 : index
+          %876 = arith.constant 0 : index
+          %877 = arith.cmpi sge, %875, %876 : index
+          %878 = arith.cmpi slt, %875, %L : index
+          %879 = arith.andi %877, %878 : i1
+          %880 = arith.andi %869, %879 : i1
+          scf.if %880 {
+            // Every read of the part inside its tensor: no boundary rule.
+            %881 = arith.constant 0.0 : f32
+            linalg.fill ins(%881 : f32) outs(%832 : memref<?xf32, strided<[1], offset: ?>>)
+            %882 = arith.constant 0 : index
+            %883 = arith.subi %K, %882 : index
+            %884 = arith.constant 0 : index
+            %885 = arith.maxsi %883, %884 : index
+            %886 = arith.constant 0 : index
+            %887 = arith.constant 0 : index
+            %888 = memref.reinterpret_cast %832 to offset: [0], sizes: [%885, %831], strides: [%886, %887] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
+            linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
+                ins(%888 : memref<?x?xf32, strided<[?, ?]>>)
+                outs(%832 : memref<?xf32, strided<[1], offset: ?>>) {
+              ^bb0(%889: f32, %890: f32):
+              %891 = linalg.index 1 : index
+              %892 = arith.addi %891, %675 : index
+              %893 = linalg.index 0 : index
+              %894 = arith.addi %893, %882 : index
+              %895 = arith.constant 0 : index
+              %896 = arith.constant 3 : index
+              %897 = arith.constant 1 : index
+              %898 = arith.constant 0.0 : f32
+              %899 = scf.for %900 = %895 to %896 step %897 iter_args(%901 = %898) -> (f32) {
+                %902 = memref.load %w[%668, %673, %894, %900] : memref<?x?x?x?xf32>
+                %903 = arith.constant 2 : index
+                %904 = arith.divsi %668, %903 : index
+                %905 = arith.addi %892, %900 : index
+                %906 = arith.constant 1 : index
+                %907 = arith.subi %905, %906 : index
+                %908 = memref.load %x[%669, %904, %894, %907] : memref<?x?x?x?xf32>
+                %909 = arith.mulf %902, %908 : f32
+                %910 = arith.addf %901, %909 fastmath<reassoc> : f32
+                scf.yield %910 : f32
+              }
+              %911 = arith.addf %890, %899 fastmath<reassoc> : f32
+              linalg.yield %911 : f32
+            }
+          } else {
+            %912 = arith.constant 0.0 : f32
+            linalg.fill ins(%912 : f32) outs(%832 : memref<?xf32, strided<[1], offset: ?>>)
+            %913 = arith.constant 0 : index
+            %914 = arith.subi %K, %913 : index
+            %915 = arith.constant 0 : index
+            %916 = arith.maxsi %914, %915 : index
+            %917 = arith.constant 0 : index
+            %918 = arith.constant 0 : index
+            %919 = memref.reinterpret_cast %832 to offset: [0], sizes: [%916, %831], strides: [%917, %918] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
+            linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
+                ins(%919 : memref<?x?xf32, strided<[?, ?]>>)
+                outs(%832 : memref<?xf32, strided<[1], offset: ?>>) {
+              ^bb0(%920: f32, %921: f32):
+              %922 = linalg.index 1 : index
+              %923 = arith.addi %922, %675 : index
+              %924 = linalg.index 0 : index
+              %925 = arith.addi %924, %913 : index
+              %926 = arith.constant 0 : index
+              %927 = arith.constant 3 : index
+              %928 = arith.constant 1 : index
+              %929 = arith.constant 0.0 : f32
+              %930 = scf.for %931 = %926 to %927 step %928 iter_args(%932 = %929) -> (f32) {
+                %933 = memref.load %w[%668, %673, %925, %931] : memref<?x?x?x?xf32>
+                %934 = arith.constant 0 : index
+                %935 = arith.cmpi sge, %669, %934 : index
+                %936 = arith.cmpi slt, %669, %B : index
+                %937 = arith.andi %935, %936 : i1
+                %938 = arith.constant 1 : index
+                %939 = arith.subi %B, %938 : index
+                %940 = arith.minsi %669, %939 : index
+                %941 = arith.constant 0 : index
+                %942 = arith.maxsi %940, %941 : index
+                %943 = arith.constant 2 : index
+                %944 = arith.divsi %668, %943 : index
+                %945 = arith.constant 0 : index
+                %946 = arith.cmpi sge, %944, %945 : index
+                %947 = arith.cmpi slt, %944, %G : index
+                %948 = arith.andi %946, %947 : i1
+                %949 = arith.andi %937, %948 : i1
+                %950 = arith.constant 1 : index
+                %951 = arith.subi %G, %950 : index
+                %952 = arith.minsi %944, %951 : index
+                %953 = arith.constant 0 : index
+                %954 = arith.maxsi %952, %953 : index
+                %955 = arith.constant 0 : index
+                %956 = arith.cmpi sge, %925, %955 : index
+                %957 = arith.cmpi slt, %925, %K : index
+                %958 = arith.andi %956, %957 : i1
+                %959 = arith.andi %949, %958 : i1
+                %960 = arith.constant 1 : index
+                %961 = arith.subi %K, %960 : index
+                %962 = arith.minsi %925, %961 : index
+                %963 = arith.constant 0 : index
+                %964 = arith.maxsi %962, %963 : index
+                %965 = arith.addi %923, %931 : index
+                %966 = arith.constant 1 : index
+                %967 = arith.subi %965, %966 : index
+                %968 = arith.constant 0 : index
+                %969 = arith.cmpi sge, %967, %968 : index
+                %970 = arith.cmpi slt, %967, %L : index
+                %971 = arith.andi %969, %970 : i1
+                %972 = arith.andi %959, %971 : i1
+                %973 = arith.constant 1 : index
+                %974 = arith.subi %L, %973 : index
+                %975 = arith.minsi %967, %974 : index
+                %976 = arith.constant 0 : index
+                %977 = arith.maxsi %975, %976 : index
+                %978 = memref.load %x[%942, %954, %964, %977] : memref<?x?x?x?xf32>
+                %979 = arith.constant 0.0 : f32
+                %980 = arith.select %972, %978, %979 : f32
+                %981 = arith.mulf %933, %980 : f32
+                %982 = arith.addf %932, %981 fastmath<reassoc> : f32
+                scf.yield %982 : f32
+              }
+              %983 = arith.addf %921, %930 fastmath<reassoc> : f32
+              linalg.yield %983 : f32
+            }
+          }
+          %984 = arith.subi %L, %677 : index
+          %985 = memref.subview %670[%673, %677] [1, %984] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
+          %986 = arith.constant 2 : index
+          %987 = arith.divsi %668, %986 : index
+          %988 = arith.constant 0 : index
+          %989 = arith.cmpi sge, %987, %988 : index
+          %990 = arith.cmpi slt, %987, %G : index
+          %991 = arith.andi %989, %990 : i1
+          %992 = arith.constant 0 : index
+          %993 = arith.addi %677, %992 : index
+          %994 = arith.constant 1 : index
+          %995 = arith.subi %993, %994 : index
+          %996 = arith.constant 0 : index
+          %997 = arith.cmpi sge, %995, %996 : index
+          %998 = arith.cmpi slt, %995, %L : index
+          %999 = arith.andi %997, %998 : i1
+          %1000 = arith.andi %991, %999 : i1
+          %1001 = arith.constant 1 : index
+          %1002 = arith.subi %L, %1001 : index
+          %1003 = arith.constant 0 : index
+          %1004 = arith.addi %1002, %1003 : index
+          %1005 = arith.constant 1 : index
+          %1006 = arith.subi %1004, %1005 : index
+          %1007 = arith.constant 0 : index
+          %1008 = arith.cmpi sge, %1006, %1007 : index
+          %1009 = arith.cmpi slt, %1006, %L : index
+          %1010 = arith.andi %1008, %1009 : i1
+          %1011 = arith.andi %1000, %1010 : i1
+          %1012 = arith.constant 3 : index
+          %1013 = arith.constant 1 : index
+          %1014 = arith.subi %1012, %1013 : index
+          %1015 = arith.addi %677, %1014 : index
+          %1016 = arith.constant 1 : index
+          %1017 = arith.subi %1015, %1016 : index
+          %1018 = arith.constant 0 : index
+          %1019 = arith.cmpi sge, %1017, %1018 : index
+          %1020 = arith.cmpi slt, %1017, %L : index
+          %1021 = arith.andi %1019, %1020 : i1
+          %1022 = arith.andi %1011, %1021 : i1
+          %1023 = arith.constant 3 : index
+          %1024 = arith.constant 1 : index
+          %1025 = arith.subi %1023, %1024 : index
+          %1026 = arith.addi %1002, %1025 : index
+          %1027 = arith.constant 1 : index
+          %1028 = arith.subi %1026, %1027 : index
+          %1029 = arith.constant 0 : index
+          %1030 = arith.cmpi sge, %1028, %1029 : index
+          %1031 = arith.cmpi slt, %1028, %L : index
+          %1032 = arith.andi %1030, %1031 : i1
+          %1033 = arith.andi %1022, %1032 : i1
+          scf.if %1033 {
+            // Every read of the part inside its tensor: no boundary rule.
+            %1034 = arith.constant 0.0 : f32
+            linalg.fill ins(%1034 : f32) outs(%985 : memref<?xf32, strided<[1], offset: ?>>)
+            %1035 = arith.constant 0 : index
+            %1036 = arith.subi %K, %1035 : index
+            %1037 = arith.constant 0 : index
+            %1038 = arith.maxsi %1036, %1037 : index
+            %1039 = arith.constant 0 : index
+            %1040 = arith.constant 0 : index
+            %1041 = memref.reinterpret_cast %985 to offset: [0], sizes: [%1038, %984], strides: [%1039, %1040] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
+            linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
+                ins(%1041 : memref<?x?xf32, strided<[?, ?]>>)
+                outs(%985 : memref<?xf32, strided<[1], offset: ?>>) {
+              ^bb0(%1042: f32, %1043: f32):
+              %1044 = linalg.index 1 : index
+              %1045 = arith.addi %1044, %677 : index
+              %1046 = linalg.index 0 : index
+              %1047 = arith.addi %1046, %1035 : index
+              %1048 = arith.constant 0 : index
+              %1049 = arith.constant 3 : index
+              %1050 = arith.constant 1 : index
+              %1051 = arith.constant 0.0 : f32
+              %1052 = scf.for %1053 = %1048 to %1049 step %1050 iter_args(%1054 = %1051) -> (f32) {
+                %1055 = memref.load %w[%668, %673, %1047, %1053] : memref<?x?x?x?xf32>
+                %1056 = arith.constant 2 : index
+                %1057 = arith.divsi %668, %1056 : index
+                %1058 = arith.addi %1045, %1053 : index
+                %1059 = arith.constant 1 : index
+                %1060 = arith.subi %1058, %1059 : index
+                %1061 = memref.load %x[%669, %1057, %1047, %1060] : memref<?x?x?x?xf32>
+                %1062 = arith.mulf %1055, %1061 : f32
+                %1063 = arith.addf %1054, %1062 fastmath<reassoc> : f32
+                scf.yield %1063 : f32
+              }
+              %1064 = arith.addf %1043, %1052 fastmath<reassoc> : f32
+              linalg.yield %1064 : f32
+            }
+          } else {
+            %1065 = arith.constant 0.0 : f32
+            linalg.fill ins(%1065 : f32) outs(%985 : memref<?xf32, strided<[1], offset: ?>>)
+            %1066 = arith.constant 0 : index
+            %1067 = arith.subi %K, %1066 : index
+            %1068 = arith.constant 0 : index
+            %1069 = arith.maxsi %1067, %1068 : index
+            %1070 = arith.constant 0 : index
+            %1071 = arith.constant 0 : index
+            %1072 = memref.reinterpret_cast %985 to offset: [0], sizes: [%1069, %984], strides: [%1070, %1071] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
+            linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
+                ins(%1072 : memref<?x?xf32, strided<[?, ?]>>)
+                outs(%985 : memref<?xf32, strided<[1], offset: ?>>) {
+              ^bb0(%1073: f32, %1074: f32):
+              %1075 = linalg.index 1 : index
+              %1076 = arith.addi %1075, %677 : index
+              %1077 = linalg.index 0 : index
+              %1078 = arith.addi %1077, %1066 : index
+              %1079 = arith.constant 0 : index
+              %1080 = arith.constant 3 : index
+              %1081 = arith.constant 1 : index
+              %1082 = arith.constant 0.0 : f32
+              %1083 = scf.for %1084 = %1079 to %1080 step %1081 iter_args(%1085 = %1082) -> (f32) {
+                %1086 = memref.load %w[%668, %673, %1078, %1084] : memref<?x?x?x?xf32>
+                %1087 = arith.constant 0 : index
+                %1088 = arith.cmpi sge, %669, %1087 : index
+                %1089 = arith.cmpi slt, %669, %B : index
+                %1090 = arith.andi %1088, %1089 : i1
+                %1091 = arith.constant 1 : index
+                %1092 = arith.subi %B, %1091 : index
+                %1093 = arith.minsi %669, %1092 : index
+                %1094 = arith.constant 0 : index
+                %1095 = arith.maxsi %1093, %1094 : index
+                %1096 = arith.constant 2 : index
+                %1097 = arith.divsi %668, %1096 : index
+                %1098 = arith.constant 0 : index
+                %1099 = arith.cmpi sge, %1097, %1098 : index
+                %1100 = arith.cmpi slt, %1097, %G : index
+                %1101 = arith.andi %1099, %1100 : i1
+                %1102 = arith.andi %1090, %1101 : i1
+                %1103 = arith.constant 1 : index
+                %1104 = arith.subi %G, %1103 : index
+                %1105 = arith.minsi %1097, %1104 : index
+                %1106 = arith.constant 0 : index
+                %1107 = arith.maxsi %1105, %1106 : index
+                %1108 = arith.constant 0 : index
+                %1109 = arith.cmpi sge, %1078, %1108 : index
+                %1110 = arith.cmpi slt, %1078, %K : index
+                %1111 = arith.andi %1109, %1110 : i1
+                %1112 = arith.andi %1102, %1111 : i1
+                %1113 = arith.constant 1 : index
+                %1114 = arith.subi %K, %1113 : index
+                %1115 = arith.minsi %1078, %1114 : index
+                %1116 = arith.constant 0 : index
+                %1117 = arith.maxsi %1115, %1116 : index
+                %1118 = arith.addi %1076, %1084 : index
+                %1119 = arith.constant 1 : index
+                %1120 = arith.subi %1118, %1119 : index
+                %1121 = arith.constant 0 : index
+                %1122 = arith.cmpi sge, %1120, %1121 : index
+                %1123 = arith.cmpi slt, %1120, %L : index
+                %1124 = arith.andi %1122, %1123 : i1
+                %1125 = arith.andi %1112, %1124 : i1
+                %1126 = arith.constant 1 : index
+                %1127 = arith.subi %L, %1126 : index
+                %1128 = arith.minsi %1120, %1127 : index
+                %1129 = arith.constant 0 : index
+                %1130 = arith.maxsi %1128, %1129 : index
+                %1131 = memref.load %x[%1095, %1107, %1117, %1130] : memref<?x?x?x?xf32>
+                %1132 = arith.constant 0.0 : f32
+                %1133 = arith.select %1125, %1131, %1132 : f32
+                %1134 = arith.mulf %1086, %1133 : f32
+                %1135 = arith.addf %1085, %1134 fastmath<reassoc> : f32
+                scf.yield %1135 : f32
+              }
+              %1136 = arith.addf %1074, %1083 fastmath<reassoc> : f32
+              linalg.yield %1136 : f32
+            }
+          }
+        }
+      }
+      scf.reduce
+    }
+    // gz[o, l] = sum(k in 0..K: w2[o, k] * (d[k, l] + f64(o / P)))
+    // Row by row, in parallel blocks of rows.
+    %1137 = arith.constant 0 : index
+    %1138 = arith.constant 1 : index
+    %1139 = arith.constant 63 : index
+    %1140 = arith.addi %M, %1139 : index
+    %1141 = arith.constant 64 : index
+    %1142 = arith.divui %1140, %1141 : index
+    %1143 = arith.constant 1 : index
+    %1144 = arith.maxsi %1142, %1143 : index
+    scf.parallel (%1145) = (%1137) to (%M) step (%1144) {
+      %1146 = arith.addi %1145, %1144 : index
+      %1147 = arith.minsi %1146, %M : index
+      scf.for %1148 = %1145 to %1147 step %1138 {
+        %1149 = memref.subview %w2[%1148, 0] [1, %K] [1, 1] : memref<?x?xf64> to memref<?xf64, strided<[1], offset: ?>>
+        %1150 = memref.subview %gz[%1148, 0] [1, %L] [1, 1] : memref<?x?xf64> to memref<?xf64, strided<[1], offset: ?>>
+        // gz[o, l] = sum(k in 0..K: w2[o, k] * (d[k, l] + f64(o / P)))
+        %1151 = arith.constant 0.0 : f64
+        linalg.fill ins(%1151 : f64) outs(%1150 : memref<?xf64, strided<[1], offset: ?>>)
+        %1152 = arith.constant 0 : index
+        %1153 = arith.subi %K, %1152 : index
+        %1154 = arith.constant 0 : index
+        %1155 = arith.maxsi %1153, %1154 : index
+        %1156 = arith.constant 0 : index
+        %1157 = arith.constant 0 : index
+        %1158 = memref.reinterpret_cast %1150 to offset: [0], sizes: [%1155, %L], strides: [%1156, %1157] : memref<?xf64, strided<[1], offset: ?>> to memref<?x?xf64, strided<[?, ?]>>
+        linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
+            ins(%1158, %1149, %d : memref<?x?xf64, strided<[?, ?]>>, memref<?xf64, strided<[1], offset: ?>>, memref<?x?xf64>)
+            outs(%1150 : memref<?xf64, strided<[1], offset: ?>>) {
+          ^bb0(%1159: f64, %1160: f64, %1161: f64, %1162: f64):
+          %1163 = arith.divsi %1148, %P : index
+          %1164 = arith.index_cast %1163 : index to i64
+          %1165 = arith.sitofp %1164 : i64 to f64
+          %1166 = arith.addf %1161, %1165 : f64
+          %1167 = arith.mulf %1160, %1166 : f64
+          %1168 = arith.addf %1162, %1167 fastmath<reassoc> : f64
+          linalg.yield %1168 : f64
+        }
+      }
+      scf.reduce
+    }
+    return
+  }
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+    %loops = transform.structured.match ops{["scf.parallel"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %loops : !transform.any_op {
+    ^bb0(%loop: !transform.any_op):
+      %inner = transform.structured.match ops{["linalg.generic", "linalg.fill"]} in %loop : (!transform.any_op) -> !transform.any_op
+      %lowered = transform.structured.convert_to_loops %inner : (!transform.any_op) -> !transform.any_op
+    }
+    transform.yield
+  }
+}
+
+// -----
+// sb-variant: im2col
+// sb-pipeline: --transform-interpreter=entry-point=sb_schedule_simd@simd_bytes@ --test-transform-dialect-erase-schedule --convert-linalg-to-parallel-loops --canonicalize --test-math-polynomial-approximation --convert-math-to-llvm --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --convert-vector-to-scf --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
+module attributes {transform.with_named_sequence} {
+  func.func private @omp_get_max_threads() -> i32
+  func.func @gathered_gemm_im2col(%x: memref<?x?x?x?xf32> {llvm.noalias}, %w: memref<?x?x?x?xf32> {llvm.noalias}, %d: memref<?x?xf64> {llvm.noalias}, %w2: memref<?x?xf64> {llvm.noalias}, %y: memref<?x?x?x?x?xf32> {llvm.noalias}, %v: memref<?xf64> {llvm.noalias}, %u: memref<?x?xf64> {llvm.noalias}, %r: memref<?x?xf32> {llvm.noalias}, %gy: memref<?x?x?x?xf32> {llvm.noalias}, %gz: memref<?x?xf64> {llvm.noalias}, %B: index, %G: index, %M: index, %P: index, %K: index, %L: index) attributes {llvm.emit_c_interface} {
+    %0 = arith.constant 3 : index
+    // y[b, g, o, p, l] = sum(k in 0..K: sum(t in 0..3: w[o, p, k, t] * (2.0 * x[b, g, k, l + t - 1] + 1.0)))
+    %1 = arith.constant 0 : index
+    %2 = arith.constant 1 : index
+    // As im2col: per batch element, the gathered term at every (k..., N...) into the K x N
+    // buffer, then y (rows x N) = w (rows x K) * the buffer, as block products.
+    %3 = arith.muli %2, %M : index
+    %4 = arith.muli %3, %P : index
+    %5 = arith.muli %2, %L : index
+    %6 = arith.muli %2, %K : index
+    %7 = arith.muli %6, %0 : index
+    %8 = memref.alloc(%7, %5) {alignment = 64 : i64} : memref<?x?xf32>
+    scf.for %9 = %1 to %B step %2 {
+      scf.for %10 = %1 to %G step %2 {
+        %11 = arith.muli %1, %B : index
+        %12 = arith.addi %11, %9 : index
+        %13 = arith.muli %12, %G : index
+        %14 = arith.addi %13, %10 : index
+        // The columns: the gathered term at (k, p), k over the sum's indices, p over the output's last.
+        scf.parallel (%15) = (%1) to (%K) step (%2) {
+          scf.for %16 = %1 to %0 step %2 {
+            scf.for %17 = %1 to %L step %2 {
+              %18 = arith.constant 2.0 : f32
+              %19 = arith.constant 0 : index
+              %20 = arith.cmpi sge, %9, %19 : index
+              %21 = arith.cmpi slt, %9, %B : index
+              %22 = arith.andi %20, %21 : i1
+              %23 = arith.constant 1 : index
+              %24 = arith.subi %B, %23 : index
+              %25 = arith.minsi %9, %24 : index
+              %26 = arith.constant 0 : index
+              %27 = arith.maxsi %25, %26 : index
+              %28 = arith.constant 0 : index
+              %29 = arith.cmpi sge, %10, %28 : index
+              %30 = arith.cmpi slt, %10, %G : index
+              %31 = arith.andi %29, %30 : i1
+              %32 = arith.andi %22, %31 : i1
+              %33 = arith.constant 1 : index
+              %34 = arith.subi %G, %33 : index
+              %35 = arith.minsi %10, %34 : index
+              %36 = arith.constant 0 : index
+              %37 = arith.maxsi %35, %36 : index
+              %38 = arith.constant 0 : index
+              %39 = arith.cmpi sge, %15, %38 : index
+              %40 = arith.cmpi slt, %15, %K : index
+              %41 = arith.andi %39, %40 : i1
+              %42 = arith.andi %32, %41 : i1
+              %43 = arith.constant 1 : index
+              %44 = arith.subi %K, %43 : index
+              %45 = arith.minsi %15, %44 : index
+              %46 = arith.constant 0 : index
+              %47 = arith.maxsi %45, %46 : index
+              %48 = arith.addi %17, %16 : index
+              %49 = arith.constant 1 : index
+              %50 = arith.subi %48, %49 : index
+              %51 = arith.constant 0 : index
+              %52 = arith.cmpi sge, %50, %51 : index
+              %53 = arith.cmpi slt, %50, %L : index
+              %54 = arith.andi %52, %53 : i1
+              %55 = arith.andi %42, %54 : i1
+              %56 = arith.constant 1 : index
+              %57 = arith.subi %L, %56 : index
+              %58 = arith.minsi %50, %57 : index
+              %59 = arith.constant 0 : index
+              %60 = arith.maxsi %58, %59 : index
+              %61 = memref.load %x[%27, %37, %47, %60] : memref<?x?x?x?xf32>
+              %62 = arith.constant 0.0 : f32
+              %63 = arith.select %55, %61, %62 : f32
+              %64 = arith.mulf %18, %63 : f32
+              %65 = arith.constant 1.0 : f32
+              %66 = arith.addf %64, %65 : f32
+              %67 = arith.muli %1, %L : index
+              %68 = arith.addi %67, %17 : index
+              %69 = arith.muli %1, %K : index
+              %70 = arith.addi %69, %15 : index
+              %71 = arith.muli %70, %0 : index
+              %72 = arith.addi %71, %16 : index
+              memref.store %66, %8[%72, %68] : memref<?x?xf32>
+            }
+          }
+          scf.reduce
+        }
+        %73 = arith.muli %1, %4 : index
+        %74 = arith.subi %4, %73 : index
+        %75 = arith.minsi %4, %74 : index
+        %76 = arith.muli %73, %7 : index
+        %77 = memref.reinterpret_cast %w to offset: [%76], sizes: [%75, %7], strides: [%7, 1] : memref<?x?x?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+        %78 = arith.muli %14, %4 : index
+        %79 = arith.addi %78, %73 : index
+        %80 = arith.muli %79, %5 : index
+        %81 = memref.reinterpret_cast %y to offset: [%80], sizes: [%75, %5], strides: [%5, 1] : memref<?x?x?x?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+        // As block products: each thread's rows in blocks of 64; per block of 256 columns and 256 terms,
+        // that block of the column buffer copied to the thread's buffer, then each block product added to the output.
+        %82 = arith.constant 0 : index
+        %83 = arith.constant 1 : index
+        %84 = arith.constant 64 : index
+        %85 = arith.constant 256 : index
+        %86 = arith.constant 256 : index
+        %87 = arith.constant 8 : index
+        %88 = func.call @omp_get_max_threads() : () -> i32
+        %89 = arith.index_cast %88 : i32 to index
+        %90 = arith.subi %89, %83 : index
+        %91 = arith.addi %75, %90 : index
+        %92 = arith.divui %91, %89 : index
+        %93 = arith.subi %87, %83 : index
+        %94 = arith.addi %92, %93 : index
+        %95 = arith.divui %94, %87 : index
+        %96 = arith.muli %95, %87 : index
+        scf.parallel (%97) = (%82) to (%89) step (%83) {
+          %98 = memref.alloca() {alignment = 64 : i64} : memref<256x272xf32>
+          %99 = arith.muli %97, %96 : index
+          %100 = arith.minsi %99, %75 : index
+          %101 = arith.addi %100, %96 : index
+          %102 = arith.minsi %101, %75 : index
+          %103 = arith.subi %102, %100 : index
+          %104 = memref.subview %81[%100, %82] [%103, %5] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+          %105 = arith.constant 0.0 : f32
+          linalg.fill ins(%105 : f32) outs(%104 : memref<?x?xf32, strided<[?, 1], offset: ?>>)
+          scf.for %106 = %82 to %5 step %85 {
+            %107 = arith.subi %5, %106 : index
+            %108 = arith.minsi %85, %107 : index
+            scf.for %109 = %82 to %7 step %86 {
+              %110 = arith.subi %7, %109 : index
+              %111 = arith.minsi %86, %110 : index
+              %112 = arith.addi %1, %109 : index
+              %113 = memref.subview %98[0, 0] [%111, %108] [1, 1] : memref<256x272xf32> to memref<?x?xf32, strided<[272, 1]>>
+              %114 = memref.subview %8[%112, %106] [%111, %108] [1, 1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+              linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%114 : memref<?x?xf32, strided<[?, 1], offset: ?>>) outs(%113 : memref<?x?xf32, strided<[272, 1]>>) {
+                ^bb0(%115: f32, %116: f32):
+                linalg.yield %115 : f32
+              }
+              scf.for %117 = %100 to %102 step %84 {
+                %118 = arith.subi %102, %117 : index
+                %119 = arith.minsi %84, %118 : index
+                %120 = memref.subview %77[%117, %112] [%119, %111] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+                %121 = memref.subview %81[%117, %106] [%119, %108] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+                linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%120, %113 : memref<?x?xf32, strided<[?, 1], offset: ?>>, memref<?x?xf32, strided<[272, 1]>>) outs(%121 : memref<?x?xf32, strided<[?, 1], offset: ?>>) attrs = {sb_gemm_f32} {
+                  ^bb0(%122: f32, %123: f32, %124: f32):
+                  %125 = arith.mulf %122, %123 : f32
+                  %126 = arith.addf %124, %125 fastmath<reassoc> : f32
+                  linalg.yield %126 : f32
+                }
+              }
+            }
+          }
+          scf.reduce
+        }
+      }
+    }
+    memref.dealloc %8 : memref<?x?xf32>
+    // v[o] = sum(k in 0..K: w2[o, k] * exp(d[k, 0] / 4.0))
+    %127 = arith.constant 0 : index
+    %128 = arith.constant 1 : index
+    // As im2col: per batch element, the gathered term at every (k..., N...) into the K x N
+    // buffer, then v (rows x N) = w2 (rows x K) * the buffer, as block products.
+    %129 = arith.muli %128, %M : index
+    %130 = arith.muli %128, %K : index
+    %131 = memref.alloc(%130, %128) {alignment = 64 : i64} : memref<?x?xf64>
+    // The columns: the gathered term at (k, p), k over the sum's indices, p over the output's last.
+    scf.parallel (%132) = (%127) to (%K) step (%128) {
+      %133 = arith.constant 0 : index
+      %134 = memref.load %d[%132, %133] : memref<?x?xf64>
+      %135 = arith.constant 4.0 : f64
+      %136 = arith.divf %134, %135 : f64
+      %137 = math.exp %136 : f64
+      %138 = arith.muli %127, %K : index
+      %139 = arith.addi %138, %132 : index
+      memref.store %137, %131[%139, %127] : memref<?x?xf64>
+      scf.reduce
+    }
+    %140 = arith.muli %127, %129 : index
+    %141 = arith.subi %129, %140 : index
+    %142 = arith.minsi %129, %141 : index
+    %143 = arith.muli %140, %130 : index
+    %144 = memref.reinterpret_cast %w2 to offset: [%143], sizes: [%142, %130], strides: [%130, 1] : memref<?x?xf64> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+    %145 = arith.muli %127, %129 : index
+    %146 = arith.addi %145, %140 : index
+    %147 = arith.muli %146, %128 : index
+    %148 = memref.reinterpret_cast %v to offset: [%147], sizes: [%142, %128], strides: [%128, 1] : memref<?xf64> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+    // As block products: each thread's rows in blocks of 64; per block of 256 columns and 256 terms,
+    // that block of the column buffer copied to the thread's buffer, then each block product added to the output.
+    %149 = arith.constant 0 : index
+    %150 = arith.constant 1 : index
+    %151 = arith.constant 64 : index
+    %152 = arith.constant 256 : index
+    %153 = arith.constant 256 : index
+    %154 = arith.constant 8 : index
+    %155 = func.call @omp_get_max_threads() : () -> i32
+    %156 = arith.index_cast %155 : i32 to index
+    %157 = arith.subi %156, %150 : index
+    %158 = arith.addi %142, %157 : index
+    %159 = arith.divui %158, %156 : index
+    %160 = arith.subi %154, %150 : index
+    %161 = arith.addi %159, %160 : index
+    %162 = arith.divui %161, %154 : index
+    %163 = arith.muli %162, %154 : index
+    scf.parallel (%164) = (%149) to (%156) step (%150) {
+      %165 = memref.alloca() {alignment = 64 : i64} : memref<256x264xf64>
+      %166 = arith.muli %164, %163 : index
+      %167 = arith.minsi %166, %142 : index
+      %168 = arith.addi %167, %163 : index
+      %169 = arith.minsi %168, %142 : index
+      %170 = arith.subi %169, %167 : index
+      %171 = memref.subview %148[%167, %149] [%170, %128] [1, 1] : memref<?x?xf64, strided<[?, 1], offset: ?>> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+      %172 = arith.constant 0.0 : f64
+      linalg.fill ins(%172 : f64) outs(%171 : memref<?x?xf64, strided<[?, 1], offset: ?>>)
+      scf.for %173 = %149 to %128 step %152 {
+        %174 = arith.subi %128, %173 : index
+        %175 = arith.minsi %152, %174 : index
+        scf.for %176 = %149 to %130 step %153 {
+          %177 = arith.subi %130, %176 : index
+          %178 = arith.minsi %153, %177 : index
+          %179 = arith.addi %127, %176 : index
+          %180 = memref.subview %165[0, 0] [%178, %175] [1, 1] : memref<256x264xf64> to memref<?x?xf64, strided<[264, 1]>>
+          %181 = memref.subview %131[%179, %173] [%178, %175] [1, 1] : memref<?x?xf64> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+          linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%181 : memref<?x?xf64, strided<[?, 1], offset: ?>>) outs(%180 : memref<?x?xf64, strided<[264, 1]>>) {
+            ^bb0(%182: f64, %183: f64):
+            linalg.yield %182 : f64
+          }
+          scf.for %184 = %167 to %169 step %151 {
+            %185 = arith.subi %169, %184 : index
+            %186 = arith.minsi %151, %185 : index
+            %187 = memref.subview %144[%184, %179] [%186, %178] [1, 1] : memref<?x?xf64, strided<[?, 1], offset: ?>> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+            %188 = memref.subview %148[%184, %173] [%186, %175] [1, 1] : memref<?x?xf64, strided<[?, 1], offset: ?>> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+            linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%187, %180 : memref<?x?xf64, strided<[?, 1], offset: ?>>, memref<?x?xf64, strided<[264, 1]>>) outs(%188 : memref<?x?xf64, strided<[?, 1], offset: ?>>) attrs = {sb_gemm_f64} {
+              ^bb0(%189: f64, %190: f64, %191: f64):
+              %192 = arith.mulf %189, %190 : f64
+              %193 = arith.addf %191, %192 fastmath<reassoc> : f64
+              linalg.yield %193 : f64
+            }
+          }
+        }
+      }
+      scf.reduce
+    }
+    memref.dealloc %131 : memref<?x?xf64>
+    // u[o, l] = sum(k in 0..K: d[k, L - 1 - l] * w2[o, k])
+    %194 = arith.constant 0 : index
+    %195 = arith.constant 1 : index
+    // As im2col: per batch element, the gathered term at every (k..., N...) into the K x N
+    // buffer, then u (rows x N) = w2 (rows x K) * the buffer, as block products.
+    %196 = arith.muli %195, %M : index
+    %197 = arith.muli %195, %L : index
+    %198 = arith.muli %195, %K : index
+    %199 = memref.alloc(%198, %197) {alignment = 64 : i64} : memref<?x?xf64>
+    // The columns: the gathered term at (k, p), k over the sum's indices, p over the output's last.
+    scf.parallel (%200) = (%194) to (%K) step (%195) {
+      scf.for %201 = %194 to %L step %195 {
+        %202 = arith.constant 1 : index
+        %203 = arith.subi %L, %202 : index
+        %204 = arith.subi %203, %201 : index
+        %205 = memref.load %d[%200, %204] : memref<?x?xf64>
+        %206 = arith.muli %194, %L : index
+        %207 = arith.addi %206, %201 : index
+        %208 = arith.muli %194, %K : index
+        %209 = arith.addi %208, %200 : index
+        memref.store %205, %199[%209, %207] : memref<?x?xf64>
+      }
+      scf.reduce
+    }
+    %210 = arith.muli %194, %196 : index
+    %211 = arith.subi %196, %210 : index
+    %212 = arith.minsi %196, %211 : index
+    %213 = arith.muli %210, %198 : index
+    %214 = memref.reinterpret_cast %w2 to offset: [%213], sizes: [%212, %198], strides: [%198, 1] : memref<?x?xf64> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+    %215 = arith.muli %194, %196 : index
+    %216 = arith.addi %215, %210 : index
+    %217 = arith.muli %216, %197 : index
+    %218 = memref.reinterpret_cast %u to offset: [%217], sizes: [%212, %197], strides: [%197, 1] : memref<?x?xf64> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+    // As block products: each thread's rows in blocks of 64; per block of 256 columns and 256 terms,
+    // that block of the column buffer copied to the thread's buffer, then each block product added to the output.
+    %219 = arith.constant 0 : index
+    %220 = arith.constant 1 : index
+    %221 = arith.constant 64 : index
+    %222 = arith.constant 256 : index
+    %223 = arith.constant 256 : index
+    %224 = arith.constant 8 : index
+    %225 = func.call @omp_get_max_threads() : () -> i32
+    %226 = arith.index_cast %225 : i32 to index
+    %227 = arith.subi %226, %220 : index
+    %228 = arith.addi %212, %227 : index
+    %229 = arith.divui %228, %226 : index
+    %230 = arith.subi %224, %220 : index
+    %231 = arith.addi %229, %230 : index
+    %232 = arith.divui %231, %224 : index
+    %233 = arith.muli %232, %224 : index
+    scf.parallel (%234) = (%219) to (%226) step (%220) {
+      %235 = memref.alloca() {alignment = 64 : i64} : memref<256x264xf64>
+      %236 = arith.muli %234, %233 : index
+      %237 = arith.minsi %236, %212 : index
+      %238 = arith.addi %237, %233 : index
+      %239 = arith.minsi %238, %212 : index
+      %240 = arith.subi %239, %237 : index
+      %241 = memref.subview %218[%237, %219] [%240, %197] [1, 1] : memref<?x?xf64, strided<[?, 1], offset: ?>> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+      %242 = arith.constant 0.0 : f64
+      linalg.fill ins(%242 : f64) outs(%241 : memref<?x?xf64, strided<[?, 1], offset: ?>>)
+      scf.for %243 = %219 to %197 step %222 {
+        %244 = arith.subi %197, %243 : index
+        %245 = arith.minsi %222, %244 : index
+        scf.for %246 = %219 to %198 step %223 {
+          %247 = arith.subi %198, %246 : index
+          %248 = arith.minsi %223, %247 : index
+          %249 = arith.addi %194, %246 : index
+          %250 = memref.subview %235[0, 0] [%248, %245] [1, 1] : memref<256x264xf64> to memref<?x?xf64, strided<[264, 1]>>
+          %251 = memref.subview %199[%249, %243] [%248, %245] [1, 1] : memref<?x?xf64> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+          linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%251 : memref<?x?xf64, strided<[?, 1], offset: ?>>) outs(%250 : memref<?x?xf64, strided<[264, 1]>>) {
+            ^bb0(%252: f64, %253: f64):
+            linalg.yield %252 : f64
+          }
+          scf.for %254 = %237 to %239 step %221 {
+            %255 = arith.subi %239, %254 : index
+            %256 = arith.minsi %221, %255 : index
+            %257 = memref.subview %214[%254, %249] [%256, %248] [1, 1] : memref<?x?xf64, strided<[?, 1], offset: ?>> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+            %258 = memref.subview %218[%254, %243] [%256, %245] [1, 1] : memref<?x?xf64, strided<[?, 1], offset: ?>> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+            linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%257, %250 : memref<?x?xf64, strided<[?, 1], offset: ?>>, memref<?x?xf64, strided<[264, 1]>>) outs(%258 : memref<?x?xf64, strided<[?, 1], offset: ?>>) attrs = {sb_gemm_f64} {
+              ^bb0(%259: f64, %260: f64, %261: f64):
+              %262 = arith.mulf %259, %260 : f64
+              %263 = arith.addf %261, %262 fastmath<reassoc> : f64
+              linalg.yield %263 : f64
+            }
+          }
+        }
+      }
+      scf.reduce
+    }
+    memref.dealloc %199 : memref<?x?xf64>
+    // r[o, l] = sum(k in 0..K: sum(t in 0..3: w[o, 0, k, t] * x[0, 0, k, l]))
+    // Row by row, in parallel blocks of rows.
+    %264 = arith.constant 0 : index
+    %265 = arith.constant 1 : index
+    %266 = arith.constant 63 : index
+    %267 = arith.addi %M, %266 : index
+    %268 = arith.constant 64 : index
+    %269 = arith.divui %267, %268 : index
+    %270 = arith.constant 1 : index
+    %271 = arith.maxsi %269, %270 : index
+    scf.parallel (%272) = (%264) to (%M) step (%271) {
+      %273 = arith.addi %272, %271 : index
+      %274 = arith.minsi %273, %M : index
+      scf.for %275 = %272 to %274 step %265 {
+        %276 = memref.subview %w[%275, 0, 0, 0] [1, %P, %K, %0] [1, 1, 1, 1] : memref<?x?x?x?xf32> to memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+        %277 = memref.subview %r[%275, 0] [1, %L] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
+        // r[o, l] = sum(k in 0..K: sum(t in 0..3: w[o, 0, k, t] * x[0, 0, k, l]))
+        %278 = arith.constant 0 : index
+        // Along l, whole rows.
+        // A part whose reads are all inside their tensors reads without the boundary rule.
+        %279 = arith.subi %L, %278 : index
+        %280 = memref.subview %277[%278] [%279] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
+        %281 = arith.constant 0 : index
+        %282 = arith.constant 0 : index
+        %283 = arith.cmpi sge, %281, %282 : index
+        %284 = arith.cmpi slt, %281, %B : index
+        %285 = arith.andi %283, %284 : i1
+        %286 = arith.constant 0 : index
+        %287 = arith.constant 0 : index
+        %288 = arith.cmpi sge, %286, %287 : index
+        %289 = arith.cmpi slt, %286, %G : index
+        %290 = arith.andi %288, %289 : i1
+        %291 = arith.andi %285, %290 : i1
+        scf.if %291 {
+          // Every read of the part inside its tensor: no boundary rule.
+          %292 = arith.constant 0.0 : f32
+          linalg.fill ins(%292 : f32) outs(%280 : memref<?xf32, strided<[1], offset: ?>>)
+          %293 = arith.constant 0 : index
+          %294 = arith.subi %K, %293 : index
+          %295 = arith.constant 0 : index
+          %296 = arith.maxsi %294, %295 : index
+          %297 = arith.constant 0 : index
+          %298 = arith.constant 0 : index
+          %299 = memref.reinterpret_cast %280 to offset: [0], sizes: [%296, %279], strides: [%297, %298] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
+          linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
+              ins(%299 : memref<?x?xf32, strided<[?, ?]>>)
+              outs(%280 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%300: f32, %301: f32):
+            %302 = linalg.index 1 : index
+            %303 = arith.addi %302, %278 : index
+            %304 = linalg.index 0 : index
+            %305 = arith.addi %304, %293 : index
+            %306 = arith.constant 0 : index
+            %307 = arith.constant 3 : index
+            %308 = arith.constant 1 : index
+            %309 = arith.constant 0.0 : f32
+            %310 = scf.for %311 = %306 to %307 step %308 iter_args(%312 = %309) -> (f32) {
+              %313 = arith.constant 0 : index
+              %314 = memref.load %276[%313, %305, %311] : memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+              %315 = arith.constant 0 : index
+              %316 = arith.constant 0 : index
+              %317 = memref.load %x[%315, %316, %305, %303] : memref<?x?x?x?xf32>
+              %318 = arith.mulf %314, %317 : f32
+              %319 = arith.addf %312, %318 fastmath<reassoc> : f32
+              scf.yield %319 : f32
+            }
+            %320 = arith.addf %301, %310 fastmath<reassoc> : f32
+            linalg.yield %320 : f32
+          }
+        } else {
+          %321 = arith.constant 0.0 : f32
+          linalg.fill ins(%321 : f32) outs(%280 : memref<?xf32, strided<[1], offset: ?>>)
+          %322 = arith.constant 0 : index
+          %323 = arith.subi %K, %322 : index
+          %324 = arith.constant 0 : index
+          %325 = arith.maxsi %323, %324 : index
+          %326 = arith.constant 0 : index
+          %327 = arith.constant 0 : index
+          %328 = memref.reinterpret_cast %280 to offset: [0], sizes: [%325, %279], strides: [%326, %327] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
+          linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
+              ins(%328 : memref<?x?xf32, strided<[?, ?]>>)
+              outs(%280 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%329: f32, %330: f32):
+            %331 = linalg.index 1 : index
+            %332 = arith.addi %331, %278 : index
+            %333 = linalg.index 0 : index
+            %334 = arith.addi %333, %322 : index
+            %335 = arith.constant 0 : index
+            %336 = arith.constant 3 : index
+            %337 = arith.constant 1 : index
+            %338 = arith.constant 0.0 : f32
+            %339 = scf.for %340 = %335 to %336 step %337 iter_args(%341 = %338) -> (f32) {
+              %342 = arith.constant 0 : index
+              %343 = memref.load %276[%342, %334, %340] : memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+              %344 = arith.constant 0 : index
+              %345 = arith.constant 0 : index
+              %346 = arith.cmpi sge, %344, %345 : index
+              %347 = arith.cmpi slt, %344, %B : index
+              %348 = arith.andi %346, %347 : i1
+              %349 = arith.constant 1 : index
+              %350 = arith.subi %B, %349 : index
+              %351 = arith.minsi %344, %350 : index
+              %352 = arith.constant 0 : index
+              %353 = arith.maxsi %351, %352 : index
+              %354 = arith.constant 0 : index
+              %355 = arith.constant 0 : index
+              %356 = arith.cmpi sge, %354, %355 : index
+              %357 = arith.cmpi slt, %354, %G : index
+              %358 = arith.andi %356, %357 : i1
+              %359 = arith.andi %348, %358 : i1
+              %360 = arith.constant 1 : index
+              %361 = arith.subi %G, %360 : index
+              %362 = arith.minsi %354, %361 : index
+              %363 = arith.constant 0 : index
+              %364 = arith.maxsi %362, %363 : index
+              %365 = arith.constant 0 : index
+              %366 = arith.cmpi sge, %334, %365 : index
+              %367 = arith.cmpi slt, %334, %K : index
+              %368 = arith.andi %366, %367 : i1
+              %369 = arith.andi %359, %368 : i1
+              %370 = arith.constant 1 : index
+              %371 = arith.subi %K, %370 : index
+              %372 = arith.minsi %334, %371 : index
+              %373 = arith.constant 0 : index
+              %374 = arith.maxsi %372, %373 : index
+              %375 = arith.constant 0 : index
+              %376 = arith.cmpi sge, %332, %375 : index
+              %377 = arith.cmpi slt, %332, %L : index
+              %378 = arith.andi %376, %377 : i1
+              %379 = arith.andi %369, %378 : i1
+              %380 = arith.constant 1 : index
+              %381 = arith.subi %L, %380 : index
+              %382 = arith.minsi %332, %381 : index
+              %383 = arith.constant 0 : index
+              %384 = arith.maxsi %382, %383 : index
+              %385 = memref.load %x[%353, %364, %374, %384] : memref<?x?x?x?xf32>
+              %386 = arith.constant 0.0 : f32
+              %387 = arith.select %379, %385, %386 : f32
+              %388 = arith.mulf %343, %387 : f32
+              %389 = arith.addf %341, %388 fastmath<reassoc> : f32
+              scf.yield %389 : f32
+            }
+            %390 = arith.addf %330, %339 fastmath<reassoc> : f32
+            linalg.yield %390 : f32
+          }
+        }
+      }
+      scf.reduce
+    }
+    // gy[b, o, p, l] = sum(k in 0..K: sum(t in 0..3: w[o, p, k, t] * x[b, o / 2, k, l + t - 1]))
+    %391 = arith.constant 0 : index
+    %392 = arith.constant 1 : index
+    // As im2col: per batch element and group, the gathered term at every (k..., N...) into the K x N
+    // buffer, then gy (rows x N) = w (rows x K) * the buffer, as block products.
+    %393 = arith.muli %392, %M : index
+    %394 = arith.muli %393, %P : index
+    %395 = arith.muli %392, %L : index
+    %396 = arith.muli %392, %K : index
+    %397 = arith.muli %396, %0 : index
+    %398 = arith.constant 2 : index
+    %399 = arith.muli %392, %P : index
+    %400 = arith.muli %398, %399 : index
+    %401 = arith.subi %400, %392 : index
+    %402 = arith.addi %394, %401 : index
+    %403 = arith.maxsi %400, %392 : index
+    %404 = arith.divsi %402, %403 : index
+    %405 = memref.alloc(%397, %395) {alignment = 64 : i64} : memref<?x?xf32>
+    scf.for %406 = %391 to %B step %392 {
+      %407 = arith.muli %391, %B : index
+      %408 = arith.addi %407, %406 : index
+      scf.for %409 = %391 to %404 step %392 {
+        %410 = arith.muli %409, %398 : index
+        // The columns: the gathered term at (k, p), k over the sum's indices, p over the output's last.
+        scf.parallel (%411) = (%391) to (%K) step (%392) {
+          scf.for %412 = %391 to %0 step %392 {
+            scf.for %413 = %391 to %L step %392 {
+              %414 = arith.constant 0 : index
+              %415 = arith.cmpi sge, %406, %414 : index
+              %416 = arith.cmpi slt, %406, %B : index
+              %417 = arith.andi %415, %416 : i1
+              %418 = arith.constant 1 : index
+              %419 = arith.subi %B, %418 : index
+              %420 = arith.minsi %406, %419 : index
+              %421 = arith.constant 0 : index
+              %422 = arith.maxsi %420, %421 : index
+              %423 = arith.constant 2 : index
+              %424 = arith.divsi %410, %423 : index
+              %425 = arith.constant 0 : index
+              %426 = arith.cmpi sge, %424, %425 : index
+              %427 = arith.cmpi slt, %424, %G : index
+              %428 = arith.andi %426, %427 : i1
+              %429 = arith.andi %417, %428 : i1
+              %430 = arith.constant 1 : index
+              %431 = arith.subi %G, %430 : index
+              %432 = arith.minsi %424, %431 : index
+              %433 = arith.constant 0 : index
+              %434 = arith.maxsi %432, %433 : index
+              %435 = arith.constant 0 : index
+              %436 = arith.cmpi sge, %411, %435 : index
+              %437 = arith.cmpi slt, %411, %K : index
+              %438 = arith.andi %436, %437 : i1
+              %439 = arith.andi %429, %438 : i1
+              %440 = arith.constant 1 : index
+              %441 = arith.subi %K, %440 : index
+              %442 = arith.minsi %411, %441 : index
+              %443 = arith.constant 0 : index
+              %444 = arith.maxsi %442, %443 : index
+              %445 = arith.addi %413, %412 : index
+              %446 = arith.constant 1 : index
+              %447 = arith.subi %445, %446 : index
+              %448 = arith.constant 0 : index
+              %449 = arith.cmpi sge, %447, %448 : index
+              %450 = arith.cmpi slt, %447, %L : index
+              %451 = arith.andi %449, %450 : i1
+              %452 = arith.andi %439, %451 : i1
+              %453 = arith.constant 1 : index
+              %454 = arith.subi %L, %453 : index
+              %455 = arith.minsi %447, %454 : index
+              %456 = arith.constant 0 : index
+              %457 = arith.maxsi %455, %456 : index
+              %458 = memref.load %x[%422, %434, %444, %457] : memref<?x?x?x?xf32>
+              %459 = arith.constant 0.0 : f32
+              %460 = arith.select %452, %458, %459 : f32
+              %461 = arith.muli %391, %L : index
+              %462 = arith.addi %461, %413 : index
+              %463 = arith.muli %391, %K : index
+              %464 = arith.addi %463, %411 : index
+              %465 = arith.muli %464, %0 : index
+              %466 = arith.addi %465, %412 : index
+              memref.store %460, %405[%466, %462] : memref<?x?xf32>
+            }
+          }
+          scf.reduce
+        }
+        %467 = arith.muli %409, %400 : index
+        %468 = arith.subi %394, %467 : index
+        %469 = arith.minsi %400, %468 : index
+        %470 = arith.muli %467, %397 : index
+        %471 = memref.reinterpret_cast %w to offset: [%470], sizes: [%469, %397], strides: [%397, 1] : memref<?x?x?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+        %472 = arith.muli %408, %394 : index
+        %473 = arith.addi %472, %467 : index
+        %474 = arith.muli %473, %395 : index
+        %475 = memref.reinterpret_cast %gy to offset: [%474], sizes: [%469, %395], strides: [%395, 1] : memref<?x?x?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+        // As block products: each thread's rows in blocks of 64; per block of 256 columns and 256 terms,
+        // that block of the column buffer copied to the thread's buffer, then each block product added to the output.
+        %476 = arith.constant 0 : index
+        %477 = arith.constant 1 : index
+        %478 = arith.constant 64 : index
+        %479 = arith.constant 256 : index
+        %480 = arith.constant 256 : index
+        %481 = arith.constant 8 : index
+        %482 = func.call @omp_get_max_threads() : () -> i32
+        %483 = arith.index_cast %482 : i32 to index
+        %484 = arith.subi %483, %477 : index
+        %485 = arith.addi %469, %484 : index
+        %486 = arith.divui %485, %483 : index
+        %487 = arith.subi %481, %477 : index
+        %488 = arith.addi %486, %487 : index
+        %489 = arith.divui %488, %481 : index
+        %490 = arith.muli %489, %481 : index
+        scf.parallel (%491) = (%476) to (%483) step (%477) {
+          %492 = memref.alloca() {alignment = 64 : i64} : memref<256x272xf32>
+          %493 = arith.muli %491, %490 : index
+          %494 = arith.minsi %493, %469 : index
+          %495 = arith.addi %494, %490 : index
+          %496 = arith.minsi %495, %469 : index
+          %497 = arith.subi %496, %494 : index
+          %498 = memref.subview %475[%494, %476] [%497, %395] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+          %499 = arith.constant 0.0 : f32
+          linalg.fill ins(%499 : f32) outs(%498 : memref<?x?xf32, strided<[?, 1], offset: ?>>)
+          scf.for %500 = %476 to %395 step %479 {
+            %501 = arith.subi %395, %500 : index
+            %502 = arith.minsi %479, %501 : index
+            scf.for %503 = %476 to %397 step %480 {
+              %504 = arith.subi %397, %503 : index
+              %505 = arith.minsi %480, %504 : index
+              %506 = arith.addi %391, %503 : index
+              %507 = memref.subview %492[0, 0] [%505, %502] [1, 1] : memref<256x272xf32> to memref<?x?xf32, strided<[272, 1]>>
+              %508 = memref.subview %405[%506, %500] [%505, %502] [1, 1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+              linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%508 : memref<?x?xf32, strided<[?, 1], offset: ?>>) outs(%507 : memref<?x?xf32, strided<[272, 1]>>) {
+                ^bb0(%509: f32, %510: f32):
+                linalg.yield %509 : f32
+              }
+              scf.for %511 = %494 to %496 step %478 {
+                %512 = arith.subi %496, %511 : index
+                %513 = arith.minsi %478, %512 : index
+                %514 = memref.subview %471[%511, %506] [%513, %505] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+                %515 = memref.subview %475[%511, %500] [%513, %502] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+                linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%514, %507 : memref<?x?xf32, strided<[?, 1], offset: ?>>, memref<?x?xf32, strided<[272, 1]>>) outs(%515 : memref<?x?xf32, strided<[?, 1], offset: ?>>) attrs = {sb_gemm_f32} {
+                  ^bb0(%516: f32, %517: f32, %518: f32):
+                  %519 = arith.mulf %516, %517 : f32
+                  %520 = arith.addf %518, %519 fastmath<reassoc> : f32
+                  linalg.yield %520 : f32
+                }
+              }
+            }
+          }
+          scf.reduce
+        }
+      }
+    }
+    memref.dealloc %405 : memref<?x?xf32>
+    // gz[o, l] = sum(k in 0..K: w2[o, k] * (d[k, l] + f64(o / P)))
+    %521 = arith.constant 0 : index
+    %522 = arith.constant 1 : index
+    // As im2col: per batch element and group, the gathered term at every (k..., N...) into the K x N
+    // buffer, then gz (rows x N) = w2 (rows x K) * the buffer, as block products.
+    %523 = arith.muli %522, %M : index
+    %524 = arith.muli %522, %L : index
+    %525 = arith.muli %522, %K : index
+    %526 = arith.muli %P, %522 : index
+    %527 = arith.subi %526, %522 : index
+    %528 = arith.addi %523, %527 : index
+    %529 = arith.maxsi %526, %522 : index
+    %530 = arith.divsi %528, %529 : index
+    %531 = memref.alloc(%525, %524) {alignment = 64 : i64} : memref<?x?xf64>
+    scf.for %532 = %521 to %530 step %522 {
+      %533 = arith.muli %532, %P : index
+      // The columns: the gathered term at (k, p), k over the sum's indices, p over the output's last.
+      scf.parallel (%534) = (%521) to (%K) step (%522) {
+        scf.for %535 = %521 to %L step %522 {
+          %536 = memref.load %d[%534, %535] : memref<?x?xf64>
+          %537 = arith.divsi %533, %P : index
+          %538 = arith.index_cast %537 : index to i64
+          %539 = arith.sitofp %538 : i64 to f64
+          %540 = arith.addf %536, %539 : f64
+          %541 = arith.muli %521, %L : index
+          %542 = arith.addi %541, %535 : index
+          %543 = arith.muli %521, %K : index
+          %544 = arith.addi %543, %534 : index
+          memref.store %540, %531[%544, %542] : memref<?x?xf64>
+        }
+        scf.reduce
+      }
+      %545 = arith.muli %532, %526 : index
+      %546 = arith.subi %523, %545 : index
+      %547 = arith.minsi %526, %546 : index
+      %548 = arith.muli %545, %525 : index
+      %549 = memref.reinterpret_cast %w2 to offset: [%548], sizes: [%547, %525], strides: [%525, 1] : memref<?x?xf64> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+      %550 = arith.muli %521, %523 : index
+      %551 = arith.addi %550, %545 : index
+      %552 = arith.muli %551, %524 : index
+      %553 = memref.reinterpret_cast %gz to offset: [%552], sizes: [%547, %524], strides: [%524, 1] : memref<?x?xf64> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+      // As block products: each thread's rows in blocks of 64; per block of 256 columns and 256 terms,
+      // that block of the column buffer copied to the thread's buffer, then each block product added to the output.
+      %554 = arith.constant 0 : index
+      %555 = arith.constant 1 : index
+      %556 = arith.constant 64 : index
+      %557 = arith.constant 256 : index
+      %558 = arith.constant 256 : index
+      %559 = arith.constant 8 : index
+      %560 = func.call @omp_get_max_threads() : () -> i32
+      %561 = arith.index_cast %560 : i32 to index
+      %562 = arith.subi %561, %555 : index
+      %563 = arith.addi %547, %562 : index
+      %564 = arith.divui %563, %561 : index
+      %565 = arith.subi %559, %555 : index
+      %566 = arith.addi %564, %565 : index
+      %567 = arith.divui %566, %559 : index
+      %568 = arith.muli %567, %559 : index
+      scf.parallel (%569) = (%554) to (%561) step (%555) {
+        %570 = memref.alloca() {alignment = 64 : i64} : memref<256x264xf64>
+        %571 = arith.muli %569, %568 : index
+        %572 = arith.minsi %571, %547 : index
+        %573 = arith.addi %572, %568 : index
+        %574 = arith.minsi %573, %547 : index
+        %575 = arith.subi %574, %572 : index
+        %576 = memref.subview %553[%572, %554] [%575, %524] [1, 1] : memref<?x?xf64, strided<[?, 1], offset: ?>> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+        %577 = arith.constant 0.0 : f64
+        linalg.fill ins(%577 : f64) outs(%576 : memref<?x?xf64, strided<[?, 1], offset: ?>>)
+        scf.for %578 = %554 to %524 step %557 {
+          %579 = arith.subi %524, %578 : index
+          %580 = arith.minsi %557, %579 : index
+          scf.for %581 = %554 to %525 step %558 {
+            %582 = arith.subi %525, %581 : index
+            %583 = arith.minsi %558, %582 : index
+            %584 = arith.addi %521, %581 : index
+            %585 = memref.subview %570[0, 0] [%583, %580] [1, 1] : memref<256x264xf64> to memref<?x?xf64, strided<[264, 1]>>
+            %586 = memref.subview %531[%584, %578] [%583, %580] [1, 1] : memref<?x?xf64> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+            linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%586 : memref<?x?xf64, strided<[?, 1], offset: ?>>) outs(%585 : memref<?x?xf64, strided<[264, 1]>>) {
+              ^bb0(%587: f64, %588: f64):
+              linalg.yield %587 : f64
+            }
+            scf.for %589 = %572 to %574 step %556 {
+              %590 = arith.subi %574, %589 : index
+              %591 = arith.minsi %556, %590 : index
+              %592 = memref.subview %549[%589, %584] [%591, %583] [1, 1] : memref<?x?xf64, strided<[?, 1], offset: ?>> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+              %593 = memref.subview %553[%589, %578] [%591, %580] [1, 1] : memref<?x?xf64, strided<[?, 1], offset: ?>> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+              linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%592, %585 : memref<?x?xf64, strided<[?, 1], offset: ?>>, memref<?x?xf64, strided<[264, 1]>>) outs(%593 : memref<?x?xf64, strided<[?, 1], offset: ?>>) attrs = {sb_gemm_f64} {
+                ^bb0(%594: f64, %595: f64, %596: f64):
+                %597 = arith.mulf %594, %595 : f64
+                %598 = arith.addf %596, %597 fastmath<reassoc> : f64
+                linalg.yield %598 : f64
+              }
+            }
+          }
+        }
+        scf.reduce
+      }
+    }
+    memref.dealloc %531 : memref<?x?xf64>
+    return
+  }
+  // The register tiles where the widest native vectors are 64 bytes (the runtime runs the host's).
+  transform.named_sequence @sb_schedule_simd64(%root: !transform.any_op {transform.readonly}) {
+    // blocked_matmul, f32: register tiles of 8 x 32 along k steps of 4
+    %sb_gemm_f32_ops = transform.structured.match ops{["linalg.generic"]} attributes{sb_gemm_f32} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %sb_gemm_f32_ops : !transform.any_op {
+    ^bb0(%sb_gemm_f32_op: !transform.any_op):
+      %sb_gemm_f32_i_op, %sb_gemm_f32_i_loop = transform.structured.tile_using_for %sb_gemm_f32_op tile_sizes [8, 0, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_i_for = transform.cast %sb_gemm_f32_i_loop : !transform.any_op to !transform.op<"scf.for">
+      %sb_gemm_f32_i_whole, %sb_gemm_f32_i_rest = transform.loop.peel %sb_gemm_f32_i_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_rows = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_i_whole : (!transform.any_op) -> !transform.any_op
+      %sb_gemm_f32_j_op, %sb_gemm_f32_j_loop = transform.structured.tile_using_for %sb_gemm_f32_rows tile_sizes [0, 32, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_j_for = transform.cast %sb_gemm_f32_j_loop : !transform.any_op to !transform.op<"scf.for">
+      %sb_gemm_f32_j_whole, %sb_gemm_f32_j_rest = transform.loop.peel %sb_gemm_f32_j_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_tile = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_j_whole : (!transform.any_op) -> !transform.any_op
+      %sb_gemm_f32_k_op, %sb_gemm_f32_k_loop = transform.structured.tile_using_for %sb_gemm_f32_tile tile_sizes [0, 0, 4] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_k_for = transform.cast %sb_gemm_f32_k_loop : !transform.any_op to !transform.op<"scf.for">
+      %sb_gemm_f32_k_whole, %sb_gemm_f32_k_rest = transform.loop.peel %sb_gemm_f32_k_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_step = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_k_whole : (!transform.any_op) -> !transform.any_op
+      transform.annotate %sb_gemm_f32_step "sb_gemm_f32_tile" : !transform.any_op
+    }
+    %sb_gemm_f32_f = transform.structured.match ops{["func.func"]} attributes{llvm.emit_c_interface} in %root : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %sb_gemm_f32_f {
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    %sb_gemm_f32_whole = transform.structured.match ops{["linalg.generic"]} attributes{sb_gemm_f32_tile} in %root : (!transform.any_op) -> !transform.any_op
+    transform.structured.vectorize %sb_gemm_f32_whole : !transform.any_op
+    transform.apply_patterns to %sb_gemm_f32_f {
+      transform.apply_patterns.memref.fold_memref_alias_ops
+      transform.apply_patterns.vector.reduction_to_contract
+      transform.apply_patterns.vector.transfer_permutation_patterns
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    transform.apply_cse to %sb_gemm_f32_f : !transform.any_op
+    %sb_gemm_f32_loops = transform.structured.match ops{["scf.for"]} in %sb_gemm_f32_f : (!transform.any_op) -> !transform.any_op
+    transform.apply_licm to %sb_gemm_f32_loops : !transform.any_op
+    %sb_gemm_f32_hoisted = transform.structured.hoist_redundant_vector_transfers %sb_gemm_f32_f : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %sb_gemm_f32_hoisted {
+      transform.apply_patterns.vector.lower_contraction lowering_strategy = "outerproduct"
+      transform.apply_patterns.vector.lower_outerproduct
+      transform.apply_patterns.vector.transfer_permutation_patterns
+      transform.apply_patterns.vector.lower_transfer max_transfer_rank = 1
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    // blocked_matmul, f64: register tiles of 8 x 16 along k steps of 4
+    %sb_gemm_f64_ops = transform.structured.match ops{["linalg.generic"]} attributes{sb_gemm_f64} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %sb_gemm_f64_ops : !transform.any_op {
+    ^bb0(%sb_gemm_f64_op: !transform.any_op):
+      %sb_gemm_f64_i_op, %sb_gemm_f64_i_loop = transform.structured.tile_using_for %sb_gemm_f64_op tile_sizes [8, 0, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f64_i_for = transform.cast %sb_gemm_f64_i_loop : !transform.any_op to !transform.op<"scf.for">
+      %sb_gemm_f64_i_whole, %sb_gemm_f64_i_rest = transform.loop.peel %sb_gemm_f64_i_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f64_rows = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f64_i_whole : (!transform.any_op) -> !transform.any_op
+      %sb_gemm_f64_j_op, %sb_gemm_f64_j_loop = transform.structured.tile_using_for %sb_gemm_f64_rows tile_sizes [0, 16, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f64_j_for = transform.cast %sb_gemm_f64_j_loop : !transform.any_op to !transform.op<"scf.for">
+      %sb_gemm_f64_j_whole, %sb_gemm_f64_j_rest = transform.loop.peel %sb_gemm_f64_j_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f64_tile = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f64_j_whole : (!transform.any_op) -> !transform.any_op
+      %sb_gemm_f64_k_op, %sb_gemm_f64_k_loop = transform.structured.tile_using_for %sb_gemm_f64_tile tile_sizes [0, 0, 4] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f64_k_for = transform.cast %sb_gemm_f64_k_loop : !transform.any_op to !transform.op<"scf.for">
+      %sb_gemm_f64_k_whole, %sb_gemm_f64_k_rest = transform.loop.peel %sb_gemm_f64_k_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f64_step = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f64_k_whole : (!transform.any_op) -> !transform.any_op
+      transform.annotate %sb_gemm_f64_step "sb_gemm_f64_tile" : !transform.any_op
+    }
+    %sb_gemm_f64_f = transform.structured.match ops{["func.func"]} attributes{llvm.emit_c_interface} in %root : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %sb_gemm_f64_f {
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    %sb_gemm_f64_whole = transform.structured.match ops{["linalg.generic"]} attributes{sb_gemm_f64_tile} in %root : (!transform.any_op) -> !transform.any_op
+    transform.structured.vectorize %sb_gemm_f64_whole : !transform.any_op
+    transform.apply_patterns to %sb_gemm_f64_f {
+      transform.apply_patterns.memref.fold_memref_alias_ops
+      transform.apply_patterns.vector.reduction_to_contract
+      transform.apply_patterns.vector.transfer_permutation_patterns
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    transform.apply_cse to %sb_gemm_f64_f : !transform.any_op
+    %sb_gemm_f64_loops = transform.structured.match ops{["scf.for"]} in %sb_gemm_f64_f : (!transform.any_op) -> !transform.any_op
+    transform.apply_licm to %sb_gemm_f64_loops : !transform.any_op
+    %sb_gemm_f64_hoisted = transform.structured.hoist_redundant_vector_transfers %sb_gemm_f64_f : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %sb_gemm_f64_hoisted {
+      transform.apply_patterns.vector.lower_contraction lowering_strategy = "outerproduct"
+      transform.apply_patterns.vector.lower_outerproduct
+      transform.apply_patterns.vector.transfer_permutation_patterns
+      transform.apply_patterns.vector.lower_transfer max_transfer_rank = 1
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    %loops = transform.structured.match ops{["scf.parallel"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %loops : !transform.any_op {
+    ^bb0(%loop: !transform.any_op):
+      %inner = transform.structured.match ops{["linalg.generic", "linalg.fill"]} in %loop : (!transform.any_op) -> !transform.any_op
+      %lowered = transform.structured.convert_to_loops %inner : (!transform.any_op) -> !transform.any_op
+    }
+    transform.yield
+  }
+  // The register tiles where the widest native vectors are 32 bytes (the runtime runs the host's).
+  transform.named_sequence @sb_schedule_simd32(%root: !transform.any_op {transform.readonly}) {
+    // blocked_matmul, f32: register tiles of 4 x 16 along k steps of 4
+    %sb_gemm_f32_ops = transform.structured.match ops{["linalg.generic"]} attributes{sb_gemm_f32} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %sb_gemm_f32_ops : !transform.any_op {
+    ^bb0(%sb_gemm_f32_op: !transform.any_op):
+      %sb_gemm_f32_i_op, %sb_gemm_f32_i_loop = transform.structured.tile_using_for %sb_gemm_f32_op tile_sizes [4, 0, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_i_for = transform.cast %sb_gemm_f32_i_loop : !transform.any_op to !transform.op<"scf.for">
+      %sb_gemm_f32_i_whole, %sb_gemm_f32_i_rest = transform.loop.peel %sb_gemm_f32_i_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_rows = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_i_whole : (!transform.any_op) -> !transform.any_op
+      %sb_gemm_f32_j_op, %sb_gemm_f32_j_loop = transform.structured.tile_using_for %sb_gemm_f32_rows tile_sizes [0, 16, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_j_for = transform.cast %sb_gemm_f32_j_loop : !transform.any_op to !transform.op<"scf.for">
+      %sb_gemm_f32_j_whole, %sb_gemm_f32_j_rest = transform.loop.peel %sb_gemm_f32_j_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_tile = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_j_whole : (!transform.any_op) -> !transform.any_op
+      %sb_gemm_f32_k_op, %sb_gemm_f32_k_loop = transform.structured.tile_using_for %sb_gemm_f32_tile tile_sizes [0, 0, 4] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_k_for = transform.cast %sb_gemm_f32_k_loop : !transform.any_op to !transform.op<"scf.for">
+      %sb_gemm_f32_k_whole, %sb_gemm_f32_k_rest = transform.loop.peel %sb_gemm_f32_k_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_step = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_k_whole : (!transform.any_op) -> !transform.any_op
+      transform.annotate %sb_gemm_f32_step "sb_gemm_f32_tile" : !transform.any_op
+    }
+    %sb_gemm_f32_f = transform.structured.match ops{["func.func"]} attributes{llvm.emit_c_interface} in %root : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %sb_gemm_f32_f {
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    %sb_gemm_f32_whole = transform.structured.match ops{["linalg.generic"]} attributes{sb_gemm_f32_tile} in %root : (!transform.any_op) -> !transform.any_op
+    transform.structured.vectorize %sb_gemm_f32_whole : !transform.any_op
+    transform.apply_patterns to %sb_gemm_f32_f {
+      transform.apply_patterns.memref.fold_memref_alias_ops
+      transform.apply_patterns.vector.reduction_to_contract
+      transform.apply_patterns.vector.transfer_permutation_patterns
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    transform.apply_cse to %sb_gemm_f32_f : !transform.any_op
+    %sb_gemm_f32_loops = transform.structured.match ops{["scf.for"]} in %sb_gemm_f32_f : (!transform.any_op) -> !transform.any_op
+    transform.apply_licm to %sb_gemm_f32_loops : !transform.any_op
+    %sb_gemm_f32_hoisted = transform.structured.hoist_redundant_vector_transfers %sb_gemm_f32_f : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %sb_gemm_f32_hoisted {
+      transform.apply_patterns.vector.lower_contraction lowering_strategy = "outerproduct"
+      transform.apply_patterns.vector.lower_outerproduct
+      transform.apply_patterns.vector.transfer_permutation_patterns
+      transform.apply_patterns.vector.lower_transfer max_transfer_rank = 1
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    // blocked_matmul, f64: register tiles of 4 x 8 along k steps of 4
+    %sb_gemm_f64_ops = transform.structured.match ops{["linalg.generic"]} attributes{sb_gemm_f64} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %sb_gemm_f64_ops : !transform.any_op {
+    ^bb0(%sb_gemm_f64_op: !transform.any_op):
+      %sb_gemm_f64_i_op, %sb_gemm_f64_i_loop = transform.structured.tile_using_for %sb_gemm_f64_op tile_sizes [4, 0, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f64_i_for = transform.cast %sb_gemm_f64_i_loop : !transform.any_op to !transform.op<"scf.for">
+      %sb_gemm_f64_i_whole, %sb_gemm_f64_i_rest = transform.loop.peel %sb_gemm_f64_i_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f64_rows = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f64_i_whole : (!transform.any_op) -> !transform.any_op
+      %sb_gemm_f64_j_op, %sb_gemm_f64_j_loop = transform.structured.tile_using_for %sb_gemm_f64_rows tile_sizes [0, 8, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f64_j_for = transform.cast %sb_gemm_f64_j_loop : !transform.any_op to !transform.op<"scf.for">
+      %sb_gemm_f64_j_whole, %sb_gemm_f64_j_rest = transform.loop.peel %sb_gemm_f64_j_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f64_tile = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f64_j_whole : (!transform.any_op) -> !transform.any_op
+      %sb_gemm_f64_k_op, %sb_gemm_f64_k_loop = transform.structured.tile_using_for %sb_gemm_f64_tile tile_sizes [0, 0, 4] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f64_k_for = transform.cast %sb_gemm_f64_k_loop : !transform.any_op to !transform.op<"scf.for">
+      %sb_gemm_f64_k_whole, %sb_gemm_f64_k_rest = transform.loop.peel %sb_gemm_f64_k_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f64_step = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f64_k_whole : (!transform.any_op) -> !transform.any_op
+      transform.annotate %sb_gemm_f64_step "sb_gemm_f64_tile" : !transform.any_op
+    }
+    %sb_gemm_f64_f = transform.structured.match ops{["func.func"]} attributes{llvm.emit_c_interface} in %root : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %sb_gemm_f64_f {
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    %sb_gemm_f64_whole = transform.structured.match ops{["linalg.generic"]} attributes{sb_gemm_f64_tile} in %root : (!transform.any_op) -> !transform.any_op
+    transform.structured.vectorize %sb_gemm_f64_whole : !transform.any_op
+    transform.apply_patterns to %sb_gemm_f64_f {
+      transform.apply_patterns.memref.fold_memref_alias_ops
+      transform.apply_patterns.vector.reduction_to_contract
+      transform.apply_patterns.vector.transfer_permutation_patterns
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    transform.apply_cse to %sb_gemm_f64_f : !transform.any_op
+    %sb_gemm_f64_loops = transform.structured.match ops{["scf.for"]} in %sb_gemm_f64_f : (!transform.any_op) -> !transform.any_op
+    transform.apply_licm to %sb_gemm_f64_loops : !transform.any_op
+    %sb_gemm_f64_hoisted = transform.structured.hoist_redundant_vector_transfers %sb_gemm_f64_f : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %sb_gemm_f64_hoisted {
+      transform.apply_patterns.vector.lower_contraction lowering_strategy = "outerproduct"
+      transform.apply_patterns.vector.lower_outerproduct
+      transform.apply_patterns.vector.transfer_permutation_patterns
+      transform.apply_patterns.vector.lower_transfer max_transfer_rank = 1
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    %loops = transform.structured.match ops{["scf.parallel"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %loops : !transform.any_op {
+    ^bb0(%loop: !transform.any_op):
+      %inner = transform.structured.match ops{["linalg.generic", "linalg.fill"]} in %loop : (!transform.any_op) -> !transform.any_op
+      %lowered = transform.structured.convert_to_loops %inner : (!transform.any_op) -> !transform.any_op
+    }
+    transform.yield
+  }
+  // The register tiles where the widest native vectors are 16 bytes (the runtime runs the host's).
+  transform.named_sequence @sb_schedule_simd16(%root: !transform.any_op {transform.readonly}) {
+    // blocked_matmul, f32: register tiles of 4 x 8 along k steps of 4
+    %sb_gemm_f32_ops = transform.structured.match ops{["linalg.generic"]} attributes{sb_gemm_f32} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %sb_gemm_f32_ops : !transform.any_op {
+    ^bb0(%sb_gemm_f32_op: !transform.any_op):
+      %sb_gemm_f32_i_op, %sb_gemm_f32_i_loop = transform.structured.tile_using_for %sb_gemm_f32_op tile_sizes [4, 0, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_i_for = transform.cast %sb_gemm_f32_i_loop : !transform.any_op to !transform.op<"scf.for">
+      %sb_gemm_f32_i_whole, %sb_gemm_f32_i_rest = transform.loop.peel %sb_gemm_f32_i_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_rows = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_i_whole : (!transform.any_op) -> !transform.any_op
+      %sb_gemm_f32_j_op, %sb_gemm_f32_j_loop = transform.structured.tile_using_for %sb_gemm_f32_rows tile_sizes [0, 8, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_j_for = transform.cast %sb_gemm_f32_j_loop : !transform.any_op to !transform.op<"scf.for">
+      %sb_gemm_f32_j_whole, %sb_gemm_f32_j_rest = transform.loop.peel %sb_gemm_f32_j_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_tile = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_j_whole : (!transform.any_op) -> !transform.any_op
+      %sb_gemm_f32_k_op, %sb_gemm_f32_k_loop = transform.structured.tile_using_for %sb_gemm_f32_tile tile_sizes [0, 0, 4] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_k_for = transform.cast %sb_gemm_f32_k_loop : !transform.any_op to !transform.op<"scf.for">
+      %sb_gemm_f32_k_whole, %sb_gemm_f32_k_rest = transform.loop.peel %sb_gemm_f32_k_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_step = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_k_whole : (!transform.any_op) -> !transform.any_op
+      transform.annotate %sb_gemm_f32_step "sb_gemm_f32_tile" : !transform.any_op
+    }
+    %sb_gemm_f32_f = transform.structured.match ops{["func.func"]} attributes{llvm.emit_c_interface} in %root : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %sb_gemm_f32_f {
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    %sb_gemm_f32_whole = transform.structured.match ops{["linalg.generic"]} attributes{sb_gemm_f32_tile} in %root : (!transform.any_op) -> !transform.any_op
+    transform.structured.vectorize %sb_gemm_f32_whole : !transform.any_op
+    transform.apply_patterns to %sb_gemm_f32_f {
+      transform.apply_patterns.memref.fold_memref_alias_ops
+      transform.apply_patterns.vector.reduction_to_contract
+      transform.apply_patterns.vector.transfer_permutation_patterns
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    transform.apply_cse to %sb_gemm_f32_f : !transform.any_op
+    %sb_gemm_f32_loops = transform.structured.match ops{["scf.for"]} in %sb_gemm_f32_f : (!transform.any_op) -> !transform.any_op
+    transform.apply_licm to %sb_gemm_f32_loops : !transform.any_op
+    %sb_gemm_f32_hoisted = transform.structured.hoist_redundant_vector_transfers %sb_gemm_f32_f : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %sb_gemm_f32_hoisted {
+      transform.apply_patterns.vector.lower_contraction lowering_strategy = "outerproduct"
+      transform.apply_patterns.vector.lower_outerproduct
+      transform.apply_patterns.vector.transfer_permutation_patterns
+      transform.apply_patterns.vector.lower_transfer max_transfer_rank = 1
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    // blocked_matmul, f64: register tiles of 4 x 4 along k steps of 4
+    %sb_gemm_f64_ops = transform.structured.match ops{["linalg.generic"]} attributes{sb_gemm_f64} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %sb_gemm_f64_ops : !transform.any_op {
+    ^bb0(%sb_gemm_f64_op: !transform.any_op):
+      %sb_gemm_f64_i_op, %sb_gemm_f64_i_loop = transform.structured.tile_using_for %sb_gemm_f64_op tile_sizes [4, 0, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f64_i_for = transform.cast %sb_gemm_f64_i_loop : !transform.any_op to !transform.op<"scf.for">
+      %sb_gemm_f64_i_whole, %sb_gemm_f64_i_rest = transform.loop.peel %sb_gemm_f64_i_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f64_rows = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f64_i_whole : (!transform.any_op) -> !transform.any_op
+      %sb_gemm_f64_j_op, %sb_gemm_f64_j_loop = transform.structured.tile_using_for %sb_gemm_f64_rows tile_sizes [0, 4, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f64_j_for = transform.cast %sb_gemm_f64_j_loop : !transform.any_op to !transform.op<"scf.for">
+      %sb_gemm_f64_j_whole, %sb_gemm_f64_j_rest = transform.loop.peel %sb_gemm_f64_j_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f64_tile = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f64_j_whole : (!transform.any_op) -> !transform.any_op
+      %sb_gemm_f64_k_op, %sb_gemm_f64_k_loop = transform.structured.tile_using_for %sb_gemm_f64_tile tile_sizes [0, 0, 4] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f64_k_for = transform.cast %sb_gemm_f64_k_loop : !transform.any_op to !transform.op<"scf.for">
+      %sb_gemm_f64_k_whole, %sb_gemm_f64_k_rest = transform.loop.peel %sb_gemm_f64_k_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f64_step = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f64_k_whole : (!transform.any_op) -> !transform.any_op
+      transform.annotate %sb_gemm_f64_step "sb_gemm_f64_tile" : !transform.any_op
+    }
+    %sb_gemm_f64_f = transform.structured.match ops{["func.func"]} attributes{llvm.emit_c_interface} in %root : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %sb_gemm_f64_f {
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    %sb_gemm_f64_whole = transform.structured.match ops{["linalg.generic"]} attributes{sb_gemm_f64_tile} in %root : (!transform.any_op) -> !transform.any_op
+    transform.structured.vectorize %sb_gemm_f64_whole : !transform.any_op
+    transform.apply_patterns to %sb_gemm_f64_f {
+      transform.apply_patterns.memref.fold_memref_alias_ops
+      transform.apply_patterns.vector.reduction_to_contract
+      transform.apply_patterns.vector.transfer_permutation_patterns
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    transform.apply_cse to %sb_gemm_f64_f : !transform.any_op
+    %sb_gemm_f64_loops = transform.structured.match ops{["scf.for"]} in %sb_gemm_f64_f : (!transform.any_op) -> !transform.any_op
+    transform.apply_licm to %sb_gemm_f64_loops : !transform.any_op
+    %sb_gemm_f64_hoisted = transform.structured.hoist_redundant_vector_transfers %sb_gemm_f64_f : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %sb_gemm_f64_hoisted {
+      transform.apply_patterns.vector.lower_contraction lowering_strategy = "outerproduct"
+      transform.apply_patterns.vector.lower_outerproduct
+      transform.apply_patterns.vector.transfer_permutation_patterns
+      transform.apply_patterns.vector.lower_transfer max_transfer_rank = 1
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    %loops = transform.structured.match ops{["scf.parallel"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %loops : !transform.any_op {
+    ^bb0(%loop: !transform.any_op):
+      %inner = transform.structured.match ops{["linalg.generic", "linalg.fill"]} in %loop : (!transform.any_op) -> !transform.any_op
+      %lowered = transform.structured.convert_to_loops %inner : (!transform.any_op) -> !transform.any_op
+    }
+    transform.yield
+  }
+}
+
+// -----
+// sb-variant: im2col_odd
+// sb-pipeline: --transform-interpreter --test-transform-dialect-erase-schedule --convert-linalg-to-parallel-loops --canonicalize --test-math-polynomial-approximation --convert-math-to-llvm --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --convert-vector-to-scf --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
+module attributes {transform.with_named_sequence} {
+  func.func private @omp_get_max_threads() -> i32
+  func.func @gathered_gemm_im2col_odd(%x: memref<?x?x?x?xf32> {llvm.noalias}, %w: memref<?x?x?x?xf32> {llvm.noalias}, %d: memref<?x?xf64> {llvm.noalias}, %w2: memref<?x?xf64> {llvm.noalias}, %y: memref<?x?x?x?x?xf32> {llvm.noalias}, %v: memref<?xf64> {llvm.noalias}, %u: memref<?x?xf64> {llvm.noalias}, %r: memref<?x?xf32> {llvm.noalias}, %gy: memref<?x?x?x?xf32> {llvm.noalias}, %gz: memref<?x?xf64> {llvm.noalias}, %B: index, %G: index, %M: index, %P: index, %K: index, %L: index) attributes {llvm.emit_c_interface} {
+    %0 = arith.constant 3 : index
+    // y[b, g, o, p, l] = sum(k in 0..K: sum(t in 0..3: w[o, p, k, t] * (2.0 * x[b, g, k, l + t - 1] + 1.0)))
+    %1 = arith.constant 0 : index
+    %2 = arith.constant 1 : index
+    // As im2col: per batch element, the gathered term at every (k..., N...) into the K x N
+    // buffer, then y (rows x N) = w (rows x K) * the buffer, as block products.
+    %3 = arith.muli %2, %M : index
+    %4 = arith.muli %3, %P : index
+    %5 = arith.muli %2, %L : index
+    %6 = arith.muli %2, %K : index
+    %7 = arith.muli %6, %0 : index
+    %8 = memref.alloc(%7, %5) {alignment = 64 : i64} : memref<?x?xf32>
+    scf.for %9 = %1 to %B step %2 {
+      scf.for %10 = %1 to %G step %2 {
+        %11 = arith.muli %1, %B : index
+        %12 = arith.addi %11, %9 : index
+        %13 = arith.muli %12, %G : index
+        %14 = arith.addi %13, %10 : index
+        // The columns: the gathered term at (k, p), k over the sum's indices, p over the output's last.
+        scf.parallel (%15) = (%1) to (%K) step (%2) {
+          scf.for %16 = %1 to %0 step %2 {
+            scf.for %17 = %1 to %L step %2 {
+              %18 = arith.constant 2.0 : f32
+              %19 = arith.constant 0 : index
+              %20 = arith.cmpi sge, %9, %19 : index
+              %21 = arith.cmpi slt, %9, %B : index
+              %22 = arith.andi %20, %21 : i1
+              %23 = arith.constant 1 : index
+              %24 = arith.subi %B, %23 : index
+              %25 = arith.minsi %9, %24 : index
+              %26 = arith.constant 0 : index
+              %27 = arith.maxsi %25, %26 : index
+              %28 = arith.constant 0 : index
+              %29 = arith.cmpi sge, %10, %28 : index
+              %30 = arith.cmpi slt, %10, %G : index
+              %31 = arith.andi %29, %30 : i1
+              %32 = arith.andi %22, %31 : i1
+              %33 = arith.constant 1 : index
+              %34 = arith.subi %G, %33 : index
+              %35 = arith.minsi %10, %34 : index
+              %36 = arith.constant 0 : index
+              %37 = arith.maxsi %35, %36 : index
+              %38 = arith.constant 0 : index
+              %39 = arith.cmpi sge, %15, %38 : index
+              %40 = arith.cmpi slt, %15, %K : index
+              %41 = arith.andi %39, %40 : i1
+              %42 = arith.andi %32, %41 : i1
+              %43 = arith.constant 1 : index
+              %44 = arith.subi %K, %43 : index
+              %45 = arith.minsi %15, %44 : index
+              %46 = arith.constant 0 : index
+              %47 = arith.maxsi %45, %46 : index
+              %48 = arith.addi %17, %16 : index
+              %49 = arith.constant 1 : index
+              %50 = arith.subi %48, %49 : index
+              %51 = arith.constant 0 : index
+              %52 = arith.cmpi sge, %50, %51 : index
+              %53 = arith.cmpi slt, %50, %L : index
+              %54 = arith.andi %52, %53 : i1
+              %55 = arith.andi %42, %54 : i1
+              %56 = arith.constant 1 : index
+              %57 = arith.subi %L, %56 : index
+              %58 = arith.minsi %50, %57 : index
+              %59 = arith.constant 0 : index
+              %60 = arith.maxsi %58, %59 : index
+              %61 = memref.load %x[%27, %37, %47, %60] : memref<?x?x?x?xf32>
+              %62 = arith.constant 0.0 : f32
+              %63 = arith.select %55, %61, %62 : f32
+              %64 = arith.mulf %18, %63 : f32
+              %65 = arith.constant 1.0 : f32
+              %66 = arith.addf %64, %65 : f32
+              %67 = arith.muli %1, %L : index
+              %68 = arith.addi %67, %17 : index
+              %69 = arith.muli %1, %K : index
+              %70 = arith.addi %69, %15 : index
+              %71 = arith.muli %70, %0 : index
+              %72 = arith.addi %71, %16 : index
+              memref.store %66, %8[%72, %68] : memref<?x?xf32>
+            }
+          }
+          scf.reduce
+        }
+        %73 = arith.muli %1, %4 : index
+        %74 = arith.subi %4, %73 : index
+        %75 = arith.minsi %4, %74 : index
+        %76 = arith.muli %73, %7 : index
+        %77 = memref.reinterpret_cast %w to offset: [%76], sizes: [%75, %7], strides: [%7, 1] : memref<?x?x?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+        %78 = arith.muli %14, %4 : index
+        %79 = arith.addi %78, %73 : index
+        %80 = arith.muli %79, %5 : index
+        %81 = memref.reinterpret_cast %y to offset: [%80], sizes: [%75, %5], strides: [%5, 1] : memref<?x?x?x?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+        // As block products: each thread's rows in blocks of 3; per block of 5 columns and 7 terms,
+        // that block of the column buffer copied to the thread's buffer, then each block product added to the output.
+        %82 = arith.constant 0 : index
+        %83 = arith.constant 1 : index
+        %84 = arith.constant 3 : index
+        %85 = arith.constant 5 : index
+        %86 = arith.constant 7 : index
+        %87 = arith.constant 3 : index
+        %88 = func.call @omp_get_max_threads() : () -> i32
+        %89 = arith.index_cast %88 : i32 to index
+        %90 = arith.subi %89, %83 : index
+        %91 = arith.addi %75, %90 : index
+        %92 = arith.divui %91, %89 : index
+        %93 = arith.subi %87, %83 : index
+        %94 = arith.addi %92, %93 : index
+        %95 = arith.divui %94, %87 : index
+        %96 = arith.muli %95, %87 : index
+        scf.parallel (%97) = (%82) to (%89) step (%83) {
+          %98 = memref.alloca() {alignment = 64 : i64} : memref<7x21xf32>
+          %99 = arith.muli %97, %96 : index
+          %100 = arith.minsi %99, %75 : index
+          %101 = arith.addi %100, %96 : index
+          %102 = arith.minsi %101, %75 : index
+          %103 = arith.subi %102, %100 : index
+          %104 = memref.subview %81[%100, %82] [%103, %5] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+          %105 = arith.constant 0.0 : f32
+          linalg.fill ins(%105 : f32) outs(%104 : memref<?x?xf32, strided<[?, 1], offset: ?>>)
+          scf.for %106 = %82 to %5 step %85 {
+            %107 = arith.subi %5, %106 : index
+            %108 = arith.minsi %85, %107 : index
+            scf.for %109 = %82 to %7 step %86 {
+              %110 = arith.subi %7, %109 : index
+              %111 = arith.minsi %86, %110 : index
+              %112 = arith.addi %1, %109 : index
+              %113 = memref.subview %98[0, 0] [%111, %108] [1, 1] : memref<7x21xf32> to memref<?x?xf32, strided<[21, 1]>>
+              %114 = memref.subview %8[%112, %106] [%111, %108] [1, 1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+              linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%114 : memref<?x?xf32, strided<[?, 1], offset: ?>>) outs(%113 : memref<?x?xf32, strided<[21, 1]>>) {
+                ^bb0(%115: f32, %116: f32):
+                linalg.yield %115 : f32
+              }
+              scf.for %117 = %100 to %102 step %84 {
+                %118 = arith.subi %102, %117 : index
+                %119 = arith.minsi %84, %118 : index
+                %120 = memref.subview %77[%117, %112] [%119, %111] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+                %121 = memref.subview %81[%117, %106] [%119, %108] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+                linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%120, %113 : memref<?x?xf32, strided<[?, 1], offset: ?>>, memref<?x?xf32, strided<[21, 1]>>) outs(%121 : memref<?x?xf32, strided<[?, 1], offset: ?>>) attrs = {sb_gemm_f32} {
+                  ^bb0(%122: f32, %123: f32, %124: f32):
+                  %125 = arith.mulf %122, %123 : f32
+                  %126 = arith.addf %124, %125 fastmath<reassoc> : f32
+                  linalg.yield %126 : f32
+                }
+              }
+            }
+          }
+          scf.reduce
+        }
+      }
+    }
+    memref.dealloc %8 : memref<?x?xf32>
+    // v[o] = sum(k in 0..K: w2[o, k] * exp(d[k, 0] / 4.0))
+    %127 = arith.constant 0 : index
+    %128 = arith.constant 1 : index
+    // As im2col: per batch element, the gathered term at every (k..., N...) into the K x N
+    // buffer, then v (rows x N) = w2 (rows x K) * the buffer, as block products.
+    %129 = arith.muli %128, %M : index
+    %130 = arith.muli %128, %K : index
+    %131 = memref.alloc(%130, %128) {alignment = 64 : i64} : memref<?x?xf64>
+    // The columns: the gathered term at (k, p), k over the sum's indices, p over the output's last.
+    scf.parallel (%132) = (%127) to (%K) step (%128) {
+      %133 = arith.constant 0 : index
+      %134 = memref.load %d[%132, %133] : memref<?x?xf64>
+      %135 = arith.constant 4.0 : f64
+      %136 = arith.divf %134, %135 : f64
+      %137 = math.exp %136 : f64
+      %138 = arith.muli %127, %K : index
+      %139 = arith.addi %138, %132 : index
+      memref.store %137, %131[%139, %127] : memref<?x?xf64>
+      scf.reduce
+    }
+    %140 = arith.muli %127, %129 : index
+    %141 = arith.subi %129, %140 : index
+    %142 = arith.minsi %129, %141 : index
+    %143 = arith.muli %140, %130 : index
+    %144 = memref.reinterpret_cast %w2 to offset: [%143], sizes: [%142, %130], strides: [%130, 1] : memref<?x?xf64> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+    %145 = arith.muli %127, %129 : index
+    %146 = arith.addi %145, %140 : index
+    %147 = arith.muli %146, %128 : index
+    %148 = memref.reinterpret_cast %v to offset: [%147], sizes: [%142, %128], strides: [%128, 1] : memref<?xf64> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+    // As block products: each thread's rows in blocks of 3; per block of 5 columns and 7 terms,
+    // that block of the column buffer copied to the thread's buffer, then each block product added to the output.
+    %149 = arith.constant 0 : index
+    %150 = arith.constant 1 : index
+    %151 = arith.constant 3 : index
+    %152 = arith.constant 5 : index
+    %153 = arith.constant 7 : index
+    %154 = arith.constant 3 : index
+    %155 = func.call @omp_get_max_threads() : () -> i32
+    %156 = arith.index_cast %155 : i32 to index
+    %157 = arith.subi %156, %150 : index
+    %158 = arith.addi %142, %157 : index
+    %159 = arith.divui %158, %156 : index
+    %160 = arith.subi %154, %150 : index
+    %161 = arith.addi %159, %160 : index
+    %162 = arith.divui %161, %154 : index
+    %163 = arith.muli %162, %154 : index
+    scf.parallel (%164) = (%149) to (%156) step (%150) {
+      %165 = memref.alloca() {alignment = 64 : i64} : memref<7x13xf64>
+      %166 = arith.muli %164, %163 : index
+      %167 = arith.minsi %166, %142 : index
+      %168 = arith.addi %167, %163 : index
+      %169 = arith.minsi %168, %142 : index
+      %170 = arith.subi %169, %167 : index
+      %171 = memref.subview %148[%167, %149] [%170, %128] [1, 1] : memref<?x?xf64, strided<[?, 1], offset: ?>> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+      %172 = arith.constant 0.0 : f64
+      linalg.fill ins(%172 : f64) outs(%171 : memref<?x?xf64, strided<[?, 1], offset: ?>>)
+      scf.for %173 = %149 to %128 step %152 {
+        %174 = arith.subi %128, %173 : index
+        %175 = arith.minsi %152, %174 : index
+        scf.for %176 = %149 to %130 step %153 {
+          %177 = arith.subi %130, %176 : index
+          %178 = arith.minsi %153, %177 : index
+          %179 = arith.addi %127, %176 : index
+          %180 = memref.subview %165[0, 0] [%178, %175] [1, 1] : memref<7x13xf64> to memref<?x?xf64, strided<[13, 1]>>
+          %181 = memref.subview %131[%179, %173] [%178, %175] [1, 1] : memref<?x?xf64> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+          linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%181 : memref<?x?xf64, strided<[?, 1], offset: ?>>) outs(%180 : memref<?x?xf64, strided<[13, 1]>>) {
+            ^bb0(%182: f64, %183: f64):
+            linalg.yield %182 : f64
+          }
+          scf.for %184 = %167 to %169 step %151 {
+            %185 = arith.subi %169, %184 : index
+            %186 = arith.minsi %151, %185 : index
+            %187 = memref.subview %144[%184, %179] [%186, %178] [1, 1] : memref<?x?xf64, strided<[?, 1], offset: ?>> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+            %188 = memref.subview %148[%184, %173] [%186, %175] [1, 1] : memref<?x?xf64, strided<[?, 1], offset: ?>> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+            linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%187, %180 : memref<?x?xf64, strided<[?, 1], offset: ?>>, memref<?x?xf64, strided<[13, 1]>>) outs(%188 : memref<?x?xf64, strided<[?, 1], offset: ?>>) attrs = {sb_gemm_f64} {
+              ^bb0(%189: f64, %190: f64, %191: f64):
+              %192 = arith.mulf %189, %190 : f64
+              %193 = arith.addf %191, %192 fastmath<reassoc> : f64
+              linalg.yield %193 : f64
+            }
+          }
+        }
+      }
+      scf.reduce
+    }
+    memref.dealloc %131 : memref<?x?xf64>
+    // u[o, l] = sum(k in 0..K: d[k, L - 1 - l] * w2[o, k])
+    %194 = arith.constant 0 : index
+    %195 = arith.constant 1 : index
+    // As im2col: per batch element, the gathered term at every (k..., N...) into the K x N
+    // buffer, then u (rows x N) = w2 (rows x K) * the buffer, as block products.
+    %196 = arith.muli %195, %M : index
+    %197 = arith.muli %195, %L : index
+    %198 = arith.muli %195, %K : index
+    %199 = memref.alloc(%198, %197) {alignment = 64 : i64} : memref<?x?xf64>
+    // The columns: the gathered term at (k, p), k over the sum's indices, p over the output's last.
+    scf.parallel (%200) = (%194) to (%K) step (%195) {
+      scf.for %201 = %194 to %L step %195 {
+        %202 = arith.constant 1 : index
+        %203 = arith.subi %L, %202 : index
+        %204 = arith.subi %203, %201 : index
+        %205 = memref.load %d[%200, %204] : memref<?x?xf64>
+        %206 = arith.muli %194, %L : index
+        %207 = arith.addi %206, %201 : index
+        %208 = arith.muli %194, %K : index
+        %209 = arith.addi %208, %200 : index
+        memref.store %205, %199[%209, %207] : memref<?x?xf64>
+      }
+      scf.reduce
+    }
+    %210 = arith.muli %194, %196 : index
+    %211 = arith.subi %196, %210 : index
+    %212 = arith.minsi %196, %211 : index
+    %213 = arith.muli %210, %198 : index
+    %214 = memref.reinterpret_cast %w2 to offset: [%213], sizes: [%212, %198], strides: [%198, 1] : memref<?x?xf64> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+    %215 = arith.muli %194, %196 : index
+    %216 = arith.addi %215, %210 : index
+    %217 = arith.muli %216, %197 : index
+    %218 = memref.reinterpret_cast %u to offset: [%217], sizes: [%212, %197], strides: [%197, 1] : memref<?x?xf64> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+    // As block products: each thread's rows in blocks of 3; per block of 5 columns and 7 terms,
+    // that block of the column buffer copied to the thread's buffer, then each block product added to the output.
+    %219 = arith.constant 0 : index
+    %220 = arith.constant 1 : index
+    %221 = arith.constant 3 : index
+    %222 = arith.constant 5 : index
+    %223 = arith.constant 7 : index
+    %224 = arith.constant 3 : index
+    %225 = func.call @omp_get_max_threads() : () -> i32
+    %226 = arith.index_cast %225 : i32 to index
+    %227 = arith.subi %226, %220 : index
+    %228 = arith.addi %212, %227 : index
+    %229 = arith.divui %228, %226 : index
+    %230 = arith.subi %224, %220 : index
+    %231 = arith.addi %229, %230 : index
+    %232 = arith.divui %231, %224 : index
+    %233 = arith.muli %232, %224 : index
+    scf.parallel (%234) = (%219) to (%226) step (%220) {
+      %235 = memref.alloca() {alignment = 64 : i64} : memref<7x13xf64>
+      %236 = arith.muli %234, %233 : index
+      %237 = arith.minsi %236, %212 : index
+      %238 = arith.addi %237, %233 : index
+      %239 = arith.minsi %238, %212 : index
+      %240 = arith.subi %239, %237 : index
+      %241 = memref.subview %218[%237, %219] [%240, %197] [1, 1] : memref<?x?xf64, strided<[?, 1], offset: ?>> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+      %242 = arith.constant 0.0 : f64
+      linalg.fill ins(%242 : f64) outs(%241 : memref<?x?xf64, strided<[?, 1], offset: ?>>)
+      scf.for %243 = %219 to %197 step %222 {
+        %244 = arith.subi %197, %243 : index
+        %245 = arith.minsi %222, %244 : index
+        scf.for %246 = %219 to %198 step %223 {
+          %247 = arith.subi %198, %246 : index
+          %248 = arith.minsi %223, %247 : index
+          %249 = arith.addi %194, %246 : index
+          %250 = memref.subview %235[0, 0] [%248, %245] [1, 1] : memref<7x13xf64> to memref<?x?xf64, strided<[13, 1]>>
+          %251 = memref.subview %199[%249, %243] [%248, %245] [1, 1] : memref<?x?xf64> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+          linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%251 : memref<?x?xf64, strided<[?, 1], offset: ?>>) outs(%250 : memref<?x?xf64, strided<[13, 1]>>) {
+            ^bb0(%252: f64, %253: f64):
+            linalg.yield %252 : f64
+          }
+          scf.for %254 = %237 to %239 step %221 {
+            %255 = arith.subi %239, %254 : index
+            %256 = arith.minsi %221, %255 : index
+            %257 = memref.subview %214[%254, %249] [%256, %248] [1, 1] : memref<?x?xf64, strided<[?, 1], offset: ?>> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+            %258 = memref.subview %218[%254, %243] [%256, %245] [1, 1] : memref<?x?xf64, strided<[?, 1], offset: ?>> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+            linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%257, %250 : memref<?x?xf64, strided<[?, 1], offset: ?>>, memref<?x?xf64, strided<[13, 1]>>) outs(%258 : memref<?x?xf64, strided<[?, 1], offset: ?>>) attrs = {sb_gemm_f64} {
+              ^bb0(%259: f64, %260: f64, %261: f64):
+              %262 = arith.mulf %259, %260 : f64
+              %263 = arith.addf %261, %262 fastmath<reassoc> : f64
+              linalg.yield %263 : f64
+            }
+          }
+        }
+      }
+      scf.reduce
+    }
+    memref.dealloc %199 : memref<?x?xf64>
+    // r[o, l] = sum(k in 0..K: sum(t in 0..3: w[o, 0, k, t] * x[0, 0, k, l]))
+    // Row by row, in parallel blocks of rows.
+    %264 = arith.constant 0 : index
+    %265 = arith.constant 1 : index
+    %266 = arith.constant 63 : index
+    %267 = arith.addi %M, %266 : index
+    %268 = arith.constant 64 : index
+    %269 = arith.divui %267, %268 : index
+    %270 = arith.constant 1 : index
+    %271 = arith.maxsi %269, %270 : index
+    scf.parallel (%272) = (%264) to (%M) step (%271) {
+      %273 = arith.addi %272, %271 : index
+      %274 = arith.minsi %273, %M : index
+      scf.for %275 = %272 to %274 step %265 {
+        %276 = memref.subview %w[%275, 0, 0, 0] [1, %P, %K, %0] [1, 1, 1, 1] : memref<?x?x?x?xf32> to memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+        %277 = memref.subview %r[%275, 0] [1, %L] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
+        // r[o, l] = sum(k in 0..K: sum(t in 0..3: w[o, 0, k, t] * x[0, 0, k, l]))
+        %278 = arith.constant 0 : index
+        // Along l, whole rows.
+        // A part whose reads are all inside their tensors reads without the boundary rule.
+        %279 = arith.subi %L, %278 : index
+        %280 = memref.subview %277[%278] [%279] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
+        %281 = arith.constant 0 : index
+        %282 = arith.constant 0 : index
+        %283 = arith.cmpi sge, %281, %282 : index
+        %284 = arith.cmpi slt, %281, %B : index
+        %285 = arith.andi %283, %284 : i1
+        %286 = arith.constant 0 : index
+        %287 = arith.constant 0 : index
+        %288 = arith.cmpi sge, %286, %287 : index
+        %289 = arith.cmpi slt, %286, %G : index
+        %290 = arith.andi %288, %289 : i1
+        %291 = arith.andi %285, %290 : i1
+        scf.if %291 {
+          // Every read of the part inside its tensor: no boundary rule.
+          %292 = arith.constant 0.0 : f32
+          linalg.fill ins(%292 : f32) outs(%280 : memref<?xf32, strided<[1], offset: ?>>)
+          %293 = arith.constant 0 : index
+          %294 = arith.subi %K, %293 : index
+          %295 = arith.constant 0 : index
+          %296 = arith.maxsi %294, %295 : index
+          %297 = arith.constant 0 : index
+          %298 = arith.constant 0 : index
+          %299 = memref.reinterpret_cast %280 to offset: [0], sizes: [%296, %279], strides: [%297, %298] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
+          linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
+              ins(%299 : memref<?x?xf32, strided<[?, ?]>>)
+              outs(%280 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%300: f32, %301: f32):
+            %302 = linalg.index 1 : index
+            %303 = arith.addi %302, %278 : index
+            %304 = linalg.index 0 : index
+            %305 = arith.addi %304, %293 : index
+            %306 = arith.constant 0 : index
+            %307 = arith.constant 3 : index
+            %308 = arith.constant 1 : index
+            %309 = arith.constant 0.0 : f32
+            %310 = scf.for %311 = %306 to %307 step %308 iter_args(%312 = %309) -> (f32) {
+              %313 = arith.constant 0 : index
+              %314 = memref.load %276[%313, %305, %311] : memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+              %315 = arith.constant 0 : index
+              %316 = arith.constant 0 : index
+              %317 = memref.load %x[%315, %316, %305, %303] : memref<?x?x?x?xf32>
+              %318 = arith.mulf %314, %317 : f32
+              %319 = arith.addf %312, %318 fastmath<reassoc> : f32
+              scf.yield %319 : f32
+            }
+            %320 = arith.addf %301, %310 fastmath<reassoc> : f32
+            linalg.yield %320 : f32
+          }
+        } else {
+          %321 = arith.constant 0.0 : f32
+          linalg.fill ins(%321 : f32) outs(%280 : memref<?xf32, strided<[1], offset: ?>>)
+          %322 = arith.constant 0 : index
+          %323 = arith.subi %K, %322 : index
+          %324 = arith.constant 0 : index
+          %325 = arith.maxsi %323, %324 : index
+          %326 = arith.constant 0 : index
+          %327 = arith.constant 0 : index
+          %328 = memref.reinterpret_cast %280 to offset: [0], sizes: [%325, %279], strides: [%326, %327] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
+          linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
+              ins(%328 : memref<?x?xf32, strided<[?, ?]>>)
+              outs(%280 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%329: f32, %330: f32):
+            %331 = linalg.index 1 : index
+            %332 = arith.addi %331, %278 : index
+            %333 = linalg.index 0 : index
+            %334 = arith.addi %333, %322 : index
+            %335 = arith.constant 0 : index
+            %336 = arith.constant 3 : index
+            %337 = arith.constant 1 : index
+            %338 = arith.constant 0.0 : f32
+            %339 = scf.for %340 = %335 to %336 step %337 iter_args(%341 = %338) -> (f32) {
+              %342 = arith.constant 0 : index
+              %343 = memref.load %276[%342, %334, %340] : memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+              %344 = arith.constant 0 : index
+              %345 = arith.constant 0 : index
+              %346 = arith.cmpi sge, %344, %345 : index
+              %347 = arith.cmpi slt, %344, %B : index
+              %348 = arith.andi %346, %347 : i1
+              %349 = arith.constant 1 : index
+              %350 = arith.subi %B, %349 : index
+              %351 = arith.minsi %344, %350 : index
+              %352 = arith.constant 0 : index
+              %353 = arith.maxsi %351, %352 : index
+              %354 = arith.constant 0 : index
+              %355 = arith.constant 0 : index
+              %356 = arith.cmpi sge, %354, %355 : index
+              %357 = arith.cmpi slt, %354, %G : index
+              %358 = arith.andi %356, %357 : i1
+              %359 = arith.andi %348, %358 : i1
+              %360 = arith.constant 1 : index
+              %361 = arith.subi %G, %360 : index
+              %362 = arith.minsi %354, %361 : index
+              %363 = arith.constant 0 : index
+              %364 = arith.maxsi %362, %363 : index
+              %365 = arith.constant 0 : index
+              %366 = arith.cmpi sge, %334, %365 : index
+              %367 = arith.cmpi slt, %334, %K : index
+              %368 = arith.andi %366, %367 : i1
+              %369 = arith.andi %359, %368 : i1
+              %370 = arith.constant 1 : index
+              %371 = arith.subi %K, %370 : index
+              %372 = arith.minsi %334, %371 : index
+              %373 = arith.constant 0 : index
+              %374 = arith.maxsi %372, %373 : index
+              %375 = arith.constant 0 : index
+              %376 = arith.cmpi sge, %332, %375 : index
+              %377 = arith.cmpi slt, %332, %L : index
+              %378 = arith.andi %376, %377 : i1
+              %379 = arith.andi %369, %378 : i1
+              %380 = arith.constant 1 : index
+              %381 = arith.subi %L, %380 : index
+              %382 = arith.minsi %332, %381 : index
+              %383 = arith.constant 0 : index
+              %384 = arith.maxsi %382, %383 : index
+              %385 = memref.load %x[%353, %364, %374, %384] : memref<?x?x?x?xf32>
+              %386 = arith.constant 0.0 : f32
+              %387 = arith.select %379, %385, %386 : f32
+              %388 = arith.mulf %343, %387 : f32
+              %389 = arith.addf %341, %388 fastmath<reassoc> : f32
+              scf.yield %389 : f32
+            }
+            %390 = arith.addf %330, %339 fastmath<reassoc> : f32
+            linalg.yield %390 : f32
+          }
+        }
+      }
+      scf.reduce
+    }
+    // gy[b, o, p, l] = sum(k in 0..K: sum(t in 0..3: w[o, p, k, t] * x[b, o / 2, k, l + t - 1]))
+    %391 = arith.constant 0 : index
+    %392 = arith.constant 1 : index
+    // As im2col: per batch element and group, the gathered term at every (k..., N...) into the K x N
+    // buffer, then gy (rows x N) = w (rows x K) * the buffer, as block products.
+    %393 = arith.muli %392, %M : index
+    %394 = arith.muli %393, %P : index
+    %395 = arith.muli %392, %L : index
+    %396 = arith.muli %392, %K : index
+    %397 = arith.muli %396, %0 : index
+    %398 = arith.constant 2 : index
+    %399 = arith.muli %392, %P : index
+    %400 = arith.muli %398, %399 : index
+    %401 = arith.subi %400, %392 : index
+    %402 = arith.addi %394, %401 : index
+    %403 = arith.maxsi %400, %392 : index
+    %404 = arith.divsi %402, %403 : index
+    %405 = memref.alloc(%397, %395) {alignment = 64 : i64} : memref<?x?xf32>
+    scf.for %406 = %391 to %B step %392 {
+      %407 = arith.muli %391, %B : index
+      %408 = arith.addi %407, %406 : index
+      scf.for %409 = %391 to %404 step %392 {
+        %410 = arith.muli %409, %398 : index
+        // The columns: the gathered term at (k, p), k over the sum's indices, p over the output's last.
+        scf.parallel (%411) = (%391) to (%K) step (%392) {
+          scf.for %412 = %391 to %0 step %392 {
+            scf.for %413 = %391 to %L step %392 {
+              %414 = arith.constant 0 : index
+              %415 = arith.cmpi sge, %406, %414 : index
+              %416 = arith.cmpi slt, %406, %B : index
+              %417 = arith.andi %415, %416 : i1
+              %418 = arith.constant 1 : index
+              %419 = arith.subi %B, %418 : index
+              %420 = arith.minsi %406, %419 : index
+              %421 = arith.constant 0 : index
+              %422 = arith.maxsi %420, %421 : index
+              %423 = arith.constant 2 : index
+              %424 = arith.divsi %410, %423 : index
+              %425 = arith.constant 0 : index
+              %426 = arith.cmpi sge, %424, %425 : index
+              %427 = arith.cmpi slt, %424, %G : index
+              %428 = arith.andi %426, %427 : i1
+              %429 = arith.andi %417, %428 : i1
+              %430 = arith.constant 1 : index
+              %431 = arith.subi %G, %430 : index
+              %432 = arith.minsi %424, %431 : index
+              %433 = arith.constant 0 : index
+              %434 = arith.maxsi %432, %433 : index
+              %435 = arith.constant 0 : index
+              %436 = arith.cmpi sge, %411, %435 : index
+              %437 = arith.cmpi slt, %411, %K : index
+              %438 = arith.andi %436, %437 : i1
+              %439 = arith.andi %429, %438 : i1
+              %440 = arith.constant 1 : index
+              %441 = arith.subi %K, %440 : index
+              %442 = arith.minsi %411, %441 : index
+              %443 = arith.constant 0 : index
+              %444 = arith.maxsi %442, %443 : index
+              %445 = arith.addi %413, %412 : index
+              %446 = arith.constant 1 : index
+              %447 = arith.subi %445, %446 : index
+              %448 = arith.constant 0 : index
+              %449 = arith.cmpi sge, %447, %448 : index
+              %450 = arith.cmpi slt, %447, %L : index
+              %451 = arith.andi %449, %450 : i1
+              %452 = arith.andi %439, %451 : i1
+              %453 = arith.constant 1 : index
+              %454 = arith.subi %L, %453 : index
+              %455 = arith.minsi %447, %454 : index
+              %456 = arith.constant 0 : index
+              %457 = arith.maxsi %455, %456 : index
+              %458 = memref.load %x[%422, %434, %444, %457] : memref<?x?x?x?xf32>
+              %459 = arith.constant 0.0 : f32
+              %460 = arith.select %452, %458, %459 : f32
+              %461 = arith.muli %391, %L : index
+              %462 = arith.addi %461, %413 : index
+              %463 = arith.muli %391, %K : index
+              %464 = arith.addi %463, %411 : index
+              %465 = arith.muli %464, %0 : index
+              %466 = arith.addi %465, %412 : index
+              memref.store %460, %405[%466, %462] : memref<?x?xf32>
+            }
+          }
+          scf.reduce
+        }
+        %467 = arith.muli %409, %400 : index
+        %468 = arith.subi %394, %467 : index
+        %469 = arith.minsi %400, %468 : index
+        %470 = arith.muli %467, %397 : index
+        %471 = memref.reinterpret_cast %w to offset: [%470], sizes: [%469, %397], strides: [%397, 1] : memref<?x?x?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+        %472 = arith.muli %408, %394 : index
+        %473 = arith.addi %472, %467 : index
+        %474 = arith.muli %473, %395 : index
+        %475 = memref.reinterpret_cast %gy to offset: [%474], sizes: [%469, %395], strides: [%395, 1] : memref<?x?x?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+        // As block products: each thread's rows in blocks of 3; per block of 5 columns and 7 terms,
+        // that block of the column buffer copied to the thread's buffer, then each block product added to the output.
+        %476 = arith.constant 0 : index
+        %477 = arith.constant 1 : index
+        %478 = arith.constant 3 : index
+        %479 = arith.constant 5 : index
+        %480 = arith.constant 7 : index
+        %481 = arith.constant 3 : index
+        %482 = func.call @omp_get_max_threads() : () -> i32
+        %483 = arith.index_cast %482 : i32 to index
+        %484 = arith.subi %483, %477 : index
+        %485 = arith.addi %469, %484 : index
+        %486 = arith.divui %485, %483 : index
+        %487 = arith.subi %481, %477 : index
+        %488 = arith.addi %486, %487 : index
+        %489 = arith.divui %488, %481 : index
+        %490 = arith.muli %489, %481 : index
+        scf.parallel (%491) = (%476) to (%483) step (%477) {
+          %492 = memref.alloca() {alignment = 64 : i64} : memref<7x21xf32>
+          %493 = arith.muli %491, %490 : index
+          %494 = arith.minsi %493, %469 : index
+          %495 = arith.addi %494, %490 : index
+          %496 = arith.minsi %495, %469 : index
+          %497 = arith.subi %496, %494 : index
+          %498 = memref.subview %475[%494, %476] [%497, %395] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+          %499 = arith.constant 0.0 : f32
+          linalg.fill ins(%499 : f32) outs(%498 : memref<?x?xf32, strided<[?, 1], offset: ?>>)
+          scf.for %500 = %476 to %395 step %479 {
+            %501 = arith.subi %395, %500 : index
+            %502 = arith.minsi %479, %501 : index
+            scf.for %503 = %476 to %397 step %480 {
+              %504 = arith.subi %397, %503 : index
+              %505 = arith.minsi %480, %504 : index
+              %506 = arith.addi %391, %503 : index
+              %507 = memref.subview %492[0, 0] [%505, %502] [1, 1] : memref<7x21xf32> to memref<?x?xf32, strided<[21, 1]>>
+              %508 = memref.subview %405[%506, %500] [%505, %502] [1, 1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+              linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%508 : memref<?x?xf32, strided<[?, 1], offset: ?>>) outs(%507 : memref<?x?xf32, strided<[21, 1]>>) {
+                ^bb0(%509: f32, %510: f32):
+                linalg.yield %509 : f32
+              }
+              scf.for %511 = %494 to %496 step %478 {
+                %512 = arith.subi %496, %511 : index
+                %513 = arith.minsi %478, %512 : index
+                %514 = memref.subview %471[%511, %506] [%513, %505] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+                %515 = memref.subview %475[%511, %500] [%513, %502] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+                linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%514, %507 : memref<?x?xf32, strided<[?, 1], offset: ?>>, memref<?x?xf32, strided<[21, 1]>>) outs(%515 : memref<?x?xf32, strided<[?, 1], offset: ?>>) attrs = {sb_gemm_f32} {
+                  ^bb0(%516: f32, %517: f32, %518: f32):
+                  %519 = arith.mulf %516, %517 : f32
+                  %520 = arith.addf %518, %519 fastmath<reassoc> : f32
+                  linalg.yield %520 : f32
+                }
+              }
+            }
+          }
+          scf.reduce
+        }
+      }
+    }
+    memref.dealloc %405 : memref<?x?xf32>
+    // gz[o, l] = sum(k in 0..K: w2[o, k] * (d[k, l] + f64(o / P)))
+    %521 = arith.constant 0 : index
+    %522 = arith.constant 1 : index
+    // As im2col: per batch element and group, the gathered term at every (k..., N...) into the K x N
+    // buffer, then gz (rows x N) = w2 (rows x K) * the buffer, as block products.
+    %523 = arith.muli %522, %M : index
+    %524 = arith.muli %522, %L : index
+    %525 = arith.muli %522, %K : index
+    %526 = arith.muli %P, %522 : index
+    %527 = arith.subi %526, %522 : index
+    %528 = arith.addi %523, %527 : index
+    %529 = arith.maxsi %526, %522 : index
+    %530 = arith.divsi %528, %529 : index
+    %531 = memref.alloc(%525, %524) {alignment = 64 : i64} : memref<?x?xf64>
+    scf.for %532 = %521 to %530 step %522 {
+      %533 = arith.muli %532, %P : index
+      // The columns: the gathered term at (k, p), k over the sum's indices, p over the output's last.
+      scf.parallel (%534) = (%521) to (%K) step (%522) {
+        scf.for %535 = %521 to %L step %522 {
+          %536 = memref.load %d[%534, %535] : memref<?x?xf64>
+          %537 = arith.divsi %533, %P : index
+          %538 = arith.index_cast %537 : index to i64
+          %539 = arith.sitofp %538 : i64 to f64
+          %540 = arith.addf %536, %539 : f64
+          %541 = arith.muli %521, %L : index
+          %542 = arith.addi %541, %535 : index
+          %543 = arith.muli %521, %K : index
+          %544 = arith.addi %543, %534 : index
+          memref.store %540, %531[%544, %542] : memref<?x?xf64>
+        }
+        scf.reduce
+      }
+      %545 = arith.muli %532, %526 : index
+      %546 = arith.subi %523, %545 : index
+      %547 = arith.minsi %526, %546 : index
+      %548 = arith.muli %545, %525 : index
+      %549 = memref.reinterpret_cast %w2 to offset: [%548], sizes: [%547, %525], strides: [%525, 1] : memref<?x?xf64> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+      %550 = arith.muli %521, %523 : index
+      %551 = arith.addi %550, %545 : index
+      %552 = arith.muli %551, %524 : index
+      %553 = memref.reinterpret_cast %gz to offset: [%552], sizes: [%547, %524], strides: [%524, 1] : memref<?x?xf64> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+      // As block products: each thread's rows in blocks of 3; per block of 5 columns and 7 terms,
+      // that block of the column buffer copied to the thread's buffer, then each block product added to the output.
+      %554 = arith.constant 0 : index
+      %555 = arith.constant 1 : index
+      %556 = arith.constant 3 : index
+      %557 = arith.constant 5 : index
+      %558 = arith.constant 7 : index
+      %559 = arith.constant 3 : index
+      %560 = func.call @omp_get_max_threads() : () -> i32
+      %561 = arith.index_cast %560 : i32 to index
+      %562 = arith.subi %561, %555 : index
+      %563 = arith.addi %547, %562 : index
+      %564 = arith.divui %563, %561 : index
+      %565 = arith.subi %559, %555 : index
+      %566 = arith.addi %564, %565 : index
+      %567 = arith.divui %566, %559 : index
+      %568 = arith.muli %567, %559 : index
+      scf.parallel (%569) = (%554) to (%561) step (%555) {
+        %570 = memref.alloca() {alignment = 64 : i64} : memref<7x13xf64>
+        %571 = arith.muli %569, %568 : index
+        %572 = arith.minsi %571, %547 : index
+        %573 = arith.addi %572, %568 : index
+        %574 = arith.minsi %573, %547 : index
+        %575 = arith.subi %574, %572 : index
+        %576 = memref.subview %553[%572, %554] [%575, %524] [1, 1] : memref<?x?xf64, strided<[?, 1], offset: ?>> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+        %577 = arith.constant 0.0 : f64
+        linalg.fill ins(%577 : f64) outs(%576 : memref<?x?xf64, strided<[?, 1], offset: ?>>)
+        scf.for %578 = %554 to %524 step %557 {
+          %579 = arith.subi %524, %578 : index
+          %580 = arith.minsi %557, %579 : index
+          scf.for %581 = %554 to %525 step %558 {
+            %582 = arith.subi %525, %581 : index
+            %583 = arith.minsi %558, %582 : index
+            %584 = arith.addi %521, %581 : index
+            %585 = memref.subview %570[0, 0] [%583, %580] [1, 1] : memref<7x13xf64> to memref<?x?xf64, strided<[13, 1]>>
+            %586 = memref.subview %531[%584, %578] [%583, %580] [1, 1] : memref<?x?xf64> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+            linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%586 : memref<?x?xf64, strided<[?, 1], offset: ?>>) outs(%585 : memref<?x?xf64, strided<[13, 1]>>) {
+              ^bb0(%587: f64, %588: f64):
+              linalg.yield %587 : f64
+            }
+            scf.for %589 = %572 to %574 step %556 {
+              %590 = arith.subi %574, %589 : index
+              %591 = arith.minsi %556, %590 : index
+              %592 = memref.subview %549[%589, %584] [%591, %583] [1, 1] : memref<?x?xf64, strided<[?, 1], offset: ?>> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+              %593 = memref.subview %553[%589, %578] [%591, %580] [1, 1] : memref<?x?xf64, strided<[?, 1], offset: ?>> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+              linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%592, %585 : memref<?x?xf64, strided<[?, 1], offset: ?>>, memref<?x?xf64, strided<[13, 1]>>) outs(%593 : memref<?x?xf64, strided<[?, 1], offset: ?>>) attrs = {sb_gemm_f64} {
+                ^bb0(%594: f64, %595: f64, %596: f64):
+                %597 = arith.mulf %594, %595 : f64
+                %598 = arith.addf %596, %597 fastmath<reassoc> : f64
+                linalg.yield %598 : f64
+              }
+            }
+          }
+        }
+        scf.reduce
+      }
+    }
+    memref.dealloc %531 : memref<?x?xf64>
+    return
+  }
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+    // blocked_matmul, f32: register tiles of 3 x 5 along k steps of 4
+    %sb_gemm_f32_ops = transform.structured.match ops{["linalg.generic"]} attributes{sb_gemm_f32} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %sb_gemm_f32_ops : !transform.any_op {
+    ^bb0(%sb_gemm_f32_op: !transform.any_op):
+      %sb_gemm_f32_i_op, %sb_gemm_f32_i_loop = transform.structured.tile_using_for %sb_gemm_f32_op tile_sizes [3, 0, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_i_for = transform.cast %sb_gemm_f32_i_loop : !transform.any_op to !transform.op<"scf.for">
+      %sb_gemm_f32_i_whole, %sb_gemm_f32_i_rest = transform.loop.peel %sb_gemm_f32_i_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_rows = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_i_whole : (!transform.any_op) -> !transform.any_op
+      %sb_gemm_f32_j_op, %sb_gemm_f32_j_loop = transform.structured.tile_using_for %sb_gemm_f32_rows tile_sizes [0, 5, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_j_for = transform.cast %sb_gemm_f32_j_loop : !transform.any_op to !transform.op<"scf.for">
+      %sb_gemm_f32_j_whole, %sb_gemm_f32_j_rest = transform.loop.peel %sb_gemm_f32_j_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_tile = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_j_whole : (!transform.any_op) -> !transform.any_op
+      %sb_gemm_f32_k_op, %sb_gemm_f32_k_loop = transform.structured.tile_using_for %sb_gemm_f32_tile tile_sizes [0, 0, 4] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_k_for = transform.cast %sb_gemm_f32_k_loop : !transform.any_op to !transform.op<"scf.for">
+      %sb_gemm_f32_k_whole, %sb_gemm_f32_k_rest = transform.loop.peel %sb_gemm_f32_k_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_step = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_k_whole : (!transform.any_op) -> !transform.any_op
+      transform.annotate %sb_gemm_f32_step "sb_gemm_f32_tile" : !transform.any_op
+    }
+    %sb_gemm_f32_f = transform.structured.match ops{["func.func"]} attributes{llvm.emit_c_interface} in %root : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %sb_gemm_f32_f {
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    %sb_gemm_f32_whole = transform.structured.match ops{["linalg.generic"]} attributes{sb_gemm_f32_tile} in %root : (!transform.any_op) -> !transform.any_op
+    transform.structured.vectorize %sb_gemm_f32_whole : !transform.any_op
+    transform.apply_patterns to %sb_gemm_f32_f {
+      transform.apply_patterns.memref.fold_memref_alias_ops
+      transform.apply_patterns.vector.reduction_to_contract
+      transform.apply_patterns.vector.transfer_permutation_patterns
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    transform.apply_cse to %sb_gemm_f32_f : !transform.any_op
+    %sb_gemm_f32_loops = transform.structured.match ops{["scf.for"]} in %sb_gemm_f32_f : (!transform.any_op) -> !transform.any_op
+    transform.apply_licm to %sb_gemm_f32_loops : !transform.any_op
+    %sb_gemm_f32_hoisted = transform.structured.hoist_redundant_vector_transfers %sb_gemm_f32_f : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %sb_gemm_f32_hoisted {
+      transform.apply_patterns.vector.lower_contraction lowering_strategy = "outerproduct"
+      transform.apply_patterns.vector.lower_outerproduct
+      transform.apply_patterns.vector.transfer_permutation_patterns
+      transform.apply_patterns.vector.lower_transfer max_transfer_rank = 1
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    // blocked_matmul, f64: register tiles of 3 x 2 along k steps of 4
+    %sb_gemm_f64_ops = transform.structured.match ops{["linalg.generic"]} attributes{sb_gemm_f64} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %sb_gemm_f64_ops : !transform.any_op {
+    ^bb0(%sb_gemm_f64_op: !transform.any_op):
+      %sb_gemm_f64_i_op, %sb_gemm_f64_i_loop = transform.structured.tile_using_for %sb_gemm_f64_op tile_sizes [3, 0, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f64_i_for = transform.cast %sb_gemm_f64_i_loop : !transform.any_op to !transform.op<"scf.for">
+      %sb_gemm_f64_i_whole, %sb_gemm_f64_i_rest = transform.loop.peel %sb_gemm_f64_i_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f64_rows = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f64_i_whole : (!transform.any_op) -> !transform.any_op
+      %sb_gemm_f64_j_op, %sb_gemm_f64_j_loop = transform.structured.tile_using_for %sb_gemm_f64_rows tile_sizes [0, 2, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f64_j_for = transform.cast %sb_gemm_f64_j_loop : !transform.any_op to !transform.op<"scf.for">
+      %sb_gemm_f64_j_whole, %sb_gemm_f64_j_rest = transform.loop.peel %sb_gemm_f64_j_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f64_tile = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f64_j_whole : (!transform.any_op) -> !transform.any_op
+      %sb_gemm_f64_k_op, %sb_gemm_f64_k_loop = transform.structured.tile_using_for %sb_gemm_f64_tile tile_sizes [0, 0, 4] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f64_k_for = transform.cast %sb_gemm_f64_k_loop : !transform.any_op to !transform.op<"scf.for">
+      %sb_gemm_f64_k_whole, %sb_gemm_f64_k_rest = transform.loop.peel %sb_gemm_f64_k_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f64_step = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f64_k_whole : (!transform.any_op) -> !transform.any_op
+      transform.annotate %sb_gemm_f64_step "sb_gemm_f64_tile" : !transform.any_op
+    }
+    %sb_gemm_f64_f = transform.structured.match ops{["func.func"]} attributes{llvm.emit_c_interface} in %root : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %sb_gemm_f64_f {
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    %sb_gemm_f64_whole = transform.structured.match ops{["linalg.generic"]} attributes{sb_gemm_f64_tile} in %root : (!transform.any_op) -> !transform.any_op
+    transform.structured.vectorize %sb_gemm_f64_whole : !transform.any_op
+    transform.apply_patterns to %sb_gemm_f64_f {
+      transform.apply_patterns.memref.fold_memref_alias_ops
+      transform.apply_patterns.vector.reduction_to_contract
+      transform.apply_patterns.vector.transfer_permutation_patterns
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    transform.apply_cse to %sb_gemm_f64_f : !transform.any_op
+    %sb_gemm_f64_loops = transform.structured.match ops{["scf.for"]} in %sb_gemm_f64_f : (!transform.any_op) -> !transform.any_op
+    transform.apply_licm to %sb_gemm_f64_loops : !transform.any_op
+    %sb_gemm_f64_hoisted = transform.structured.hoist_redundant_vector_transfers %sb_gemm_f64_f : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %sb_gemm_f64_hoisted {
+      transform.apply_patterns.vector.lower_contraction lowering_strategy = "outerproduct"
+      transform.apply_patterns.vector.lower_outerproduct
+      transform.apply_patterns.vector.transfer_permutation_patterns
+      transform.apply_patterns.vector.lower_transfer max_transfer_rank = 1
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    %loops = transform.structured.match ops{["scf.parallel"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %loops : !transform.any_op {
+    ^bb0(%loop: !transform.any_op):
+      %inner = transform.structured.match ops{["linalg.generic", "linalg.fill"]} in %loop : (!transform.any_op) -> !transform.any_op
+      %lowered = transform.structured.convert_to_loops %inner : (!transform.any_op) -> !transform.any_op
+    }
+    transform.yield
+  }
+}
 
 //| #include <stdint.h>
 //|
@@ -25,7 +3207,340 @@
 //| typedef struct { void* allocated; void* aligned; int64_t offset; int64_t sizes[4]; int64_t strides[4]; } sb_memref4;
 //| typedef struct { void* allocated; void* aligned; int64_t offset; int64_t sizes[5]; int64_t strides[5]; } sb_memref5;
 //|
+//| void _mlir_ciface_gathered_gemm_openmp(sb_memref4*, sb_memref4*, sb_memref2*, sb_memref2*,
+//|                                        sb_memref5*, sb_memref1*, sb_memref2*, sb_memref2*,
+//|                                        sb_memref4*, sb_memref2*, int64_t, int64_t, int64_t, int64_t,
+//|                                        int64_t, int64_t);
+//| static int sb_variant_openmp(const sb_args* sb_a) {
+//|   const int64_t* sb_s = sb_a->sizes;
+//|   (void)sb_s;
+//|   sb_memref4 sb_m0;
+//|   sb_m0.allocated = sb_a->tensors[0];
+//|   sb_m0.aligned = sb_a->tensors[0];
+//|   sb_m0.offset = 0;
+//|   sb_m0.sizes[3] = sb_s[5];
+//|   sb_m0.strides[3] = 1;
+//|   sb_m0.sizes[2] = sb_s[4];
+//|   sb_m0.strides[2] = sb_m0.strides[3] * sb_m0.sizes[3];
+//|   sb_m0.sizes[1] = sb_s[1];
+//|   sb_m0.strides[1] = sb_m0.strides[2] * sb_m0.sizes[2];
+//|   sb_m0.sizes[0] = sb_s[0];
+//|   sb_m0.strides[0] = sb_m0.strides[1] * sb_m0.sizes[1];
+//|   sb_memref4 sb_m1;
+//|   sb_m1.allocated = sb_a->tensors[1];
+//|   sb_m1.aligned = sb_a->tensors[1];
+//|   sb_m1.offset = 0;
+//|   sb_m1.sizes[3] = 3LL;
+//|   sb_m1.strides[3] = 1;
+//|   sb_m1.sizes[2] = sb_s[4];
+//|   sb_m1.strides[2] = sb_m1.strides[3] * sb_m1.sizes[3];
+//|   sb_m1.sizes[1] = sb_s[3];
+//|   sb_m1.strides[1] = sb_m1.strides[2] * sb_m1.sizes[2];
+//|   sb_m1.sizes[0] = sb_s[2];
+//|   sb_m1.strides[0] = sb_m1.strides[1] * sb_m1.sizes[1];
+//|   sb_memref2 sb_m2;
+//|   sb_m2.allocated = sb_a->tensors[2];
+//|   sb_m2.aligned = sb_a->tensors[2];
+//|   sb_m2.offset = 0;
+//|   sb_m2.sizes[1] = sb_s[5];
+//|   sb_m2.strides[1] = 1;
+//|   sb_m2.sizes[0] = sb_s[4];
+//|   sb_m2.strides[0] = sb_m2.strides[1] * sb_m2.sizes[1];
+//|   sb_memref2 sb_m3;
+//|   sb_m3.allocated = sb_a->tensors[3];
+//|   sb_m3.aligned = sb_a->tensors[3];
+//|   sb_m3.offset = 0;
+//|   sb_m3.sizes[1] = sb_s[4];
+//|   sb_m3.strides[1] = 1;
+//|   sb_m3.sizes[0] = sb_s[2];
+//|   sb_m3.strides[0] = sb_m3.strides[1] * sb_m3.sizes[1];
+//|   sb_memref5 sb_m4;
+//|   sb_m4.allocated = sb_a->tensors[4];
+//|   sb_m4.aligned = sb_a->tensors[4];
+//|   sb_m4.offset = 0;
+//|   sb_m4.sizes[4] = sb_s[5];
+//|   sb_m4.strides[4] = 1;
+//|   sb_m4.sizes[3] = sb_s[3];
+//|   sb_m4.strides[3] = sb_m4.strides[4] * sb_m4.sizes[4];
+//|   sb_m4.sizes[2] = sb_s[2];
+//|   sb_m4.strides[2] = sb_m4.strides[3] * sb_m4.sizes[3];
+//|   sb_m4.sizes[1] = sb_s[1];
+//|   sb_m4.strides[1] = sb_m4.strides[2] * sb_m4.sizes[2];
+//|   sb_m4.sizes[0] = sb_s[0];
+//|   sb_m4.strides[0] = sb_m4.strides[1] * sb_m4.sizes[1];
+//|   sb_memref1 sb_m5;
+//|   sb_m5.allocated = sb_a->tensors[5];
+//|   sb_m5.aligned = sb_a->tensors[5];
+//|   sb_m5.offset = 0;
+//|   sb_m5.sizes[0] = sb_s[2];
+//|   sb_m5.strides[0] = 1;
+//|   sb_memref2 sb_m6;
+//|   sb_m6.allocated = sb_a->tensors[6];
+//|   sb_m6.aligned = sb_a->tensors[6];
+//|   sb_m6.offset = 0;
+//|   sb_m6.sizes[1] = sb_s[5];
+//|   sb_m6.strides[1] = 1;
+//|   sb_m6.sizes[0] = sb_s[2];
+//|   sb_m6.strides[0] = sb_m6.strides[1] * sb_m6.sizes[1];
+//|   sb_memref2 sb_m7;
+//|   sb_m7.allocated = sb_a->tensors[7];
+//|   sb_m7.aligned = sb_a->tensors[7];
+//|   sb_m7.offset = 0;
+//|   sb_m7.sizes[1] = sb_s[5];
+//|   sb_m7.strides[1] = 1;
+//|   sb_m7.sizes[0] = sb_s[2];
+//|   sb_m7.strides[0] = sb_m7.strides[1] * sb_m7.sizes[1];
+//|   sb_memref4 sb_m8;
+//|   sb_m8.allocated = sb_a->tensors[8];
+//|   sb_m8.aligned = sb_a->tensors[8];
+//|   sb_m8.offset = 0;
+//|   sb_m8.sizes[3] = sb_s[5];
+//|   sb_m8.strides[3] = 1;
+//|   sb_m8.sizes[2] = sb_s[3];
+//|   sb_m8.strides[2] = sb_m8.strides[3] * sb_m8.sizes[3];
+//|   sb_m8.sizes[1] = sb_s[2];
+//|   sb_m8.strides[1] = sb_m8.strides[2] * sb_m8.sizes[2];
+//|   sb_m8.sizes[0] = sb_s[0];
+//|   sb_m8.strides[0] = sb_m8.strides[1] * sb_m8.sizes[1];
+//|   sb_memref2 sb_m9;
+//|   sb_m9.allocated = sb_a->tensors[9];
+//|   sb_m9.aligned = sb_a->tensors[9];
+//|   sb_m9.offset = 0;
+//|   sb_m9.sizes[1] = sb_s[5];
+//|   sb_m9.strides[1] = 1;
+//|   sb_m9.sizes[0] = sb_s[2];
+//|   sb_m9.strides[0] = sb_m9.strides[1] * sb_m9.sizes[1];
+//|   _mlir_ciface_gathered_gemm_openmp(&sb_m0, &sb_m1, &sb_m2, &sb_m3, &sb_m4, &sb_m5, &sb_m6, &sb_m7,
+//|                                    &sb_m8, &sb_m9, sb_s[0], sb_s[1], sb_s[2], sb_s[3], sb_s[4],
+//|                                    sb_s[5]);
+//|   return 0;
+//| }
+//|
+//| void _mlir_ciface_gathered_gemm_im2col(sb_memref4*, sb_memref4*, sb_memref2*, sb_memref2*,
+//|                                        sb_memref5*, sb_memref1*, sb_memref2*, sb_memref2*,
+//|                                        sb_memref4*, sb_memref2*, int64_t, int64_t, int64_t, int64_t,
+//|                                        int64_t, int64_t);
+//| static int sb_variant_im2col(const sb_args* sb_a) {
+//|   const int64_t* sb_s = sb_a->sizes;
+//|   (void)sb_s;
+//|   sb_memref4 sb_m0;
+//|   sb_m0.allocated = sb_a->tensors[0];
+//|   sb_m0.aligned = sb_a->tensors[0];
+//|   sb_m0.offset = 0;
+//|   sb_m0.sizes[3] = sb_s[5];
+//|   sb_m0.strides[3] = 1;
+//|   sb_m0.sizes[2] = sb_s[4];
+//|   sb_m0.strides[2] = sb_m0.strides[3] * sb_m0.sizes[3];
+//|   sb_m0.sizes[1] = sb_s[1];
+//|   sb_m0.strides[1] = sb_m0.strides[2] * sb_m0.sizes[2];
+//|   sb_m0.sizes[0] = sb_s[0];
+//|   sb_m0.strides[0] = sb_m0.strides[1] * sb_m0.sizes[1];
+//|   sb_memref4 sb_m1;
+//|   sb_m1.allocated = sb_a->tensors[1];
+//|   sb_m1.aligned = sb_a->tensors[1];
+//|   sb_m1.offset = 0;
+//|   sb_m1.sizes[3] = 3LL;
+//|   sb_m1.strides[3] = 1;
+//|   sb_m1.sizes[2] = sb_s[4];
+//|   sb_m1.strides[2] = sb_m1.strides[3] * sb_m1.sizes[3];
+//|   sb_m1.sizes[1] = sb_s[3];
+//|   sb_m1.strides[1] = sb_m1.strides[2] * sb_m1.sizes[2];
+//|   sb_m1.sizes[0] = sb_s[2];
+//|   sb_m1.strides[0] = sb_m1.strides[1] * sb_m1.sizes[1];
+//|   sb_memref2 sb_m2;
+//|   sb_m2.allocated = sb_a->tensors[2];
+//|   sb_m2.aligned = sb_a->tensors[2];
+//|   sb_m2.offset = 0;
+//|   sb_m2.sizes[1] = sb_s[5];
+//|   sb_m2.strides[1] = 1;
+//|   sb_m2.sizes[0] = sb_s[4];
+//|   sb_m2.strides[0] = sb_m2.strides[1] * sb_m2.sizes[1];
+//|   sb_memref2 sb_m3;
+//|   sb_m3.allocated = sb_a->tensors[3];
+//|   sb_m3.aligned = sb_a->tensors[3];
+//|   sb_m3.offset = 0;
+//|   sb_m3.sizes[1] = sb_s[4];
+//|   sb_m3.strides[1] = 1;
+//|   sb_m3.sizes[0] = sb_s[2];
+//|   sb_m3.strides[0] = sb_m3.strides[1] * sb_m3.sizes[1];
+//|   sb_memref5 sb_m4;
+//|   sb_m4.allocated = sb_a->tensors[4];
+//|   sb_m4.aligned = sb_a->tensors[4];
+//|   sb_m4.offset = 0;
+//|   sb_m4.sizes[4] = sb_s[5];
+//|   sb_m4.strides[4] = 1;
+//|   sb_m4.sizes[3] = sb_s[3];
+//|   sb_m4.strides[3] = sb_m4.strides[4] * sb_m4.sizes[4];
+//|   sb_m4.sizes[2] = sb_s[2];
+//|   sb_m4.strides[2] = sb_m4.strides[3] * sb_m4.sizes[3];
+//|   sb_m4.sizes[1] = sb_s[1];
+//|   sb_m4.strides[1] = sb_m4.strides[2] * sb_m4.sizes[2];
+//|   sb_m4.sizes[0] = sb_s[0];
+//|   sb_m4.strides[0] = sb_m4.strides[1] * sb_m4.sizes[1];
+//|   sb_memref1 sb_m5;
+//|   sb_m5.allocated = sb_a->tensors[5];
+//|   sb_m5.aligned = sb_a->tensors[5];
+//|   sb_m5.offset = 0;
+//|   sb_m5.sizes[0] = sb_s[2];
+//|   sb_m5.strides[0] = 1;
+//|   sb_memref2 sb_m6;
+//|   sb_m6.allocated = sb_a->tensors[6];
+//|   sb_m6.aligned = sb_a->tensors[6];
+//|   sb_m6.offset = 0;
+//|   sb_m6.sizes[1] = sb_s[5];
+//|   sb_m6.strides[1] = 1;
+//|   sb_m6.sizes[0] = sb_s[2];
+//|   sb_m6.strides[0] = sb_m6.strides[1] * sb_m6.sizes[1];
+//|   sb_memref2 sb_m7;
+//|   sb_m7.allocated = sb_a->tensors[7];
+//|   sb_m7.aligned = sb_a->tensors[7];
+//|   sb_m7.offset = 0;
+//|   sb_m7.sizes[1] = sb_s[5];
+//|   sb_m7.strides[1] = 1;
+//|   sb_m7.sizes[0] = sb_s[2];
+//|   sb_m7.strides[0] = sb_m7.strides[1] * sb_m7.sizes[1];
+//|   sb_memref4 sb_m8;
+//|   sb_m8.allocated = sb_a->tensors[8];
+//|   sb_m8.aligned = sb_a->tensors[8];
+//|   sb_m8.offset = 0;
+//|   sb_m8.sizes[3] = sb_s[5];
+//|   sb_m8.strides[3] = 1;
+//|   sb_m8.sizes[2] = sb_s[3];
+//|   sb_m8.strides[2] = sb_m8.strides[3] * sb_m8.sizes[3];
+//|   sb_m8.sizes[1] = sb_s[2];
+//|   sb_m8.strides[1] = sb_m8.strides[2] * sb_m8.sizes[2];
+//|   sb_m8.sizes[0] = sb_s[0];
+//|   sb_m8.strides[0] = sb_m8.strides[1] * sb_m8.sizes[1];
+//|   sb_memref2 sb_m9;
+//|   sb_m9.allocated = sb_a->tensors[9];
+//|   sb_m9.aligned = sb_a->tensors[9];
+//|   sb_m9.offset = 0;
+//|   sb_m9.sizes[1] = sb_s[5];
+//|   sb_m9.strides[1] = 1;
+//|   sb_m9.sizes[0] = sb_s[2];
+//|   sb_m9.strides[0] = sb_m9.strides[1] * sb_m9.sizes[1];
+//|   _mlir_ciface_gathered_gemm_im2col(&sb_m0, &sb_m1, &sb_m2, &sb_m3, &sb_m4, &sb_m5, &sb_m6, &sb_m7,
+//|                                    &sb_m8, &sb_m9, sb_s[0], sb_s[1], sb_s[2], sb_s[3], sb_s[4],
+//|                                    sb_s[5]);
+//|   return 0;
+//| }
+//|
+//| void _mlir_ciface_gathered_gemm_im2col_odd(sb_memref4*, sb_memref4*, sb_memref2*, sb_memref2*,
+//|                                            sb_memref5*, sb_memref1*, sb_memref2*, sb_memref2*,
+//|                                            sb_memref4*, sb_memref2*, int64_t, int64_t, int64_t,
+//|                                            int64_t, int64_t, int64_t);
+//| static int sb_variant_im2col_odd(const sb_args* sb_a) {
+//|   const int64_t* sb_s = sb_a->sizes;
+//|   (void)sb_s;
+//|   sb_memref4 sb_m0;
+//|   sb_m0.allocated = sb_a->tensors[0];
+//|   sb_m0.aligned = sb_a->tensors[0];
+//|   sb_m0.offset = 0;
+//|   sb_m0.sizes[3] = sb_s[5];
+//|   sb_m0.strides[3] = 1;
+//|   sb_m0.sizes[2] = sb_s[4];
+//|   sb_m0.strides[2] = sb_m0.strides[3] * sb_m0.sizes[3];
+//|   sb_m0.sizes[1] = sb_s[1];
+//|   sb_m0.strides[1] = sb_m0.strides[2] * sb_m0.sizes[2];
+//|   sb_m0.sizes[0] = sb_s[0];
+//|   sb_m0.strides[0] = sb_m0.strides[1] * sb_m0.sizes[1];
+//|   sb_memref4 sb_m1;
+//|   sb_m1.allocated = sb_a->tensors[1];
+//|   sb_m1.aligned = sb_a->tensors[1];
+//|   sb_m1.offset = 0;
+//|   sb_m1.sizes[3] = 3LL;
+//|   sb_m1.strides[3] = 1;
+//|   sb_m1.sizes[2] = sb_s[4];
+//|   sb_m1.strides[2] = sb_m1.strides[3] * sb_m1.sizes[3];
+//|   sb_m1.sizes[1] = sb_s[3];
+//|   sb_m1.strides[1] = sb_m1.strides[2] * sb_m1.sizes[2];
+//|   sb_m1.sizes[0] = sb_s[2];
+//|   sb_m1.strides[0] = sb_m1.strides[1] * sb_m1.sizes[1];
+//|   sb_memref2 sb_m2;
+//|   sb_m2.allocated = sb_a->tensors[2];
+//|   sb_m2.aligned = sb_a->tensors[2];
+//|   sb_m2.offset = 0;
+//|   sb_m2.sizes[1] = sb_s[5];
+//|   sb_m2.strides[1] = 1;
+//|   sb_m2.sizes[0] = sb_s[4];
+//|   sb_m2.strides[0] = sb_m2.strides[1] * sb_m2.sizes[1];
+//|   sb_memref2 sb_m3;
+//|   sb_m3.allocated = sb_a->tensors[3];
+//|   sb_m3.aligned = sb_a->tensors[3];
+//|   sb_m3.offset = 0;
+//|   sb_m3.sizes[1] = sb_s[4];
+//|   sb_m3.strides[1] = 1;
+//|   sb_m3.sizes[0] = sb_s[2];
+//|   sb_m3.strides[0] = sb_m3.strides[1] * sb_m3.sizes[1];
+//|   sb_memref5 sb_m4;
+//|   sb_m4.allocated = sb_a->tensors[4];
+//|   sb_m4.aligned = sb_a->tensors[4];
+//|   sb_m4.offset = 0;
+//|   sb_m4.sizes[4] = sb_s[5];
+//|   sb_m4.strides[4] = 1;
+//|   sb_m4.sizes[3] = sb_s[3];
+//|   sb_m4.strides[3] = sb_m4.strides[4] * sb_m4.sizes[4];
+//|   sb_m4.sizes[2] = sb_s[2];
+//|   sb_m4.strides[2] = sb_m4.strides[3] * sb_m4.sizes[3];
+//|   sb_m4.sizes[1] = sb_s[1];
+//|   sb_m4.strides[1] = sb_m4.strides[2] * sb_m4.sizes[2];
+//|   sb_m4.sizes[0] = sb_s[0];
+//|   sb_m4.strides[0] = sb_m4.strides[1] * sb_m4.sizes[1];
+//|   sb_memref1 sb_m5;
+//|   sb_m5.allocated = sb_a->tensors[5];
+//|   sb_m5.aligned = sb_a->tensors[5];
+//|   sb_m5.offset = 0;
+//|   sb_m5.sizes[0] = sb_s[2];
+//|   sb_m5.strides[0] = 1;
+//|   sb_memref2 sb_m6;
+//|   sb_m6.allocated = sb_a->tensors[6];
+//|   sb_m6.aligned = sb_a->tensors[6];
+//|   sb_m6.offset = 0;
+//|   sb_m6.sizes[1] = sb_s[5];
+//|   sb_m6.strides[1] = 1;
+//|   sb_m6.sizes[0] = sb_s[2];
+//|   sb_m6.strides[0] = sb_m6.strides[1] * sb_m6.sizes[1];
+//|   sb_memref2 sb_m7;
+//|   sb_m7.allocated = sb_a->tensors[7];
+//|   sb_m7.aligned = sb_a->tensors[7];
+//|   sb_m7.offset = 0;
+//|   sb_m7.sizes[1] = sb_s[5];
+//|   sb_m7.strides[1] = 1;
+//|   sb_m7.sizes[0] = sb_s[2];
+//|   sb_m7.strides[0] = sb_m7.strides[1] * sb_m7.sizes[1];
+//|   sb_memref4 sb_m8;
+//|   sb_m8.allocated = sb_a->tensors[8];
+//|   sb_m8.aligned = sb_a->tensors[8];
+//|   sb_m8.offset = 0;
+//|   sb_m8.sizes[3] = sb_s[5];
+//|   sb_m8.strides[3] = 1;
+//|   sb_m8.sizes[2] = sb_s[3];
+//|   sb_m8.strides[2] = sb_m8.strides[3] * sb_m8.sizes[3];
+//|   sb_m8.sizes[1] = sb_s[2];
+//|   sb_m8.strides[1] = sb_m8.strides[2] * sb_m8.sizes[2];
+//|   sb_m8.sizes[0] = sb_s[0];
+//|   sb_m8.strides[0] = sb_m8.strides[1] * sb_m8.sizes[1];
+//|   sb_memref2 sb_m9;
+//|   sb_m9.allocated = sb_a->tensors[9];
+//|   sb_m9.aligned = sb_a->tensors[9];
+//|   sb_m9.offset = 0;
+//|   sb_m9.sizes[1] = sb_s[5];
+//|   sb_m9.strides[1] = 1;
+//|   sb_m9.sizes[0] = sb_s[2];
+//|   sb_m9.strides[0] = sb_m9.strides[1] * sb_m9.sizes[1];
+//|   _mlir_ciface_gathered_gemm_im2col_odd(&sb_m0, &sb_m1, &sb_m2, &sb_m3, &sb_m4, &sb_m5, &sb_m6,
+//|                                        &sb_m7, &sb_m8, &sb_m9, sb_s[0], sb_s[1], sb_s[2], sb_s[3],
+//|                                        sb_s[4], sb_s[5]);
+//|   return 0;
+//| }
+//|
+//| static const sb_variant sb_variants[] = {
+//|   {"openmp", sb_variant_openmp},
+//|   {"im2col", sb_variant_im2col},
+//|   {"im2col_odd", sb_variant_im2col_odd},
+//| };
+//|
 //| const sb_module* specbench_module(void) {
-//|   static const sb_module m = {SPECBENCH_ABI_VERSION, "gathered_gemm", "mlir", 10, 6, 0, (const sb_variant*)0};
+//|   static const sb_module m = {SPECBENCH_ABI_VERSION, "gathered_gemm", "mlir", 10, 6, 3, sb_variants};
 //|   return &m;
 //| }
