@@ -318,8 +318,10 @@ class Body {
   // convolution): per batch element, and per group of a grouped one, the gathered term at every
   // (k..., N...) into a K x N column buffer (memref.alloc, once), its first loop in parallel,
   // then the element's (group's) rows of the output = the weights' rows (a rows x K matrix) times
-  // the buffer, as the block products of blocked_matmul (emit_block_products). The cpu and mojo
-  // im2col variants run the same gather and GEMM (backends/common: emit_im2col).
+  // the buffer, as the block products of blocked_matmul (emit_block_products). A grouped one with
+  // at least two (element, group) pairs per thread runs the pairs side by side instead, each
+  // thread a chunk of them in a buffer of its own. The cpu and mojo im2col variants run the same
+  // gather and GEMM (backends/common: emit_im2col), not the same block products.
   void emit_im2col(const Statement& st, const GatheredGemm& g) {
     const std::string ty = mlir_type(g.type);
     const std::string zero = zero_index(), one = constant("1", DType::Index);
@@ -367,75 +369,145 @@ class Body {
               op("arith.maxsi", {q, one}, DType::Index)},
              DType::Index);
     }
-    const std::string col = fresh();
     const std::string col_ty = memref_type(2, g.type);
-    w_.line(col + " = memref.alloc(" + k + ", " + n +
-            ") {alignment = " + std::to_string(kStreamLineBytes) + " : i64} : " + col_ty);
-    for (int v : g.batch) open_for(v, false);
-    const std::string b = flat(g.batch);
-    std::string gi = zero;
-    if (g.group) {
-      gi = fresh();
-      w_.open("scf.for " + gi + " = " + zero + " to " + groups + " step " + one + " {");
-      // m0 / q is the group index wherever the gathered term uses it.
-      loop_var_[g.m[0]] = op("arith.muli", {gi, group_size}, DType::Index);
-    }
-    // The gather: its first loop in parallel, the innermost along the output's last index.
-    std::vector<int> loops = g.k;
-    loops.insert(loops.end(), g.n.begin(), g.n.end());
-    w_.line(
-        "// The columns: the gathered term at (k, p), k over the sum's indices, p over the "
-        "output's last.");
-    explicit_loops_ = true;
-    for (size_t i = 0; i < loops.size(); ++i) open_for(loops[i], i == 0);
-    const std::string v = cast(val(*g.gathered), value_type(*g.gathered), g.type);
-    w_.line("memref.store " + v + ", " + col + "[" + flat(g.k) + ", " + flat(g.n) +
-            "] : " + col_ty);
-    for (size_t i = loops.size(); i-- > 0;) {
-      if (i == 0) w_.line("scf.reduce");
-      w_.close("}");
-      loop_var_.erase(loops[i]);
-    }
-    // This element's (group's) rows of the weights and of the output, as 2-D views.
-    const std::string first = op("arith.muli", {gi, q}, DType::Index);
-    const std::string rows =
-        op("arith.minsi", {q, op("arith.subi", {rows_all, first}, DType::Index)}, DType::Index);
-    const std::string view = "memref<?x?x" + ty + ", strided<[?, 1], offset: ?>>";
-    auto as_matrix = [&](int t, const std::string& offset, const std::string& cols) {
-      const std::string r = fresh();
-      w_.line(r + " = memref.reinterpret_cast %" + spec_.tensors[t].name + " to offset: [" +
-              offset + "], sizes: [" + rows + ", " + cols + "], strides: [" + cols + ", 1] : " +
-              memref_type(static_cast<int>(spec_.tensors[t].shape.size()), g.type) + " to " + view);
-      return r;
+    auto alloc_col = [&] {
+      const std::string col = fresh();
+      w_.line(col + " = memref.alloc(" + k + ", " + n +
+              ") {alignment = " + std::to_string(kStreamLineBytes) + " : i64} : " + col_ty);
+      return col;
     };
-    GemmOperands m;
-    m.type = m.x_type = m.y_type = g.type;
-    m.x = as_matrix(g.w, op("arith.muli", {first, k}, DType::Index), k);
-    m.c = as_matrix(
-        st.out,
-        op("arith.muli",
-           {op("arith.addi", {op("arith.muli", {b, rows_all}, DType::Index), first}, DType::Index),
-            n},
-           DType::Index),
-        n);
-    m.y = col;
-    m.x_full = m.c_full = view;
-    m.y_full = col_ty;
-    m.x_name = wname;
-    m.y_name = "the column buffer";
-    m.rows = rows;
-    m.cols = n;
-    m.range = [&](const std::string&) { return std::make_pair(zero, k); };
-    emit_block_products(m);
-    if (g.group) {
-      loop_var_.erase(g.m[0]);
-      w_.close("}");
-    }
-    for (size_t i = g.batch.size(); i-- > 0;) {
-      w_.close("}");
-      loop_var_.erase(g.batch[i]);
-    }
-    w_.line("memref.dealloc " + col + " : " + col_ty);
+    explicit_loops_ = true;
+    // One batch element's (flat index b; its indices bound) group gi (m0 bound to its first
+    // row): the gather into `col`, then the product. With `serial` on the calling thread, else
+    // the gather's first loop and the product's rows shared out.
+    auto item = [&](const std::string& col, const std::string& b, const std::string& gi,
+                    bool serial, const std::string& pack) {
+      // The gather, the innermost loop along the output's last index.
+      std::vector<int> loops = g.k;
+      loops.insert(loops.end(), g.n.begin(), g.n.end());
+      w_.line(
+          "// The columns: the gathered term at (k, p), k over the sum's indices, p over the "
+          "output's last.");
+      for (size_t i = 0; i < loops.size(); ++i) open_for(loops[i], i == 0 && !serial);
+      const std::string v = cast(val(*g.gathered), value_type(*g.gathered), g.type);
+      w_.line("memref.store " + v + ", " + col + "[" + flat(g.k) + ", " + flat(g.n) +
+              "] : " + col_ty);
+      for (size_t i = loops.size(); i-- > 0;) {
+        if (i == 0 && !serial) w_.line("scf.reduce");
+        w_.close("}");
+        loop_var_.erase(loops[i]);
+      }
+      // This element's (group's) rows of the weights and of the output, as 2-D views.
+      const std::string first = op("arith.muli", {gi, q}, DType::Index);
+      const std::string rows =
+          op("arith.minsi", {q, op("arith.subi", {rows_all, first}, DType::Index)}, DType::Index);
+      const std::string view = "memref<?x?x" + ty + ", strided<[?, 1], offset: ?>>";
+      auto as_matrix = [&](int t, const std::string& offset, const std::string& cols) {
+        const std::string r = fresh();
+        w_.line(r + " = memref.reinterpret_cast %" + spec_.tensors[t].name + " to offset: [" +
+                offset + "], sizes: [" + rows + ", " + cols + "], strides: [" + cols +
+                ", 1] : " + memref_type(static_cast<int>(spec_.tensors[t].shape.size()), g.type) +
+                " to " + view);
+        return r;
+      };
+      GemmOperands m;
+      m.type = m.x_type = m.y_type = g.type;
+      m.x = as_matrix(g.w, op("arith.muli", {first, k}, DType::Index), k);
+      m.c = as_matrix(st.out,
+                      op("arith.muli",
+                         {op("arith.addi", {op("arith.muli", {b, rows_all}, DType::Index), first},
+                             DType::Index),
+                          n},
+                         DType::Index),
+                      n);
+      m.y = col;
+      m.x_full = m.c_full = view;
+      m.y_full = col_ty;
+      m.x_name = wname;
+      m.y_name = "the column buffer";
+      m.rows = rows;
+      m.cols = n;
+      m.range = [&](const std::string&) { return std::make_pair(zero, k); };
+      m.serial = serial;
+      m.pack = pack;
+      emit_block_products(m);
+    };
+    // One element and group after another, each shared out.
+    auto in_turn = [&] {
+      const std::string col = alloc_col();
+      for (int v : g.batch) open_for(v, false);
+      const std::string b = flat(g.batch);
+      std::string gi = zero;
+      if (g.group) {
+        gi = fresh();
+        w_.open("scf.for " + gi + " = " + zero + " to " + groups + " step " + one + " {");
+        // m0 / q is the group index wherever the gathered term uses it.
+        loop_var_[g.m[0]] = op("arith.muli", {gi, group_size}, DType::Index);
+      }
+      item(col, b, gi, false, "");
+      if (g.group) {
+        loop_var_.erase(g.m[0]);
+        w_.close("}");
+      }
+      for (size_t i = g.batch.size(); i-- > 0;) {
+        w_.close("}");
+        loop_var_.erase(g.batch[i]);
+      }
+      w_.line("memref.dealloc " + col + " : " + col_ty);
+    };
+    if (!g.group) return in_turn();
+    // A group's few rows would run on one thread: with enough (element, group) pairs for the
+    // threads, each thread gathers and multiplies whole pairs in a buffer of its own, one after
+    // another (as the cpu and mojo im2col variants do).
+    thread_count_ = true;
+    const std::string threads32 = fresh();
+    w_.line(threads32 + " = func.call @omp_get_max_threads() : () -> i32");
+    const std::string threads = fresh();
+    w_.line(threads + " = arith.index_cast " + threads32 + " : i32 to index");
+    const std::string pairs = op("arith.muli", {product(g.batch), groups}, DType::Index);
+    const std::string enough =
+        cmp("arith.cmpi", "sge", pairs,
+            op("arith.muli", {threads, constant("2", DType::Index)}, DType::Index), DType::Index);
+    emit_if(
+        enough,
+        [&] {
+          w_.line("// Pairs of a batch element and a group side by side, a chunk per thread.");
+          const std::string chunk =
+              op("arith.divui",
+                 {op("arith.addi", {pairs, op("arith.subi", {threads, one}, DType::Index)},
+                     DType::Index),
+                  threads},
+                 DType::Index);
+          const std::string t = fresh();
+          w_.open("scf.parallel (" + t + ") = (" + zero + ") to (" + threads + ") step (" + one +
+                  ") {");
+          const std::string col = alloc_col();
+          const std::string pack = alloca_pack(g.type);
+          const std::string lo =
+              op("arith.minsi", {op("arith.muli", {t, chunk}, DType::Index), pairs}, DType::Index);
+          const std::string hi =
+              op("arith.minsi", {op("arith.addi", {lo, chunk}, DType::Index), pairs}, DType::Index);
+          const std::string p = fresh();
+          w_.open("scf.for " + p + " = " + lo + " to " + hi + " step " + one + " {");
+          const std::string b = op("arith.divui", {p, groups}, DType::Index);
+          const std::string gi = op("arith.remui", {p, groups}, DType::Index);
+          // The batch indices of b, the last varying fastest.
+          std::string r = b;
+          for (size_t i = g.batch.size(); i-- > 0;) {
+            const std::string& e = extent(g.batch[i]);
+            loop_var_[g.batch[i]] = op("arith.remui", {r, e}, DType::Index);
+            r = op("arith.divui", {r, e}, DType::Index);
+          }
+          loop_var_[g.m[0]] = op("arith.muli", {gi, group_size}, DType::Index);
+          item(col, b, gi, true, pack);
+          loop_var_.erase(g.m[0]);
+          for (int v : g.batch) loop_var_.erase(v);
+          w_.close("}");
+          w_.line("memref.dealloc " + col + " : " + col_ty);
+          w_.line("scf.reduce");
+          w_.close("}");
+        },
+        in_turn);
   }
 
   // The operands of one GEMM C = X * Y (emit_block_products): 2-D memrefs and their types, X
@@ -451,7 +523,28 @@ class Body {
     std::string rows, cols;  // index values
     // Emits the sum's first term along k and its number of terms (index values), given zero.
     std::function<std::pair<std::string, std::string>(const std::string& zero)> range;
+    // On the calling thread (inside a parallel loop of its own): all the rows in one chunk.
+    bool serial = false;
+    // The buffer for the packed blocks (alloca_pack); empty: one on each thread's stack. A
+    // serial product inside a loop takes one from outside it: an alloca in a loop's body would
+    // grow the stack on every iteration.
+    std::string pack;
   };
+
+  // The type of a thread's buffer for a packed block of the second operand (emit_block_products):
+  // kc rows of nc elements, each padded by kGemmPackPadBytes.
+  std::string pack_type(DType t) const {
+    return "memref<" + std::to_string(gemm_->kc) + "x" +
+           std::to_string(gemm_->nc + kGemmPackPadBytes / dtype_bytes(t)) + "x" + mlir_type(t) +
+           ">";
+  }
+  // Such a buffer on the stack of the current thread (a parallel loop's iteration).
+  std::string alloca_pack(DType t) {
+    const std::string buf = fresh();
+    w_.line(buf + " = memref.alloca() {alignment = " + std::to_string(kStreamLineBytes) +
+            " : i64} : " + pack_type(t));
+    return buf;
+  }
 
   // C = X * Y in blocks, in Goto's loop order (emit_gemm).
   void emit_block_products(const GemmOperands& g) {
@@ -498,8 +591,7 @@ class Body {
         "memref<" + std::to_string(gemm_->mc) + "x" + std::to_string(gemm_->kc) + "x" + ty + ">";
     const std::string xpacked_ty =
         "memref<?x?x" + ty + ", strided<[" + std::to_string(gemm_->kc) + ", 1]>>";
-    const std::string buf_ty = "memref<" + std::to_string(gemm_->kc) + "x" +
-                               std::to_string(gemm_->nc + pad) + "x" + ty + ">";
+    const std::string buf_ty = pack_type(g.type);
     const std::string packed_ty =
         "memref<?x?x" + ty + ", strided<[" + std::to_string(gemm_->nc + pad) + ", 1]>>";
     auto subview = [&](const std::string& base, const std::string& r, const std::string& c,
@@ -519,17 +611,22 @@ class Body {
                 DType::Index);
     };
     // The threads and each one's rows: ceil(rows / threads), rounded up to whole register tiles.
-    const std::string threads32 = fresh();
-    w_.line(threads32 + " = func.call @omp_get_max_threads() : () -> i32");
-    const std::string threads = fresh();
-    w_.line(threads + " = arith.index_cast " + threads32 + " : i32 to index");
+    std::string threads = one;
+    if (!g.serial) {
+      const std::string threads32 = fresh();
+      w_.line(threads32 + " = func.call @omp_get_max_threads() : () -> i32");
+      threads = fresh();
+      w_.line(threads + " = arith.index_cast " + threads32 + " : i32 to index");
+    }
     const std::string chunk =
         op("arith.muli", {ceil_div(ceil_div(rows, threads), tile), tile}, DType::Index);
     const std::string t = fresh();
-    w_.open("scf.parallel (" + t + ") = (" + zero + ") to (" + threads + ") step (" + one + ") {");
-    const std::string buf = fresh();
-    w_.line(buf + " = memref.alloca() {alignment = " + std::to_string(kStreamLineBytes) +
-            " : i64} : " + buf_ty);
+    if (g.serial)
+      w_.open("scf.for " + t + " = " + zero + " to " + one + " step " + one + " {");
+    else
+      w_.open("scf.parallel (" + t + ") = (" + zero + ") to (" + threads + ") step (" + one +
+              ") {");
+    const std::string buf = g.pack.empty() ? alloca_pack(g.type) : g.pack;
     std::string xbuf;
     if (widen_x) {
       xbuf = fresh();
@@ -605,7 +702,7 @@ class Body {
     w_.close("}");
     w_.close("}");
     if (widen_x) w_.line("memref.dealloc " + xbuf + " : " + xbuf_ty);
-    w_.line("scf.reduce");
+    if (!g.serial) w_.line("scf.reduce");
     w_.close("}");
   }
 

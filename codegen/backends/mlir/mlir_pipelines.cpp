@@ -174,6 +174,17 @@ std::string mlir_gemm_schedule(const std::string& type, int64_t mr, int64_t nr) 
   tile_and_peel(p + "tile", "0, 0, " + std::to_string(kMlirGemmKStep), kMlirGemmKStep, "k",
                 p + "step", 1);
   line("  transform.annotate " + p + "step \"" + full + "\" : " + any);
+  if (mr > 1) {
+    // The rows past the whole tiles (fewer than mr: a product of few rows has nothing else) one
+    // at a time, in tiles of 1 x nr along the same steps of k, vectorised as the whole tiles are.
+    line("  " + p + "rest = transform.structured.match ops{[\"linalg.generic\"]} in " + p +
+         "i_rest : (" + any + ") -> " + any);
+    tile_and_peel(p + "rest", "1, 0, 0", 1, "r", p + "row", 1);
+    tile_and_peel(p + "row", "0, " + std::to_string(nr) + ", 0", nr, "rj", p + "row_tile", 1);
+    tile_and_peel(p + "row_tile", "0, 0, " + std::to_string(kMlirGemmKStep), kMlirGemmKStep, "rk",
+                  p + "row_step", 1);
+    line("  transform.annotate " + p + "row_step \"" + full + "\" : " + any);
+  }
   line("}");
   line(p +
        "f = transform.structured.match ops{[\"func.func\"]} attributes{llvm.emit_c_interface} in "

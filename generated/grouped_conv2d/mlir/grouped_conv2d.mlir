@@ -10,6 +10,7 @@
 //   loops         strategy loops
 //   tiled_vector  strategy tiled_vector: tile = 64 (default), vector = 8 (default)
 //   openmp        strategy openmp: tile = 512 (default), tile_inner = 16 (default)
+//   im2col        strategy im2col: tile = 512 (default), tile_inner = 16 (default), mc = 64 (default), nc = 256 (default), kc = 256 (default), mr = 0 (default), nr_bytes = 0 (default)
 //
 // One module per variant, each after a split marker line (mlir-opt --split-input-file);
 // the `sb-pipeline` line above each is the mlir-opt pass pipeline that lowers it. The C
@@ -957,6 +958,536 @@ module attributes {transform.with_named_sequence} {
   }
 }
 
+// -----
+// sb-variant: im2col
+// sb-pipeline: --transform-interpreter=entry-point=sb_schedule_simd@simd_bytes@ --test-transform-dialect-erase-schedule --convert-linalg-to-parallel-loops --canonicalize --test-math-polynomial-approximation --convert-math-to-llvm --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --convert-vector-to-scf --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
+module attributes {transform.with_named_sequence} {
+  func.func private @omp_get_max_threads() -> i32
+  func.func @grouped_conv2d_im2col(%x: memref<?x?x?x?xf32> {llvm.noalias}, %w: memref<?x?x?x?xf32> {llvm.noalias}, %y: memref<?x?x?x?xf32> {llvm.noalias}, %N: index, %G: index, %CIG: index, %COG: index, %H: index, %W: index) attributes {llvm.emit_c_interface} {
+    %0 = arith.muli %G, %CIG : index
+    %1 = arith.muli %G, %COG : index
+    %2 = arith.constant 3 : index
+    %3 = arith.constant 3 : index
+    %4 = arith.muli %G, %COG : index
+    // y[n, o, i, j] = sum(c in 0..CIG: sum(a in 0..3: sum(b in 0..3: x[n, o / COG * CIG + c, i + a - 1, j + b - 1] * w[o, c, a, b])))
+    %5 = arith.constant 0 : index
+    %6 = arith.constant 1 : index
+    // As im2col: per batch element and group, the gathered term at every (k..., N...) into the K x N
+    // buffer, then y (rows x N) = w (rows x K) * the buffer, as block products.
+    %7 = arith.muli %6, %4 : index
+    %8 = arith.muli %6, %H : index
+    %9 = arith.muli %8, %W : index
+    %10 = arith.muli %6, %CIG : index
+    %11 = arith.muli %10, %2 : index
+    %12 = arith.muli %11, %3 : index
+    %13 = arith.muli %COG, %6 : index
+    %14 = arith.subi %13, %6 : index
+    %15 = arith.addi %7, %14 : index
+    %16 = arith.maxsi %13, %6 : index
+    %17 = arith.divsi %15, %16 : index
+    %18 = func.call @omp_get_max_threads() : () -> i32
+    %19 = arith.index_cast %18 : i32 to index
+    %20 = arith.muli %6, %N : index
+    %21 = arith.muli %20, %17 : index
+    %22 = arith.constant 2 : index
+    %23 = arith.muli %19, %22 : index
+    %24 = arith.cmpi sge, %21, %23 : index
+    scf.if %24 {
+      // Pairs of a batch element and a group side by side, a chunk per thread.
+      %25 = arith.subi %19, %6 : index
+      %26 = arith.addi %21, %25 : index
+      %27 = arith.divui %26, %19 : index
+      scf.parallel (%28) = (%5) to (%19) step (%6) {
+        %29 = memref.alloc(%12, %9) {alignment = 64 : i64} : memref<?x?xf32>
+        %30 = memref.alloca() {alignment = 64 : i64} : memref<256x272xf32>
+        %31 = arith.muli %28, %27 : index
+        %32 = arith.minsi %31, %21 : index
+        %33 = arith.addi %32, %27 : index
+        %34 = arith.minsi %33, %21 : index
+        scf.for %35 = %32 to %34 step %6 {
+          %36 = arith.divui %35, %17 : index
+          %37 = arith.remui %35, %17 : index
+          %38 = arith.remui %36, %N : index
+          %39 = arith.divui %36, %N : index
+          %40 = arith.muli %37, %COG : index
+          // The columns: the gathered term at (k, p), k over the sum's indices, p over the output's last.
+          scf.for %41 = %5 to %CIG step %6 {
+            scf.for %42 = %5 to %2 step %6 {
+              scf.for %43 = %5 to %3 step %6 {
+                scf.for %44 = %5 to %H step %6 {
+                  scf.for %45 = %5 to %W step %6 {
+                    %46 = arith.constant 0 : index
+                    %47 = arith.cmpi sge, %38, %46 : index
+                    %48 = arith.cmpi slt, %38, %N : index
+                    %49 = arith.andi %47, %48 : i1
+                    %50 = arith.constant 1 : index
+                    %51 = arith.subi %N, %50 : index
+                    %52 = arith.minsi %38, %51 : index
+                    %53 = arith.constant 0 : index
+                    %54 = arith.maxsi %52, %53 : index
+                    %55 = arith.divsi %40, %COG : index
+                    %56 = arith.muli %55, %CIG : index
+                    %57 = arith.addi %56, %41 : index
+                    %58 = arith.constant 0 : index
+                    %59 = arith.cmpi sge, %57, %58 : index
+                    %60 = arith.cmpi slt, %57, %0 : index
+                    %61 = arith.andi %59, %60 : i1
+                    %62 = arith.andi %49, %61 : i1
+                    %63 = arith.constant 1 : index
+                    %64 = arith.subi %0, %63 : index
+                    %65 = arith.minsi %57, %64 : index
+                    %66 = arith.constant 0 : index
+                    %67 = arith.maxsi %65, %66 : index
+                    %68 = arith.addi %44, %42 : index
+                    %69 = arith.constant 1 : index
+                    %70 = arith.subi %68, %69 : index
+                    %71 = arith.constant 0 : index
+                    %72 = arith.cmpi sge, %70, %71 : index
+                    %73 = arith.cmpi slt, %70, %H : index
+                    %74 = arith.andi %72, %73 : i1
+                    %75 = arith.andi %62, %74 : i1
+                    %76 = arith.constant 1 : index
+                    %77 = arith.subi %H, %76 : index
+                    %78 = arith.minsi %70, %77 : index
+                    %79 = arith.constant 0 : index
+                    %80 = arith.maxsi %78, %79 : index
+                    %81 = arith.addi %45, %43 : index
+                    %82 = arith.constant 1 : index
+                    %83 = arith.subi %81, %82 : index
+                    %84 = arith.constant 0 : index
+                    %85 = arith.cmpi sge, %83, %84 : index
+                    %86 = arith.cmpi slt, %83, %W : index
+                    %87 = arith.andi %85, %86 : i1
+                    %88 = arith.andi %75, %87 : i1
+                    %89 = arith.constant 1 : index
+                    %90 = arith.subi %W, %89 : index
+                    %91 = arith.minsi %83, %90 : index
+                    %92 = arith.constant 0 : index
+                    %93 = arith.maxsi %91, %92 : index
+                    %94 = memref.load %x[%54, %67, %80, %93] : memref<?x?x?x?xf32>
+                    %95 = arith.constant 0.0 : f32
+                    %96 = arith.select %88, %94, %95 : f32
+                    %97 = arith.muli %5, %H : index
+                    %98 = arith.addi %97, %44 : index
+                    %99 = arith.muli %98, %W : index
+                    %100 = arith.addi %99, %45 : index
+                    %101 = arith.muli %5, %CIG : index
+                    %102 = arith.addi %101, %41 : index
+                    %103 = arith.muli %102, %2 : index
+                    %104 = arith.addi %103, %42 : index
+                    %105 = arith.muli %104, %3 : index
+                    %106 = arith.addi %105, %43 : index
+                    memref.store %96, %29[%106, %100] : memref<?x?xf32>
+                  }
+                }
+              }
+            }
+          }
+          %107 = arith.muli %37, %13 : index
+          %108 = arith.subi %7, %107 : index
+          %109 = arith.minsi %13, %108 : index
+          %110 = arith.muli %107, %12 : index
+          %111 = memref.reinterpret_cast %w to offset: [%110], sizes: [%109, %12], strides: [%12, 1] : memref<?x?x?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+          %112 = arith.muli %36, %7 : index
+          %113 = arith.addi %112, %107 : index
+          %114 = arith.muli %113, %9 : index
+          %115 = memref.reinterpret_cast %y to offset: [%114], sizes: [%109, %9], strides: [%9, 1] : memref<?x?x?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+          // As block products: each thread's rows in blocks of 64; per block of 256 columns and 256 terms,
+          // that block of the column buffer copied to the thread's buffer, then each block product added to the output.
+          %116 = arith.constant 0 : index
+          %117 = arith.constant 1 : index
+          %118 = arith.constant 64 : index
+          %119 = arith.constant 256 : index
+          %120 = arith.constant 256 : index
+          %121 = arith.constant 8 : index
+          %122 = arith.subi %117, %117 : index
+          %123 = arith.addi %109, %122 : index
+          %124 = arith.divui %123, %117 : index
+          %125 = arith.subi %121, %117 : index
+          %126 = arith.addi %124, %125 : index
+          %127 = arith.divui %126, %121 : index
+          %128 = arith.muli %127, %121 : index
+          scf.for %129 = %116 to %117 step %117 {
+            %130 = arith.muli %129, %128 : index
+            %131 = arith.minsi %130, %109 : index
+            %132 = arith.addi %131, %128 : index
+            %133 = arith.minsi %132, %109 : index
+            %134 = arith.subi %133, %131 : index
+            %135 = memref.subview %115[%131, %116] [%134, %9] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+            %136 = arith.constant 0.0 : f32
+            linalg.fill ins(%136 : f32) outs(%135 : memref<?x?xf32, strided<[?, 1], offset: ?>>)
+            scf.for %137 = %116 to %9 step %119 {
+              %138 = arith.subi %9, %137 : index
+              %139 = arith.minsi %119, %138 : index
+              scf.for %140 = %116 to %12 step %120 {
+                %141 = arith.subi %12, %140 : index
+                %142 = arith.minsi %120, %141 : index
+                %143 = arith.addi %5, %140 : index
+                %144 = memref.subview %30[0, 0] [%142, %139] [1, 1] : memref<256x272xf32> to memref<?x?xf32, strided<[272, 1]>>
+                %145 = memref.subview %29[%143, %137] [%142, %139] [1, 1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+                linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%145 : memref<?x?xf32, strided<[?, 1], offset: ?>>) outs(%144 : memref<?x?xf32, strided<[272, 1]>>) {
+                  ^bb0(%146: f32, %147: f32):
+                  linalg.yield %146 : f32
+                }
+                scf.for %148 = %131 to %133 step %118 {
+                  %149 = arith.subi %133, %148 : index
+                  %150 = arith.minsi %118, %149 : index
+                  %151 = memref.subview %111[%148, %143] [%150, %142] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+                  %152 = memref.subview %115[%148, %137] [%150, %139] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+                  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%151, %144 : memref<?x?xf32, strided<[?, 1], offset: ?>>, memref<?x?xf32, strided<[272, 1]>>) outs(%152 : memref<?x?xf32, strided<[?, 1], offset: ?>>) attrs = {sb_gemm_f32} {
+                    ^bb0(%153: f32, %154: f32, %155: f32):
+                    %156 = arith.mulf %153, %154 : f32
+                    %157 = arith.addf %155, %156 fastmath<reassoc> : f32
+                    linalg.yield %157 : f32
+                  }
+                }
+              }
+            }
+          }
+        }
+        memref.dealloc %29 : memref<?x?xf32>
+        scf.reduce
+      }
+    } else {
+      %158 = memref.alloc(%12, %9) {alignment = 64 : i64} : memref<?x?xf32>
+      scf.for %159 = %5 to %N step %6 {
+        %160 = arith.muli %5, %N : index
+        %161 = arith.addi %160, %159 : index
+        scf.for %162 = %5 to %17 step %6 {
+          %163 = arith.muli %162, %COG : index
+          // The columns: the gathered term at (k, p), k over the sum's indices, p over the output's last.
+          scf.parallel (%164) = (%5) to (%CIG) step (%6) {
+            scf.for %165 = %5 to %2 step %6 {
+              scf.for %166 = %5 to %3 step %6 {
+                scf.for %167 = %5 to %H step %6 {
+                  scf.for %168 = %5 to %W step %6 {
+                    %169 = arith.constant 0 : index
+                    %170 = arith.cmpi sge, %159, %169 : index
+                    %171 = arith.cmpi slt, %159, %N : index
+                    %172 = arith.andi %170, %171 : i1
+                    %173 = arith.constant 1 : index
+                    %174 = arith.subi %N, %173 : index
+                    %175 = arith.minsi %159, %174 : index
+                    %176 = arith.constant 0 : index
+                    %177 = arith.maxsi %175, %176 : index
+                    %178 = arith.divsi %163, %COG : index
+                    %179 = arith.muli %178, %CIG : index
+                    %180 = arith.addi %179, %164 : index
+                    %181 = arith.constant 0 : index
+                    %182 = arith.cmpi sge, %180, %181 : index
+                    %183 = arith.cmpi slt, %180, %0 : index
+                    %184 = arith.andi %182, %183 : i1
+                    %185 = arith.andi %172, %184 : i1
+                    %186 = arith.constant 1 : index
+                    %187 = arith.subi %0, %186 : index
+                    %188 = arith.minsi %180, %187 : index
+                    %189 = arith.constant 0 : index
+                    %190 = arith.maxsi %188, %189 : index
+                    %191 = arith.addi %167, %165 : index
+                    %192 = arith.constant 1 : index
+                    %193 = arith.subi %191, %192 : index
+                    %194 = arith.constant 0 : index
+                    %195 = arith.cmpi sge, %193, %194 : index
+                    %196 = arith.cmpi slt, %193, %H : index
+                    %197 = arith.andi %195, %196 : i1
+                    %198 = arith.andi %185, %197 : i1
+                    %199 = arith.constant 1 : index
+                    %200 = arith.subi %H, %199 : index
+                    %201 = arith.minsi %193, %200 : index
+                    %202 = arith.constant 0 : index
+                    %203 = arith.maxsi %201, %202 : index
+                    %204 = arith.addi %168, %166 : index
+                    %205 = arith.constant 1 : index
+                    %206 = arith.subi %204, %205 : index
+                    %207 = arith.constant 0 : index
+                    %208 = arith.cmpi sge, %206, %207 : index
+                    %209 = arith.cmpi slt, %206, %W : index
+                    %210 = arith.andi %208, %209 : i1
+                    %211 = arith.andi %198, %210 : i1
+                    %212 = arith.constant 1 : index
+                    %213 = arith.subi %W, %212 : index
+                    %214 = arith.minsi %206, %213 : index
+                    %215 = arith.constant 0 : index
+                    %216 = arith.maxsi %214, %215 : index
+                    %217 = memref.load %x[%177, %190, %203, %216] : memref<?x?x?x?xf32>
+                    %218 = arith.constant 0.0 : f32
+                    %219 = arith.select %211, %217, %218 : f32
+                    %220 = arith.muli %5, %H : index
+                    %221 = arith.addi %220, %167 : index
+                    %222 = arith.muli %221, %W : index
+                    %223 = arith.addi %222, %168 : index
+                    %224 = arith.muli %5, %CIG : index
+                    %225 = arith.addi %224, %164 : index
+                    %226 = arith.muli %225, %2 : index
+                    %227 = arith.addi %226, %165 : index
+                    %228 = arith.muli %227, %3 : index
+                    %229 = arith.addi %228, %166 : index
+                    memref.store %219, %158[%229, %223] : memref<?x?xf32>
+                  }
+                }
+              }
+            }
+            scf.reduce
+          }
+          %230 = arith.muli %162, %13 : index
+          %231 = arith.subi %7, %230 : index
+          %232 = arith.minsi %13, %231 : index
+          %233 = arith.muli %230, %12 : index
+          %234 = memref.reinterpret_cast %w to offset: [%233], sizes: [%232, %12], strides: [%12, 1] : memref<?x?x?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+          %235 = arith.muli %161, %7 : index
+          %236 = arith.addi %235, %230 : index
+          %237 = arith.muli %236, %9 : index
+          %238 = memref.reinterpret_cast %y to offset: [%237], sizes: [%232, %9], strides: [%9, 1] : memref<?x?x?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+          // As block products: each thread's rows in blocks of 64; per block of 256 columns and 256 terms,
+          // that block of the column buffer copied to the thread's buffer, then each block product added to the output.
+          %239 = arith.constant 0 : index
+          %240 = arith.constant 1 : index
+          %241 = arith.constant 64 : index
+          %242 = arith.constant 256 : index
+          %243 = arith.constant 256 : index
+          %244 = arith.constant 8 : index
+          %245 = func.call @omp_get_max_threads() : () -> i32
+          %246 = arith.index_cast %245 : i32 to index
+          %247 = arith.subi %246, %240 : index
+          %248 = arith.addi %232, %247 : index
+          %249 = arith.divui %248, %246 : index
+          %250 = arith.subi %244, %240 : index
+          %251 = arith.addi %249, %250 : index
+          %252 = arith.divui %251, %244 : index
+          %253 = arith.muli %252, %244 : index
+          scf.parallel (%254) = (%239) to (%246) step (%240) {
+            %255 = memref.alloca() {alignment = 64 : i64} : memref<256x272xf32>
+            %256 = arith.muli %254, %253 : index
+            %257 = arith.minsi %256, %232 : index
+            %258 = arith.addi %257, %253 : index
+            %259 = arith.minsi %258, %232 : index
+            %260 = arith.subi %259, %257 : index
+            %261 = memref.subview %238[%257, %239] [%260, %9] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+            %262 = arith.constant 0.0 : f32
+            linalg.fill ins(%262 : f32) outs(%261 : memref<?x?xf32, strided<[?, 1], offset: ?>>)
+            scf.for %263 = %239 to %9 step %242 {
+              %264 = arith.subi %9, %263 : index
+              %265 = arith.minsi %242, %264 : index
+              scf.for %266 = %239 to %12 step %243 {
+                %267 = arith.subi %12, %266 : index
+                %268 = arith.minsi %243, %267 : index
+                %269 = arith.addi %5, %266 : index
+                %270 = memref.subview %255[0, 0] [%268, %265] [1, 1] : memref<256x272xf32> to memref<?x?xf32, strided<[272, 1]>>
+                %271 = memref.subview %158[%269, %263] [%268, %265] [1, 1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+                linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%271 : memref<?x?xf32, strided<[?, 1], offset: ?>>) outs(%270 : memref<?x?xf32, strided<[272, 1]>>) {
+                  ^bb0(%272: f32, %273: f32):
+                  linalg.yield %272 : f32
+                }
+                scf.for %274 = %257 to %259 step %241 {
+                  %275 = arith.subi %259, %274 : index
+                  %276 = arith.minsi %241, %275 : index
+                  %277 = memref.subview %234[%274, %269] [%276, %268] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+                  %278 = memref.subview %238[%274, %263] [%276, %265] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+                  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%277, %270 : memref<?x?xf32, strided<[?, 1], offset: ?>>, memref<?x?xf32, strided<[272, 1]>>) outs(%278 : memref<?x?xf32, strided<[?, 1], offset: ?>>) attrs = {sb_gemm_f32} {
+                    ^bb0(%279: f32, %280: f32, %281: f32):
+                    %282 = arith.mulf %279, %280 : f32
+                    %283 = arith.addf %281, %282 fastmath<reassoc> : f32
+                    linalg.yield %283 : f32
+                  }
+                }
+              }
+            }
+            scf.reduce
+          }
+        }
+      }
+      memref.dealloc %158 : memref<?x?xf32>
+    }
+    return
+  }
+  // The register tiles where the widest native vectors are 64 bytes (the runtime runs the host's).
+  transform.named_sequence @sb_schedule_simd64(%root: !transform.any_op {transform.readonly}) {
+    // blocked_matmul, f32: register tiles of 8 x 32 along k steps of 4
+    %sb_gemm_f32_ops = transform.structured.match ops{["linalg.generic"]} attributes{sb_gemm_f32} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %sb_gemm_f32_ops : !transform.any_op {
+    ^bb0(%sb_gemm_f32_op: !transform.any_op):
+      %sb_gemm_f32_i_op, %sb_gemm_f32_i_loop = transform.structured.tile_using_for %sb_gemm_f32_op tile_sizes [8, 0, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_i_for = transform.cast %sb_gemm_f32_i_loop : !transform.any_op to !transform.op<"scf.for">
+      %sb_gemm_f32_i_whole, %sb_gemm_f32_i_rest = transform.loop.peel %sb_gemm_f32_i_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_rows = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_i_whole : (!transform.any_op) -> !transform.any_op
+      %sb_gemm_f32_j_op, %sb_gemm_f32_j_loop = transform.structured.tile_using_for %sb_gemm_f32_rows tile_sizes [0, 32, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_j_for = transform.cast %sb_gemm_f32_j_loop : !transform.any_op to !transform.op<"scf.for">
+      %sb_gemm_f32_j_whole, %sb_gemm_f32_j_rest = transform.loop.peel %sb_gemm_f32_j_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_tile = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_j_whole : (!transform.any_op) -> !transform.any_op
+      %sb_gemm_f32_k_op, %sb_gemm_f32_k_loop = transform.structured.tile_using_for %sb_gemm_f32_tile tile_sizes [0, 0, 4] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_k_for = transform.cast %sb_gemm_f32_k_loop : !transform.any_op to !transform.op<"scf.for">
+      %sb_gemm_f32_k_whole, %sb_gemm_f32_k_rest = transform.loop.peel %sb_gemm_f32_k_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_step = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_k_whole : (!transform.any_op) -> !transform.any_op
+      transform.annotate %sb_gemm_f32_step "sb_gemm_f32_tile" : !transform.any_op
+      %sb_gemm_f32_rest = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_i_rest : (!transform.any_op) -> !transform.any_op
+      %sb_gemm_f32_row, %sb_gemm_f32_r_loop = transform.structured.tile_using_for %sb_gemm_f32_rest tile_sizes [1, 0, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_rj_op, %sb_gemm_f32_rj_loop = transform.structured.tile_using_for %sb_gemm_f32_row tile_sizes [0, 32, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_rj_for = transform.cast %sb_gemm_f32_rj_loop : !transform.any_op to !transform.op<"scf.for">
+      %sb_gemm_f32_rj_whole, %sb_gemm_f32_rj_rest = transform.loop.peel %sb_gemm_f32_rj_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_row_tile = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_rj_whole : (!transform.any_op) -> !transform.any_op
+      %sb_gemm_f32_rk_op, %sb_gemm_f32_rk_loop = transform.structured.tile_using_for %sb_gemm_f32_row_tile tile_sizes [0, 0, 4] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_rk_for = transform.cast %sb_gemm_f32_rk_loop : !transform.any_op to !transform.op<"scf.for">
+      %sb_gemm_f32_rk_whole, %sb_gemm_f32_rk_rest = transform.loop.peel %sb_gemm_f32_rk_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_row_step = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_rk_whole : (!transform.any_op) -> !transform.any_op
+      transform.annotate %sb_gemm_f32_row_step "sb_gemm_f32_tile" : !transform.any_op
+    }
+    %sb_gemm_f32_f = transform.structured.match ops{["func.func"]} attributes{llvm.emit_c_interface} in %root : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %sb_gemm_f32_f {
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    %sb_gemm_f32_whole = transform.structured.match ops{["linalg.generic"]} attributes{sb_gemm_f32_tile} in %root : (!transform.any_op) -> !transform.any_op
+    transform.structured.vectorize %sb_gemm_f32_whole : !transform.any_op
+    transform.apply_patterns to %sb_gemm_f32_f {
+      transform.apply_patterns.memref.fold_memref_alias_ops
+      transform.apply_patterns.vector.reduction_to_contract
+      transform.apply_patterns.vector.transfer_permutation_patterns
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    transform.apply_cse to %sb_gemm_f32_f : !transform.any_op
+    %sb_gemm_f32_loops = transform.structured.match ops{["scf.for"]} in %sb_gemm_f32_f : (!transform.any_op) -> !transform.any_op
+    transform.apply_licm to %sb_gemm_f32_loops : !transform.any_op
+    %sb_gemm_f32_hoisted = transform.structured.hoist_redundant_vector_transfers %sb_gemm_f32_f : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %sb_gemm_f32_hoisted {
+      transform.apply_patterns.vector.lower_contraction lowering_strategy = "outerproduct"
+      transform.apply_patterns.vector.lower_outerproduct
+      transform.apply_patterns.vector.transfer_permutation_patterns
+      transform.apply_patterns.vector.lower_transfer max_transfer_rank = 1
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    %loops = transform.structured.match ops{["scf.parallel"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %loops : !transform.any_op {
+    ^bb0(%loop: !transform.any_op):
+      %inner = transform.structured.match ops{["linalg.generic", "linalg.fill"]} in %loop : (!transform.any_op) -> !transform.any_op
+      %lowered = transform.structured.convert_to_loops %inner : (!transform.any_op) -> !transform.any_op
+    }
+    transform.yield
+  }
+  // The register tiles where the widest native vectors are 32 bytes (the runtime runs the host's).
+  transform.named_sequence @sb_schedule_simd32(%root: !transform.any_op {transform.readonly}) {
+    // blocked_matmul, f32: register tiles of 4 x 16 along k steps of 4
+    %sb_gemm_f32_ops = transform.structured.match ops{["linalg.generic"]} attributes{sb_gemm_f32} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %sb_gemm_f32_ops : !transform.any_op {
+    ^bb0(%sb_gemm_f32_op: !transform.any_op):
+      %sb_gemm_f32_i_op, %sb_gemm_f32_i_loop = transform.structured.tile_using_for %sb_gemm_f32_op tile_sizes [4, 0, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_i_for = transform.cast %sb_gemm_f32_i_loop : !transform.any_op to !transform.op<"scf.for">
+      %sb_gemm_f32_i_whole, %sb_gemm_f32_i_rest = transform.loop.peel %sb_gemm_f32_i_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_rows = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_i_whole : (!transform.any_op) -> !transform.any_op
+      %sb_gemm_f32_j_op, %sb_gemm_f32_j_loop = transform.structured.tile_using_for %sb_gemm_f32_rows tile_sizes [0, 16, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_j_for = transform.cast %sb_gemm_f32_j_loop : !transform.any_op to !transform.op<"scf.for">
+      %sb_gemm_f32_j_whole, %sb_gemm_f32_j_rest = transform.loop.peel %sb_gemm_f32_j_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_tile = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_j_whole : (!transform.any_op) -> !transform.any_op
+      %sb_gemm_f32_k_op, %sb_gemm_f32_k_loop = transform.structured.tile_using_for %sb_gemm_f32_tile tile_sizes [0, 0, 4] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_k_for = transform.cast %sb_gemm_f32_k_loop : !transform.any_op to !transform.op<"scf.for">
+      %sb_gemm_f32_k_whole, %sb_gemm_f32_k_rest = transform.loop.peel %sb_gemm_f32_k_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_step = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_k_whole : (!transform.any_op) -> !transform.any_op
+      transform.annotate %sb_gemm_f32_step "sb_gemm_f32_tile" : !transform.any_op
+      %sb_gemm_f32_rest = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_i_rest : (!transform.any_op) -> !transform.any_op
+      %sb_gemm_f32_row, %sb_gemm_f32_r_loop = transform.structured.tile_using_for %sb_gemm_f32_rest tile_sizes [1, 0, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_rj_op, %sb_gemm_f32_rj_loop = transform.structured.tile_using_for %sb_gemm_f32_row tile_sizes [0, 16, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_rj_for = transform.cast %sb_gemm_f32_rj_loop : !transform.any_op to !transform.op<"scf.for">
+      %sb_gemm_f32_rj_whole, %sb_gemm_f32_rj_rest = transform.loop.peel %sb_gemm_f32_rj_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_row_tile = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_rj_whole : (!transform.any_op) -> !transform.any_op
+      %sb_gemm_f32_rk_op, %sb_gemm_f32_rk_loop = transform.structured.tile_using_for %sb_gemm_f32_row_tile tile_sizes [0, 0, 4] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_rk_for = transform.cast %sb_gemm_f32_rk_loop : !transform.any_op to !transform.op<"scf.for">
+      %sb_gemm_f32_rk_whole, %sb_gemm_f32_rk_rest = transform.loop.peel %sb_gemm_f32_rk_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_row_step = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_rk_whole : (!transform.any_op) -> !transform.any_op
+      transform.annotate %sb_gemm_f32_row_step "sb_gemm_f32_tile" : !transform.any_op
+    }
+    %sb_gemm_f32_f = transform.structured.match ops{["func.func"]} attributes{llvm.emit_c_interface} in %root : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %sb_gemm_f32_f {
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    %sb_gemm_f32_whole = transform.structured.match ops{["linalg.generic"]} attributes{sb_gemm_f32_tile} in %root : (!transform.any_op) -> !transform.any_op
+    transform.structured.vectorize %sb_gemm_f32_whole : !transform.any_op
+    transform.apply_patterns to %sb_gemm_f32_f {
+      transform.apply_patterns.memref.fold_memref_alias_ops
+      transform.apply_patterns.vector.reduction_to_contract
+      transform.apply_patterns.vector.transfer_permutation_patterns
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    transform.apply_cse to %sb_gemm_f32_f : !transform.any_op
+    %sb_gemm_f32_loops = transform.structured.match ops{["scf.for"]} in %sb_gemm_f32_f : (!transform.any_op) -> !transform.any_op
+    transform.apply_licm to %sb_gemm_f32_loops : !transform.any_op
+    %sb_gemm_f32_hoisted = transform.structured.hoist_redundant_vector_transfers %sb_gemm_f32_f : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %sb_gemm_f32_hoisted {
+      transform.apply_patterns.vector.lower_contraction lowering_strategy = "outerproduct"
+      transform.apply_patterns.vector.lower_outerproduct
+      transform.apply_patterns.vector.transfer_permutation_patterns
+      transform.apply_patterns.vector.lower_transfer max_transfer_rank = 1
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    %loops = transform.structured.match ops{["scf.parallel"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %loops : !transform.any_op {
+    ^bb0(%loop: !transform.any_op):
+      %inner = transform.structured.match ops{["linalg.generic", "linalg.fill"]} in %loop : (!transform.any_op) -> !transform.any_op
+      %lowered = transform.structured.convert_to_loops %inner : (!transform.any_op) -> !transform.any_op
+    }
+    transform.yield
+  }
+  // The register tiles where the widest native vectors are 16 bytes (the runtime runs the host's).
+  transform.named_sequence @sb_schedule_simd16(%root: !transform.any_op {transform.readonly}) {
+    // blocked_matmul, f32: register tiles of 4 x 8 along k steps of 4
+    %sb_gemm_f32_ops = transform.structured.match ops{["linalg.generic"]} attributes{sb_gemm_f32} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %sb_gemm_f32_ops : !transform.any_op {
+    ^bb0(%sb_gemm_f32_op: !transform.any_op):
+      %sb_gemm_f32_i_op, %sb_gemm_f32_i_loop = transform.structured.tile_using_for %sb_gemm_f32_op tile_sizes [4, 0, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_i_for = transform.cast %sb_gemm_f32_i_loop : !transform.any_op to !transform.op<"scf.for">
+      %sb_gemm_f32_i_whole, %sb_gemm_f32_i_rest = transform.loop.peel %sb_gemm_f32_i_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_rows = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_i_whole : (!transform.any_op) -> !transform.any_op
+      %sb_gemm_f32_j_op, %sb_gemm_f32_j_loop = transform.structured.tile_using_for %sb_gemm_f32_rows tile_sizes [0, 8, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_j_for = transform.cast %sb_gemm_f32_j_loop : !transform.any_op to !transform.op<"scf.for">
+      %sb_gemm_f32_j_whole, %sb_gemm_f32_j_rest = transform.loop.peel %sb_gemm_f32_j_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_tile = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_j_whole : (!transform.any_op) -> !transform.any_op
+      %sb_gemm_f32_k_op, %sb_gemm_f32_k_loop = transform.structured.tile_using_for %sb_gemm_f32_tile tile_sizes [0, 0, 4] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_k_for = transform.cast %sb_gemm_f32_k_loop : !transform.any_op to !transform.op<"scf.for">
+      %sb_gemm_f32_k_whole, %sb_gemm_f32_k_rest = transform.loop.peel %sb_gemm_f32_k_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_step = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_k_whole : (!transform.any_op) -> !transform.any_op
+      transform.annotate %sb_gemm_f32_step "sb_gemm_f32_tile" : !transform.any_op
+      %sb_gemm_f32_rest = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_i_rest : (!transform.any_op) -> !transform.any_op
+      %sb_gemm_f32_row, %sb_gemm_f32_r_loop = transform.structured.tile_using_for %sb_gemm_f32_rest tile_sizes [1, 0, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_rj_op, %sb_gemm_f32_rj_loop = transform.structured.tile_using_for %sb_gemm_f32_row tile_sizes [0, 8, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_rj_for = transform.cast %sb_gemm_f32_rj_loop : !transform.any_op to !transform.op<"scf.for">
+      %sb_gemm_f32_rj_whole, %sb_gemm_f32_rj_rest = transform.loop.peel %sb_gemm_f32_rj_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_row_tile = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_rj_whole : (!transform.any_op) -> !transform.any_op
+      %sb_gemm_f32_rk_op, %sb_gemm_f32_rk_loop = transform.structured.tile_using_for %sb_gemm_f32_row_tile tile_sizes [0, 0, 4] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_rk_for = transform.cast %sb_gemm_f32_rk_loop : !transform.any_op to !transform.op<"scf.for">
+      %sb_gemm_f32_rk_whole, %sb_gemm_f32_rk_rest = transform.loop.peel %sb_gemm_f32_rk_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_row_step = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_rk_whole : (!transform.any_op) -> !transform.any_op
+      transform.annotate %sb_gemm_f32_row_step "sb_gemm_f32_tile" : !transform.any_op
+    }
+    %sb_gemm_f32_f = transform.structured.match ops{["func.func"]} attributes{llvm.emit_c_interface} in %root : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %sb_gemm_f32_f {
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    %sb_gemm_f32_whole = transform.structured.match ops{["linalg.generic"]} attributes{sb_gemm_f32_tile} in %root : (!transform.any_op) -> !transform.any_op
+    transform.structured.vectorize %sb_gemm_f32_whole : !transform.any_op
+    transform.apply_patterns to %sb_gemm_f32_f {
+      transform.apply_patterns.memref.fold_memref_alias_ops
+      transform.apply_patterns.vector.reduction_to_contract
+      transform.apply_patterns.vector.transfer_permutation_patterns
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    transform.apply_cse to %sb_gemm_f32_f : !transform.any_op
+    %sb_gemm_f32_loops = transform.structured.match ops{["scf.for"]} in %sb_gemm_f32_f : (!transform.any_op) -> !transform.any_op
+    transform.apply_licm to %sb_gemm_f32_loops : !transform.any_op
+    %sb_gemm_f32_hoisted = transform.structured.hoist_redundant_vector_transfers %sb_gemm_f32_f : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %sb_gemm_f32_hoisted {
+      transform.apply_patterns.vector.lower_contraction lowering_strategy = "outerproduct"
+      transform.apply_patterns.vector.lower_outerproduct
+      transform.apply_patterns.vector.transfer_permutation_patterns
+      transform.apply_patterns.vector.lower_transfer max_transfer_rank = 1
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    %loops = transform.structured.match ops{["scf.parallel"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %loops : !transform.any_op {
+    ^bb0(%loop: !transform.any_op):
+      %inner = transform.structured.match ops{["linalg.generic", "linalg.fill"]} in %loop : (!transform.any_op) -> !transform.any_op
+      %lowered = transform.structured.convert_to_loops %inner : (!transform.any_op) -> !transform.any_op
+    }
+    transform.yield
+  }
+}
+
 //| #include <stdint.h>
 //|
 //| #include "specbench_abi.h"
@@ -1102,13 +1633,60 @@ module attributes {transform.with_named_sequence} {
 //|   return 0;
 //| }
 //|
+//| void _mlir_ciface_grouped_conv2d_im2col(sb_memref4*, sb_memref4*, sb_memref4*, int64_t, int64_t,
+//|                                         int64_t, int64_t, int64_t, int64_t);
+//| static int sb_variant_im2col(const sb_args* sb_a) {
+//|   const int64_t* sb_s = sb_a->sizes;
+//|   (void)sb_s;
+//|   sb_memref4 sb_m0;
+//|   sb_m0.allocated = sb_a->tensors[0];
+//|   sb_m0.aligned = sb_a->tensors[0];
+//|   sb_m0.offset = 0;
+//|   sb_m0.sizes[3] = sb_s[5];
+//|   sb_m0.strides[3] = 1;
+//|   sb_m0.sizes[2] = sb_s[4];
+//|   sb_m0.strides[2] = sb_m0.strides[3] * sb_m0.sizes[3];
+//|   sb_m0.sizes[1] = (sb_s[1] * sb_s[2]);
+//|   sb_m0.strides[1] = sb_m0.strides[2] * sb_m0.sizes[2];
+//|   sb_m0.sizes[0] = sb_s[0];
+//|   sb_m0.strides[0] = sb_m0.strides[1] * sb_m0.sizes[1];
+//|   sb_memref4 sb_m1;
+//|   sb_m1.allocated = sb_a->tensors[1];
+//|   sb_m1.aligned = sb_a->tensors[1];
+//|   sb_m1.offset = 0;
+//|   sb_m1.sizes[3] = 3LL;
+//|   sb_m1.strides[3] = 1;
+//|   sb_m1.sizes[2] = 3LL;
+//|   sb_m1.strides[2] = sb_m1.strides[3] * sb_m1.sizes[3];
+//|   sb_m1.sizes[1] = sb_s[2];
+//|   sb_m1.strides[1] = sb_m1.strides[2] * sb_m1.sizes[2];
+//|   sb_m1.sizes[0] = (sb_s[1] * sb_s[3]);
+//|   sb_m1.strides[0] = sb_m1.strides[1] * sb_m1.sizes[1];
+//|   sb_memref4 sb_m2;
+//|   sb_m2.allocated = sb_a->tensors[2];
+//|   sb_m2.aligned = sb_a->tensors[2];
+//|   sb_m2.offset = 0;
+//|   sb_m2.sizes[3] = sb_s[5];
+//|   sb_m2.strides[3] = 1;
+//|   sb_m2.sizes[2] = sb_s[4];
+//|   sb_m2.strides[2] = sb_m2.strides[3] * sb_m2.sizes[3];
+//|   sb_m2.sizes[1] = (sb_s[1] * sb_s[3]);
+//|   sb_m2.strides[1] = sb_m2.strides[2] * sb_m2.sizes[2];
+//|   sb_m2.sizes[0] = sb_s[0];
+//|   sb_m2.strides[0] = sb_m2.strides[1] * sb_m2.sizes[1];
+//|   _mlir_ciface_grouped_conv2d_im2col(&sb_m0, &sb_m1, &sb_m2, sb_s[0], sb_s[1], sb_s[2], sb_s[3],
+//|                                     sb_s[4], sb_s[5]);
+//|   return 0;
+//| }
+//|
 //| static const sb_variant sb_variants[] = {
 //|   {"loops", sb_variant_loops},
 //|   {"tiled_vector", sb_variant_tiled_vector},
 //|   {"openmp", sb_variant_openmp},
+//|   {"im2col", sb_variant_im2col},
 //| };
 //|
 //| const sb_module* specbench_module(void) {
-//|   static const sb_module m = {SPECBENCH_ABI_VERSION, "grouped_conv2d", "mlir", 3, 6, 3, sb_variants};
+//|   static const sb_module m = {SPECBENCH_ABI_VERSION, "grouped_conv2d", "mlir", 3, 6, 4, sb_variants};
 //|   return &m;
 //| }

@@ -10,6 +10,7 @@
 //   loops         strategy loops
 //   tiled_vector  strategy tiled_vector: tile = 64 (default), vector = 8 (default)
 //   openmp        strategy openmp: tile = 512 (default), tile_inner = 16 (default)
+//   im2col        strategy im2col: tile = 512 (default), tile_inner = 16 (default), mc = 64 (default), nc = 256 (default), kc = 256 (default), mr = 0 (default), nr_bytes = 0 (default)
 //
 // One module per variant, each after a split marker line (mlir-opt --split-input-file);
 // the `sb-pipeline` line above each is the mlir-opt pass pipeline that lowers it. The C
@@ -172,6 +173,422 @@ module attributes {transform.with_named_sequence} {
   }
 }
 
+// -----
+// sb-variant: im2col
+// sb-pipeline: --transform-interpreter=entry-point=sb_schedule_simd@simd_bytes@ --test-transform-dialect-erase-schedule --convert-linalg-to-parallel-loops --canonicalize --test-math-polynomial-approximation --convert-math-to-llvm --test-expand-math --convert-math-to-llvm --convert-math-to-libm --convert-scf-to-openmp --convert-vector-to-scf --lower-affine --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-scf-to-cf --convert-vector-to-llvm --convert-arith-to-llvm --convert-math-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --convert-openmp-to-llvm --reconcile-unrealized-casts
+module attributes {transform.with_named_sequence} {
+  func.func private @omp_get_max_threads() -> i32
+  func.func @grouped_pointwise_im2col(%x: memref<?x?x?x?xf32> {llvm.noalias}, %w: memref<?x?xf32> {llvm.noalias}, %y: memref<?x?x?x?xf32> {llvm.noalias}, %N: index, %G: index, %CIG: index, %COG: index, %H: index, %W: index) attributes {llvm.emit_c_interface} {
+    %0 = arith.muli %G, %CIG : index
+    %1 = arith.muli %G, %COG : index
+    %2 = arith.muli %G, %COG : index
+    // y[n, o, i, j] = sum(c in 0..CIG: x[n, o / COG * CIG + c, i, j] * w[o, c])
+    %3 = arith.constant 0 : index
+    %4 = arith.constant 1 : index
+    // As im2col: per batch element and group, the gathered term at every (k..., N...) into the K x N
+    // buffer, then y (rows x N) = w (rows x K) * the buffer, as block products.
+    %5 = arith.muli %4, %2 : index
+    %6 = arith.muli %4, %H : index
+    %7 = arith.muli %6, %W : index
+    %8 = arith.muli %4, %CIG : index
+    %9 = arith.muli %COG, %4 : index
+    %10 = arith.subi %9, %4 : index
+    %11 = arith.addi %5, %10 : index
+    %12 = arith.maxsi %9, %4 : index
+    %13 = arith.divsi %11, %12 : index
+    %14 = func.call @omp_get_max_threads() : () -> i32
+    %15 = arith.index_cast %14 : i32 to index
+    %16 = arith.muli %4, %N : index
+    %17 = arith.muli %16, %13 : index
+    %18 = arith.constant 2 : index
+    %19 = arith.muli %15, %18 : index
+    %20 = arith.cmpi sge, %17, %19 : index
+    scf.if %20 {
+      // Pairs of a batch element and a group side by side, a chunk per thread.
+      %21 = arith.subi %15, %4 : index
+      %22 = arith.addi %17, %21 : index
+      %23 = arith.divui %22, %15 : index
+      scf.parallel (%24) = (%3) to (%15) step (%4) {
+        %25 = memref.alloc(%8, %7) {alignment = 64 : i64} : memref<?x?xf32>
+        %26 = memref.alloca() {alignment = 64 : i64} : memref<256x272xf32>
+        %27 = arith.muli %24, %23 : index
+        %28 = arith.minsi %27, %17 : index
+        %29 = arith.addi %28, %23 : index
+        %30 = arith.minsi %29, %17 : index
+        scf.for %31 = %28 to %30 step %4 {
+          %32 = arith.divui %31, %13 : index
+          %33 = arith.remui %31, %13 : index
+          %34 = arith.remui %32, %N : index
+          %35 = arith.divui %32, %N : index
+          %36 = arith.muli %33, %COG : index
+          // The columns: the gathered term at (k, p), k over the sum's indices, p over the output's last.
+          scf.for %37 = %3 to %CIG step %4 {
+            scf.for %38 = %3 to %H step %4 {
+              scf.for %39 = %3 to %W step %4 {
+                %40 = arith.divsi %36, %COG : index
+                %41 = arith.muli %40, %CIG : index
+                %42 = arith.addi %41, %37 : index
+                %43 = memref.load %x[%34, %42, %38, %39] : memref<?x?x?x?xf32>
+                %44 = arith.muli %3, %H : index
+                %45 = arith.addi %44, %38 : index
+                %46 = arith.muli %45, %W : index
+                %47 = arith.addi %46, %39 : index
+                %48 = arith.muli %3, %CIG : index
+                %49 = arith.addi %48, %37 : index
+                memref.store %43, %25[%49, %47] : memref<?x?xf32>
+              }
+            }
+          }
+          %50 = arith.muli %33, %9 : index
+          %51 = arith.subi %5, %50 : index
+          %52 = arith.minsi %9, %51 : index
+          %53 = arith.muli %50, %8 : index
+          %54 = memref.reinterpret_cast %w to offset: [%53], sizes: [%52, %8], strides: [%8, 1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+          %55 = arith.muli %32, %5 : index
+          %56 = arith.addi %55, %50 : index
+          %57 = arith.muli %56, %7 : index
+          %58 = memref.reinterpret_cast %y to offset: [%57], sizes: [%52, %7], strides: [%7, 1] : memref<?x?x?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+          // As block products: each thread's rows in blocks of 64; per block of 256 columns and 256 terms,
+          // that block of the column buffer copied to the thread's buffer, then each block product added to the output.
+          %59 = arith.constant 0 : index
+          %60 = arith.constant 1 : index
+          %61 = arith.constant 64 : index
+          %62 = arith.constant 256 : index
+          %63 = arith.constant 256 : index
+          %64 = arith.constant 8 : index
+          %65 = arith.subi %60, %60 : index
+          %66 = arith.addi %52, %65 : index
+          %67 = arith.divui %66, %60 : index
+          %68 = arith.subi %64, %60 : index
+          %69 = arith.addi %67, %68 : index
+          %70 = arith.divui %69, %64 : index
+          %71 = arith.muli %70, %64 : index
+          scf.for %72 = %59 to %60 step %60 {
+            %73 = arith.muli %72, %71 : index
+            %74 = arith.minsi %73, %52 : index
+            %75 = arith.addi %74, %71 : index
+            %76 = arith.minsi %75, %52 : index
+            %77 = arith.subi %76, %74 : index
+            %78 = memref.subview %58[%74, %59] [%77, %7] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+            %79 = arith.constant 0.0 : f32
+            linalg.fill ins(%79 : f32) outs(%78 : memref<?x?xf32, strided<[?, 1], offset: ?>>)
+            scf.for %80 = %59 to %7 step %62 {
+              %81 = arith.subi %7, %80 : index
+              %82 = arith.minsi %62, %81 : index
+              scf.for %83 = %59 to %8 step %63 {
+                %84 = arith.subi %8, %83 : index
+                %85 = arith.minsi %63, %84 : index
+                %86 = arith.addi %3, %83 : index
+                %87 = memref.subview %26[0, 0] [%85, %82] [1, 1] : memref<256x272xf32> to memref<?x?xf32, strided<[272, 1]>>
+                %88 = memref.subview %25[%86, %80] [%85, %82] [1, 1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+                linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%88 : memref<?x?xf32, strided<[?, 1], offset: ?>>) outs(%87 : memref<?x?xf32, strided<[272, 1]>>) {
+                  ^bb0(%89: f32, %90: f32):
+                  linalg.yield %89 : f32
+                }
+                scf.for %91 = %74 to %76 step %61 {
+                  %92 = arith.subi %76, %91 : index
+                  %93 = arith.minsi %61, %92 : index
+                  %94 = memref.subview %54[%91, %86] [%93, %85] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+                  %95 = memref.subview %58[%91, %80] [%93, %82] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+                  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%94, %87 : memref<?x?xf32, strided<[?, 1], offset: ?>>, memref<?x?xf32, strided<[272, 1]>>) outs(%95 : memref<?x?xf32, strided<[?, 1], offset: ?>>) attrs = {sb_gemm_f32} {
+                    ^bb0(%96: f32, %97: f32, %98: f32):
+                    %99 = arith.mulf %96, %97 : f32
+                    %100 = arith.addf %98, %99 fastmath<reassoc> : f32
+                    linalg.yield %100 : f32
+                  }
+                }
+              }
+            }
+          }
+        }
+        memref.dealloc %25 : memref<?x?xf32>
+        scf.reduce
+      }
+    } else {
+      %101 = memref.alloc(%8, %7) {alignment = 64 : i64} : memref<?x?xf32>
+      scf.for %102 = %3 to %N step %4 {
+        %103 = arith.muli %3, %N : index
+        %104 = arith.addi %103, %102 : index
+        scf.for %105 = %3 to %13 step %4 {
+          %106 = arith.muli %105, %COG : index
+          // The columns: the gathered term at (k, p), k over the sum's indices, p over the output's last.
+          scf.parallel (%107) = (%3) to (%CIG) step (%4) {
+            scf.for %108 = %3 to %H step %4 {
+              scf.for %109 = %3 to %W step %4 {
+                %110 = arith.divsi %106, %COG : index
+                %111 = arith.muli %110, %CIG : index
+                %112 = arith.addi %111, %107 : index
+                %113 = memref.load %x[%102, %112, %108, %109] : memref<?x?x?x?xf32>
+                %114 = arith.muli %3, %H : index
+                %115 = arith.addi %114, %108 : index
+                %116 = arith.muli %115, %W : index
+                %117 = arith.addi %116, %109 : index
+                %118 = arith.muli %3, %CIG : index
+                %119 = arith.addi %118, %107 : index
+                memref.store %113, %101[%119, %117] : memref<?x?xf32>
+              }
+            }
+            scf.reduce
+          }
+          %120 = arith.muli %105, %9 : index
+          %121 = arith.subi %5, %120 : index
+          %122 = arith.minsi %9, %121 : index
+          %123 = arith.muli %120, %8 : index
+          %124 = memref.reinterpret_cast %w to offset: [%123], sizes: [%122, %8], strides: [%8, 1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+          %125 = arith.muli %104, %5 : index
+          %126 = arith.addi %125, %120 : index
+          %127 = arith.muli %126, %7 : index
+          %128 = memref.reinterpret_cast %y to offset: [%127], sizes: [%122, %7], strides: [%7, 1] : memref<?x?x?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+          // As block products: each thread's rows in blocks of 64; per block of 256 columns and 256 terms,
+          // that block of the column buffer copied to the thread's buffer, then each block product added to the output.
+          %129 = arith.constant 0 : index
+          %130 = arith.constant 1 : index
+          %131 = arith.constant 64 : index
+          %132 = arith.constant 256 : index
+          %133 = arith.constant 256 : index
+          %134 = arith.constant 8 : index
+          %135 = func.call @omp_get_max_threads() : () -> i32
+          %136 = arith.index_cast %135 : i32 to index
+          %137 = arith.subi %136, %130 : index
+          %138 = arith.addi %122, %137 : index
+          %139 = arith.divui %138, %136 : index
+          %140 = arith.subi %134, %130 : index
+          %141 = arith.addi %139, %140 : index
+          %142 = arith.divui %141, %134 : index
+          %143 = arith.muli %142, %134 : index
+          scf.parallel (%144) = (%129) to (%136) step (%130) {
+            %145 = memref.alloca() {alignment = 64 : i64} : memref<256x272xf32>
+            %146 = arith.muli %144, %143 : index
+            %147 = arith.minsi %146, %122 : index
+            %148 = arith.addi %147, %143 : index
+            %149 = arith.minsi %148, %122 : index
+            %150 = arith.subi %149, %147 : index
+            %151 = memref.subview %128[%147, %129] [%150, %7] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+            %152 = arith.constant 0.0 : f32
+            linalg.fill ins(%152 : f32) outs(%151 : memref<?x?xf32, strided<[?, 1], offset: ?>>)
+            scf.for %153 = %129 to %7 step %132 {
+              %154 = arith.subi %7, %153 : index
+              %155 = arith.minsi %132, %154 : index
+              scf.for %156 = %129 to %8 step %133 {
+                %157 = arith.subi %8, %156 : index
+                %158 = arith.minsi %133, %157 : index
+                %159 = arith.addi %3, %156 : index
+                %160 = memref.subview %145[0, 0] [%158, %155] [1, 1] : memref<256x272xf32> to memref<?x?xf32, strided<[272, 1]>>
+                %161 = memref.subview %101[%159, %153] [%158, %155] [1, 1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+                linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%161 : memref<?x?xf32, strided<[?, 1], offset: ?>>) outs(%160 : memref<?x?xf32, strided<[272, 1]>>) {
+                  ^bb0(%162: f32, %163: f32):
+                  linalg.yield %162 : f32
+                }
+                scf.for %164 = %147 to %149 step %131 {
+                  %165 = arith.subi %149, %164 : index
+                  %166 = arith.minsi %131, %165 : index
+                  %167 = memref.subview %124[%164, %159] [%166, %158] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+                  %168 = memref.subview %128[%164, %153] [%166, %155] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+                  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%167, %160 : memref<?x?xf32, strided<[?, 1], offset: ?>>, memref<?x?xf32, strided<[272, 1]>>) outs(%168 : memref<?x?xf32, strided<[?, 1], offset: ?>>) attrs = {sb_gemm_f32} {
+                    ^bb0(%169: f32, %170: f32, %171: f32):
+                    %172 = arith.mulf %169, %170 : f32
+                    %173 = arith.addf %171, %172 fastmath<reassoc> : f32
+                    linalg.yield %173 : f32
+                  }
+                }
+              }
+            }
+            scf.reduce
+          }
+        }
+      }
+      memref.dealloc %101 : memref<?x?xf32>
+    }
+    return
+  }
+  // The register tiles where the widest native vectors are 64 bytes (the runtime runs the host's).
+  transform.named_sequence @sb_schedule_simd64(%root: !transform.any_op {transform.readonly}) {
+    // blocked_matmul, f32: register tiles of 8 x 32 along k steps of 4
+    %sb_gemm_f32_ops = transform.structured.match ops{["linalg.generic"]} attributes{sb_gemm_f32} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %sb_gemm_f32_ops : !transform.any_op {
+    ^bb0(%sb_gemm_f32_op: !transform.any_op):
+      %sb_gemm_f32_i_op, %sb_gemm_f32_i_loop = transform.structured.tile_using_for %sb_gemm_f32_op tile_sizes [8, 0, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_i_for = transform.cast %sb_gemm_f32_i_loop : !transform.any_op to !transform.op<"scf.for">
+      %sb_gemm_f32_i_whole, %sb_gemm_f32_i_rest = transform.loop.peel %sb_gemm_f32_i_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_rows = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_i_whole : (!transform.any_op) -> !transform.any_op
+      %sb_gemm_f32_j_op, %sb_gemm_f32_j_loop = transform.structured.tile_using_for %sb_gemm_f32_rows tile_sizes [0, 32, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_j_for = transform.cast %sb_gemm_f32_j_loop : !transform.any_op to !transform.op<"scf.for">
+      %sb_gemm_f32_j_whole, %sb_gemm_f32_j_rest = transform.loop.peel %sb_gemm_f32_j_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_tile = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_j_whole : (!transform.any_op) -> !transform.any_op
+      %sb_gemm_f32_k_op, %sb_gemm_f32_k_loop = transform.structured.tile_using_for %sb_gemm_f32_tile tile_sizes [0, 0, 4] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_k_for = transform.cast %sb_gemm_f32_k_loop : !transform.any_op to !transform.op<"scf.for">
+      %sb_gemm_f32_k_whole, %sb_gemm_f32_k_rest = transform.loop.peel %sb_gemm_f32_k_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_step = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_k_whole : (!transform.any_op) -> !transform.any_op
+      transform.annotate %sb_gemm_f32_step "sb_gemm_f32_tile" : !transform.any_op
+      %sb_gemm_f32_rest = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_i_rest : (!transform.any_op) -> !transform.any_op
+      %sb_gemm_f32_row, %sb_gemm_f32_r_loop = transform.structured.tile_using_for %sb_gemm_f32_rest tile_sizes [1, 0, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_rj_op, %sb_gemm_f32_rj_loop = transform.structured.tile_using_for %sb_gemm_f32_row tile_sizes [0, 32, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_rj_for = transform.cast %sb_gemm_f32_rj_loop : !transform.any_op to !transform.op<"scf.for">
+      %sb_gemm_f32_rj_whole, %sb_gemm_f32_rj_rest = transform.loop.peel %sb_gemm_f32_rj_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_row_tile = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_rj_whole : (!transform.any_op) -> !transform.any_op
+      %sb_gemm_f32_rk_op, %sb_gemm_f32_rk_loop = transform.structured.tile_using_for %sb_gemm_f32_row_tile tile_sizes [0, 0, 4] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_rk_for = transform.cast %sb_gemm_f32_rk_loop : !transform.any_op to !transform.op<"scf.for">
+      %sb_gemm_f32_rk_whole, %sb_gemm_f32_rk_rest = transform.loop.peel %sb_gemm_f32_rk_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_row_step = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_rk_whole : (!transform.any_op) -> !transform.any_op
+      transform.annotate %sb_gemm_f32_row_step "sb_gemm_f32_tile" : !transform.any_op
+    }
+    %sb_gemm_f32_f = transform.structured.match ops{["func.func"]} attributes{llvm.emit_c_interface} in %root : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %sb_gemm_f32_f {
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    %sb_gemm_f32_whole = transform.structured.match ops{["linalg.generic"]} attributes{sb_gemm_f32_tile} in %root : (!transform.any_op) -> !transform.any_op
+    transform.structured.vectorize %sb_gemm_f32_whole : !transform.any_op
+    transform.apply_patterns to %sb_gemm_f32_f {
+      transform.apply_patterns.memref.fold_memref_alias_ops
+      transform.apply_patterns.vector.reduction_to_contract
+      transform.apply_patterns.vector.transfer_permutation_patterns
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    transform.apply_cse to %sb_gemm_f32_f : !transform.any_op
+    %sb_gemm_f32_loops = transform.structured.match ops{["scf.for"]} in %sb_gemm_f32_f : (!transform.any_op) -> !transform.any_op
+    transform.apply_licm to %sb_gemm_f32_loops : !transform.any_op
+    %sb_gemm_f32_hoisted = transform.structured.hoist_redundant_vector_transfers %sb_gemm_f32_f : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %sb_gemm_f32_hoisted {
+      transform.apply_patterns.vector.lower_contraction lowering_strategy = "outerproduct"
+      transform.apply_patterns.vector.lower_outerproduct
+      transform.apply_patterns.vector.transfer_permutation_patterns
+      transform.apply_patterns.vector.lower_transfer max_transfer_rank = 1
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    %loops = transform.structured.match ops{["scf.parallel"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %loops : !transform.any_op {
+    ^bb0(%loop: !transform.any_op):
+      %inner = transform.structured.match ops{["linalg.generic", "linalg.fill"]} in %loop : (!transform.any_op) -> !transform.any_op
+      %lowered = transform.structured.convert_to_loops %inner : (!transform.any_op) -> !transform.any_op
+    }
+    transform.yield
+  }
+  // The register tiles where the widest native vectors are 32 bytes (the runtime runs the host's).
+  transform.named_sequence @sb_schedule_simd32(%root: !transform.any_op {transform.readonly}) {
+    // blocked_matmul, f32: register tiles of 4 x 16 along k steps of 4
+    %sb_gemm_f32_ops = transform.structured.match ops{["linalg.generic"]} attributes{sb_gemm_f32} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %sb_gemm_f32_ops : !transform.any_op {
+    ^bb0(%sb_gemm_f32_op: !transform.any_op):
+      %sb_gemm_f32_i_op, %sb_gemm_f32_i_loop = transform.structured.tile_using_for %sb_gemm_f32_op tile_sizes [4, 0, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_i_for = transform.cast %sb_gemm_f32_i_loop : !transform.any_op to !transform.op<"scf.for">
+      %sb_gemm_f32_i_whole, %sb_gemm_f32_i_rest = transform.loop.peel %sb_gemm_f32_i_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_rows = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_i_whole : (!transform.any_op) -> !transform.any_op
+      %sb_gemm_f32_j_op, %sb_gemm_f32_j_loop = transform.structured.tile_using_for %sb_gemm_f32_rows tile_sizes [0, 16, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_j_for = transform.cast %sb_gemm_f32_j_loop : !transform.any_op to !transform.op<"scf.for">
+      %sb_gemm_f32_j_whole, %sb_gemm_f32_j_rest = transform.loop.peel %sb_gemm_f32_j_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_tile = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_j_whole : (!transform.any_op) -> !transform.any_op
+      %sb_gemm_f32_k_op, %sb_gemm_f32_k_loop = transform.structured.tile_using_for %sb_gemm_f32_tile tile_sizes [0, 0, 4] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_k_for = transform.cast %sb_gemm_f32_k_loop : !transform.any_op to !transform.op<"scf.for">
+      %sb_gemm_f32_k_whole, %sb_gemm_f32_k_rest = transform.loop.peel %sb_gemm_f32_k_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_step = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_k_whole : (!transform.any_op) -> !transform.any_op
+      transform.annotate %sb_gemm_f32_step "sb_gemm_f32_tile" : !transform.any_op
+      %sb_gemm_f32_rest = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_i_rest : (!transform.any_op) -> !transform.any_op
+      %sb_gemm_f32_row, %sb_gemm_f32_r_loop = transform.structured.tile_using_for %sb_gemm_f32_rest tile_sizes [1, 0, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_rj_op, %sb_gemm_f32_rj_loop = transform.structured.tile_using_for %sb_gemm_f32_row tile_sizes [0, 16, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_rj_for = transform.cast %sb_gemm_f32_rj_loop : !transform.any_op to !transform.op<"scf.for">
+      %sb_gemm_f32_rj_whole, %sb_gemm_f32_rj_rest = transform.loop.peel %sb_gemm_f32_rj_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_row_tile = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_rj_whole : (!transform.any_op) -> !transform.any_op
+      %sb_gemm_f32_rk_op, %sb_gemm_f32_rk_loop = transform.structured.tile_using_for %sb_gemm_f32_row_tile tile_sizes [0, 0, 4] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_rk_for = transform.cast %sb_gemm_f32_rk_loop : !transform.any_op to !transform.op<"scf.for">
+      %sb_gemm_f32_rk_whole, %sb_gemm_f32_rk_rest = transform.loop.peel %sb_gemm_f32_rk_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_row_step = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_rk_whole : (!transform.any_op) -> !transform.any_op
+      transform.annotate %sb_gemm_f32_row_step "sb_gemm_f32_tile" : !transform.any_op
+    }
+    %sb_gemm_f32_f = transform.structured.match ops{["func.func"]} attributes{llvm.emit_c_interface} in %root : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %sb_gemm_f32_f {
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    %sb_gemm_f32_whole = transform.structured.match ops{["linalg.generic"]} attributes{sb_gemm_f32_tile} in %root : (!transform.any_op) -> !transform.any_op
+    transform.structured.vectorize %sb_gemm_f32_whole : !transform.any_op
+    transform.apply_patterns to %sb_gemm_f32_f {
+      transform.apply_patterns.memref.fold_memref_alias_ops
+      transform.apply_patterns.vector.reduction_to_contract
+      transform.apply_patterns.vector.transfer_permutation_patterns
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    transform.apply_cse to %sb_gemm_f32_f : !transform.any_op
+    %sb_gemm_f32_loops = transform.structured.match ops{["scf.for"]} in %sb_gemm_f32_f : (!transform.any_op) -> !transform.any_op
+    transform.apply_licm to %sb_gemm_f32_loops : !transform.any_op
+    %sb_gemm_f32_hoisted = transform.structured.hoist_redundant_vector_transfers %sb_gemm_f32_f : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %sb_gemm_f32_hoisted {
+      transform.apply_patterns.vector.lower_contraction lowering_strategy = "outerproduct"
+      transform.apply_patterns.vector.lower_outerproduct
+      transform.apply_patterns.vector.transfer_permutation_patterns
+      transform.apply_patterns.vector.lower_transfer max_transfer_rank = 1
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    %loops = transform.structured.match ops{["scf.parallel"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %loops : !transform.any_op {
+    ^bb0(%loop: !transform.any_op):
+      %inner = transform.structured.match ops{["linalg.generic", "linalg.fill"]} in %loop : (!transform.any_op) -> !transform.any_op
+      %lowered = transform.structured.convert_to_loops %inner : (!transform.any_op) -> !transform.any_op
+    }
+    transform.yield
+  }
+  // The register tiles where the widest native vectors are 16 bytes (the runtime runs the host's).
+  transform.named_sequence @sb_schedule_simd16(%root: !transform.any_op {transform.readonly}) {
+    // blocked_matmul, f32: register tiles of 4 x 8 along k steps of 4
+    %sb_gemm_f32_ops = transform.structured.match ops{["linalg.generic"]} attributes{sb_gemm_f32} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %sb_gemm_f32_ops : !transform.any_op {
+    ^bb0(%sb_gemm_f32_op: !transform.any_op):
+      %sb_gemm_f32_i_op, %sb_gemm_f32_i_loop = transform.structured.tile_using_for %sb_gemm_f32_op tile_sizes [4, 0, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_i_for = transform.cast %sb_gemm_f32_i_loop : !transform.any_op to !transform.op<"scf.for">
+      %sb_gemm_f32_i_whole, %sb_gemm_f32_i_rest = transform.loop.peel %sb_gemm_f32_i_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_rows = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_i_whole : (!transform.any_op) -> !transform.any_op
+      %sb_gemm_f32_j_op, %sb_gemm_f32_j_loop = transform.structured.tile_using_for %sb_gemm_f32_rows tile_sizes [0, 8, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_j_for = transform.cast %sb_gemm_f32_j_loop : !transform.any_op to !transform.op<"scf.for">
+      %sb_gemm_f32_j_whole, %sb_gemm_f32_j_rest = transform.loop.peel %sb_gemm_f32_j_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_tile = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_j_whole : (!transform.any_op) -> !transform.any_op
+      %sb_gemm_f32_k_op, %sb_gemm_f32_k_loop = transform.structured.tile_using_for %sb_gemm_f32_tile tile_sizes [0, 0, 4] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_k_for = transform.cast %sb_gemm_f32_k_loop : !transform.any_op to !transform.op<"scf.for">
+      %sb_gemm_f32_k_whole, %sb_gemm_f32_k_rest = transform.loop.peel %sb_gemm_f32_k_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_step = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_k_whole : (!transform.any_op) -> !transform.any_op
+      transform.annotate %sb_gemm_f32_step "sb_gemm_f32_tile" : !transform.any_op
+      %sb_gemm_f32_rest = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_i_rest : (!transform.any_op) -> !transform.any_op
+      %sb_gemm_f32_row, %sb_gemm_f32_r_loop = transform.structured.tile_using_for %sb_gemm_f32_rest tile_sizes [1, 0, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_rj_op, %sb_gemm_f32_rj_loop = transform.structured.tile_using_for %sb_gemm_f32_row tile_sizes [0, 8, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_rj_for = transform.cast %sb_gemm_f32_rj_loop : !transform.any_op to !transform.op<"scf.for">
+      %sb_gemm_f32_rj_whole, %sb_gemm_f32_rj_rest = transform.loop.peel %sb_gemm_f32_rj_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_row_tile = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_rj_whole : (!transform.any_op) -> !transform.any_op
+      %sb_gemm_f32_rk_op, %sb_gemm_f32_rk_loop = transform.structured.tile_using_for %sb_gemm_f32_row_tile tile_sizes [0, 0, 4] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_rk_for = transform.cast %sb_gemm_f32_rk_loop : !transform.any_op to !transform.op<"scf.for">
+      %sb_gemm_f32_rk_whole, %sb_gemm_f32_rk_rest = transform.loop.peel %sb_gemm_f32_rk_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_row_step = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_rk_whole : (!transform.any_op) -> !transform.any_op
+      transform.annotate %sb_gemm_f32_row_step "sb_gemm_f32_tile" : !transform.any_op
+    }
+    %sb_gemm_f32_f = transform.structured.match ops{["func.func"]} attributes{llvm.emit_c_interface} in %root : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %sb_gemm_f32_f {
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    %sb_gemm_f32_whole = transform.structured.match ops{["linalg.generic"]} attributes{sb_gemm_f32_tile} in %root : (!transform.any_op) -> !transform.any_op
+    transform.structured.vectorize %sb_gemm_f32_whole : !transform.any_op
+    transform.apply_patterns to %sb_gemm_f32_f {
+      transform.apply_patterns.memref.fold_memref_alias_ops
+      transform.apply_patterns.vector.reduction_to_contract
+      transform.apply_patterns.vector.transfer_permutation_patterns
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    transform.apply_cse to %sb_gemm_f32_f : !transform.any_op
+    %sb_gemm_f32_loops = transform.structured.match ops{["scf.for"]} in %sb_gemm_f32_f : (!transform.any_op) -> !transform.any_op
+    transform.apply_licm to %sb_gemm_f32_loops : !transform.any_op
+    %sb_gemm_f32_hoisted = transform.structured.hoist_redundant_vector_transfers %sb_gemm_f32_f : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %sb_gemm_f32_hoisted {
+      transform.apply_patterns.vector.lower_contraction lowering_strategy = "outerproduct"
+      transform.apply_patterns.vector.lower_outerproduct
+      transform.apply_patterns.vector.transfer_permutation_patterns
+      transform.apply_patterns.vector.lower_transfer max_transfer_rank = 1
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    %loops = transform.structured.match ops{["scf.parallel"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %loops : !transform.any_op {
+    ^bb0(%loop: !transform.any_op):
+      %inner = transform.structured.match ops{["linalg.generic", "linalg.fill"]} in %loop : (!transform.any_op) -> !transform.any_op
+      %lowered = transform.structured.convert_to_loops %inner : (!transform.any_op) -> !transform.any_op
+    }
+    transform.yield
+  }
+}
+
 //| #include <stdint.h>
 //|
 //| #include "specbench_abi.h"
@@ -306,13 +723,56 @@ module attributes {transform.with_named_sequence} {
 //|   return 0;
 //| }
 //|
+//| void _mlir_ciface_grouped_pointwise_im2col(sb_memref4*, sb_memref2*, sb_memref4*, int64_t, int64_t,
+//|                                            int64_t, int64_t, int64_t, int64_t);
+//| static int sb_variant_im2col(const sb_args* sb_a) {
+//|   const int64_t* sb_s = sb_a->sizes;
+//|   (void)sb_s;
+//|   sb_memref4 sb_m0;
+//|   sb_m0.allocated = sb_a->tensors[0];
+//|   sb_m0.aligned = sb_a->tensors[0];
+//|   sb_m0.offset = 0;
+//|   sb_m0.sizes[3] = sb_s[5];
+//|   sb_m0.strides[3] = 1;
+//|   sb_m0.sizes[2] = sb_s[4];
+//|   sb_m0.strides[2] = sb_m0.strides[3] * sb_m0.sizes[3];
+//|   sb_m0.sizes[1] = (sb_s[1] * sb_s[2]);
+//|   sb_m0.strides[1] = sb_m0.strides[2] * sb_m0.sizes[2];
+//|   sb_m0.sizes[0] = sb_s[0];
+//|   sb_m0.strides[0] = sb_m0.strides[1] * sb_m0.sizes[1];
+//|   sb_memref2 sb_m1;
+//|   sb_m1.allocated = sb_a->tensors[1];
+//|   sb_m1.aligned = sb_a->tensors[1];
+//|   sb_m1.offset = 0;
+//|   sb_m1.sizes[1] = sb_s[2];
+//|   sb_m1.strides[1] = 1;
+//|   sb_m1.sizes[0] = (sb_s[1] * sb_s[3]);
+//|   sb_m1.strides[0] = sb_m1.strides[1] * sb_m1.sizes[1];
+//|   sb_memref4 sb_m2;
+//|   sb_m2.allocated = sb_a->tensors[2];
+//|   sb_m2.aligned = sb_a->tensors[2];
+//|   sb_m2.offset = 0;
+//|   sb_m2.sizes[3] = sb_s[5];
+//|   sb_m2.strides[3] = 1;
+//|   sb_m2.sizes[2] = sb_s[4];
+//|   sb_m2.strides[2] = sb_m2.strides[3] * sb_m2.sizes[3];
+//|   sb_m2.sizes[1] = (sb_s[1] * sb_s[3]);
+//|   sb_m2.strides[1] = sb_m2.strides[2] * sb_m2.sizes[2];
+//|   sb_m2.sizes[0] = sb_s[0];
+//|   sb_m2.strides[0] = sb_m2.strides[1] * sb_m2.sizes[1];
+//|   _mlir_ciface_grouped_pointwise_im2col(&sb_m0, &sb_m1, &sb_m2, sb_s[0], sb_s[1], sb_s[2], sb_s[3],
+//|                                        sb_s[4], sb_s[5]);
+//|   return 0;
+//| }
+//|
 //| static const sb_variant sb_variants[] = {
 //|   {"loops", sb_variant_loops},
 //|   {"tiled_vector", sb_variant_tiled_vector},
 //|   {"openmp", sb_variant_openmp},
+//|   {"im2col", sb_variant_im2col},
 //| };
 //|
 //| const sb_module* specbench_module(void) {
-//|   static const sb_module m = {SPECBENCH_ABI_VERSION, "grouped_pointwise", "mlir", 3, 6, 3, sb_variants};
+//|   static const sb_module m = {SPECBENCH_ABI_VERSION, "grouped_pointwise", "mlir", 3, 6, 4, sb_variants};
 //|   return &m;
 //| }

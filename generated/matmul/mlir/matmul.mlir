@@ -214,6 +214,17 @@ module attributes {transform.with_named_sequence} {
       %sb_gemm_f32_k_whole, %sb_gemm_f32_k_rest = transform.loop.peel %sb_gemm_f32_k_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
       %sb_gemm_f32_step = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_k_whole : (!transform.any_op) -> !transform.any_op
       transform.annotate %sb_gemm_f32_step "sb_gemm_f32_tile" : !transform.any_op
+      %sb_gemm_f32_rest = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_i_rest : (!transform.any_op) -> !transform.any_op
+      %sb_gemm_f32_row, %sb_gemm_f32_r_loop = transform.structured.tile_using_for %sb_gemm_f32_rest tile_sizes [1, 0, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_rj_op, %sb_gemm_f32_rj_loop = transform.structured.tile_using_for %sb_gemm_f32_row tile_sizes [0, 32, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_rj_for = transform.cast %sb_gemm_f32_rj_loop : !transform.any_op to !transform.op<"scf.for">
+      %sb_gemm_f32_rj_whole, %sb_gemm_f32_rj_rest = transform.loop.peel %sb_gemm_f32_rj_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_row_tile = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_rj_whole : (!transform.any_op) -> !transform.any_op
+      %sb_gemm_f32_rk_op, %sb_gemm_f32_rk_loop = transform.structured.tile_using_for %sb_gemm_f32_row_tile tile_sizes [0, 0, 4] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_rk_for = transform.cast %sb_gemm_f32_rk_loop : !transform.any_op to !transform.op<"scf.for">
+      %sb_gemm_f32_rk_whole, %sb_gemm_f32_rk_rest = transform.loop.peel %sb_gemm_f32_rk_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_row_step = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_rk_whole : (!transform.any_op) -> !transform.any_op
+      transform.annotate %sb_gemm_f32_row_step "sb_gemm_f32_tile" : !transform.any_op
     }
     %sb_gemm_f32_f = transform.structured.match ops{["func.func"]} attributes{llvm.emit_c_interface} in %root : (!transform.any_op) -> !transform.any_op
     transform.apply_patterns to %sb_gemm_f32_f {
@@ -265,6 +276,17 @@ module attributes {transform.with_named_sequence} {
       %sb_gemm_f32_k_whole, %sb_gemm_f32_k_rest = transform.loop.peel %sb_gemm_f32_k_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
       %sb_gemm_f32_step = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_k_whole : (!transform.any_op) -> !transform.any_op
       transform.annotate %sb_gemm_f32_step "sb_gemm_f32_tile" : !transform.any_op
+      %sb_gemm_f32_rest = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_i_rest : (!transform.any_op) -> !transform.any_op
+      %sb_gemm_f32_row, %sb_gemm_f32_r_loop = transform.structured.tile_using_for %sb_gemm_f32_rest tile_sizes [1, 0, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_rj_op, %sb_gemm_f32_rj_loop = transform.structured.tile_using_for %sb_gemm_f32_row tile_sizes [0, 16, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_rj_for = transform.cast %sb_gemm_f32_rj_loop : !transform.any_op to !transform.op<"scf.for">
+      %sb_gemm_f32_rj_whole, %sb_gemm_f32_rj_rest = transform.loop.peel %sb_gemm_f32_rj_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_row_tile = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_rj_whole : (!transform.any_op) -> !transform.any_op
+      %sb_gemm_f32_rk_op, %sb_gemm_f32_rk_loop = transform.structured.tile_using_for %sb_gemm_f32_row_tile tile_sizes [0, 0, 4] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_rk_for = transform.cast %sb_gemm_f32_rk_loop : !transform.any_op to !transform.op<"scf.for">
+      %sb_gemm_f32_rk_whole, %sb_gemm_f32_rk_rest = transform.loop.peel %sb_gemm_f32_rk_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_row_step = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_rk_whole : (!transform.any_op) -> !transform.any_op
+      transform.annotate %sb_gemm_f32_row_step "sb_gemm_f32_tile" : !transform.any_op
     }
     %sb_gemm_f32_f = transform.structured.match ops{["func.func"]} attributes{llvm.emit_c_interface} in %root : (!transform.any_op) -> !transform.any_op
     transform.apply_patterns to %sb_gemm_f32_f {
@@ -316,6 +338,17 @@ module attributes {transform.with_named_sequence} {
       %sb_gemm_f32_k_whole, %sb_gemm_f32_k_rest = transform.loop.peel %sb_gemm_f32_k_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
       %sb_gemm_f32_step = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_k_whole : (!transform.any_op) -> !transform.any_op
       transform.annotate %sb_gemm_f32_step "sb_gemm_f32_tile" : !transform.any_op
+      %sb_gemm_f32_rest = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_i_rest : (!transform.any_op) -> !transform.any_op
+      %sb_gemm_f32_row, %sb_gemm_f32_r_loop = transform.structured.tile_using_for %sb_gemm_f32_rest tile_sizes [1, 0, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_rj_op, %sb_gemm_f32_rj_loop = transform.structured.tile_using_for %sb_gemm_f32_row tile_sizes [0, 8, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_rj_for = transform.cast %sb_gemm_f32_rj_loop : !transform.any_op to !transform.op<"scf.for">
+      %sb_gemm_f32_rj_whole, %sb_gemm_f32_rj_rest = transform.loop.peel %sb_gemm_f32_rj_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_row_tile = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_rj_whole : (!transform.any_op) -> !transform.any_op
+      %sb_gemm_f32_rk_op, %sb_gemm_f32_rk_loop = transform.structured.tile_using_for %sb_gemm_f32_row_tile tile_sizes [0, 0, 4] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_rk_for = transform.cast %sb_gemm_f32_rk_loop : !transform.any_op to !transform.op<"scf.for">
+      %sb_gemm_f32_rk_whole, %sb_gemm_f32_rk_rest = transform.loop.peel %sb_gemm_f32_rk_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_row_step = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_rk_whole : (!transform.any_op) -> !transform.any_op
+      transform.annotate %sb_gemm_f32_row_step "sb_gemm_f32_tile" : !transform.any_op
     }
     %sb_gemm_f32_f = transform.structured.match ops{["func.func"]} attributes{llvm.emit_c_interface} in %root : (!transform.any_op) -> !transform.any_op
     transform.apply_patterns to %sb_gemm_f32_f {

@@ -1854,133 +1854,489 @@ module attributes {transform.with_named_sequence} {
     %402 = arith.addi %394, %401 : index
     %403 = arith.maxsi %400, %392 : index
     %404 = arith.divsi %402, %403 : index
-    %405 = memref.alloc(%397, %395) {alignment = 64 : i64} : memref<?x?xf32>
-    scf.for %406 = %391 to %B step %392 {
-      %407 = arith.muli %391, %B : index
-      %408 = arith.addi %407, %406 : index
-      scf.for %409 = %391 to %404 step %392 {
-        %410 = arith.muli %409, %398 : index
-        // The columns: the gathered term at (k, p), k over the sum's indices, p over the output's last.
-        scf.parallel (%411) = (%391) to (%K) step (%392) {
-          scf.for %412 = %391 to %0 step %392 {
-            scf.for %413 = %391 to %L step %392 {
-              %414 = arith.constant 0 : index
-              %415 = arith.cmpi sge, %406, %414 : index
-              %416 = arith.cmpi slt, %406, %B : index
-              %417 = arith.andi %415, %416 : i1
-              %418 = arith.constant 1 : index
-              %419 = arith.subi %B, %418 : index
-              %420 = arith.minsi %406, %419 : index
-              %421 = arith.constant 0 : index
-              %422 = arith.maxsi %420, %421 : index
-              %423 = arith.constant 2 : index
-              %424 = arith.divsi %410, %423 : index
-              %425 = arith.constant 0 : index
-              %426 = arith.cmpi sge, %424, %425 : index
-              %427 = arith.cmpi slt, %424, %G : index
-              %428 = arith.andi %426, %427 : i1
-              %429 = arith.andi %417, %428 : i1
-              %430 = arith.constant 1 : index
-              %431 = arith.subi %G, %430 : index
-              %432 = arith.minsi %424, %431 : index
-              %433 = arith.constant 0 : index
-              %434 = arith.maxsi %432, %433 : index
-              %435 = arith.constant 0 : index
-              %436 = arith.cmpi sge, %411, %435 : index
-              %437 = arith.cmpi slt, %411, %K : index
-              %438 = arith.andi %436, %437 : i1
-              %439 = arith.andi %429, %438 : i1
-              %440 = arith.constant 1 : index
-              %441 = arith.subi %K, %440 : index
-              %442 = arith.minsi %411, %441 : index
-              %443 = arith.constant 0 : index
-              %444 = arith.maxsi %442, %443 : index
-              %445 = arith.addi %413, %412 : index
-              %446 = arith.constant 1 : index
-              %447 = arith.subi %445, %446 : index
-              %448 = arith.constant 0 : index
-              %449 = arith.cmpi sge, %447, %448 : index
-              %450 = arith.cmpi slt, %447, %L : index
-              %451 = arith.andi %449, %450 : i1
-              %452 = arith.andi %439, %451 : i1
-              %453 = arith.constant 1 : index
-              %454 = arith.subi %L, %453 : index
-              %455 = arith.minsi %447, %454 : index
-              %456 = arith.constant 0 : index
-              %457 = arith.maxsi %455, %456 : index
-              %458 = memref.load %x[%422, %434, %444, %457] : memref<?x?x?x?xf32>
-              %459 = arith.constant 0.0 : f32
-              %460 = arith.select %452, %458, %459 : f32
-              %461 = arith.muli %391, %L : index
-              %462 = arith.addi %461, %413 : index
-              %463 = arith.muli %391, %K : index
-              %464 = arith.addi %463, %411 : index
-              %465 = arith.muli %464, %0 : index
-              %466 = arith.addi %465, %412 : index
-              memref.store %460, %405[%466, %462] : memref<?x?xf32>
+    %405 = func.call @omp_get_max_threads() : () -> i32
+    %406 = arith.index_cast %405 : i32 to index
+    %407 = arith.muli %392, %B : index
+    %408 = arith.muli %407, %404 : index
+    %409 = arith.constant 2 : index
+    %410 = arith.muli %406, %409 : index
+    %411 = arith.cmpi sge, %408, %410 : index
+    scf.if %411 {
+      // Pairs of a batch element and a group side by side, a chunk per thread.
+      %412 = arith.subi %406, %392 : index
+      %413 = arith.addi %408, %412 : index
+      %414 = arith.divui %413, %406 : index
+      scf.parallel (%415) = (%391) to (%406) step (%392) {
+        %416 = memref.alloc(%397, %395) {alignment = 64 : i64} : memref<?x?xf32>
+        %417 = memref.alloca() {alignment = 64 : i64} : memref<256x272xf32>
+        %418 = arith.muli %415, %414 : index
+        %419 = arith.minsi %418, %408 : index
+        %420 = arith.addi %419, %414 : index
+        %421 = arith.minsi %420, %408 : index
+        scf.for %422 = %419 to %421 step %392 {
+          %423 = arith.divui %422, %404 : index
+          %424 = arith.remui %422, %404 : index
+          %425 = arith.remui %423, %B : index
+          %426 = arith.divui %423, %B : index
+          %427 = arith.muli %424, %398 : index
+          // The columns: the gathered term at (k, p), k over the sum's indices, p over the output's last.
+          scf.for %428 = %391 to %K step %392 {
+            scf.for %429 = %391 to %0 step %392 {
+              scf.for %430 = %391 to %L step %392 {
+                %431 = arith.constant 0 : index
+                %432 = arith.cmpi sge, %425, %431 : index
+                %433 = arith.cmpi slt, %425, %B : index
+                %434 = arith.andi %432, %433 : i1
+                %435 = arith.constant 1 : index
+                %436 = arith.subi %B, %435 : index
+                %437 = arith.minsi %425, %436 : index
+                %438 = arith.constant 0 : index
+                %439 = arith.maxsi %437, %438 : index
+                %440 = arith.constant 2 : index
+                %441 = arith.divsi %427, %440 : index
+                %442 = arith.constant 0 : index
+                %443 = arith.cmpi sge, %441, %442 : index
+                %444 = arith.cmpi slt, %441, %G : index
+                %445 = arith.andi %443, %444 : i1
+                %446 = arith.andi %434, %445 : i1
+                %447 = arith.constant 1 : index
+                %448 = arith.subi %G, %447 : index
+                %449 = arith.minsi %441, %448 : index
+                %450 = arith.constant 0 : index
+                %451 = arith.maxsi %449, %450 : index
+                %452 = arith.constant 0 : index
+                %453 = arith.cmpi sge, %428, %452 : index
+                %454 = arith.cmpi slt, %428, %K : index
+                %455 = arith.andi %453, %454 : i1
+                %456 = arith.andi %446, %455 : i1
+                %457 = arith.constant 1 : index
+                %458 = arith.subi %K, %457 : index
+                %459 = arith.minsi %428, %458 : index
+                %460 = arith.constant 0 : index
+                %461 = arith.maxsi %459, %460 : index
+                %462 = arith.addi %430, %429 : index
+                %463 = arith.constant 1 : index
+                %464 = arith.subi %462, %463 : index
+                %465 = arith.constant 0 : index
+                %466 = arith.cmpi sge, %464, %465 : index
+                %467 = arith.cmpi slt, %464, %L : index
+                %468 = arith.andi %466, %467 : i1
+                %469 = arith.andi %456, %468 : i1
+                %470 = arith.constant 1 : index
+                %471 = arith.subi %L, %470 : index
+                %472 = arith.minsi %464, %471 : index
+                %473 = arith.constant 0 : index
+                %474 = arith.maxsi %472, %473 : index
+                %475 = memref.load %x[%439, %451, %461, %474] : memref<?x?x?x?xf32>
+                %476 = arith.constant 0.0 : f32
+                %477 = arith.select %469, %475, %476 : f32
+                %478 = arith.muli %391, %L : index
+                %479 = arith.addi %478, %430 : index
+                %480 = arith.muli %391, %K : index
+                %481 = arith.addi %480, %428 : index
+                %482 = arith.muli %481, %0 : index
+                %483 = arith.addi %482, %429 : index
+                memref.store %477, %416[%483, %479] : memref<?x?xf32>
+              }
             }
+          }
+          %484 = arith.muli %424, %400 : index
+          %485 = arith.subi %394, %484 : index
+          %486 = arith.minsi %400, %485 : index
+          %487 = arith.muli %484, %397 : index
+          %488 = memref.reinterpret_cast %w to offset: [%487], sizes: [%486, %397], strides: [%397, 1] : memref<?x?x?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+          %489 = arith.muli %423, %394 : index
+          %490 = arith.addi %489, %484 : index
+          %491 = arith.muli %490, %395 : index
+          %492 = memref.reinterpret_cast %gy to offset: [%491], sizes: [%486, %395], strides: [%395, 1] : memref<?x?x?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+          // As block products: each thread's rows in blocks of 64; per block of 256 columns and 256 terms,
+          // that block of the column buffer copied to the thread's buffer, then each block product added to the output.
+          %493 = arith.constant 0 : index
+          %494 = arith.constant 1 : index
+          %495 = arith.constant 64 : index
+          %496 = arith.constant 256 : index
+          %497 = arith.constant 256 : index
+          %498 = arith.constant 8 : index
+          %499 = arith.subi %494, %494 : index
+          %500 = arith.addi %486, %499 : index
+          %501 = arith.divui %500, %494 : index
+          %502 = arith.subi %498, %494 : index
+          %503 = arith.addi %501, %502 : index
+          %504 = arith.divui %503, %498 : index
+          %505 = arith.muli %504, %498 : index
+          scf.for %506 = %493 to %494 step %494 {
+            %507 = arith.muli %506, %505 : index
+            %508 = arith.minsi %507, %486 : index
+            %509 = arith.addi %508, %505 : index
+            %510 = arith.minsi %509, %486 : index
+            %511 = arith.subi %510, %508 : index
+            %512 = memref.subview %492[%508, %493] [%511, %395] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+            %513 = arith.constant 0.0 : f32
+            linalg.fill ins(%513 : f32) outs(%512 : memref<?x?xf32, strided<[?, 1], offset: ?>>)
+            scf.for %514 = %493 to %395 step %496 {
+              %515 = arith.subi %395, %514 : index
+              %516 = arith.minsi %496, %515 : index
+              scf.for %517 = %493 to %397 step %497 {
+                %518 = arith.subi %397, %517 : index
+                %519 = arith.minsi %497, %518 : index
+                %520 = arith.addi %391, %517 : index
+                %521 = memref.subview %417[0, 0] [%519, %516] [1, 1] : memref<256x272xf32> to memref<?x?xf32, strided<[272, 1]>>
+                %522 = memref.subview %416[%520, %514] [%519, %516] [1, 1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+                linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%522 : memref<?x?xf32, strided<[?, 1], offset: ?>>) outs(%521 : memref<?x?xf32, strided<[272, 1]>>) {
+                  ^bb0(%523: f32, %524: f32):
+                  linalg.yield %523 : f32
+                }
+                scf.for %525 = %508 to %510 step %495 {
+                  %526 = arith.subi %510, %525 : index
+                  %527 = arith.minsi %495, %526 : index
+                  %528 = memref.subview %488[%525, %520] [%527, %519] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+                  %529 = memref.subview %492[%525, %514] [%527, %516] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+                  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%528, %521 : memref<?x?xf32, strided<[?, 1], offset: ?>>, memref<?x?xf32, strided<[272, 1]>>) outs(%529 : memref<?x?xf32, strided<[?, 1], offset: ?>>) attrs = {sb_gemm_f32} {
+                    ^bb0(%530: f32, %531: f32, %532: f32):
+                    %533 = arith.mulf %530, %531 : f32
+                    %534 = arith.addf %532, %533 fastmath<reassoc> : f32
+                    linalg.yield %534 : f32
+                  }
+                }
+              }
+            }
+          }
+        }
+        memref.dealloc %416 : memref<?x?xf32>
+        scf.reduce
+      }
+    } else {
+      %535 = memref.alloc(%397, %395) {alignment = 64 : i64} : memref<?x?xf32>
+      scf.for %536 = %391 to %B step %392 {
+        %537 = arith.muli %391, %B : index
+        %538 = arith.addi %537, %536 : index
+        scf.for %539 = %391 to %404 step %392 {
+          %540 = arith.muli %539, %398 : index
+          // The columns: the gathered term at (k, p), k over the sum's indices, p over the output's last.
+          scf.parallel (%541) = (%391) to (%K) step (%392) {
+            scf.for %542 = %391 to %0 step %392 {
+              scf.for %543 = %391 to %L step %392 {
+                %544 = arith.constant 0 : index
+                %545 = arith.cmpi sge, %536, %544 : index
+                %546 = arith.cmpi slt, %536, %B : index
+                %547 = arith.andi %545, %546 : i1
+                %548 = arith.constant 1 : index
+                %549 = arith.subi %B, %548 : index
+                %550 = arith.minsi %536, %549 : index
+                %551 = arith.constant 0 : index
+                %552 = arith.maxsi %550, %551 : index
+                %553 = arith.constant 2 : index
+                %554 = arith.divsi %540, %553 : index
+                %555 = arith.constant 0 : index
+                %556 = arith.cmpi sge, %554, %555 : index
+                %557 = arith.cmpi slt, %554, %G : index
+                %558 = arith.andi %556, %557 : i1
+                %559 = arith.andi %547, %558 : i1
+                %560 = arith.constant 1 : index
+                %561 = arith.subi %G, %560 : index
+                %562 = arith.minsi %554, %561 : index
+                %563 = arith.constant 0 : index
+                %564 = arith.maxsi %562, %563 : index
+                %565 = arith.constant 0 : index
+                %566 = arith.cmpi sge, %541, %565 : index
+                %567 = arith.cmpi slt, %541, %K : index
+                %568 = arith.andi %566, %567 : i1
+                %569 = arith.andi %559, %568 : i1
+                %570 = arith.constant 1 : index
+                %571 = arith.subi %K, %570 : index
+                %572 = arith.minsi %541, %571 : index
+                %573 = arith.constant 0 : index
+                %574 = arith.maxsi %572, %573 : index
+                %575 = arith.addi %543, %542 : index
+                %576 = arith.constant 1 : index
+                %577 = arith.subi %575, %576 : index
+                %578 = arith.constant 0 : index
+                %579 = arith.cmpi sge, %577, %578 : index
+                %580 = arith.cmpi slt, %577, %L : index
+                %581 = arith.andi %579, %580 : i1
+                %582 = arith.andi %569, %581 : i1
+                %583 = arith.constant 1 : index
+                %584 = arith.subi %L, %583 : index
+                %585 = arith.minsi %577, %584 : index
+                %586 = arith.constant 0 : index
+                %587 = arith.maxsi %585, %586 : index
+                %588 = memref.load %x[%552, %564, %574, %587] : memref<?x?x?x?xf32>
+                %589 = arith.constant 0.0 : f32
+                %590 = arith.select %582, %588, %589 : f32
+                %591 = arith.muli %391, %L : index
+                %592 = arith.addi %591, %543 : index
+                %593 = arith.muli %391, %K : index
+                %594 = arith.addi %593, %541 : index
+                %595 = arith.muli %594, %0 : index
+                %596 = arith.addi %595, %542 : index
+                memref.store %590, %535[%596, %592] : memref<?x?xf32>
+              }
+            }
+            scf.reduce
+          }
+          %597 = arith.muli %539, %400 : index
+          %598 = arith.subi %394, %597 : index
+          %599 = arith.minsi %400, %598 : index
+          %600 = arith.muli %597, %397 : index
+          %601 = memref.reinterpret_cast %w to offset: [%600], sizes: [%599, %397], strides: [%397, 1] : memref<?x?x?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+          %602 = arith.muli %538, %394 : index
+          %603 = arith.addi %602, %597 : index
+          %604 = arith.muli %603, %395 : index
+          %605 = memref.reinterpret_cast %gy to offset: [%604], sizes: [%599, %395], strides: [%395, 1] : memref<?x?x?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+          // As block products: each thread's rows in blocks of 64; per block of 256 columns and 256 terms,
+          // that block of the column buffer copied to the thread's buffer, then each block product added to the output.
+          %606 = arith.constant 0 : index
+          %607 = arith.constant 1 : index
+          %608 = arith.constant 64 : index
+          %609 = arith.constant 256 : index
+          %610 = arith.constant 256 : index
+          %611 = arith.constant 8 : index
+          %612 = func.call @omp_get_max_threads() : () -> i32
+          %613 = arith.index_cast %612 : i32 to index
+          %614 = arith.subi %613, %607 : index
+          %615 = arith.addi %599, %614 : index
+          %616 = arith.divui %615, %613 : index
+          %617 = arith.subi %611, %607 : index
+          %618 = arith.addi %616, %617 : index
+          %619 = arith.divui %618, %611 : index
+          %620 = arith.muli %619, %611 : index
+          scf.parallel (%621) = (%606) to (%613) step (%607) {
+            %622 = memref.alloca() {alignment = 64 : i64} : memref<256x272xf32>
+            %623 = arith.muli %621, %620 : index
+            %624 = arith.minsi %623, %599 : index
+            %625 = arith.addi %624, %620 : index
+            %626 = arith.minsi %625, %599 : index
+            %627 = arith.subi %626, %624 : index
+            %628 = memref.subview %605[%624, %606] [%627, %395] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+            %629 = arith.constant 0.0 : f32
+            linalg.fill ins(%629 : f32) outs(%628 : memref<?x?xf32, strided<[?, 1], offset: ?>>)
+            scf.for %630 = %606 to %395 step %609 {
+              %631 = arith.subi %395, %630 : index
+              %632 = arith.minsi %609, %631 : index
+              scf.for %633 = %606 to %397 step %610 {
+                %634 = arith.subi %397, %633 : index
+                %635 = arith.minsi %610, %634 : index
+                %636 = arith.addi %391, %633 : index
+                %637 = memref.subview %622[0, 0] [%635, %632] [1, 1] : memref<256x272xf32> to memref<?x?xf32, strided<[272, 1]>>
+                %638 = memref.subview %535[%636, %630] [%635, %632] [1, 1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+                linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%638 : memref<?x?xf32, strided<[?, 1], offset: ?>>) outs(%637 : memref<?x?xf32, strided<[272, 1]>>) {
+                  ^bb0(%639: f32, %640: f32):
+                  linalg.yield %639 : f32
+                }
+                scf.for %641 = %624 to %626 step %608 {
+                  %642 = arith.subi %626, %641 : index
+                  %643 = arith.minsi %608, %642 : index
+                  %644 = memref.subview %601[%641, %636] [%643, %635] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+                  %645 = memref.subview %605[%641, %630] [%643, %632] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+                  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%644, %637 : memref<?x?xf32, strided<[?, 1], offset: ?>>, memref<?x?xf32, strided<[272, 1]>>) outs(%645 : memref<?x?xf32, strided<[?, 1], offset: ?>>) attrs = {sb_gemm_f32} {
+                    ^bb0(%646: f32, %647: f32, %648: f32):
+                    %649 = arith.mulf %646, %647 : f32
+                    %650 = arith.addf %648, %649 fastmath<reassoc> : f32
+                    linalg.yield %650 : f32
+                  }
+                }
+              }
+            }
+            scf.reduce
+          }
+        }
+      }
+      memref.dealloc %535 : memref<?x?xf32>
+    }
+    // gz[o, l] = sum(k in 0..K: w2[o, k] * (d[k, l] + f64(o / P)))
+    %651 = arith.constant 0 : index
+    %652 = arith.constant 1 : index
+    // As im2col: per batch element and group, the gathered term at every (k..., N...) into the K x N
+    // buffer, then gz (rows x N) = w2 (rows x K) * the buffer, as block products.
+    %653 = arith.muli %652, %M : index
+    %654 = arith.muli %652, %L : index
+    %655 = arith.muli %652, %K : index
+    %656 = arith.muli %P, %652 : index
+    %657 = arith.subi %656, %652 : index
+    %658 = arith.addi %653, %657 : index
+    %659 = arith.maxsi %656, %652 : index
+    %660 = arith.divsi %658, %659 : index
+    %661 = func.call @omp_get_max_threads() : () -> i32
+    %662 = arith.index_cast %661 : i32 to index
+    %663 = arith.muli %652, %660 : index
+    %664 = arith.constant 2 : index
+    %665 = arith.muli %662, %664 : index
+    %666 = arith.cmpi sge, %663, %665 : index
+    scf.if %666 {
+      // Pairs of a batch element and a group side by side, a chunk per thread.
+      %667 = arith.subi %662, %652 : index
+      %668 = arith.addi %663, %667 : index
+      %669 = arith.divui %668, %662 : index
+      scf.parallel (%670) = (%651) to (%662) step (%652) {
+        %671 = memref.alloc(%655, %654) {alignment = 64 : i64} : memref<?x?xf64>
+        %672 = memref.alloca() {alignment = 64 : i64} : memref<256x264xf64>
+        %673 = arith.muli %670, %669 : index
+        %674 = arith.minsi %673, %663 : index
+        %675 = arith.addi %674, %669 : index
+        %676 = arith.minsi %675, %663 : index
+        scf.for %677 = %674 to %676 step %652 {
+          %678 = arith.divui %677, %660 : index
+          %679 = arith.remui %677, %660 : index
+          %680 = arith.muli %679, %P : index
+          // The columns: the gathered term at (k, p), k over the sum's indices, p over the output's last.
+          scf.for %681 = %651 to %K step %652 {
+            scf.for %682 = %651 to %L step %652 {
+              %683 = memref.load %d[%681, %682] : memref<?x?xf64>
+              %684 = arith.divsi %680, %P : index
+              %685 = arith.index_cast %684 : index to i64
+              %686 = arith.sitofp %685 : i64 to f64
+              %687 = arith.addf %683, %686 : f64
+              %688 = arith.muli %651, %L : index
+              %689 = arith.addi %688, %682 : index
+              %690 = arith.muli %651, %K : index
+              %691 = arith.addi %690, %681 : index
+              memref.store %687, %671[%691, %689] : memref<?x?xf64>
+            }
+          }
+          %692 = arith.muli %679, %656 : index
+          %693 = arith.subi %653, %692 : index
+          %694 = arith.minsi %656, %693 : index
+          %695 = arith.muli %692, %655 : index
+          %696 = memref.reinterpret_cast %w2 to offset: [%695], sizes: [%694, %655], strides: [%655, 1] : memref<?x?xf64> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+          %697 = arith.muli %678, %653 : index
+          %698 = arith.addi %697, %692 : index
+          %699 = arith.muli %698, %654 : index
+          %700 = memref.reinterpret_cast %gz to offset: [%699], sizes: [%694, %654], strides: [%654, 1] : memref<?x?xf64> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+          // As block products: each thread's rows in blocks of 64; per block of 256 columns and 256 terms,
+          // that block of the column buffer copied to the thread's buffer, then each block product added to the output.
+          %701 = arith.constant 0 : index
+          %702 = arith.constant 1 : index
+          %703 = arith.constant 64 : index
+          %704 = arith.constant 256 : index
+          %705 = arith.constant 256 : index
+          %706 = arith.constant 8 : index
+          %707 = arith.subi %702, %702 : index
+          %708 = arith.addi %694, %707 : index
+          %709 = arith.divui %708, %702 : index
+          %710 = arith.subi %706, %702 : index
+          %711 = arith.addi %709, %710 : index
+          %712 = arith.divui %711, %706 : index
+          %713 = arith.muli %712, %706 : index
+          scf.for %714 = %701 to %702 step %702 {
+            %715 = arith.muli %714, %713 : index
+            %716 = arith.minsi %715, %694 : index
+            %717 = arith.addi %716, %713 : index
+            %718 = arith.minsi %717, %694 : index
+            %719 = arith.subi %718, %716 : index
+            %720 = memref.subview %700[%716, %701] [%719, %654] [1, 1] : memref<?x?xf64, strided<[?, 1], offset: ?>> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+            %721 = arith.constant 0.0 : f64
+            linalg.fill ins(%721 : f64) outs(%720 : memref<?x?xf64, strided<[?, 1], offset: ?>>)
+            scf.for %722 = %701 to %654 step %704 {
+              %723 = arith.subi %654, %722 : index
+              %724 = arith.minsi %704, %723 : index
+              scf.for %725 = %701 to %655 step %705 {
+                %726 = arith.subi %655, %725 : index
+                %727 = arith.minsi %705, %726 : index
+                %728 = arith.addi %651, %725 : index
+                %729 = memref.subview %672[0, 0] [%727, %724] [1, 1] : memref<256x264xf64> to memref<?x?xf64, strided<[264, 1]>>
+                %730 = memref.subview %671[%728, %722] [%727, %724] [1, 1] : memref<?x?xf64> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+                linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%730 : memref<?x?xf64, strided<[?, 1], offset: ?>>) outs(%729 : memref<?x?xf64, strided<[264, 1]>>) {
+                  ^bb0(%731: f64, %732: f64):
+                  linalg.yield %731 : f64
+                }
+                scf.for %733 = %716 to %718 step %703 {
+                  %734 = arith.subi %718, %733 : index
+                  %735 = arith.minsi %703, %734 : index
+                  %736 = memref.subview %696[%733, %728] [%735, %727] [1, 1] : memref<?x?xf64, strided<[?, 1], offset: ?>> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+                  %737 = memref.subview %700[%733, %722] [%735, %724] [1, 1] : memref<?x?xf64, strided<[?, 1], offset: ?>> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+                  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%736, %729 : memref<?x?xf64, strided<[?, 1], offset: ?>>, memref<?x?xf64, strided<[264, 1]>>) outs(%737 : memref<?x?xf64, strided<[?, 1], offset: ?>>) attrs = {sb_gemm_f64} {
+                    ^bb0(%738: f64, %739: f64, %740: f64):
+                    %741 = arith.mulf %738, %739 : f64
+                    %742 = arith.addf %740, %741 fastmath<reassoc> : f64
+                    linalg.yield %742 : f64
+                  }
+                }
+              }
+            }
+          }
+        }
+        memref.dealloc %671 : memref<?x?xf64>
+        scf.reduce
+      }
+    } else {
+      %743 = memref.alloc(%655, %654) {alignment = 64 : i64} : memref<?x?xf64>
+      scf.for %744 = %651 to %660 step %652 {
+        %745 = arith.muli %744, %P : index
+        // The columns: the gathered term at (k, p), k over the sum's indices, p over the output's last.
+        scf.parallel (%746) = (%651) to (%K) step (%652) {
+          scf.for %747 = %651 to %L step %652 {
+            %748 = memref.load %d[%746, %747] : memref<?x?xf64>
+            %749 = arith.divsi %745, %P : index
+            %750 = arith.index_cast %749 : index to i64
+            %751 = arith.sitofp %750 : i64 to f64
+            %752 = arith.addf %748, %751 : f64
+            %753 = arith.muli %651, %L : index
+            %754 = arith.addi %753, %747 : index
+            %755 = arith.muli %651, %K : index
+            %756 = arith.addi %755, %746 : index
+            memref.store %752, %743[%756, %754] : memref<?x?xf64>
           }
           scf.reduce
         }
-        %467 = arith.muli %409, %400 : index
-        %468 = arith.subi %394, %467 : index
-        %469 = arith.minsi %400, %468 : index
-        %470 = arith.muli %467, %397 : index
-        %471 = memref.reinterpret_cast %w to offset: [%470], sizes: [%469, %397], strides: [%397, 1] : memref<?x?x?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
-        %472 = arith.muli %408, %394 : index
-        %473 = arith.addi %472, %467 : index
-        %474 = arith.muli %473, %395 : index
-        %475 = memref.reinterpret_cast %gy to offset: [%474], sizes: [%469, %395], strides: [%395, 1] : memref<?x?x?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+        %757 = arith.muli %744, %656 : index
+        %758 = arith.subi %653, %757 : index
+        %759 = arith.minsi %656, %758 : index
+        %760 = arith.muli %757, %655 : index
+        %761 = memref.reinterpret_cast %w2 to offset: [%760], sizes: [%759, %655], strides: [%655, 1] : memref<?x?xf64> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+        %762 = arith.muli %651, %653 : index
+        %763 = arith.addi %762, %757 : index
+        %764 = arith.muli %763, %654 : index
+        %765 = memref.reinterpret_cast %gz to offset: [%764], sizes: [%759, %654], strides: [%654, 1] : memref<?x?xf64> to memref<?x?xf64, strided<[?, 1], offset: ?>>
         // As block products: each thread's rows in blocks of 64; per block of 256 columns and 256 terms,
         // that block of the column buffer copied to the thread's buffer, then each block product added to the output.
-        %476 = arith.constant 0 : index
-        %477 = arith.constant 1 : index
-        %478 = arith.constant 64 : index
-        %479 = arith.constant 256 : index
-        %480 = arith.constant 256 : index
-        %481 = arith.constant 8 : index
-        %482 = func.call @omp_get_max_threads() : () -> i32
-        %483 = arith.index_cast %482 : i32 to index
-        %484 = arith.subi %483, %477 : index
-        %485 = arith.addi %469, %484 : index
-        %486 = arith.divui %485, %483 : index
-        %487 = arith.subi %481, %477 : index
-        %488 = arith.addi %486, %487 : index
-        %489 = arith.divui %488, %481 : index
-        %490 = arith.muli %489, %481 : index
-        scf.parallel (%491) = (%476) to (%483) step (%477) {
-          %492 = memref.alloca() {alignment = 64 : i64} : memref<256x272xf32>
-          %493 = arith.muli %491, %490 : index
-          %494 = arith.minsi %493, %469 : index
-          %495 = arith.addi %494, %490 : index
-          %496 = arith.minsi %495, %469 : index
-          %497 = arith.subi %496, %494 : index
-          %498 = memref.subview %475[%494, %476] [%497, %395] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
-          %499 = arith.constant 0.0 : f32
-          linalg.fill ins(%499 : f32) outs(%498 : memref<?x?xf32, strided<[?, 1], offset: ?>>)
-          scf.for %500 = %476 to %395 step %479 {
-            %501 = arith.subi %395, %500 : index
-            %502 = arith.minsi %479, %501 : index
-            scf.for %503 = %476 to %397 step %480 {
-              %504 = arith.subi %397, %503 : index
-              %505 = arith.minsi %480, %504 : index
-              %506 = arith.addi %391, %503 : index
-              %507 = memref.subview %492[0, 0] [%505, %502] [1, 1] : memref<256x272xf32> to memref<?x?xf32, strided<[272, 1]>>
-              %508 = memref.subview %405[%506, %500] [%505, %502] [1, 1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
-              linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%508 : memref<?x?xf32, strided<[?, 1], offset: ?>>) outs(%507 : memref<?x?xf32, strided<[272, 1]>>) {
-                ^bb0(%509: f32, %510: f32):
-                linalg.yield %509 : f32
+        %766 = arith.constant 0 : index
+        %767 = arith.constant 1 : index
+        %768 = arith.constant 64 : index
+        %769 = arith.constant 256 : index
+        %770 = arith.constant 256 : index
+        %771 = arith.constant 8 : index
+        %772 = func.call @omp_get_max_threads() : () -> i32
+        %773 = arith.index_cast %772 : i32 to index
+        %774 = arith.subi %773, %767 : index
+        %775 = arith.addi %759, %774 : index
+        %776 = arith.divui %775, %773 : index
+        %777 = arith.subi %771, %767 : index
+        %778 = arith.addi %776, %777 : index
+        %779 = arith.divui %778, %771 : index
+        %780 = arith.muli %779, %771 : index
+        scf.parallel (%781) = (%766) to (%773) step (%767) {
+          %782 = memref.alloca() {alignment = 64 : i64} : memref<256x264xf64>
+          %783 = arith.muli %781, %780 : index
+          %784 = arith.minsi %783, %759 : index
+          %785 = arith.addi %784, %780 : index
+          %786 = arith.minsi %785, %759 : index
+          %787 = arith.subi %786, %784 : index
+          %788 = memref.subview %765[%784, %766] [%787, %654] [1, 1] : memref<?x?xf64, strided<[?, 1], offset: ?>> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+          %789 = arith.constant 0.0 : f64
+          linalg.fill ins(%789 : f64) outs(%788 : memref<?x?xf64, strided<[?, 1], offset: ?>>)
+          scf.for %790 = %766 to %654 step %769 {
+            %791 = arith.subi %654, %790 : index
+            %792 = arith.minsi %769, %791 : index
+            scf.for %793 = %766 to %655 step %770 {
+              %794 = arith.subi %655, %793 : index
+              %795 = arith.minsi %770, %794 : index
+              %796 = arith.addi %651, %793 : index
+              %797 = memref.subview %782[0, 0] [%795, %792] [1, 1] : memref<256x264xf64> to memref<?x?xf64, strided<[264, 1]>>
+              %798 = memref.subview %743[%796, %790] [%795, %792] [1, 1] : memref<?x?xf64> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+              linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%798 : memref<?x?xf64, strided<[?, 1], offset: ?>>) outs(%797 : memref<?x?xf64, strided<[264, 1]>>) {
+                ^bb0(%799: f64, %800: f64):
+                linalg.yield %799 : f64
               }
-              scf.for %511 = %494 to %496 step %478 {
-                %512 = arith.subi %496, %511 : index
-                %513 = arith.minsi %478, %512 : index
-                %514 = memref.subview %471[%511, %506] [%513, %505] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
-                %515 = memref.subview %475[%511, %500] [%513, %502] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
-                linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%514, %507 : memref<?x?xf32, strided<[?, 1], offset: ?>>, memref<?x?xf32, strided<[272, 1]>>) outs(%515 : memref<?x?xf32, strided<[?, 1], offset: ?>>) attrs = {sb_gemm_f32} {
-                  ^bb0(%516: f32, %517: f32, %518: f32):
-                  %519 = arith.mulf %516, %517 : f32
-                  %520 = arith.addf %518, %519 fastmath<reassoc> : f32
-                  linalg.yield %520 : f32
+              scf.for %801 = %784 to %786 step %768 {
+                %802 = arith.subi %786, %801 : index
+                %803 = arith.minsi %768, %802 : index
+                %804 = memref.subview %761[%801, %796] [%803, %795] [1, 1] : memref<?x?xf64, strided<[?, 1], offset: ?>> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+                %805 = memref.subview %765[%801, %790] [%803, %792] [1, 1] : memref<?x?xf64, strided<[?, 1], offset: ?>> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+                linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%804, %797 : memref<?x?xf64, strided<[?, 1], offset: ?>>, memref<?x?xf64, strided<[264, 1]>>) outs(%805 : memref<?x?xf64, strided<[?, 1], offset: ?>>) attrs = {sb_gemm_f64} {
+                  ^bb0(%806: f64, %807: f64, %808: f64):
+                  %809 = arith.mulf %806, %807 : f64
+                  %810 = arith.addf %808, %809 fastmath<reassoc> : f64
+                  linalg.yield %810 : f64
                 }
               }
             }
@@ -1988,107 +2344,8 @@ module attributes {transform.with_named_sequence} {
           scf.reduce
         }
       }
+      memref.dealloc %743 : memref<?x?xf64>
     }
-    memref.dealloc %405 : memref<?x?xf32>
-    // gz[o, l] = sum(k in 0..K: w2[o, k] * (d[k, l] + f64(o / P)))
-    %521 = arith.constant 0 : index
-    %522 = arith.constant 1 : index
-    // As im2col: per batch element and group, the gathered term at every (k..., N...) into the K x N
-    // buffer, then gz (rows x N) = w2 (rows x K) * the buffer, as block products.
-    %523 = arith.muli %522, %M : index
-    %524 = arith.muli %522, %L : index
-    %525 = arith.muli %522, %K : index
-    %526 = arith.muli %P, %522 : index
-    %527 = arith.subi %526, %522 : index
-    %528 = arith.addi %523, %527 : index
-    %529 = arith.maxsi %526, %522 : index
-    %530 = arith.divsi %528, %529 : index
-    %531 = memref.alloc(%525, %524) {alignment = 64 : i64} : memref<?x?xf64>
-    scf.for %532 = %521 to %530 step %522 {
-      %533 = arith.muli %532, %P : index
-      // The columns: the gathered term at (k, p), k over the sum's indices, p over the output's last.
-      scf.parallel (%534) = (%521) to (%K) step (%522) {
-        scf.for %535 = %521 to %L step %522 {
-          %536 = memref.load %d[%534, %535] : memref<?x?xf64>
-          %537 = arith.divsi %533, %P : index
-          %538 = arith.index_cast %537 : index to i64
-          %539 = arith.sitofp %538 : i64 to f64
-          %540 = arith.addf %536, %539 : f64
-          %541 = arith.muli %521, %L : index
-          %542 = arith.addi %541, %535 : index
-          %543 = arith.muli %521, %K : index
-          %544 = arith.addi %543, %534 : index
-          memref.store %540, %531[%544, %542] : memref<?x?xf64>
-        }
-        scf.reduce
-      }
-      %545 = arith.muli %532, %526 : index
-      %546 = arith.subi %523, %545 : index
-      %547 = arith.minsi %526, %546 : index
-      %548 = arith.muli %545, %525 : index
-      %549 = memref.reinterpret_cast %w2 to offset: [%548], sizes: [%547, %525], strides: [%525, 1] : memref<?x?xf64> to memref<?x?xf64, strided<[?, 1], offset: ?>>
-      %550 = arith.muli %521, %523 : index
-      %551 = arith.addi %550, %545 : index
-      %552 = arith.muli %551, %524 : index
-      %553 = memref.reinterpret_cast %gz to offset: [%552], sizes: [%547, %524], strides: [%524, 1] : memref<?x?xf64> to memref<?x?xf64, strided<[?, 1], offset: ?>>
-      // As block products: each thread's rows in blocks of 64; per block of 256 columns and 256 terms,
-      // that block of the column buffer copied to the thread's buffer, then each block product added to the output.
-      %554 = arith.constant 0 : index
-      %555 = arith.constant 1 : index
-      %556 = arith.constant 64 : index
-      %557 = arith.constant 256 : index
-      %558 = arith.constant 256 : index
-      %559 = arith.constant 8 : index
-      %560 = func.call @omp_get_max_threads() : () -> i32
-      %561 = arith.index_cast %560 : i32 to index
-      %562 = arith.subi %561, %555 : index
-      %563 = arith.addi %547, %562 : index
-      %564 = arith.divui %563, %561 : index
-      %565 = arith.subi %559, %555 : index
-      %566 = arith.addi %564, %565 : index
-      %567 = arith.divui %566, %559 : index
-      %568 = arith.muli %567, %559 : index
-      scf.parallel (%569) = (%554) to (%561) step (%555) {
-        %570 = memref.alloca() {alignment = 64 : i64} : memref<256x264xf64>
-        %571 = arith.muli %569, %568 : index
-        %572 = arith.minsi %571, %547 : index
-        %573 = arith.addi %572, %568 : index
-        %574 = arith.minsi %573, %547 : index
-        %575 = arith.subi %574, %572 : index
-        %576 = memref.subview %553[%572, %554] [%575, %524] [1, 1] : memref<?x?xf64, strided<[?, 1], offset: ?>> to memref<?x?xf64, strided<[?, 1], offset: ?>>
-        %577 = arith.constant 0.0 : f64
-        linalg.fill ins(%577 : f64) outs(%576 : memref<?x?xf64, strided<[?, 1], offset: ?>>)
-        scf.for %578 = %554 to %524 step %557 {
-          %579 = arith.subi %524, %578 : index
-          %580 = arith.minsi %557, %579 : index
-          scf.for %581 = %554 to %525 step %558 {
-            %582 = arith.subi %525, %581 : index
-            %583 = arith.minsi %558, %582 : index
-            %584 = arith.addi %521, %581 : index
-            %585 = memref.subview %570[0, 0] [%583, %580] [1, 1] : memref<256x264xf64> to memref<?x?xf64, strided<[264, 1]>>
-            %586 = memref.subview %531[%584, %578] [%583, %580] [1, 1] : memref<?x?xf64> to memref<?x?xf64, strided<[?, 1], offset: ?>>
-            linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%586 : memref<?x?xf64, strided<[?, 1], offset: ?>>) outs(%585 : memref<?x?xf64, strided<[264, 1]>>) {
-              ^bb0(%587: f64, %588: f64):
-              linalg.yield %587 : f64
-            }
-            scf.for %589 = %572 to %574 step %556 {
-              %590 = arith.subi %574, %589 : index
-              %591 = arith.minsi %556, %590 : index
-              %592 = memref.subview %549[%589, %584] [%591, %583] [1, 1] : memref<?x?xf64, strided<[?, 1], offset: ?>> to memref<?x?xf64, strided<[?, 1], offset: ?>>
-              %593 = memref.subview %553[%589, %578] [%591, %580] [1, 1] : memref<?x?xf64, strided<[?, 1], offset: ?>> to memref<?x?xf64, strided<[?, 1], offset: ?>>
-              linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%592, %585 : memref<?x?xf64, strided<[?, 1], offset: ?>>, memref<?x?xf64, strided<[264, 1]>>) outs(%593 : memref<?x?xf64, strided<[?, 1], offset: ?>>) attrs = {sb_gemm_f64} {
-                ^bb0(%594: f64, %595: f64, %596: f64):
-                %597 = arith.mulf %594, %595 : f64
-                %598 = arith.addf %596, %597 fastmath<reassoc> : f64
-                linalg.yield %598 : f64
-              }
-            }
-          }
-        }
-        scf.reduce
-      }
-    }
-    memref.dealloc %531 : memref<?x?xf64>
     return
   }
   // The register tiles where the widest native vectors are 64 bytes (the runtime runs the host's).
@@ -2110,6 +2367,17 @@ module attributes {transform.with_named_sequence} {
       %sb_gemm_f32_k_whole, %sb_gemm_f32_k_rest = transform.loop.peel %sb_gemm_f32_k_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
       %sb_gemm_f32_step = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_k_whole : (!transform.any_op) -> !transform.any_op
       transform.annotate %sb_gemm_f32_step "sb_gemm_f32_tile" : !transform.any_op
+      %sb_gemm_f32_rest = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_i_rest : (!transform.any_op) -> !transform.any_op
+      %sb_gemm_f32_row, %sb_gemm_f32_r_loop = transform.structured.tile_using_for %sb_gemm_f32_rest tile_sizes [1, 0, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_rj_op, %sb_gemm_f32_rj_loop = transform.structured.tile_using_for %sb_gemm_f32_row tile_sizes [0, 32, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_rj_for = transform.cast %sb_gemm_f32_rj_loop : !transform.any_op to !transform.op<"scf.for">
+      %sb_gemm_f32_rj_whole, %sb_gemm_f32_rj_rest = transform.loop.peel %sb_gemm_f32_rj_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_row_tile = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_rj_whole : (!transform.any_op) -> !transform.any_op
+      %sb_gemm_f32_rk_op, %sb_gemm_f32_rk_loop = transform.structured.tile_using_for %sb_gemm_f32_row_tile tile_sizes [0, 0, 4] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_rk_for = transform.cast %sb_gemm_f32_rk_loop : !transform.any_op to !transform.op<"scf.for">
+      %sb_gemm_f32_rk_whole, %sb_gemm_f32_rk_rest = transform.loop.peel %sb_gemm_f32_rk_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_row_step = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_rk_whole : (!transform.any_op) -> !transform.any_op
+      transform.annotate %sb_gemm_f32_row_step "sb_gemm_f32_tile" : !transform.any_op
     }
     %sb_gemm_f32_f = transform.structured.match ops{["func.func"]} attributes{llvm.emit_c_interface} in %root : (!transform.any_op) -> !transform.any_op
     transform.apply_patterns to %sb_gemm_f32_f {
@@ -2151,6 +2419,17 @@ module attributes {transform.with_named_sequence} {
       %sb_gemm_f64_k_whole, %sb_gemm_f64_k_rest = transform.loop.peel %sb_gemm_f64_k_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
       %sb_gemm_f64_step = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f64_k_whole : (!transform.any_op) -> !transform.any_op
       transform.annotate %sb_gemm_f64_step "sb_gemm_f64_tile" : !transform.any_op
+      %sb_gemm_f64_rest = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f64_i_rest : (!transform.any_op) -> !transform.any_op
+      %sb_gemm_f64_row, %sb_gemm_f64_r_loop = transform.structured.tile_using_for %sb_gemm_f64_rest tile_sizes [1, 0, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f64_rj_op, %sb_gemm_f64_rj_loop = transform.structured.tile_using_for %sb_gemm_f64_row tile_sizes [0, 16, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f64_rj_for = transform.cast %sb_gemm_f64_rj_loop : !transform.any_op to !transform.op<"scf.for">
+      %sb_gemm_f64_rj_whole, %sb_gemm_f64_rj_rest = transform.loop.peel %sb_gemm_f64_rj_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f64_row_tile = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f64_rj_whole : (!transform.any_op) -> !transform.any_op
+      %sb_gemm_f64_rk_op, %sb_gemm_f64_rk_loop = transform.structured.tile_using_for %sb_gemm_f64_row_tile tile_sizes [0, 0, 4] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f64_rk_for = transform.cast %sb_gemm_f64_rk_loop : !transform.any_op to !transform.op<"scf.for">
+      %sb_gemm_f64_rk_whole, %sb_gemm_f64_rk_rest = transform.loop.peel %sb_gemm_f64_rk_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f64_row_step = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f64_rk_whole : (!transform.any_op) -> !transform.any_op
+      transform.annotate %sb_gemm_f64_row_step "sb_gemm_f64_tile" : !transform.any_op
     }
     %sb_gemm_f64_f = transform.structured.match ops{["func.func"]} attributes{llvm.emit_c_interface} in %root : (!transform.any_op) -> !transform.any_op
     transform.apply_patterns to %sb_gemm_f64_f {
@@ -2202,6 +2481,17 @@ module attributes {transform.with_named_sequence} {
       %sb_gemm_f32_k_whole, %sb_gemm_f32_k_rest = transform.loop.peel %sb_gemm_f32_k_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
       %sb_gemm_f32_step = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_k_whole : (!transform.any_op) -> !transform.any_op
       transform.annotate %sb_gemm_f32_step "sb_gemm_f32_tile" : !transform.any_op
+      %sb_gemm_f32_rest = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_i_rest : (!transform.any_op) -> !transform.any_op
+      %sb_gemm_f32_row, %sb_gemm_f32_r_loop = transform.structured.tile_using_for %sb_gemm_f32_rest tile_sizes [1, 0, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_rj_op, %sb_gemm_f32_rj_loop = transform.structured.tile_using_for %sb_gemm_f32_row tile_sizes [0, 16, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_rj_for = transform.cast %sb_gemm_f32_rj_loop : !transform.any_op to !transform.op<"scf.for">
+      %sb_gemm_f32_rj_whole, %sb_gemm_f32_rj_rest = transform.loop.peel %sb_gemm_f32_rj_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_row_tile = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_rj_whole : (!transform.any_op) -> !transform.any_op
+      %sb_gemm_f32_rk_op, %sb_gemm_f32_rk_loop = transform.structured.tile_using_for %sb_gemm_f32_row_tile tile_sizes [0, 0, 4] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_rk_for = transform.cast %sb_gemm_f32_rk_loop : !transform.any_op to !transform.op<"scf.for">
+      %sb_gemm_f32_rk_whole, %sb_gemm_f32_rk_rest = transform.loop.peel %sb_gemm_f32_rk_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_row_step = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_rk_whole : (!transform.any_op) -> !transform.any_op
+      transform.annotate %sb_gemm_f32_row_step "sb_gemm_f32_tile" : !transform.any_op
     }
     %sb_gemm_f32_f = transform.structured.match ops{["func.func"]} attributes{llvm.emit_c_interface} in %root : (!transform.any_op) -> !transform.any_op
     transform.apply_patterns to %sb_gemm_f32_f {
@@ -2243,6 +2533,17 @@ module attributes {transform.with_named_sequence} {
       %sb_gemm_f64_k_whole, %sb_gemm_f64_k_rest = transform.loop.peel %sb_gemm_f64_k_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
       %sb_gemm_f64_step = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f64_k_whole : (!transform.any_op) -> !transform.any_op
       transform.annotate %sb_gemm_f64_step "sb_gemm_f64_tile" : !transform.any_op
+      %sb_gemm_f64_rest = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f64_i_rest : (!transform.any_op) -> !transform.any_op
+      %sb_gemm_f64_row, %sb_gemm_f64_r_loop = transform.structured.tile_using_for %sb_gemm_f64_rest tile_sizes [1, 0, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f64_rj_op, %sb_gemm_f64_rj_loop = transform.structured.tile_using_for %sb_gemm_f64_row tile_sizes [0, 8, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f64_rj_for = transform.cast %sb_gemm_f64_rj_loop : !transform.any_op to !transform.op<"scf.for">
+      %sb_gemm_f64_rj_whole, %sb_gemm_f64_rj_rest = transform.loop.peel %sb_gemm_f64_rj_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f64_row_tile = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f64_rj_whole : (!transform.any_op) -> !transform.any_op
+      %sb_gemm_f64_rk_op, %sb_gemm_f64_rk_loop = transform.structured.tile_using_for %sb_gemm_f64_row_tile tile_sizes [0, 0, 4] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f64_rk_for = transform.cast %sb_gemm_f64_rk_loop : !transform.any_op to !transform.op<"scf.for">
+      %sb_gemm_f64_rk_whole, %sb_gemm_f64_rk_rest = transform.loop.peel %sb_gemm_f64_rk_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f64_row_step = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f64_rk_whole : (!transform.any_op) -> !transform.any_op
+      transform.annotate %sb_gemm_f64_row_step "sb_gemm_f64_tile" : !transform.any_op
     }
     %sb_gemm_f64_f = transform.structured.match ops{["func.func"]} attributes{llvm.emit_c_interface} in %root : (!transform.any_op) -> !transform.any_op
     transform.apply_patterns to %sb_gemm_f64_f {
@@ -2294,6 +2595,17 @@ module attributes {transform.with_named_sequence} {
       %sb_gemm_f32_k_whole, %sb_gemm_f32_k_rest = transform.loop.peel %sb_gemm_f32_k_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
       %sb_gemm_f32_step = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_k_whole : (!transform.any_op) -> !transform.any_op
       transform.annotate %sb_gemm_f32_step "sb_gemm_f32_tile" : !transform.any_op
+      %sb_gemm_f32_rest = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_i_rest : (!transform.any_op) -> !transform.any_op
+      %sb_gemm_f32_row, %sb_gemm_f32_r_loop = transform.structured.tile_using_for %sb_gemm_f32_rest tile_sizes [1, 0, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_rj_op, %sb_gemm_f32_rj_loop = transform.structured.tile_using_for %sb_gemm_f32_row tile_sizes [0, 8, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_rj_for = transform.cast %sb_gemm_f32_rj_loop : !transform.any_op to !transform.op<"scf.for">
+      %sb_gemm_f32_rj_whole, %sb_gemm_f32_rj_rest = transform.loop.peel %sb_gemm_f32_rj_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_row_tile = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_rj_whole : (!transform.any_op) -> !transform.any_op
+      %sb_gemm_f32_rk_op, %sb_gemm_f32_rk_loop = transform.structured.tile_using_for %sb_gemm_f32_row_tile tile_sizes [0, 0, 4] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_rk_for = transform.cast %sb_gemm_f32_rk_loop : !transform.any_op to !transform.op<"scf.for">
+      %sb_gemm_f32_rk_whole, %sb_gemm_f32_rk_rest = transform.loop.peel %sb_gemm_f32_rk_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_row_step = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_rk_whole : (!transform.any_op) -> !transform.any_op
+      transform.annotate %sb_gemm_f32_row_step "sb_gemm_f32_tile" : !transform.any_op
     }
     %sb_gemm_f32_f = transform.structured.match ops{["func.func"]} attributes{llvm.emit_c_interface} in %root : (!transform.any_op) -> !transform.any_op
     transform.apply_patterns to %sb_gemm_f32_f {
@@ -2335,6 +2647,17 @@ module attributes {transform.with_named_sequence} {
       %sb_gemm_f64_k_whole, %sb_gemm_f64_k_rest = transform.loop.peel %sb_gemm_f64_k_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
       %sb_gemm_f64_step = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f64_k_whole : (!transform.any_op) -> !transform.any_op
       transform.annotate %sb_gemm_f64_step "sb_gemm_f64_tile" : !transform.any_op
+      %sb_gemm_f64_rest = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f64_i_rest : (!transform.any_op) -> !transform.any_op
+      %sb_gemm_f64_row, %sb_gemm_f64_r_loop = transform.structured.tile_using_for %sb_gemm_f64_rest tile_sizes [1, 0, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f64_rj_op, %sb_gemm_f64_rj_loop = transform.structured.tile_using_for %sb_gemm_f64_row tile_sizes [0, 4, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f64_rj_for = transform.cast %sb_gemm_f64_rj_loop : !transform.any_op to !transform.op<"scf.for">
+      %sb_gemm_f64_rj_whole, %sb_gemm_f64_rj_rest = transform.loop.peel %sb_gemm_f64_rj_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f64_row_tile = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f64_rj_whole : (!transform.any_op) -> !transform.any_op
+      %sb_gemm_f64_rk_op, %sb_gemm_f64_rk_loop = transform.structured.tile_using_for %sb_gemm_f64_row_tile tile_sizes [0, 0, 4] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f64_rk_for = transform.cast %sb_gemm_f64_rk_loop : !transform.any_op to !transform.op<"scf.for">
+      %sb_gemm_f64_rk_whole, %sb_gemm_f64_rk_rest = transform.loop.peel %sb_gemm_f64_rk_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f64_row_step = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f64_rk_whole : (!transform.any_op) -> !transform.any_op
+      transform.annotate %sb_gemm_f64_row_step "sb_gemm_f64_tile" : !transform.any_op
     }
     %sb_gemm_f64_f = transform.structured.match ops{["func.func"]} attributes{llvm.emit_c_interface} in %root : (!transform.any_op) -> !transform.any_op
     transform.apply_patterns to %sb_gemm_f64_f {
@@ -2867,133 +3190,489 @@ module attributes {transform.with_named_sequence} {
     %402 = arith.addi %394, %401 : index
     %403 = arith.maxsi %400, %392 : index
     %404 = arith.divsi %402, %403 : index
-    %405 = memref.alloc(%397, %395) {alignment = 64 : i64} : memref<?x?xf32>
-    scf.for %406 = %391 to %B step %392 {
-      %407 = arith.muli %391, %B : index
-      %408 = arith.addi %407, %406 : index
-      scf.for %409 = %391 to %404 step %392 {
-        %410 = arith.muli %409, %398 : index
-        // The columns: the gathered term at (k, p), k over the sum's indices, p over the output's last.
-        scf.parallel (%411) = (%391) to (%K) step (%392) {
-          scf.for %412 = %391 to %0 step %392 {
-            scf.for %413 = %391 to %L step %392 {
-              %414 = arith.constant 0 : index
-              %415 = arith.cmpi sge, %406, %414 : index
-              %416 = arith.cmpi slt, %406, %B : index
-              %417 = arith.andi %415, %416 : i1
-              %418 = arith.constant 1 : index
-              %419 = arith.subi %B, %418 : index
-              %420 = arith.minsi %406, %419 : index
-              %421 = arith.constant 0 : index
-              %422 = arith.maxsi %420, %421 : index
-              %423 = arith.constant 2 : index
-              %424 = arith.divsi %410, %423 : index
-              %425 = arith.constant 0 : index
-              %426 = arith.cmpi sge, %424, %425 : index
-              %427 = arith.cmpi slt, %424, %G : index
-              %428 = arith.andi %426, %427 : i1
-              %429 = arith.andi %417, %428 : i1
-              %430 = arith.constant 1 : index
-              %431 = arith.subi %G, %430 : index
-              %432 = arith.minsi %424, %431 : index
-              %433 = arith.constant 0 : index
-              %434 = arith.maxsi %432, %433 : index
-              %435 = arith.constant 0 : index
-              %436 = arith.cmpi sge, %411, %435 : index
-              %437 = arith.cmpi slt, %411, %K : index
-              %438 = arith.andi %436, %437 : i1
-              %439 = arith.andi %429, %438 : i1
-              %440 = arith.constant 1 : index
-              %441 = arith.subi %K, %440 : index
-              %442 = arith.minsi %411, %441 : index
-              %443 = arith.constant 0 : index
-              %444 = arith.maxsi %442, %443 : index
-              %445 = arith.addi %413, %412 : index
-              %446 = arith.constant 1 : index
-              %447 = arith.subi %445, %446 : index
-              %448 = arith.constant 0 : index
-              %449 = arith.cmpi sge, %447, %448 : index
-              %450 = arith.cmpi slt, %447, %L : index
-              %451 = arith.andi %449, %450 : i1
-              %452 = arith.andi %439, %451 : i1
-              %453 = arith.constant 1 : index
-              %454 = arith.subi %L, %453 : index
-              %455 = arith.minsi %447, %454 : index
-              %456 = arith.constant 0 : index
-              %457 = arith.maxsi %455, %456 : index
-              %458 = memref.load %x[%422, %434, %444, %457] : memref<?x?x?x?xf32>
-              %459 = arith.constant 0.0 : f32
-              %460 = arith.select %452, %458, %459 : f32
-              %461 = arith.muli %391, %L : index
-              %462 = arith.addi %461, %413 : index
-              %463 = arith.muli %391, %K : index
-              %464 = arith.addi %463, %411 : index
-              %465 = arith.muli %464, %0 : index
-              %466 = arith.addi %465, %412 : index
-              memref.store %460, %405[%466, %462] : memref<?x?xf32>
+    %405 = func.call @omp_get_max_threads() : () -> i32
+    %406 = arith.index_cast %405 : i32 to index
+    %407 = arith.muli %392, %B : index
+    %408 = arith.muli %407, %404 : index
+    %409 = arith.constant 2 : index
+    %410 = arith.muli %406, %409 : index
+    %411 = arith.cmpi sge, %408, %410 : index
+    scf.if %411 {
+      // Pairs of a batch element and a group side by side, a chunk per thread.
+      %412 = arith.subi %406, %392 : index
+      %413 = arith.addi %408, %412 : index
+      %414 = arith.divui %413, %406 : index
+      scf.parallel (%415) = (%391) to (%406) step (%392) {
+        %416 = memref.alloc(%397, %395) {alignment = 64 : i64} : memref<?x?xf32>
+        %417 = memref.alloca() {alignment = 64 : i64} : memref<7x21xf32>
+        %418 = arith.muli %415, %414 : index
+        %419 = arith.minsi %418, %408 : index
+        %420 = arith.addi %419, %414 : index
+        %421 = arith.minsi %420, %408 : index
+        scf.for %422 = %419 to %421 step %392 {
+          %423 = arith.divui %422, %404 : index
+          %424 = arith.remui %422, %404 : index
+          %425 = arith.remui %423, %B : index
+          %426 = arith.divui %423, %B : index
+          %427 = arith.muli %424, %398 : index
+          // The columns: the gathered term at (k, p), k over the sum's indices, p over the output's last.
+          scf.for %428 = %391 to %K step %392 {
+            scf.for %429 = %391 to %0 step %392 {
+              scf.for %430 = %391 to %L step %392 {
+                %431 = arith.constant 0 : index
+                %432 = arith.cmpi sge, %425, %431 : index
+                %433 = arith.cmpi slt, %425, %B : index
+                %434 = arith.andi %432, %433 : i1
+                %435 = arith.constant 1 : index
+                %436 = arith.subi %B, %435 : index
+                %437 = arith.minsi %425, %436 : index
+                %438 = arith.constant 0 : index
+                %439 = arith.maxsi %437, %438 : index
+                %440 = arith.constant 2 : index
+                %441 = arith.divsi %427, %440 : index
+                %442 = arith.constant 0 : index
+                %443 = arith.cmpi sge, %441, %442 : index
+                %444 = arith.cmpi slt, %441, %G : index
+                %445 = arith.andi %443, %444 : i1
+                %446 = arith.andi %434, %445 : i1
+                %447 = arith.constant 1 : index
+                %448 = arith.subi %G, %447 : index
+                %449 = arith.minsi %441, %448 : index
+                %450 = arith.constant 0 : index
+                %451 = arith.maxsi %449, %450 : index
+                %452 = arith.constant 0 : index
+                %453 = arith.cmpi sge, %428, %452 : index
+                %454 = arith.cmpi slt, %428, %K : index
+                %455 = arith.andi %453, %454 : i1
+                %456 = arith.andi %446, %455 : i1
+                %457 = arith.constant 1 : index
+                %458 = arith.subi %K, %457 : index
+                %459 = arith.minsi %428, %458 : index
+                %460 = arith.constant 0 : index
+                %461 = arith.maxsi %459, %460 : index
+                %462 = arith.addi %430, %429 : index
+                %463 = arith.constant 1 : index
+                %464 = arith.subi %462, %463 : index
+                %465 = arith.constant 0 : index
+                %466 = arith.cmpi sge, %464, %465 : index
+                %467 = arith.cmpi slt, %464, %L : index
+                %468 = arith.andi %466, %467 : i1
+                %469 = arith.andi %456, %468 : i1
+                %470 = arith.constant 1 : index
+                %471 = arith.subi %L, %470 : index
+                %472 = arith.minsi %464, %471 : index
+                %473 = arith.constant 0 : index
+                %474 = arith.maxsi %472, %473 : index
+                %475 = memref.load %x[%439, %451, %461, %474] : memref<?x?x?x?xf32>
+                %476 = arith.constant 0.0 : f32
+                %477 = arith.select %469, %475, %476 : f32
+                %478 = arith.muli %391, %L : index
+                %479 = arith.addi %478, %430 : index
+                %480 = arith.muli %391, %K : index
+                %481 = arith.addi %480, %428 : index
+                %482 = arith.muli %481, %0 : index
+                %483 = arith.addi %482, %429 : index
+                memref.store %477, %416[%483, %479] : memref<?x?xf32>
+              }
             }
+          }
+          %484 = arith.muli %424, %400 : index
+          %485 = arith.subi %394, %484 : index
+          %486 = arith.minsi %400, %485 : index
+          %487 = arith.muli %484, %397 : index
+          %488 = memref.reinterpret_cast %w to offset: [%487], sizes: [%486, %397], strides: [%397, 1] : memref<?x?x?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+          %489 = arith.muli %423, %394 : index
+          %490 = arith.addi %489, %484 : index
+          %491 = arith.muli %490, %395 : index
+          %492 = memref.reinterpret_cast %gy to offset: [%491], sizes: [%486, %395], strides: [%395, 1] : memref<?x?x?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+          // As block products: each thread's rows in blocks of 3; per block of 5 columns and 7 terms,
+          // that block of the column buffer copied to the thread's buffer, then each block product added to the output.
+          %493 = arith.constant 0 : index
+          %494 = arith.constant 1 : index
+          %495 = arith.constant 3 : index
+          %496 = arith.constant 5 : index
+          %497 = arith.constant 7 : index
+          %498 = arith.constant 3 : index
+          %499 = arith.subi %494, %494 : index
+          %500 = arith.addi %486, %499 : index
+          %501 = arith.divui %500, %494 : index
+          %502 = arith.subi %498, %494 : index
+          %503 = arith.addi %501, %502 : index
+          %504 = arith.divui %503, %498 : index
+          %505 = arith.muli %504, %498 : index
+          scf.for %506 = %493 to %494 step %494 {
+            %507 = arith.muli %506, %505 : index
+            %508 = arith.minsi %507, %486 : index
+            %509 = arith.addi %508, %505 : index
+            %510 = arith.minsi %509, %486 : index
+            %511 = arith.subi %510, %508 : index
+            %512 = memref.subview %492[%508, %493] [%511, %395] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+            %513 = arith.constant 0.0 : f32
+            linalg.fill ins(%513 : f32) outs(%512 : memref<?x?xf32, strided<[?, 1], offset: ?>>)
+            scf.for %514 = %493 to %395 step %496 {
+              %515 = arith.subi %395, %514 : index
+              %516 = arith.minsi %496, %515 : index
+              scf.for %517 = %493 to %397 step %497 {
+                %518 = arith.subi %397, %517 : index
+                %519 = arith.minsi %497, %518 : index
+                %520 = arith.addi %391, %517 : index
+                %521 = memref.subview %417[0, 0] [%519, %516] [1, 1] : memref<7x21xf32> to memref<?x?xf32, strided<[21, 1]>>
+                %522 = memref.subview %416[%520, %514] [%519, %516] [1, 1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+                linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%522 : memref<?x?xf32, strided<[?, 1], offset: ?>>) outs(%521 : memref<?x?xf32, strided<[21, 1]>>) {
+                  ^bb0(%523: f32, %524: f32):
+                  linalg.yield %523 : f32
+                }
+                scf.for %525 = %508 to %510 step %495 {
+                  %526 = arith.subi %510, %525 : index
+                  %527 = arith.minsi %495, %526 : index
+                  %528 = memref.subview %488[%525, %520] [%527, %519] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+                  %529 = memref.subview %492[%525, %514] [%527, %516] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+                  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%528, %521 : memref<?x?xf32, strided<[?, 1], offset: ?>>, memref<?x?xf32, strided<[21, 1]>>) outs(%529 : memref<?x?xf32, strided<[?, 1], offset: ?>>) attrs = {sb_gemm_f32} {
+                    ^bb0(%530: f32, %531: f32, %532: f32):
+                    %533 = arith.mulf %530, %531 : f32
+                    %534 = arith.addf %532, %533 fastmath<reassoc> : f32
+                    linalg.yield %534 : f32
+                  }
+                }
+              }
+            }
+          }
+        }
+        memref.dealloc %416 : memref<?x?xf32>
+        scf.reduce
+      }
+    } else {
+      %535 = memref.alloc(%397, %395) {alignment = 64 : i64} : memref<?x?xf32>
+      scf.for %536 = %391 to %B step %392 {
+        %537 = arith.muli %391, %B : index
+        %538 = arith.addi %537, %536 : index
+        scf.for %539 = %391 to %404 step %392 {
+          %540 = arith.muli %539, %398 : index
+          // The columns: the gathered term at (k, p), k over the sum's indices, p over the output's last.
+          scf.parallel (%541) = (%391) to (%K) step (%392) {
+            scf.for %542 = %391 to %0 step %392 {
+              scf.for %543 = %391 to %L step %392 {
+                %544 = arith.constant 0 : index
+                %545 = arith.cmpi sge, %536, %544 : index
+                %546 = arith.cmpi slt, %536, %B : index
+                %547 = arith.andi %545, %546 : i1
+                %548 = arith.constant 1 : index
+                %549 = arith.subi %B, %548 : index
+                %550 = arith.minsi %536, %549 : index
+                %551 = arith.constant 0 : index
+                %552 = arith.maxsi %550, %551 : index
+                %553 = arith.constant 2 : index
+                %554 = arith.divsi %540, %553 : index
+                %555 = arith.constant 0 : index
+                %556 = arith.cmpi sge, %554, %555 : index
+                %557 = arith.cmpi slt, %554, %G : index
+                %558 = arith.andi %556, %557 : i1
+                %559 = arith.andi %547, %558 : i1
+                %560 = arith.constant 1 : index
+                %561 = arith.subi %G, %560 : index
+                %562 = arith.minsi %554, %561 : index
+                %563 = arith.constant 0 : index
+                %564 = arith.maxsi %562, %563 : index
+                %565 = arith.constant 0 : index
+                %566 = arith.cmpi sge, %541, %565 : index
+                %567 = arith.cmpi slt, %541, %K : index
+                %568 = arith.andi %566, %567 : i1
+                %569 = arith.andi %559, %568 : i1
+                %570 = arith.constant 1 : index
+                %571 = arith.subi %K, %570 : index
+                %572 = arith.minsi %541, %571 : index
+                %573 = arith.constant 0 : index
+                %574 = arith.maxsi %572, %573 : index
+                %575 = arith.addi %543, %542 : index
+                %576 = arith.constant 1 : index
+                %577 = arith.subi %575, %576 : index
+                %578 = arith.constant 0 : index
+                %579 = arith.cmpi sge, %577, %578 : index
+                %580 = arith.cmpi slt, %577, %L : index
+                %581 = arith.andi %579, %580 : i1
+                %582 = arith.andi %569, %581 : i1
+                %583 = arith.constant 1 : index
+                %584 = arith.subi %L, %583 : index
+                %585 = arith.minsi %577, %584 : index
+                %586 = arith.constant 0 : index
+                %587 = arith.maxsi %585, %586 : index
+                %588 = memref.load %x[%552, %564, %574, %587] : memref<?x?x?x?xf32>
+                %589 = arith.constant 0.0 : f32
+                %590 = arith.select %582, %588, %589 : f32
+                %591 = arith.muli %391, %L : index
+                %592 = arith.addi %591, %543 : index
+                %593 = arith.muli %391, %K : index
+                %594 = arith.addi %593, %541 : index
+                %595 = arith.muli %594, %0 : index
+                %596 = arith.addi %595, %542 : index
+                memref.store %590, %535[%596, %592] : memref<?x?xf32>
+              }
+            }
+            scf.reduce
+          }
+          %597 = arith.muli %539, %400 : index
+          %598 = arith.subi %394, %597 : index
+          %599 = arith.minsi %400, %598 : index
+          %600 = arith.muli %597, %397 : index
+          %601 = memref.reinterpret_cast %w to offset: [%600], sizes: [%599, %397], strides: [%397, 1] : memref<?x?x?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+          %602 = arith.muli %538, %394 : index
+          %603 = arith.addi %602, %597 : index
+          %604 = arith.muli %603, %395 : index
+          %605 = memref.reinterpret_cast %gy to offset: [%604], sizes: [%599, %395], strides: [%395, 1] : memref<?x?x?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+          // As block products: each thread's rows in blocks of 3; per block of 5 columns and 7 terms,
+          // that block of the column buffer copied to the thread's buffer, then each block product added to the output.
+          %606 = arith.constant 0 : index
+          %607 = arith.constant 1 : index
+          %608 = arith.constant 3 : index
+          %609 = arith.constant 5 : index
+          %610 = arith.constant 7 : index
+          %611 = arith.constant 3 : index
+          %612 = func.call @omp_get_max_threads() : () -> i32
+          %613 = arith.index_cast %612 : i32 to index
+          %614 = arith.subi %613, %607 : index
+          %615 = arith.addi %599, %614 : index
+          %616 = arith.divui %615, %613 : index
+          %617 = arith.subi %611, %607 : index
+          %618 = arith.addi %616, %617 : index
+          %619 = arith.divui %618, %611 : index
+          %620 = arith.muli %619, %611 : index
+          scf.parallel (%621) = (%606) to (%613) step (%607) {
+            %622 = memref.alloca() {alignment = 64 : i64} : memref<7x21xf32>
+            %623 = arith.muli %621, %620 : index
+            %624 = arith.minsi %623, %599 : index
+            %625 = arith.addi %624, %620 : index
+            %626 = arith.minsi %625, %599 : index
+            %627 = arith.subi %626, %624 : index
+            %628 = memref.subview %605[%624, %606] [%627, %395] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+            %629 = arith.constant 0.0 : f32
+            linalg.fill ins(%629 : f32) outs(%628 : memref<?x?xf32, strided<[?, 1], offset: ?>>)
+            scf.for %630 = %606 to %395 step %609 {
+              %631 = arith.subi %395, %630 : index
+              %632 = arith.minsi %609, %631 : index
+              scf.for %633 = %606 to %397 step %610 {
+                %634 = arith.subi %397, %633 : index
+                %635 = arith.minsi %610, %634 : index
+                %636 = arith.addi %391, %633 : index
+                %637 = memref.subview %622[0, 0] [%635, %632] [1, 1] : memref<7x21xf32> to memref<?x?xf32, strided<[21, 1]>>
+                %638 = memref.subview %535[%636, %630] [%635, %632] [1, 1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+                linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%638 : memref<?x?xf32, strided<[?, 1], offset: ?>>) outs(%637 : memref<?x?xf32, strided<[21, 1]>>) {
+                  ^bb0(%639: f32, %640: f32):
+                  linalg.yield %639 : f32
+                }
+                scf.for %641 = %624 to %626 step %608 {
+                  %642 = arith.subi %626, %641 : index
+                  %643 = arith.minsi %608, %642 : index
+                  %644 = memref.subview %601[%641, %636] [%643, %635] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+                  %645 = memref.subview %605[%641, %630] [%643, %632] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+                  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%644, %637 : memref<?x?xf32, strided<[?, 1], offset: ?>>, memref<?x?xf32, strided<[21, 1]>>) outs(%645 : memref<?x?xf32, strided<[?, 1], offset: ?>>) attrs = {sb_gemm_f32} {
+                    ^bb0(%646: f32, %647: f32, %648: f32):
+                    %649 = arith.mulf %646, %647 : f32
+                    %650 = arith.addf %648, %649 fastmath<reassoc> : f32
+                    linalg.yield %650 : f32
+                  }
+                }
+              }
+            }
+            scf.reduce
+          }
+        }
+      }
+      memref.dealloc %535 : memref<?x?xf32>
+    }
+    // gz[o, l] = sum(k in 0..K: w2[o, k] * (d[k, l] + f64(o / P)))
+    %651 = arith.constant 0 : index
+    %652 = arith.constant 1 : index
+    // As im2col: per batch element and group, the gathered term at every (k..., N...) into the K x N
+    // buffer, then gz (rows x N) = w2 (rows x K) * the buffer, as block products.
+    %653 = arith.muli %652, %M : index
+    %654 = arith.muli %652, %L : index
+    %655 = arith.muli %652, %K : index
+    %656 = arith.muli %P, %652 : index
+    %657 = arith.subi %656, %652 : index
+    %658 = arith.addi %653, %657 : index
+    %659 = arith.maxsi %656, %652 : index
+    %660 = arith.divsi %658, %659 : index
+    %661 = func.call @omp_get_max_threads() : () -> i32
+    %662 = arith.index_cast %661 : i32 to index
+    %663 = arith.muli %652, %660 : index
+    %664 = arith.constant 2 : index
+    %665 = arith.muli %662, %664 : index
+    %666 = arith.cmpi sge, %663, %665 : index
+    scf.if %666 {
+      // Pairs of a batch element and a group side by side, a chunk per thread.
+      %667 = arith.subi %662, %652 : index
+      %668 = arith.addi %663, %667 : index
+      %669 = arith.divui %668, %662 : index
+      scf.parallel (%670) = (%651) to (%662) step (%652) {
+        %671 = memref.alloc(%655, %654) {alignment = 64 : i64} : memref<?x?xf64>
+        %672 = memref.alloca() {alignment = 64 : i64} : memref<7x13xf64>
+        %673 = arith.muli %670, %669 : index
+        %674 = arith.minsi %673, %663 : index
+        %675 = arith.addi %674, %669 : index
+        %676 = arith.minsi %675, %663 : index
+        scf.for %677 = %674 to %676 step %652 {
+          %678 = arith.divui %677, %660 : index
+          %679 = arith.remui %677, %660 : index
+          %680 = arith.muli %679, %P : index
+          // The columns: the gathered term at (k, p), k over the sum's indices, p over the output's last.
+          scf.for %681 = %651 to %K step %652 {
+            scf.for %682 = %651 to %L step %652 {
+              %683 = memref.load %d[%681, %682] : memref<?x?xf64>
+              %684 = arith.divsi %680, %P : index
+              %685 = arith.index_cast %684 : index to i64
+              %686 = arith.sitofp %685 : i64 to f64
+              %687 = arith.addf %683, %686 : f64
+              %688 = arith.muli %651, %L : index
+              %689 = arith.addi %688, %682 : index
+              %690 = arith.muli %651, %K : index
+              %691 = arith.addi %690, %681 : index
+              memref.store %687, %671[%691, %689] : memref<?x?xf64>
+            }
+          }
+          %692 = arith.muli %679, %656 : index
+          %693 = arith.subi %653, %692 : index
+          %694 = arith.minsi %656, %693 : index
+          %695 = arith.muli %692, %655 : index
+          %696 = memref.reinterpret_cast %w2 to offset: [%695], sizes: [%694, %655], strides: [%655, 1] : memref<?x?xf64> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+          %697 = arith.muli %678, %653 : index
+          %698 = arith.addi %697, %692 : index
+          %699 = arith.muli %698, %654 : index
+          %700 = memref.reinterpret_cast %gz to offset: [%699], sizes: [%694, %654], strides: [%654, 1] : memref<?x?xf64> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+          // As block products: each thread's rows in blocks of 3; per block of 5 columns and 7 terms,
+          // that block of the column buffer copied to the thread's buffer, then each block product added to the output.
+          %701 = arith.constant 0 : index
+          %702 = arith.constant 1 : index
+          %703 = arith.constant 3 : index
+          %704 = arith.constant 5 : index
+          %705 = arith.constant 7 : index
+          %706 = arith.constant 3 : index
+          %707 = arith.subi %702, %702 : index
+          %708 = arith.addi %694, %707 : index
+          %709 = arith.divui %708, %702 : index
+          %710 = arith.subi %706, %702 : index
+          %711 = arith.addi %709, %710 : index
+          %712 = arith.divui %711, %706 : index
+          %713 = arith.muli %712, %706 : index
+          scf.for %714 = %701 to %702 step %702 {
+            %715 = arith.muli %714, %713 : index
+            %716 = arith.minsi %715, %694 : index
+            %717 = arith.addi %716, %713 : index
+            %718 = arith.minsi %717, %694 : index
+            %719 = arith.subi %718, %716 : index
+            %720 = memref.subview %700[%716, %701] [%719, %654] [1, 1] : memref<?x?xf64, strided<[?, 1], offset: ?>> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+            %721 = arith.constant 0.0 : f64
+            linalg.fill ins(%721 : f64) outs(%720 : memref<?x?xf64, strided<[?, 1], offset: ?>>)
+            scf.for %722 = %701 to %654 step %704 {
+              %723 = arith.subi %654, %722 : index
+              %724 = arith.minsi %704, %723 : index
+              scf.for %725 = %701 to %655 step %705 {
+                %726 = arith.subi %655, %725 : index
+                %727 = arith.minsi %705, %726 : index
+                %728 = arith.addi %651, %725 : index
+                %729 = memref.subview %672[0, 0] [%727, %724] [1, 1] : memref<7x13xf64> to memref<?x?xf64, strided<[13, 1]>>
+                %730 = memref.subview %671[%728, %722] [%727, %724] [1, 1] : memref<?x?xf64> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+                linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%730 : memref<?x?xf64, strided<[?, 1], offset: ?>>) outs(%729 : memref<?x?xf64, strided<[13, 1]>>) {
+                  ^bb0(%731: f64, %732: f64):
+                  linalg.yield %731 : f64
+                }
+                scf.for %733 = %716 to %718 step %703 {
+                  %734 = arith.subi %718, %733 : index
+                  %735 = arith.minsi %703, %734 : index
+                  %736 = memref.subview %696[%733, %728] [%735, %727] [1, 1] : memref<?x?xf64, strided<[?, 1], offset: ?>> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+                  %737 = memref.subview %700[%733, %722] [%735, %724] [1, 1] : memref<?x?xf64, strided<[?, 1], offset: ?>> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+                  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%736, %729 : memref<?x?xf64, strided<[?, 1], offset: ?>>, memref<?x?xf64, strided<[13, 1]>>) outs(%737 : memref<?x?xf64, strided<[?, 1], offset: ?>>) attrs = {sb_gemm_f64} {
+                    ^bb0(%738: f64, %739: f64, %740: f64):
+                    %741 = arith.mulf %738, %739 : f64
+                    %742 = arith.addf %740, %741 fastmath<reassoc> : f64
+                    linalg.yield %742 : f64
+                  }
+                }
+              }
+            }
+          }
+        }
+        memref.dealloc %671 : memref<?x?xf64>
+        scf.reduce
+      }
+    } else {
+      %743 = memref.alloc(%655, %654) {alignment = 64 : i64} : memref<?x?xf64>
+      scf.for %744 = %651 to %660 step %652 {
+        %745 = arith.muli %744, %P : index
+        // The columns: the gathered term at (k, p), k over the sum's indices, p over the output's last.
+        scf.parallel (%746) = (%651) to (%K) step (%652) {
+          scf.for %747 = %651 to %L step %652 {
+            %748 = memref.load %d[%746, %747] : memref<?x?xf64>
+            %749 = arith.divsi %745, %P : index
+            %750 = arith.index_cast %749 : index to i64
+            %751 = arith.sitofp %750 : i64 to f64
+            %752 = arith.addf %748, %751 : f64
+            %753 = arith.muli %651, %L : index
+            %754 = arith.addi %753, %747 : index
+            %755 = arith.muli %651, %K : index
+            %756 = arith.addi %755, %746 : index
+            memref.store %752, %743[%756, %754] : memref<?x?xf64>
           }
           scf.reduce
         }
-        %467 = arith.muli %409, %400 : index
-        %468 = arith.subi %394, %467 : index
-        %469 = arith.minsi %400, %468 : index
-        %470 = arith.muli %467, %397 : index
-        %471 = memref.reinterpret_cast %w to offset: [%470], sizes: [%469, %397], strides: [%397, 1] : memref<?x?x?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
-        %472 = arith.muli %408, %394 : index
-        %473 = arith.addi %472, %467 : index
-        %474 = arith.muli %473, %395 : index
-        %475 = memref.reinterpret_cast %gy to offset: [%474], sizes: [%469, %395], strides: [%395, 1] : memref<?x?x?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+        %757 = arith.muli %744, %656 : index
+        %758 = arith.subi %653, %757 : index
+        %759 = arith.minsi %656, %758 : index
+        %760 = arith.muli %757, %655 : index
+        %761 = memref.reinterpret_cast %w2 to offset: [%760], sizes: [%759, %655], strides: [%655, 1] : memref<?x?xf64> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+        %762 = arith.muli %651, %653 : index
+        %763 = arith.addi %762, %757 : index
+        %764 = arith.muli %763, %654 : index
+        %765 = memref.reinterpret_cast %gz to offset: [%764], sizes: [%759, %654], strides: [%654, 1] : memref<?x?xf64> to memref<?x?xf64, strided<[?, 1], offset: ?>>
         // As block products: each thread's rows in blocks of 3; per block of 5 columns and 7 terms,
         // that block of the column buffer copied to the thread's buffer, then each block product added to the output.
-        %476 = arith.constant 0 : index
-        %477 = arith.constant 1 : index
-        %478 = arith.constant 3 : index
-        %479 = arith.constant 5 : index
-        %480 = arith.constant 7 : index
-        %481 = arith.constant 3 : index
-        %482 = func.call @omp_get_max_threads() : () -> i32
-        %483 = arith.index_cast %482 : i32 to index
-        %484 = arith.subi %483, %477 : index
-        %485 = arith.addi %469, %484 : index
-        %486 = arith.divui %485, %483 : index
-        %487 = arith.subi %481, %477 : index
-        %488 = arith.addi %486, %487 : index
-        %489 = arith.divui %488, %481 : index
-        %490 = arith.muli %489, %481 : index
-        scf.parallel (%491) = (%476) to (%483) step (%477) {
-          %492 = memref.alloca() {alignment = 64 : i64} : memref<7x21xf32>
-          %493 = arith.muli %491, %490 : index
-          %494 = arith.minsi %493, %469 : index
-          %495 = arith.addi %494, %490 : index
-          %496 = arith.minsi %495, %469 : index
-          %497 = arith.subi %496, %494 : index
-          %498 = memref.subview %475[%494, %476] [%497, %395] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
-          %499 = arith.constant 0.0 : f32
-          linalg.fill ins(%499 : f32) outs(%498 : memref<?x?xf32, strided<[?, 1], offset: ?>>)
-          scf.for %500 = %476 to %395 step %479 {
-            %501 = arith.subi %395, %500 : index
-            %502 = arith.minsi %479, %501 : index
-            scf.for %503 = %476 to %397 step %480 {
-              %504 = arith.subi %397, %503 : index
-              %505 = arith.minsi %480, %504 : index
-              %506 = arith.addi %391, %503 : index
-              %507 = memref.subview %492[0, 0] [%505, %502] [1, 1] : memref<7x21xf32> to memref<?x?xf32, strided<[21, 1]>>
-              %508 = memref.subview %405[%506, %500] [%505, %502] [1, 1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
-              linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%508 : memref<?x?xf32, strided<[?, 1], offset: ?>>) outs(%507 : memref<?x?xf32, strided<[21, 1]>>) {
-                ^bb0(%509: f32, %510: f32):
-                linalg.yield %509 : f32
+        %766 = arith.constant 0 : index
+        %767 = arith.constant 1 : index
+        %768 = arith.constant 3 : index
+        %769 = arith.constant 5 : index
+        %770 = arith.constant 7 : index
+        %771 = arith.constant 3 : index
+        %772 = func.call @omp_get_max_threads() : () -> i32
+        %773 = arith.index_cast %772 : i32 to index
+        %774 = arith.subi %773, %767 : index
+        %775 = arith.addi %759, %774 : index
+        %776 = arith.divui %775, %773 : index
+        %777 = arith.subi %771, %767 : index
+        %778 = arith.addi %776, %777 : index
+        %779 = arith.divui %778, %771 : index
+        %780 = arith.muli %779, %771 : index
+        scf.parallel (%781) = (%766) to (%773) step (%767) {
+          %782 = memref.alloca() {alignment = 64 : i64} : memref<7x13xf64>
+          %783 = arith.muli %781, %780 : index
+          %784 = arith.minsi %783, %759 : index
+          %785 = arith.addi %784, %780 : index
+          %786 = arith.minsi %785, %759 : index
+          %787 = arith.subi %786, %784 : index
+          %788 = memref.subview %765[%784, %766] [%787, %654] [1, 1] : memref<?x?xf64, strided<[?, 1], offset: ?>> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+          %789 = arith.constant 0.0 : f64
+          linalg.fill ins(%789 : f64) outs(%788 : memref<?x?xf64, strided<[?, 1], offset: ?>>)
+          scf.for %790 = %766 to %654 step %769 {
+            %791 = arith.subi %654, %790 : index
+            %792 = arith.minsi %769, %791 : index
+            scf.for %793 = %766 to %655 step %770 {
+              %794 = arith.subi %655, %793 : index
+              %795 = arith.minsi %770, %794 : index
+              %796 = arith.addi %651, %793 : index
+              %797 = memref.subview %782[0, 0] [%795, %792] [1, 1] : memref<7x13xf64> to memref<?x?xf64, strided<[13, 1]>>
+              %798 = memref.subview %743[%796, %790] [%795, %792] [1, 1] : memref<?x?xf64> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+              linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%798 : memref<?x?xf64, strided<[?, 1], offset: ?>>) outs(%797 : memref<?x?xf64, strided<[13, 1]>>) {
+                ^bb0(%799: f64, %800: f64):
+                linalg.yield %799 : f64
               }
-              scf.for %511 = %494 to %496 step %478 {
-                %512 = arith.subi %496, %511 : index
-                %513 = arith.minsi %478, %512 : index
-                %514 = memref.subview %471[%511, %506] [%513, %505] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
-                %515 = memref.subview %475[%511, %500] [%513, %502] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
-                linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%514, %507 : memref<?x?xf32, strided<[?, 1], offset: ?>>, memref<?x?xf32, strided<[21, 1]>>) outs(%515 : memref<?x?xf32, strided<[?, 1], offset: ?>>) attrs = {sb_gemm_f32} {
-                  ^bb0(%516: f32, %517: f32, %518: f32):
-                  %519 = arith.mulf %516, %517 : f32
-                  %520 = arith.addf %518, %519 fastmath<reassoc> : f32
-                  linalg.yield %520 : f32
+              scf.for %801 = %784 to %786 step %768 {
+                %802 = arith.subi %786, %801 : index
+                %803 = arith.minsi %768, %802 : index
+                %804 = memref.subview %761[%801, %796] [%803, %795] [1, 1] : memref<?x?xf64, strided<[?, 1], offset: ?>> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+                %805 = memref.subview %765[%801, %790] [%803, %792] [1, 1] : memref<?x?xf64, strided<[?, 1], offset: ?>> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+                linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%804, %797 : memref<?x?xf64, strided<[?, 1], offset: ?>>, memref<?x?xf64, strided<[13, 1]>>) outs(%805 : memref<?x?xf64, strided<[?, 1], offset: ?>>) attrs = {sb_gemm_f64} {
+                  ^bb0(%806: f64, %807: f64, %808: f64):
+                  %809 = arith.mulf %806, %807 : f64
+                  %810 = arith.addf %808, %809 fastmath<reassoc> : f64
+                  linalg.yield %810 : f64
                 }
               }
             }
@@ -3001,107 +3680,8 @@ module attributes {transform.with_named_sequence} {
           scf.reduce
         }
       }
+      memref.dealloc %743 : memref<?x?xf64>
     }
-    memref.dealloc %405 : memref<?x?xf32>
-    // gz[o, l] = sum(k in 0..K: w2[o, k] * (d[k, l] + f64(o / P)))
-    %521 = arith.constant 0 : index
-    %522 = arith.constant 1 : index
-    // As im2col: per batch element and group, the gathered term at every (k..., N...) into the K x N
-    // buffer, then gz (rows x N) = w2 (rows x K) * the buffer, as block products.
-    %523 = arith.muli %522, %M : index
-    %524 = arith.muli %522, %L : index
-    %525 = arith.muli %522, %K : index
-    %526 = arith.muli %P, %522 : index
-    %527 = arith.subi %526, %522 : index
-    %528 = arith.addi %523, %527 : index
-    %529 = arith.maxsi %526, %522 : index
-    %530 = arith.divsi %528, %529 : index
-    %531 = memref.alloc(%525, %524) {alignment = 64 : i64} : memref<?x?xf64>
-    scf.for %532 = %521 to %530 step %522 {
-      %533 = arith.muli %532, %P : index
-      // The columns: the gathered term at (k, p), k over the sum's indices, p over the output's last.
-      scf.parallel (%534) = (%521) to (%K) step (%522) {
-        scf.for %535 = %521 to %L step %522 {
-          %536 = memref.load %d[%534, %535] : memref<?x?xf64>
-          %537 = arith.divsi %533, %P : index
-          %538 = arith.index_cast %537 : index to i64
-          %539 = arith.sitofp %538 : i64 to f64
-          %540 = arith.addf %536, %539 : f64
-          %541 = arith.muli %521, %L : index
-          %542 = arith.addi %541, %535 : index
-          %543 = arith.muli %521, %K : index
-          %544 = arith.addi %543, %534 : index
-          memref.store %540, %531[%544, %542] : memref<?x?xf64>
-        }
-        scf.reduce
-      }
-      %545 = arith.muli %532, %526 : index
-      %546 = arith.subi %523, %545 : index
-      %547 = arith.minsi %526, %546 : index
-      %548 = arith.muli %545, %525 : index
-      %549 = memref.reinterpret_cast %w2 to offset: [%548], sizes: [%547, %525], strides: [%525, 1] : memref<?x?xf64> to memref<?x?xf64, strided<[?, 1], offset: ?>>
-      %550 = arith.muli %521, %523 : index
-      %551 = arith.addi %550, %545 : index
-      %552 = arith.muli %551, %524 : index
-      %553 = memref.reinterpret_cast %gz to offset: [%552], sizes: [%547, %524], strides: [%524, 1] : memref<?x?xf64> to memref<?x?xf64, strided<[?, 1], offset: ?>>
-      // As block products: each thread's rows in blocks of 3; per block of 5 columns and 7 terms,
-      // that block of the column buffer copied to the thread's buffer, then each block product added to the output.
-      %554 = arith.constant 0 : index
-      %555 = arith.constant 1 : index
-      %556 = arith.constant 3 : index
-      %557 = arith.constant 5 : index
-      %558 = arith.constant 7 : index
-      %559 = arith.constant 3 : index
-      %560 = func.call @omp_get_max_threads() : () -> i32
-      %561 = arith.index_cast %560 : i32 to index
-      %562 = arith.subi %561, %555 : index
-      %563 = arith.addi %547, %562 : index
-      %564 = arith.divui %563, %561 : index
-      %565 = arith.subi %559, %555 : index
-      %566 = arith.addi %564, %565 : index
-      %567 = arith.divui %566, %559 : index
-      %568 = arith.muli %567, %559 : index
-      scf.parallel (%569) = (%554) to (%561) step (%555) {
-        %570 = memref.alloca() {alignment = 64 : i64} : memref<7x13xf64>
-        %571 = arith.muli %569, %568 : index
-        %572 = arith.minsi %571, %547 : index
-        %573 = arith.addi %572, %568 : index
-        %574 = arith.minsi %573, %547 : index
-        %575 = arith.subi %574, %572 : index
-        %576 = memref.subview %553[%572, %554] [%575, %524] [1, 1] : memref<?x?xf64, strided<[?, 1], offset: ?>> to memref<?x?xf64, strided<[?, 1], offset: ?>>
-        %577 = arith.constant 0.0 : f64
-        linalg.fill ins(%577 : f64) outs(%576 : memref<?x?xf64, strided<[?, 1], offset: ?>>)
-        scf.for %578 = %554 to %524 step %557 {
-          %579 = arith.subi %524, %578 : index
-          %580 = arith.minsi %557, %579 : index
-          scf.for %581 = %554 to %525 step %558 {
-            %582 = arith.subi %525, %581 : index
-            %583 = arith.minsi %558, %582 : index
-            %584 = arith.addi %521, %581 : index
-            %585 = memref.subview %570[0, 0] [%583, %580] [1, 1] : memref<7x13xf64> to memref<?x?xf64, strided<[13, 1]>>
-            %586 = memref.subview %531[%584, %578] [%583, %580] [1, 1] : memref<?x?xf64> to memref<?x?xf64, strided<[?, 1], offset: ?>>
-            linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%586 : memref<?x?xf64, strided<[?, 1], offset: ?>>) outs(%585 : memref<?x?xf64, strided<[13, 1]>>) {
-              ^bb0(%587: f64, %588: f64):
-              linalg.yield %587 : f64
-            }
-            scf.for %589 = %572 to %574 step %556 {
-              %590 = arith.subi %574, %589 : index
-              %591 = arith.minsi %556, %590 : index
-              %592 = memref.subview %549[%589, %584] [%591, %583] [1, 1] : memref<?x?xf64, strided<[?, 1], offset: ?>> to memref<?x?xf64, strided<[?, 1], offset: ?>>
-              %593 = memref.subview %553[%589, %578] [%591, %580] [1, 1] : memref<?x?xf64, strided<[?, 1], offset: ?>> to memref<?x?xf64, strided<[?, 1], offset: ?>>
-              linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%592, %585 : memref<?x?xf64, strided<[?, 1], offset: ?>>, memref<?x?xf64, strided<[13, 1]>>) outs(%593 : memref<?x?xf64, strided<[?, 1], offset: ?>>) attrs = {sb_gemm_f64} {
-                ^bb0(%594: f64, %595: f64, %596: f64):
-                %597 = arith.mulf %594, %595 : f64
-                %598 = arith.addf %596, %597 fastmath<reassoc> : f64
-                linalg.yield %598 : f64
-              }
-            }
-          }
-        }
-        scf.reduce
-      }
-    }
-    memref.dealloc %531 : memref<?x?xf64>
     return
   }
   transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
@@ -3122,6 +3702,17 @@ module attributes {transform.with_named_sequence} {
       %sb_gemm_f32_k_whole, %sb_gemm_f32_k_rest = transform.loop.peel %sb_gemm_f32_k_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
       %sb_gemm_f32_step = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_k_whole : (!transform.any_op) -> !transform.any_op
       transform.annotate %sb_gemm_f32_step "sb_gemm_f32_tile" : !transform.any_op
+      %sb_gemm_f32_rest = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_i_rest : (!transform.any_op) -> !transform.any_op
+      %sb_gemm_f32_row, %sb_gemm_f32_r_loop = transform.structured.tile_using_for %sb_gemm_f32_rest tile_sizes [1, 0, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_rj_op, %sb_gemm_f32_rj_loop = transform.structured.tile_using_for %sb_gemm_f32_row tile_sizes [0, 5, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_rj_for = transform.cast %sb_gemm_f32_rj_loop : !transform.any_op to !transform.op<"scf.for">
+      %sb_gemm_f32_rj_whole, %sb_gemm_f32_rj_rest = transform.loop.peel %sb_gemm_f32_rj_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_row_tile = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_rj_whole : (!transform.any_op) -> !transform.any_op
+      %sb_gemm_f32_rk_op, %sb_gemm_f32_rk_loop = transform.structured.tile_using_for %sb_gemm_f32_row_tile tile_sizes [0, 0, 4] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_rk_for = transform.cast %sb_gemm_f32_rk_loop : !transform.any_op to !transform.op<"scf.for">
+      %sb_gemm_f32_rk_whole, %sb_gemm_f32_rk_rest = transform.loop.peel %sb_gemm_f32_rk_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f32_row_step = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f32_rk_whole : (!transform.any_op) -> !transform.any_op
+      transform.annotate %sb_gemm_f32_row_step "sb_gemm_f32_tile" : !transform.any_op
     }
     %sb_gemm_f32_f = transform.structured.match ops{["func.func"]} attributes{llvm.emit_c_interface} in %root : (!transform.any_op) -> !transform.any_op
     transform.apply_patterns to %sb_gemm_f32_f {
@@ -3163,6 +3754,17 @@ module attributes {transform.with_named_sequence} {
       %sb_gemm_f64_k_whole, %sb_gemm_f64_k_rest = transform.loop.peel %sb_gemm_f64_k_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
       %sb_gemm_f64_step = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f64_k_whole : (!transform.any_op) -> !transform.any_op
       transform.annotate %sb_gemm_f64_step "sb_gemm_f64_tile" : !transform.any_op
+      %sb_gemm_f64_rest = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f64_i_rest : (!transform.any_op) -> !transform.any_op
+      %sb_gemm_f64_row, %sb_gemm_f64_r_loop = transform.structured.tile_using_for %sb_gemm_f64_rest tile_sizes [1, 0, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f64_rj_op, %sb_gemm_f64_rj_loop = transform.structured.tile_using_for %sb_gemm_f64_row tile_sizes [0, 2, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f64_rj_for = transform.cast %sb_gemm_f64_rj_loop : !transform.any_op to !transform.op<"scf.for">
+      %sb_gemm_f64_rj_whole, %sb_gemm_f64_rj_rest = transform.loop.peel %sb_gemm_f64_rj_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f64_row_tile = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f64_rj_whole : (!transform.any_op) -> !transform.any_op
+      %sb_gemm_f64_rk_op, %sb_gemm_f64_rk_loop = transform.structured.tile_using_for %sb_gemm_f64_row_tile tile_sizes [0, 0, 4] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f64_rk_for = transform.cast %sb_gemm_f64_rk_loop : !transform.any_op to !transform.op<"scf.for">
+      %sb_gemm_f64_rk_whole, %sb_gemm_f64_rk_rest = transform.loop.peel %sb_gemm_f64_rk_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %sb_gemm_f64_row_step = transform.structured.match ops{["linalg.generic"]} in %sb_gemm_f64_rk_whole : (!transform.any_op) -> !transform.any_op
+      transform.annotate %sb_gemm_f64_row_step "sb_gemm_f64_tile" : !transform.any_op
     }
     %sb_gemm_f64_f = transform.structured.match ops{["func.func"]} attributes{llvm.emit_c_interface} in %root : (!transform.any_op) -> !transform.any_op
     transform.apply_patterns to %sb_gemm_f64_f {
