@@ -316,7 +316,8 @@ class Body {
 
   // A gathered GEMM `g` of `st` under im2col (lower/patterns.h: match_gathered_gemm, a
   // convolution): per batch element, and per group of a grouped one, the gathered term at every
-  // (k..., N...) into a K x N column buffer (memref.alloc, once), its first loop in parallel,
+  // (k..., N...) into a K x N column buffer (memref.alloc, once), its first loop in parallel, its
+  // last in three parts along the output's last index, checked only where a read may be outside,
   // then the element's (group's) rows of the output = the weights' rows (a rows x K matrix) times
   // the buffer, as the block products of blocked_matmul (emit_block_products). A grouped one with
   // at least two (element, group) pairs per thread runs the pairs side by side instead, each
@@ -388,11 +389,49 @@ class Body {
       w_.line(
           "// The columns: the gathered term at (k, p), k over the sum's indices, p over the "
           "output's last.");
-      for (size_t i = 0; i < loops.size(); ++i) open_for(loops[i], i == 0 && !serial);
-      const std::string v = cast(val(*g.gathered), value_type(*g.gathered), g.type);
-      w_.line("memref.store " + v + ", " + col + "[" + flat(g.k) + ", " + flat(g.n) +
-              "] : " + col_ty);
-      for (size_t i = loops.size(); i-- > 0;) {
+      // Along the output's last index (where there is one), the outputs within the reads'
+      // reach of either end apart (lower/vectorize.h: exact_tap_edge), so that a part whose reads
+      // are all inside (inside_condition, every other index at its value) loads without the
+      // boundary rule, as emit_row_segments' parts do.
+      const bool along = !g.n.empty();
+      const size_t opened = loops.size() - (along ? 1 : 0);
+      for (size_t i = 0; i < opened; ++i) open_for(loops[i], i == 0 && !serial);
+      auto store = [&] {
+        const std::string v = cast(val(*g.gathered), value_type(*g.gathered), g.type);
+        w_.line("memref.store " + v + ", " + col + "[" + flat(g.k) + ", " + flat(g.n) +
+                "] : " + col_ty);
+      };
+      if (!along) {
+        store();
+      } else {
+        const int j = loops.back();
+        const std::string& e = extent(j);
+        std::vector<std::pair<std::string, std::string>> parts{{zero, e}};
+        if (const std::optional<int64_t> edge = exact_tap_edge(spec_, st, *g.gathered)) {
+          const std::string c = constant(std::to_string(*edge), DType::Index);
+          const std::string p = op("arith.minsi", {c, e}, DType::Index);
+          const std::string t =
+              op("arith.maxsi", {op("arith.subi", {e, c}, DType::Index), p}, DType::Index);
+          parts = {{zero, p}, {p, t}, {t, e}};
+        }
+        for (const auto& [lo, hi] : parts) {
+          auto part = [&, lo = lo, hi = hi] {
+            loop_var_[j] = fresh();
+            w_.open("scf.for " + loop_var_[j] + " = " + lo + " to " + hi + " step " + one + " {");
+            store();
+            w_.close("}");
+            loop_var_.erase(j);
+          };
+          const std::optional<std::string> inside =
+              inside_condition(st, *g.gathered, j, lo, hi, std::set<int>{});
+          if (!inside)
+            part();
+          else
+            emit_inside_or_checked(
+                *inside, "// Every read of the part inside its tensor: no boundary rule.", part);
+        }
+      }
+      for (size_t i = opened; i-- > 0;) {
         if (i == 0 && !serial) w_.line("scf.reduce");
         w_.close("}");
         loop_var_.erase(loops[i]);
@@ -1202,10 +1241,13 @@ class Body {
   // indices at their current values (loop_var_) and every value of the reduction variables;
   // "" when no read needs a check, nullopt when that cannot be put so. The checks and their
   // corners are the shared ones (ir/affine.h: boundary_checks; corners_condition).
+  // With `unbound`, those variables take every value instead of the reduction variables (an
+  // empty set: every variable but `var` at its current value).
   std::optional<std::string> inside_condition(const Statement& st, const Expr& e, int var,
-                                              const std::string& first, const std::string& end) {
+                                              const std::string& first, const std::string& end,
+                                              const std::optional<std::set<int>>& unbound = {}) {
     const std::optional<std::vector<BoundaryCheck>> checks =
-        boundary_checks(spec_, st, e, var, reduction_vars(st));
+        boundary_checks(spec_, st, e, var, unbound ? *unbound : reduction_vars(st));
     if (!checks) return std::nullopt;
     const std::map<int, std::string> saved = loop_var_;
     std::string last;  // end - 1, emitted where a check first needs it

@@ -896,131 +896,404 @@ module attributes {transform.with_named_sequence} {
         scf.for %15 = %2 to %0 step %3 {
           scf.for %16 = %2 to %1 step %3 {
             scf.for %17 = %2 to %H step %3 {
-              scf.for %18 = %2 to %W step %3 {
-                %19 = arith.constant 0 : index
-                %20 = arith.cmpi sge, %11, %19 : index
-                %21 = arith.cmpi slt, %11, %N : index
-                %22 = arith.andi %20, %21 : i1
-                %23 = arith.constant 1 : index
-                %24 = arith.subi %N, %23 : index
-                %25 = arith.minsi %11, %24 : index
-                %26 = arith.constant 0 : index
-                %27 = arith.maxsi %25, %26 : index
-                %28 = arith.constant 0 : index
-                %29 = arith.cmpi sge, %14, %28 : index
-                %30 = arith.cmpi slt, %14, %CI : index
-                %31 = arith.andi %29, %30 : i1
-                %32 = arith.andi %22, %31 : i1
-                %33 = arith.constant 1 : index
-                %34 = arith.subi %CI, %33 : index
-                %35 = arith.minsi %14, %34 : index
-                %36 = arith.constant 0 : index
-                %37 = arith.maxsi %35, %36 : index
-                %38 = arith.addi %17, %15 : index
-                %39 = arith.constant 1 : index
-                %40 = arith.subi %38, %39 : index
-                %41 = arith.constant 0 : index
-                %42 = arith.cmpi sge, %40, %41 : index
-                %43 = arith.cmpi slt, %40, %H : index
-                %44 = arith.andi %42, %43 : i1
-                %45 = arith.andi %32, %44 : i1
-                %46 = arith.constant 1 : index
-                %47 = arith.subi %H, %46 : index
-                %48 = arith.minsi %40, %47 : index
-                %49 = arith.constant 0 : index
-                %50 = arith.maxsi %48, %49 : index
-                %51 = arith.addi %18, %16 : index
-                %52 = arith.constant 1 : index
-                %53 = arith.subi %51, %52 : index
-                %54 = arith.constant 0 : index
-                %55 = arith.cmpi sge, %53, %54 : index
-                %56 = arith.cmpi slt, %53, %W : index
-                %57 = arith.andi %55, %56 : i1
-                %58 = arith.andi %45, %57 : i1
-                %59 = arith.constant 1 : index
-                %60 = arith.subi %W, %59 : index
-                %61 = arith.minsi %53, %60 : index
-                %62 = arith.constant 0 : index
-                %63 = arith.maxsi %61, %62 : index
-                %64 = memref.load %x[%27, %37, %50, %63] : memref<?x?x?x?xf32>
-                %65 = arith.constant 0.0 : f32
-                %66 = arith.select %58, %64, %65 : f32
-                %67 = arith.muli %2, %H : index
-                %68 = arith.addi %67, %17 : index
-                %69 = arith.muli %68, %W : index
-                %70 = arith.addi %69, %18 : index
-                %71 = arith.muli %2, %CI : index
-                %72 = arith.addi %71, %14 : index
-                %73 = arith.muli %72, %0 : index
-                %74 = arith.addi %73, %15 : index
-                %75 = arith.muli %74, %1 : index
-                %76 = arith.addi %75, %16 : index
-                memref.store %66, %10[%76, %70] : memref<?x?xf32>
+              %18 = arith.constant 1 : index
+              %19 = arith.minsi %18, %W : index
+              %20 = arith.subi %W, %18 : index
+              %21 = arith.maxsi %20, %19 : index
+              %22 = arith.addi %17, %15 : index
+              %23 = arith.constant 1 : index
+              %24 = arith.subi %22, %23 : index
+              %25 = arith.constant 0 : index
+              %26 = arith.cmpi sge, %24, %25 : index
+              %27 = arith.cmpi slt, %24, %H : index
+              %28 = arith.andi %26, %27 : i1
+              %29 = arith.addi %2, %16 : index
+              %30 = arith.constant 1 : index
+              %31 = arith.subi %29, %30 : index
+              %32 = arith.constant 0 : index
+              %33 = arith.cmpi sge, %31, %32 : index
+              %34 = arith.cmpi slt, %31, %W : index
+              %35 = arith.andi %33, %34 : i1
+              %36 = arith.andi %28, %35 : i1
+              %37 = arith.constant 1 : index
+              %38 = arith.subi %19, %37 : index
+              %39 = arith.addi %38, %16 : index
+              %40 = arith.constant 1 : index
+              %41 = arith.subi %39, %40 : index
+              %42 = arith.constant 0 : index
+              %43 = arith.cmpi sge, %41, %42 : index
+              %44 = arith.cmpi slt, %41, %W : index
+              %45 = arith.andi %43, %44 : i1
+              %46 = arith.andi %36, %45 : i1
+              scf.if %46 {
+                // Every read of the part inside its tensor: no boundary rule.
+                scf.for %47 = %2 to %19 step %3 {
+                  %48 = arith.addi %17, %15 : index
+                  %49 = arith.constant 1 : index
+                  %50 = arith.subi %48, %49 : index
+                  %51 = arith.addi %47, %16 : index
+                  %52 = arith.constant 1 : index
+                  %53 = arith.subi %51, %52 : index
+                  %54 = memref.load %x[%11, %14, %50, %53] : memref<?x?x?x?xf32>
+                  %55 = arith.muli %2, %H : index
+                  %56 = arith.addi %55, %17 : index
+                  %57 = arith.muli %56, %W : index
+                  %58 = arith.addi %57, %47 : index
+                  %59 = arith.muli %2, %CI : index
+                  %60 = arith.addi %59, %14 : index
+                  %61 = arith.muli %60, %0 : index
+                  %62 = arith.addi %61, %15 : index
+                  %63 = arith.muli %62, %1 : index
+                  %64 = arith.addi %63, %16 : index
+                  memref.store %54, %10[%64, %58] : memref<?x?xf32>
+                }
+              } else {
+                scf.for %65 = %2 to %19 step %3 {
+                  %66 = arith.constant 0 : index
+                  %67 = arith.cmpi sge, %11, %66 : index
+                  %68 = arith.cmpi slt, %11, %N : index
+                  %69 = arith.andi %67, %68 : i1
+                  %70 = arith.constant 1 : index
+                  %71 = arith.subi %N, %70 : index
+                  %72 = arith.minsi %11, %71 : index
+                  %73 = arith.constant 0 : index
+                  %74 = arith.maxsi %72, %73 : index
+                  %75 = arith.constant 0 : index
+                  %76 = arith.cmpi sge, %14, %75 : index
+                  %77 = arith.cmpi slt, %14, %CI : index
+                  %78 = arith.andi %76, %77 : i1
+                  %79 = arith.andi %69, %78 : i1
+                  %80 = arith.constant 1 : index
+                  %81 = arith.subi %CI, %80 : index
+                  %82 = arith.minsi %14, %81 : index
+                  %83 = arith.constant 0 : index
+                  %84 = arith.maxsi %82, %83 : index
+                  %85 = arith.addi %17, %15 : index
+                  %86 = arith.constant 1 : index
+                  %87 = arith.subi %85, %86 : index
+                  %88 = arith.constant 0 : index
+                  %89 = arith.cmpi sge, %87, %88 : index
+                  %90 = arith.cmpi slt, %87, %H : index
+                  %91 = arith.andi %89, %90 : i1
+                  %92 = arith.andi %79, %91 : i1
+                  %93 = arith.constant 1 : index
+                  %94 = arith.subi %H, %93 : index
+                  %95 = arith.minsi %87, %94 : index
+                  %96 = arith.constant 0 : index
+                  %97 = arith.maxsi %95, %96 : index
+                  %98 = arith.addi %65, %16 : index
+                  %99 = arith.constant 1 : index
+                  %100 = arith.subi %98, %99 : index
+                  %101 = arith.constant 0 : index
+                  %102 = arith.cmpi sge, %100, %101 : index
+                  %103 = arith.cmpi slt, %100, %W : index
+                  %104 = arith.andi %102, %103 : i1
+                  %105 = arith.andi %92, %104 : i1
+                  %106 = arith.constant 1 : index
+                  %107 = arith.subi %W, %106 : index
+                  %108 = arith.minsi %100, %107 : index
+                  %109 = arith.constant 0 : index
+                  %110 = arith.maxsi %108, %109 : index
+                  %111 = memref.load %x[%74, %84, %97, %110] : memref<?x?x?x?xf32>
+                  %112 = arith.constant 0.0 : f32
+                  %113 = arith.select %105, %111, %112 : f32
+                  %114 = arith.muli %2, %H : index
+                  %115 = arith.addi %114, %17 : index
+                  %116 = arith.muli %115, %W : index
+                  %117 = arith.addi %116, %65 : index
+                  %118 = arith.muli %2, %CI : index
+                  %119 = arith.addi %118, %14 : index
+                  %120 = arith.muli %119, %0 : index
+                  %121 = arith.addi %120, %15 : index
+                  %122 = arith.muli %121, %1 : index
+                  %123 = arith.addi %122, %16 : index
+                  memref.store %113, %10[%123, %117] : memref<?x?xf32>
+                }
+              }
+              %124 = arith.addi %17, %15 : index
+              %125 = arith.constant 1 : index
+              %126 = arith.subi %124, %125 : index
+              %127 = arith.constant 0 : index
+              %128 = arith.cmpi sge, %126, %127 : index
+              %129 = arith.cmpi slt, %126, %H : index
+              %130 = arith.andi %128, %129 : i1
+              %131 = arith.addi %19, %16 : index
+              %132 = arith.constant 1 : index
+              %133 = arith.subi %131, %132 : index
+              %134 = arith.constant 0 : index
+              %135 = arith.cmpi sge, %133, %134 : index
+              %136 = arith.cmpi slt, %133, %W : index
+              %137 = arith.andi %135, %136 : i1
+              %138 = arith.andi %130, %137 : i1
+              %139 = arith.constant 1 : index
+              %140 = arith.subi %21, %139 : index
+              %141 = arith.addi %140, %16 : index
+              %142 = arith.constant 1 : index
+              %143 = arith.subi %141, %142 : index
+              %144 = arith.constant 0 : index
+              %145 = arith.cmpi sge, %143, %144 : index
+              %146 = arith.cmpi slt, %143, %W : index
+              %147 = arith.andi %145, %146 : i1
+              %148 = arith.andi %138, %147 : i1
+              scf.if %148 {
+                // Every read of the part inside its tensor: no boundary rule.
+                scf.for %149 = %19 to %21 step %3 {
+                  %150 = arith.addi %17, %15 : index
+                  %151 = arith.constant 1 : index
+                  %152 = arith.subi %150, %151 : index
+                  %153 = arith.addi %149, %16 : index
+                  %154 = arith.constant 1 : index
+                  %155 = arith.subi %153, %154 : index
+                  %156 = memref.load %x[%11, %14, %152, %155] : memref<?x?x?x?xf32>
+                  %157 = arith.muli %2, %H : index
+                  %158 = arith.addi %157, %17 : index
+                  %159 = arith.muli %158, %W : index
+                  %160 = arith.addi %159, %149 : index
+                  %161 = arith.muli %2, %CI : index
+                  %162 = arith.addi %161, %14 : index
+                  %163 = arith.muli %162, %0 : index
+                  %164 = arith.addi %163, %15 : index
+                  %165 = arith.muli %164, %1 : index
+                  %166 = arith.addi %165, %16 : index
+                  memref.store %156, %10[%166, %160] : memref<?x?xf32>
+                }
+              } else {
+                scf.for %167 = %19 to %21 step %3 {
+                  %168 = arith.constant 0 : index
+                  %169 = arith.cmpi sge, %11, %168 : index
+                  %170 = arith.cmpi slt, %11, %N : index
+                  %171 = arith.andi %169, %170 : i1
+                  %172 = arith.constant 1 : index
+                  %173 = arith.subi %N, %172 : index
+                  %174 = arith.minsi %11, %173 : index
+                  %175 = arith.constant 0 : index
+                  %176 = arith.maxsi %174, %175 : index
+                  %177 = arith.constant 0 : index
+                  %178 = arith.cmpi sge, %14, %177 : index
+                  %179 = arith.cmpi slt, %14, %CI : index
+                  %180 = arith.andi %178, %179 : i1
+                  %181 = arith.andi %171, %180 : i1
+                  %182 = arith.constant 1 : index
+                  %183 = arith.subi %CI, %182 : index
+                  %184 = arith.minsi %14, %183 : index
+                  %185 = arith.constant 0 : index
+                  %186 = arith.maxsi %184, %185 : index
+                  %187 = arith.addi %17, %15 : index
+                  %188 = arith.constant 1 : index
+                  %189 = arith.subi %187, %188 : index
+                  %190 = arith.constant 0 : index
+                  %191 = arith.cmpi sge, %189, %190 : index
+                  %192 = arith.cmpi slt, %189, %H : index
+                  %193 = arith.andi %191, %192 : i1
+                  %194 = arith.andi %181, %193 : i1
+                  %195 = arith.constant 1 : index
+                  %196 = arith.subi %H, %195 : index
+                  %197 = arith.minsi %189, %196 : index
+                  %198 = arith.constant 0 : index
+                  %199 = arith.maxsi %197, %198 : index
+                  %200 = arith.addi %167, %16 : index
+                  %201 = arith.constant 1 : index
+                  %202 = arith.subi %200, %201 : index
+                  %203 = arith.constant 0 : index
+                  %204 = arith.cmpi sge, %202, %203 : index
+                  %205 = arith.cmpi slt, %202, %W : index
+                  %206 = arith.andi %204, %205 : i1
+                  %207 = arith.andi %194, %206 : i1
+                  %208 = arith.constant 1 : index
+                  %209 = arith.subi %W, %208 : index
+                  %210 = arith.minsi %202, %209 : index
+                  %211 = arith.constant 0 : index
+                  %212 = arith.maxsi %210, %211 : index
+                  %213 = memref.load %x[%176, %186, %199, %212] : memref<?x?x?x?xf32>
+                  %214 = arith.constant 0.0 : f32
+                  %215 = arith.select %207, %213, %214 : f32
+                  %216 = arith.muli %2, %H : index
+                  %217 = arith.addi %216, %17 : index
+                  %218 = arith.muli %217, %W : index
+                  %219 = arith.addi %218, %167 : index
+                  %220 = arith.muli %2, %CI : index
+                  %221 = arith.addi %220, %14 : index
+                  %222 = arith.muli %221, %0 : index
+                  %223 = arith.addi %222, %15 : index
+                  %224 = arith.muli %223, %1 : index
+                  %225 = arith.addi %224, %16 : index
+                  memref.store %215, %10[%225, %219] : memref<?x?xf32>
+                }
+              }
+              %226 = arith.addi %17, %15 : index
+              %227 = arith.constant 1 : index
+              %228 = arith.subi %226, %227 : index
+              %229 = arith.constant 0 : index
+              %230 = arith.cmpi sge, %228, %229 : index
+              %231 = arith.cmpi slt, %228, %H : index
+              %232 = arith.andi %230, %231 : i1
+              %233 = arith.addi %21, %16 : index
+              %234 = arith.constant 1 : index
+              %235 = arith.subi %233, %234 : index
+              %236 = arith.constant 0 : index
+              %237 = arith.cmpi sge, %235, %236 : index
+              %238 = arith.cmpi slt, %235, %W : index
+              %239 = arith.andi %237, %238 : i1
+              %240 = arith.andi %232, %239 : i1
+              %241 = arith.constant 1 : index
+              %242 = arith.subi %W, %241 : index
+              %243 = arith.addi %242, %16 : index
+              %244 = arith.constant 1 : index
+              %245 = arith.subi %243, %244 : index
+              %246 = arith.constant 0 : index
+              %247 = arith.cmpi sge, %245, %246 : index
+              %248 = arith.cmpi slt, %245, %W : index
+              %249 = arith.andi %247, %248 : i1
+              %250 = arith.andi %240, %249 : i1
+              scf.if %250 {
+                // Every read of the part inside its tensor: no boundary rule.
+                scf.for %251 = %21 to %W step %3 {
+                  %252 = arith.addi %17, %15 : index
+                  %253 = arith.constant 1 : index
+                  %254 = arith.subi %252, %253 : index
+                  %255 = arith.addi %251, %16 : index
+                  %256 = arith.constant 1 : index
+                  %257 = arith.subi %255, %256 : index
+                  %258 = memref.load %x[%11, %14, %254, %257] : memref<?x?x?x?xf32>
+                  %259 = arith.muli %2, %H : index
+                  %260 = arith.addi %259, %17 : index
+                  %261 = arith.muli %260, %W : index
+                  %262 = arith.addi %261, %251 : index
+                  %263 = arith.muli %2, %CI : index
+                  %264 = arith.addi %263, %14 : index
+                  %265 = arith.muli %264, %0 : index
+                  %266 = arith.addi %265, %15 : index
+                  %267 = arith.muli %266, %1 : index
+                  %268 = arith.addi %267, %16 : index
+                  memref.store %258, %10[%268, %262] : memref<?x?xf32>
+                }
+              } else {
+                scf.for %269 = %21 to %W step %3 {
+                  %270 = arith.constant 0 : index
+                  %271 = arith.cmpi sge, %11, %270 : index
+                  %272 = arith.cmpi slt, %11, %N : index
+                  %273 = arith.andi %271, %272 : i1
+                  %274 = arith.constant 1 : index
+                  %275 = arith.subi %N, %274 : index
+                  %276 = arith.minsi %11, %275 : index
+                  %277 = arith.constant 0 : index
+                  %278 = arith.maxsi %276, %277 : index
+                  %279 = arith.constant 0 : index
+                  %280 = arith.cmpi sge, %14, %279 : index
+                  %281 = arith.cmpi slt, %14, %CI : index
+                  %282 = arith.andi %280, %281 : i1
+                  %283 = arith.andi %273, %282 : i1
+                  %284 = arith.constant 1 : index
+                  %285 = arith.subi %CI, %284 : index
+                  %286 = arith.minsi %14, %285 : index
+                  %287 = arith.constant 0 : index
+                  %288 = arith.maxsi %286, %287 : index
+                  %289 = arith.addi %17, %15 : index
+                  %290 = arith.constant 1 : index
+                  %291 = arith.subi %289, %290 : index
+                  %292 = arith.constant 0 : index
+                  %293 = arith.cmpi sge, %291, %292 : index
+                  %294 = arith.cmpi slt, %291, %H : index
+                  %295 = arith.andi %293, %294 : i1
+                  %296 = arith.andi %283, %295 : i1
+                  %297 = arith.constant 1 : index
+                  %298 = arith.subi %H, %297 : index
+                  %299 = arith.minsi %291, %298 : index
+                  %300 = arith.constant 0 : index
+                  %301 = arith.maxsi %299, %300 : index
+                  %302 = arith.addi %269, %16 : index
+                  %303 = arith.constant 1 : index
+                  %304 = arith.subi %302, %303 : index
+                  %305 = arith.constant 0 : index
+                  %306 = arith.cmpi sge, %304, %305 : index
+                  %307 = arith.cmpi slt, %304, %W : index
+                  %308 = arith.andi %306, %307 : i1
+                  %309 = arith.andi %296, %308 : i1
+                  %310 = arith.constant 1 : index
+                  %311 = arith.subi %W, %310 : index
+                  %312 = arith.minsi %304, %311 : index
+                  %313 = arith.constant 0 : index
+                  %314 = arith.maxsi %312, %313 : index
+                  %315 = memref.load %x[%278, %288, %301, %314] : memref<?x?x?x?xf32>
+                  %316 = arith.constant 0.0 : f32
+                  %317 = arith.select %309, %315, %316 : f32
+                  %318 = arith.muli %2, %H : index
+                  %319 = arith.addi %318, %17 : index
+                  %320 = arith.muli %319, %W : index
+                  %321 = arith.addi %320, %269 : index
+                  %322 = arith.muli %2, %CI : index
+                  %323 = arith.addi %322, %14 : index
+                  %324 = arith.muli %323, %0 : index
+                  %325 = arith.addi %324, %15 : index
+                  %326 = arith.muli %325, %1 : index
+                  %327 = arith.addi %326, %16 : index
+                  memref.store %317, %10[%327, %321] : memref<?x?xf32>
+                }
               }
             }
           }
         }
         scf.reduce
       }
-      %77 = arith.muli %2, %4 : index
-      %78 = arith.subi %4, %77 : index
-      %79 = arith.minsi %4, %78 : index
-      %80 = arith.muli %77, %9 : index
-      %81 = memref.reinterpret_cast %w to offset: [%80], sizes: [%79, %9], strides: [%9, 1] : memref<?x?x?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
-      %82 = arith.muli %13, %4 : index
-      %83 = arith.addi %82, %77 : index
-      %84 = arith.muli %83, %6 : index
-      %85 = memref.reinterpret_cast %y to offset: [%84], sizes: [%79, %6], strides: [%6, 1] : memref<?x?x?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+      %328 = arith.muli %2, %4 : index
+      %329 = arith.subi %4, %328 : index
+      %330 = arith.minsi %4, %329 : index
+      %331 = arith.muli %328, %9 : index
+      %332 = memref.reinterpret_cast %w to offset: [%331], sizes: [%330, %9], strides: [%9, 1] : memref<?x?x?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+      %333 = arith.muli %13, %4 : index
+      %334 = arith.addi %333, %328 : index
+      %335 = arith.muli %334, %6 : index
+      %336 = memref.reinterpret_cast %y to offset: [%335], sizes: [%330, %6], strides: [%6, 1] : memref<?x?x?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
       // As block products: each thread's rows in blocks of 64; per block of 256 columns and 256 terms,
       // that block of the column buffer copied to the thread's buffer, then each block product added to the output.
-      %86 = arith.constant 0 : index
-      %87 = arith.constant 1 : index
-      %88 = arith.constant 64 : index
-      %89 = arith.constant 256 : index
-      %90 = arith.constant 256 : index
-      %91 = arith.constant 8 : index
-      %92 = func.call @omp_get_max_threads() : () -> i32
-      %93 = arith.index_cast %92 : i32 to index
-      %94 = arith.subi %93, %87 : index
-      %95 = arith.addi %79, %94 : index
-      %96 = arith.divui %95, %93 : index
-      %97 = arith.subi %91, %87 : index
-      %98 = arith.addi %96, %97 : index
-      %99 = arith.divui %98, %91 : index
-      %100 = arith.muli %99, %91 : index
-      scf.parallel (%101) = (%86) to (%93) step (%87) {
-        %102 = memref.alloca() {alignment = 64 : i64} : memref<256x272xf32>
-        %103 = arith.muli %101, %100 : index
-        %104 = arith.minsi %103, %79 : index
-        %105 = arith.addi %104, %100 : index
-        %106 = arith.minsi %105, %79 : index
-        %107 = arith.subi %106, %104 : index
-        %108 = memref.subview %85[%104, %86] [%107, %6] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
-        %109 = arith.constant 0.0 : f32
-        linalg.fill ins(%109 : f32) outs(%108 : memref<?x?xf32, strided<[?, 1], offset: ?>>)
-        scf.for %110 = %86 to %6 step %89 {
-          %111 = arith.subi %6, %110 : index
-          %112 = arith.minsi %89, %111 : index
-          scf.for %113 = %86 to %9 step %90 {
-            %114 = arith.subi %9, %113 : index
-            %115 = arith.minsi %90, %114 : index
-            %116 = arith.addi %2, %113 : index
-            %117 = memref.subview %102[0, 0] [%115, %112] [1, 1] : memref<256x272xf32> to memref<?x?xf32, strided<[272, 1]>>
-            %118 = memref.subview %10[%116, %110] [%115, %112] [1, 1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
-            linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%118 : memref<?x?xf32, strided<[?, 1], offset: ?>>) outs(%117 : memref<?x?xf32, strided<[272, 1]>>) {
-              ^bb0(%119: f32, %120: f32):
-              linalg.yield %119 : f32
+      %337 = arith.constant 0 : index
+      %338 = arith.constant 1 : index
+      %339 = arith.constant 64 : index
+      %340 = arith.constant 256 : index
+      %341 = arith.constant 256 : index
+      %342 = arith.constant 8 : index
+      %343 = func.call @omp_get_max_threads() : () -> i32
+      %344 = arith.index_cast %343 : i32 to index
+      %345 = arith.subi %344, %338 : index
+      %346 = arith.addi %330, %345 : index
+      %347 = arith.divui %346, %344 : index
+      %348 = arith.subi %342, %338 : index
+      %349 = arith.addi %347, %348 : index
+      %350 = arith.divui %349, %342 : index
+      %351 = arith.muli %350, %342 : index
+      scf.parallel (%352) = (%337) to (%344) step (%338) {
+        %353 = memref.alloca() {alignment = 64 : i64} : memref<256x272xf32>
+        %354 = arith.muli %352, %351 : index
+        %355 = arith.minsi %354, %330 : index
+        %356 = arith.addi %355, %351 : index
+        %357 = arith.minsi %356, %330 : index
+        %358 = arith.subi %357, %355 : index
+        %359 = memref.subview %336[%355, %337] [%358, %6] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+        %360 = arith.constant 0.0 : f32
+        linalg.fill ins(%360 : f32) outs(%359 : memref<?x?xf32, strided<[?, 1], offset: ?>>)
+        scf.for %361 = %337 to %6 step %340 {
+          %362 = arith.subi %6, %361 : index
+          %363 = arith.minsi %340, %362 : index
+          scf.for %364 = %337 to %9 step %341 {
+            %365 = arith.subi %9, %364 : index
+            %366 = arith.minsi %341, %365 : index
+            %367 = arith.addi %2, %364 : index
+            %368 = memref.subview %353[0, 0] [%366, %363] [1, 1] : memref<256x272xf32> to memref<?x?xf32, strided<[272, 1]>>
+            %369 = memref.subview %10[%367, %361] [%366, %363] [1, 1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+            linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%369 : memref<?x?xf32, strided<[?, 1], offset: ?>>) outs(%368 : memref<?x?xf32, strided<[272, 1]>>) {
+              ^bb0(%370: f32, %371: f32):
+              linalg.yield %370 : f32
             }
-            scf.for %121 = %104 to %106 step %88 {
-              %122 = arith.subi %106, %121 : index
-              %123 = arith.minsi %88, %122 : index
-              %124 = memref.subview %81[%121, %116] [%123, %115] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
-              %125 = memref.subview %85[%121, %110] [%123, %112] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
-              linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%124, %117 : memref<?x?xf32, strided<[?, 1], offset: ?>>, memref<?x?xf32, strided<[272, 1]>>) outs(%125 : memref<?x?xf32, strided<[?, 1], offset: ?>>) attrs = {sb_gemm_f32} {
-                ^bb0(%126: f32, %127: f32, %128: f32):
-                %129 = arith.mulf %126, %127 : f32
-                %130 = arith.addf %128, %129 fastmath<reassoc> : f32
-                linalg.yield %130 : f32
+            scf.for %372 = %355 to %357 step %339 {
+              %373 = arith.subi %357, %372 : index
+              %374 = arith.minsi %339, %373 : index
+              %375 = memref.subview %332[%372, %367] [%374, %366] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+              %376 = memref.subview %336[%372, %361] [%374, %363] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+              linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%375, %368 : memref<?x?xf32, strided<[?, 1], offset: ?>>, memref<?x?xf32, strided<[272, 1]>>) outs(%376 : memref<?x?xf32, strided<[?, 1], offset: ?>>) attrs = {sb_gemm_f32} {
+                ^bb0(%377: f32, %378: f32, %379: f32):
+                %380 = arith.mulf %377, %378 : f32
+                %381 = arith.addf %379, %380 fastmath<reassoc> : f32
+                linalg.yield %381 : f32
               }
             }
           }

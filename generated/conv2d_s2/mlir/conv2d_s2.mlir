@@ -455,135 +455,194 @@ module attributes {transform.with_named_sequence} {
         scf.for %31 = %18 to %0 step %19 {
           scf.for %32 = %18 to %1 step %19 {
             scf.for %33 = %18 to %9 step %19 {
-              scf.for %34 = %18 to %17 step %19 {
-                %35 = arith.constant 0 : index
-                %36 = arith.cmpi sge, %27, %35 : index
-                %37 = arith.cmpi slt, %27, %N : index
-                %38 = arith.andi %36, %37 : i1
-                %39 = arith.constant 1 : index
-                %40 = arith.subi %N, %39 : index
-                %41 = arith.minsi %27, %40 : index
-                %42 = arith.constant 0 : index
-                %43 = arith.maxsi %41, %42 : index
-                %44 = arith.constant 0 : index
-                %45 = arith.cmpi sge, %30, %44 : index
-                %46 = arith.cmpi slt, %30, %CI : index
-                %47 = arith.andi %45, %46 : i1
-                %48 = arith.andi %38, %47 : i1
-                %49 = arith.constant 1 : index
-                %50 = arith.subi %CI, %49 : index
-                %51 = arith.minsi %30, %50 : index
-                %52 = arith.constant 0 : index
-                %53 = arith.maxsi %51, %52 : index
-                %54 = arith.constant 2 : index
-                %55 = arith.muli %54, %33 : index
-                %56 = arith.addi %55, %31 : index
-                %57 = arith.constant 1 : index
-                %58 = arith.subi %56, %57 : index
-                %59 = arith.constant 0 : index
-                %60 = arith.cmpi sge, %58, %59 : index
-                %61 = arith.cmpi slt, %58, %H : index
-                %62 = arith.andi %60, %61 : i1
-                %63 = arith.andi %48, %62 : i1
-                %64 = arith.constant 1 : index
-                %65 = arith.subi %H, %64 : index
-                %66 = arith.minsi %58, %65 : index
-                %67 = arith.constant 0 : index
-                %68 = arith.maxsi %66, %67 : index
-                %69 = arith.constant 2 : index
-                %70 = arith.muli %69, %34 : index
-                %71 = arith.addi %70, %32 : index
-                %72 = arith.constant 1 : index
-                %73 = arith.subi %71, %72 : index
-                %74 = arith.constant 0 : index
-                %75 = arith.cmpi sge, %73, %74 : index
-                %76 = arith.cmpi slt, %73, %W : index
-                %77 = arith.andi %75, %76 : i1
-                %78 = arith.andi %63, %77 : i1
-                %79 = arith.constant 1 : index
-                %80 = arith.subi %W, %79 : index
-                %81 = arith.minsi %73, %80 : index
-                %82 = arith.constant 0 : index
-                %83 = arith.maxsi %81, %82 : index
-                %84 = memref.load %x[%43, %53, %68, %83] : memref<?x?x?x?xf32>
-                %85 = arith.constant 0.0 : f32
-                %86 = arith.select %78, %84, %85 : f32
-                %87 = arith.muli %18, %9 : index
-                %88 = arith.addi %87, %33 : index
-                %89 = arith.muli %88, %17 : index
-                %90 = arith.addi %89, %34 : index
-                %91 = arith.muli %18, %CI : index
-                %92 = arith.addi %91, %30 : index
-                %93 = arith.muli %92, %0 : index
-                %94 = arith.addi %93, %31 : index
-                %95 = arith.muli %94, %1 : index
-                %96 = arith.addi %95, %32 : index
-                memref.store %86, %26[%96, %90] : memref<?x?xf32>
+              %34 = arith.constant 2 : index
+              %35 = arith.muli %34, %33 : index
+              %36 = arith.addi %35, %31 : index
+              %37 = arith.constant 1 : index
+              %38 = arith.subi %36, %37 : index
+              %39 = arith.constant 0 : index
+              %40 = arith.cmpi sge, %38, %39 : index
+              %41 = arith.cmpi slt, %38, %H : index
+              %42 = arith.andi %40, %41 : i1
+              %43 = arith.constant 2 : index
+              %44 = arith.muli %43, %18 : index
+              %45 = arith.addi %44, %32 : index
+              %46 = arith.constant 1 : index
+              %47 = arith.subi %45, %46 : index
+              %48 = arith.constant 0 : index
+              %49 = arith.cmpi sge, %47, %48 : index
+              %50 = arith.cmpi slt, %47, %W : index
+              %51 = arith.andi %49, %50 : i1
+              %52 = arith.andi %42, %51 : i1
+              %53 = arith.constant 1 : index
+              %54 = arith.subi %17, %53 : index
+              %55 = arith.constant 2 : index
+              %56 = arith.muli %55, %54 : index
+              %57 = arith.addi %56, %32 : index
+              %58 = arith.constant 1 : index
+              %59 = arith.subi %57, %58 : index
+              %60 = arith.constant 0 : index
+              %61 = arith.cmpi sge, %59, %60 : index
+              %62 = arith.cmpi slt, %59, %W : index
+              %63 = arith.andi %61, %62 : i1
+              %64 = arith.andi %52, %63 : i1
+              scf.if %64 {
+                // Every read of the part inside its tensor: no boundary rule.
+                scf.for %65 = %18 to %17 step %19 {
+                  %66 = arith.constant 2 : index
+                  %67 = arith.muli %66, %33 : index
+                  %68 = arith.addi %67, %31 : index
+                  %69 = arith.constant 1 : index
+                  %70 = arith.subi %68, %69 : index
+                  %71 = arith.constant 2 : index
+                  %72 = arith.muli %71, %65 : index
+                  %73 = arith.addi %72, %32 : index
+                  %74 = arith.constant 1 : index
+                  %75 = arith.subi %73, %74 : index
+                  %76 = memref.load %x[%27, %30, %70, %75] : memref<?x?x?x?xf32>
+                  %77 = arith.muli %18, %9 : index
+                  %78 = arith.addi %77, %33 : index
+                  %79 = arith.muli %78, %17 : index
+                  %80 = arith.addi %79, %65 : index
+                  %81 = arith.muli %18, %CI : index
+                  %82 = arith.addi %81, %30 : index
+                  %83 = arith.muli %82, %0 : index
+                  %84 = arith.addi %83, %31 : index
+                  %85 = arith.muli %84, %1 : index
+                  %86 = arith.addi %85, %32 : index
+                  memref.store %76, %26[%86, %80] : memref<?x?xf32>
+                }
+              } else {
+                scf.for %87 = %18 to %17 step %19 {
+                  %88 = arith.constant 0 : index
+                  %89 = arith.cmpi sge, %27, %88 : index
+                  %90 = arith.cmpi slt, %27, %N : index
+                  %91 = arith.andi %89, %90 : i1
+                  %92 = arith.constant 1 : index
+                  %93 = arith.subi %N, %92 : index
+                  %94 = arith.minsi %27, %93 : index
+                  %95 = arith.constant 0 : index
+                  %96 = arith.maxsi %94, %95 : index
+                  %97 = arith.constant 0 : index
+                  %98 = arith.cmpi sge, %30, %97 : index
+                  %99 = arith.cmpi slt, %30, %CI : index
+                  %100 = arith.andi %98, %99 : i1
+                  %101 = arith.andi %91, %100 : i1
+                  %102 = arith.constant 1 : index
+                  %103 = arith.subi %CI, %102 : index
+                  %104 = arith.minsi %30, %103 : index
+                  %105 = arith.constant 0 : index
+                  %106 = arith.maxsi %104, %105 : index
+                  %107 = arith.constant 2 : index
+                  %108 = arith.muli %107, %33 : index
+                  %109 = arith.addi %108, %31 : index
+                  %110 = arith.constant 1 : index
+                  %111 = arith.subi %109, %110 : index
+                  %112 = arith.constant 0 : index
+                  %113 = arith.cmpi sge, %111, %112 : index
+                  %114 = arith.cmpi slt, %111, %H : index
+                  %115 = arith.andi %113, %114 : i1
+                  %116 = arith.andi %101, %115 : i1
+                  %117 = arith.constant 1 : index
+                  %118 = arith.subi %H, %117 : index
+                  %119 = arith.minsi %111, %118 : index
+                  %120 = arith.constant 0 : index
+                  %121 = arith.maxsi %119, %120 : index
+                  %122 = arith.constant 2 : index
+                  %123 = arith.muli %122, %87 : index
+                  %124 = arith.addi %123, %32 : index
+                  %125 = arith.constant 1 : index
+                  %126 = arith.subi %124, %125 : index
+                  %127 = arith.constant 0 : index
+                  %128 = arith.cmpi sge, %126, %127 : index
+                  %129 = arith.cmpi slt, %126, %W : index
+                  %130 = arith.andi %128, %129 : i1
+                  %131 = arith.andi %116, %130 : i1
+                  %132 = arith.constant 1 : index
+                  %133 = arith.subi %W, %132 : index
+                  %134 = arith.minsi %126, %133 : index
+                  %135 = arith.constant 0 : index
+                  %136 = arith.maxsi %134, %135 : index
+                  %137 = memref.load %x[%96, %106, %121, %136] : memref<?x?x?x?xf32>
+                  %138 = arith.constant 0.0 : f32
+                  %139 = arith.select %131, %137, %138 : f32
+                  %140 = arith.muli %18, %9 : index
+                  %141 = arith.addi %140, %33 : index
+                  %142 = arith.muli %141, %17 : index
+                  %143 = arith.addi %142, %87 : index
+                  %144 = arith.muli %18, %CI : index
+                  %145 = arith.addi %144, %30 : index
+                  %146 = arith.muli %145, %0 : index
+                  %147 = arith.addi %146, %31 : index
+                  %148 = arith.muli %147, %1 : index
+                  %149 = arith.addi %148, %32 : index
+                  memref.store %139, %26[%149, %143] : memref<?x?xf32>
+                }
               }
             }
           }
         }
         scf.reduce
       }
-      %97 = arith.muli %18, %20 : index
-      %98 = arith.subi %20, %97 : index
-      %99 = arith.minsi %20, %98 : index
-      %100 = arith.muli %97, %25 : index
-      %101 = memref.reinterpret_cast %w to offset: [%100], sizes: [%99, %25], strides: [%25, 1] : memref<?x?x?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
-      %102 = arith.muli %29, %20 : index
-      %103 = arith.addi %102, %97 : index
-      %104 = arith.muli %103, %22 : index
-      %105 = memref.reinterpret_cast %y to offset: [%104], sizes: [%99, %22], strides: [%22, 1] : memref<?x?x?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+      %150 = arith.muli %18, %20 : index
+      %151 = arith.subi %20, %150 : index
+      %152 = arith.minsi %20, %151 : index
+      %153 = arith.muli %150, %25 : index
+      %154 = memref.reinterpret_cast %w to offset: [%153], sizes: [%152, %25], strides: [%25, 1] : memref<?x?x?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+      %155 = arith.muli %29, %20 : index
+      %156 = arith.addi %155, %150 : index
+      %157 = arith.muli %156, %22 : index
+      %158 = memref.reinterpret_cast %y to offset: [%157], sizes: [%152, %22], strides: [%22, 1] : memref<?x?x?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
       // As block products: each thread's rows in blocks of 64; per block of 256 columns and 256 terms,
       // that block of the column buffer copied to the thread's buffer, then each block product added to the output.
-      %106 = arith.constant 0 : index
-      %107 = arith.constant 1 : index
-      %108 = arith.constant 64 : index
-      %109 = arith.constant 256 : index
-      %110 = arith.constant 256 : index
-      %111 = arith.constant 8 : index
-      %112 = func.call @omp_get_max_threads() : () -> i32
-      %113 = arith.index_cast %112 : i32 to index
-      %114 = arith.subi %113, %107 : index
-      %115 = arith.addi %99, %114 : index
-      %116 = arith.divui %115, %113 : index
-      %117 = arith.subi %111, %107 : index
-      %118 = arith.addi %116, %117 : index
-      %119 = arith.divui %118, %111 : index
-      %120 = arith.muli %119, %111 : index
-      scf.parallel (%121) = (%106) to (%113) step (%107) {
-        %122 = memref.alloca() {alignment = 64 : i64} : memref<256x272xf32>
-        %123 = arith.muli %121, %120 : index
-        %124 = arith.minsi %123, %99 : index
-        %125 = arith.addi %124, %120 : index
-        %126 = arith.minsi %125, %99 : index
-        %127 = arith.subi %126, %124 : index
-        %128 = memref.subview %105[%124, %106] [%127, %22] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
-        %129 = arith.constant 0.0 : f32
-        linalg.fill ins(%129 : f32) outs(%128 : memref<?x?xf32, strided<[?, 1], offset: ?>>)
-        scf.for %130 = %106 to %22 step %109 {
-          %131 = arith.subi %22, %130 : index
-          %132 = arith.minsi %109, %131 : index
-          scf.for %133 = %106 to %25 step %110 {
-            %134 = arith.subi %25, %133 : index
-            %135 = arith.minsi %110, %134 : index
-            %136 = arith.addi %18, %133 : index
-            %137 = memref.subview %122[0, 0] [%135, %132] [1, 1] : memref<256x272xf32> to memref<?x?xf32, strided<[272, 1]>>
-            %138 = memref.subview %26[%136, %130] [%135, %132] [1, 1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
-            linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%138 : memref<?x?xf32, strided<[?, 1], offset: ?>>) outs(%137 : memref<?x?xf32, strided<[272, 1]>>) {
-              ^bb0(%139: f32, %140: f32):
-              linalg.yield %139 : f32
+      %159 = arith.constant 0 : index
+      %160 = arith.constant 1 : index
+      %161 = arith.constant 64 : index
+      %162 = arith.constant 256 : index
+      %163 = arith.constant 256 : index
+      %164 = arith.constant 8 : index
+      %165 = func.call @omp_get_max_threads() : () -> i32
+      %166 = arith.index_cast %165 : i32 to index
+      %167 = arith.subi %166, %160 : index
+      %168 = arith.addi %152, %167 : index
+      %169 = arith.divui %168, %166 : index
+      %170 = arith.subi %164, %160 : index
+      %171 = arith.addi %169, %170 : index
+      %172 = arith.divui %171, %164 : index
+      %173 = arith.muli %172, %164 : index
+      scf.parallel (%174) = (%159) to (%166) step (%160) {
+        %175 = memref.alloca() {alignment = 64 : i64} : memref<256x272xf32>
+        %176 = arith.muli %174, %173 : index
+        %177 = arith.minsi %176, %152 : index
+        %178 = arith.addi %177, %173 : index
+        %179 = arith.minsi %178, %152 : index
+        %180 = arith.subi %179, %177 : index
+        %181 = memref.subview %158[%177, %159] [%180, %22] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+        %182 = arith.constant 0.0 : f32
+        linalg.fill ins(%182 : f32) outs(%181 : memref<?x?xf32, strided<[?, 1], offset: ?>>)
+        scf.for %183 = %159 to %22 step %162 {
+          %184 = arith.subi %22, %183 : index
+          %185 = arith.minsi %162, %184 : index
+          scf.for %186 = %159 to %25 step %163 {
+            %187 = arith.subi %25, %186 : index
+            %188 = arith.minsi %163, %187 : index
+            %189 = arith.addi %18, %186 : index
+            %190 = memref.subview %175[0, 0] [%188, %185] [1, 1] : memref<256x272xf32> to memref<?x?xf32, strided<[272, 1]>>
+            %191 = memref.subview %26[%189, %183] [%188, %185] [1, 1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+            linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%191 : memref<?x?xf32, strided<[?, 1], offset: ?>>) outs(%190 : memref<?x?xf32, strided<[272, 1]>>) {
+              ^bb0(%192: f32, %193: f32):
+              linalg.yield %192 : f32
             }
-            scf.for %141 = %124 to %126 step %108 {
-              %142 = arith.subi %126, %141 : index
-              %143 = arith.minsi %108, %142 : index
-              %144 = memref.subview %101[%141, %136] [%143, %135] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
-              %145 = memref.subview %105[%141, %130] [%143, %132] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
-              linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%144, %137 : memref<?x?xf32, strided<[?, 1], offset: ?>>, memref<?x?xf32, strided<[272, 1]>>) outs(%145 : memref<?x?xf32, strided<[?, 1], offset: ?>>) attrs = {sb_gemm_f32} {
-                ^bb0(%146: f32, %147: f32, %148: f32):
-                %149 = arith.mulf %146, %147 : f32
-                %150 = arith.addf %148, %149 fastmath<reassoc> : f32
-                linalg.yield %150 : f32
+            scf.for %194 = %177 to %179 step %161 {
+              %195 = arith.subi %179, %194 : index
+              %196 = arith.minsi %161, %195 : index
+              %197 = memref.subview %154[%194, %189] [%196, %188] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+              %198 = memref.subview %158[%194, %183] [%196, %185] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+              linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%197, %190 : memref<?x?xf32, strided<[?, 1], offset: ?>>, memref<?x?xf32, strided<[272, 1]>>) outs(%198 : memref<?x?xf32, strided<[?, 1], offset: ?>>) attrs = {sb_gemm_f32} {
+                ^bb0(%199: f32, %200: f32, %201: f32):
+                %202 = arith.mulf %199, %200 : f32
+                %203 = arith.addf %201, %202 fastmath<reassoc> : f32
+                linalg.yield %203 : f32
               }
             }
           }

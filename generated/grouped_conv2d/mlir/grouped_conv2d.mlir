@@ -1015,130 +1015,442 @@ module attributes {transform.with_named_sequence} {
             scf.for %42 = %5 to %2 step %6 {
               scf.for %43 = %5 to %3 step %6 {
                 scf.for %44 = %5 to %H step %6 {
-                  scf.for %45 = %5 to %W step %6 {
-                    %46 = arith.constant 0 : index
-                    %47 = arith.cmpi sge, %38, %46 : index
-                    %48 = arith.cmpi slt, %38, %N : index
-                    %49 = arith.andi %47, %48 : i1
-                    %50 = arith.constant 1 : index
-                    %51 = arith.subi %N, %50 : index
-                    %52 = arith.minsi %38, %51 : index
-                    %53 = arith.constant 0 : index
-                    %54 = arith.maxsi %52, %53 : index
-                    %55 = arith.divsi %40, %COG : index
-                    %56 = arith.muli %55, %CIG : index
-                    %57 = arith.addi %56, %41 : index
-                    %58 = arith.constant 0 : index
-                    %59 = arith.cmpi sge, %57, %58 : index
-                    %60 = arith.cmpi slt, %57, %0 : index
-                    %61 = arith.andi %59, %60 : i1
-                    %62 = arith.andi %49, %61 : i1
-                    %63 = arith.constant 1 : index
-                    %64 = arith.subi %0, %63 : index
-                    %65 = arith.minsi %57, %64 : index
-                    %66 = arith.constant 0 : index
-                    %67 = arith.maxsi %65, %66 : index
-                    %68 = arith.addi %44, %42 : index
-                    %69 = arith.constant 1 : index
-                    %70 = arith.subi %68, %69 : index
-                    %71 = arith.constant 0 : index
-                    %72 = arith.cmpi sge, %70, %71 : index
-                    %73 = arith.cmpi slt, %70, %H : index
-                    %74 = arith.andi %72, %73 : i1
-                    %75 = arith.andi %62, %74 : i1
-                    %76 = arith.constant 1 : index
-                    %77 = arith.subi %H, %76 : index
-                    %78 = arith.minsi %70, %77 : index
-                    %79 = arith.constant 0 : index
-                    %80 = arith.maxsi %78, %79 : index
-                    %81 = arith.addi %45, %43 : index
-                    %82 = arith.constant 1 : index
-                    %83 = arith.subi %81, %82 : index
-                    %84 = arith.constant 0 : index
-                    %85 = arith.cmpi sge, %83, %84 : index
-                    %86 = arith.cmpi slt, %83, %W : index
-                    %87 = arith.andi %85, %86 : i1
-                    %88 = arith.andi %75, %87 : i1
-                    %89 = arith.constant 1 : index
-                    %90 = arith.subi %W, %89 : index
-                    %91 = arith.minsi %83, %90 : index
-                    %92 = arith.constant 0 : index
-                    %93 = arith.maxsi %91, %92 : index
-                    %94 = memref.load %x[%54, %67, %80, %93] : memref<?x?x?x?xf32>
-                    %95 = arith.constant 0.0 : f32
-                    %96 = arith.select %88, %94, %95 : f32
-                    %97 = arith.muli %5, %H : index
-                    %98 = arith.addi %97, %44 : index
-                    %99 = arith.muli %98, %W : index
-                    %100 = arith.addi %99, %45 : index
-                    %101 = arith.muli %5, %CIG : index
-                    %102 = arith.addi %101, %41 : index
-                    %103 = arith.muli %102, %2 : index
-                    %104 = arith.addi %103, %42 : index
-                    %105 = arith.muli %104, %3 : index
-                    %106 = arith.addi %105, %43 : index
-                    memref.store %96, %29[%106, %100] : memref<?x?xf32>
+                  %45 = arith.constant 1 : index
+                  %46 = arith.minsi %45, %W : index
+                  %47 = arith.subi %W, %45 : index
+                  %48 = arith.maxsi %47, %46 : index
+                  %49 = arith.divsi %40, %COG : index
+                  %50 = arith.muli %49, %CIG : index
+                  %51 = arith.addi %50, %41 : index
+                  %52 = arith.constant 0 : index
+                  %53 = arith.cmpi sge, %51, %52 : index
+                  %54 = arith.cmpi slt, %51, %0 : index
+                  %55 = arith.andi %53, %54 : i1
+                  %56 = arith.addi %44, %42 : index
+                  %57 = arith.constant 1 : index
+                  %58 = arith.subi %56, %57 : index
+                  %59 = arith.constant 0 : index
+                  %60 = arith.cmpi sge, %58, %59 : index
+                  %61 = arith.cmpi slt, %58, %H : index
+                  %62 = arith.andi %60, %61 : i1
+                  %63 = arith.andi %55, %62 : i1
+                  %64 = arith.addi %5, %43 : index
+                  %65 = arith.constant 1 : index
+                  %66 = arith.subi %64, %65 : index
+                  %67 = arith.constant 0 : index
+                  %68 = arith.cmpi sge, %66, %67 : index
+                  %69 = arith.cmpi slt, %66, %W : index
+                  %70 = arith.andi %68, %69 : i1
+                  %71 = arith.andi %63, %70 : i1
+                  %72 = arith.constant 1 : index
+                  %73 = arith.subi %46, %72 : index
+                  %74 = arith.addi %73, %43 : index
+                  %75 = arith.constant 1 : index
+                  %76 = arith.subi %74, %75 : index
+                  %77 = arith.constant 0 : index
+                  %78 = arith.cmpi sge, %76, %77 : index
+                  %79 = arith.cmpi slt, %76, %W : index
+                  %80 = arith.andi %78, %79 : i1
+                  %81 = arith.andi %71, %80 : i1
+                  scf.if %81 {
+                    // Every read of the part inside its tensor: no boundary rule.
+                    scf.for %82 = %5 to %46 step %6 {
+                      %83 = arith.divsi %40, %COG : index
+                      %84 = arith.muli %83, %CIG : index
+                      %85 = arith.addi %84, %41 : index
+                      %86 = arith.addi %44, %42 : index
+                      %87 = arith.constant 1 : index
+                      %88 = arith.subi %86, %87 : index
+                      %89 = arith.addi %82, %43 : index
+                      %90 = arith.constant 1 : index
+                      %91 = arith.subi %89, %90 : index
+                      %92 = memref.load %x[%38, %85, %88, %91] : memref<?x?x?x?xf32>
+                      %93 = arith.muli %5, %H : index
+                      %94 = arith.addi %93, %44 : index
+                      %95 = arith.muli %94, %W : index
+                      %96 = arith.addi %95, %82 : index
+                      %97 = arith.muli %5, %CIG : index
+                      %98 = arith.addi %97, %41 : index
+                      %99 = arith.muli %98, %2 : index
+                      %100 = arith.addi %99, %42 : index
+                      %101 = arith.muli %100, %3 : index
+                      %102 = arith.addi %101, %43 : index
+                      memref.store %92, %29[%102, %96] : memref<?x?xf32>
+                    }
+                  } else {
+                    scf.for %103 = %5 to %46 step %6 {
+                      %104 = arith.constant 0 : index
+                      %105 = arith.cmpi sge, %38, %104 : index
+                      %106 = arith.cmpi slt, %38, %N : index
+                      %107 = arith.andi %105, %106 : i1
+                      %108 = arith.constant 1 : index
+                      %109 = arith.subi %N, %108 : index
+                      %110 = arith.minsi %38, %109 : index
+                      %111 = arith.constant 0 : index
+                      %112 = arith.maxsi %110, %111 : index
+                      %113 = arith.divsi %40, %COG : index
+                      %114 = arith.muli %113, %CIG : index
+                      %115 = arith.addi %114, %41 : index
+                      %116 = arith.constant 0 : index
+                      %117 = arith.cmpi sge, %115, %116 : index
+                      %118 = arith.cmpi slt, %115, %0 : index
+                      %119 = arith.andi %117, %118 : i1
+                      %120 = arith.andi %107, %119 : i1
+                      %121 = arith.constant 1 : index
+                      %122 = arith.subi %0, %121 : index
+                      %123 = arith.minsi %115, %122 : index
+                      %124 = arith.constant 0 : index
+                      %125 = arith.maxsi %123, %124 : index
+                      %126 = arith.addi %44, %42 : index
+                      %127 = arith.constant 1 : index
+                      %128 = arith.subi %126, %127 : index
+                      %129 = arith.constant 0 : index
+                      %130 = arith.cmpi sge, %128, %129 : index
+                      %131 = arith.cmpi slt, %128, %H : index
+                      %132 = arith.andi %130, %131 : i1
+                      %133 = arith.andi %120, %132 : i1
+                      %134 = arith.constant 1 : index
+                      %135 = arith.subi %H, %134 : index
+                      %136 = arith.minsi %128, %135 : index
+                      %137 = arith.constant 0 : index
+                      %138 = arith.maxsi %136, %137 : index
+                      %139 = arith.addi %103, %43 : index
+                      %140 = arith.constant 1 : index
+                      %141 = arith.subi %139, %140 : index
+                      %142 = arith.constant 0 : index
+                      %143 = arith.cmpi sge, %141, %142 : index
+                      %144 = arith.cmpi slt, %141, %W : index
+                      %145 = arith.andi %143, %144 : i1
+                      %146 = arith.andi %133, %145 : i1
+                      %147 = arith.constant 1 : index
+                      %148 = arith.subi %W, %147 : index
+                      %149 = arith.minsi %141, %148 : index
+                      %150 = arith.constant 0 : index
+                      %151 = arith.maxsi %149, %150 : index
+                      %152 = memref.load %x[%112, %125, %138, %151] : memref<?x?x?x?xf32>
+                      %153 = arith.constant 0.0 : f32
+                      %154 = arith.select %146, %152, %153 : f32
+                      %155 = arith.muli %5, %H : index
+                      %156 = arith.addi %155, %44 : index
+                      %157 = arith.muli %156, %W : index
+                      %158 = arith.addi %157, %103 : index
+                      %159 = arith.muli %5, %CIG : index
+                      %160 = arith.addi %159, %41 : index
+                      %161 = arith.muli %160, %2 : index
+                      %162 = arith.addi %161, %42 : index
+                      %163 = arith.muli %162, %3 : index
+                      %164 = arith.addi %163, %43 : index
+                      memref.store %154, %29[%164, %158] : memref<?x?xf32>
+                    }
+                  }
+                  %165 = arith.divsi %40, %COG : index
+                  %166 = arith.muli %165, %CIG : index
+                  %167 = arith.addi %166, %41 : index
+                  %168 = arith.constant 0 : index
+                  %169 = arith.cmpi sge, %167, %168 : index
+                  %170 = arith.cmpi slt, %167, %0 : index
+                  %171 = arith.andi %169, %170 : i1
+                  %172 = arith.addi %44, %42 : index
+                  %173 = arith.constant 1 : index
+                  %174 = arith.subi %172, %173 : index
+                  %175 = arith.constant 0 : index
+                  %176 = arith.cmpi sge, %174, %175 : index
+                  %177 = arith.cmpi slt, %174, %H : index
+                  %178 = arith.andi %176, %177 : i1
+                  %179 = arith.andi %171, %178 : i1
+                  %180 = arith.addi %46, %43 : index
+                  %181 = arith.constant 1 : index
+                  %182 = arith.subi %180, %181 : index
+                  %183 = arith.constant 0 : index
+                  %184 = arith.cmpi sge, %182, %183 : index
+                  %185 = arith.cmpi slt, %182, %W : index
+                  %186 = arith.andi %184, %185 : i1
+                  %187 = arith.andi %179, %186 : i1
+                  %188 = arith.constant 1 : index
+                  %189 = arith.subi %48, %188 : index
+                  %190 = arith.addi %189, %43 : index
+                  %191 = arith.constant 1 : index
+                  %192 = arith.subi %190, %191 : index
+                  %193 = arith.constant 0 : index
+                  %194 = arith.cmpi sge, %192, %193 : index
+                  %195 = arith.cmpi slt, %192, %W : index
+                  %196 = arith.andi %194, %195 : i1
+                  %197 = arith.andi %187, %196 : i1
+                  scf.if %197 {
+                    // Every read of the part inside its tensor: no boundary rule.
+                    scf.for %198 = %46 to %48 step %6 {
+                      %199 = arith.divsi %40, %COG : index
+                      %200 = arith.muli %199, %CIG : index
+                      %201 = arith.addi %200, %41 : index
+                      %202 = arith.addi %44, %42 : index
+                      %203 = arith.constant 1 : index
+                      %204 = arith.subi %202, %203 : index
+                      %205 = arith.addi %198, %43 : index
+                      %206 = arith.constant 1 : index
+                      %207 = arith.subi %205, %206 : index
+                      %208 = memref.load %x[%38, %201, %204, %207] : memref<?x?x?x?xf32>
+                      %209 = arith.muli %5, %H : index
+                      %210 = arith.addi %209, %44 : index
+                      %211 = arith.muli %210, %W : index
+                      %212 = arith.addi %211, %198 : index
+                      %213 = arith.muli %5, %CIG : index
+                      %214 = arith.addi %213, %41 : index
+                      %215 = arith.muli %214, %2 : index
+                      %216 = arith.addi %215, %42 : index
+                      %217 = arith.muli %216, %3 : index
+                      %218 = arith.addi %217, %43 : index
+                      memref.store %208, %29[%218, %212] : memref<?x?xf32>
+                    }
+                  } else {
+                    scf.for %219 = %46 to %48 step %6 {
+                      %220 = arith.constant 0 : index
+                      %221 = arith.cmpi sge, %38, %220 : index
+                      %222 = arith.cmpi slt, %38, %N : index
+                      %223 = arith.andi %221, %222 : i1
+                      %224 = arith.constant 1 : index
+                      %225 = arith.subi %N, %224 : index
+                      %226 = arith.minsi %38, %225 : index
+                      %227 = arith.constant 0 : index
+                      %228 = arith.maxsi %226, %227 : index
+                      %229 = arith.divsi %40, %COG : index
+                      %230 = arith.muli %229, %CIG : index
+                      %231 = arith.addi %230, %41 : index
+                      %232 = arith.constant 0 : index
+                      %233 = arith.cmpi sge, %231, %232 : index
+                      %234 = arith.cmpi slt, %231, %0 : index
+                      %235 = arith.andi %233, %234 : i1
+                      %236 = arith.andi %223, %235 : i1
+                      %237 = arith.constant 1 : index
+                      %238 = arith.subi %0, %237 : index
+                      %239 = arith.minsi %231, %238 : index
+                      %240 = arith.constant 0 : index
+                      %241 = arith.maxsi %239, %240 : index
+                      %242 = arith.addi %44, %42 : index
+                      %243 = arith.constant 1 : index
+                      %244 = arith.subi %242, %243 : index
+                      %245 = arith.constant 0 : index
+                      %246 = arith.cmpi sge, %244, %245 : index
+                      %247 = arith.cmpi slt, %244, %H : index
+                      %248 = arith.andi %246, %247 : i1
+                      %249 = arith.andi %236, %248 : i1
+                      %250 = arith.constant 1 : index
+                      %251 = arith.subi %H, %250 : index
+                      %252 = arith.minsi %244, %251 : index
+                      %253 = arith.constant 0 : index
+                      %254 = arith.maxsi %252, %253 : index
+                      %255 = arith.addi %219, %43 : index
+                      %256 = arith.constant 1 : index
+                      %257 = arith.subi %255, %256 : index
+                      %258 = arith.constant 0 : index
+                      %259 = arith.cmpi sge, %257, %258 : index
+                      %260 = arith.cmpi slt, %257, %W : index
+                      %261 = arith.andi %259, %260 : i1
+                      %262 = arith.andi %249, %261 : i1
+                      %263 = arith.constant 1 : index
+                      %264 = arith.subi %W, %263 : index
+                      %265 = arith.minsi %257, %264 : index
+                      %266 = arith.constant 0 : index
+                      %267 = arith.maxsi %265, %266 : index
+                      %268 = memref.load %x[%228, %241, %254, %267] : memref<?x?x?x?xf32>
+                      %269 = arith.constant 0.0 : f32
+                      %270 = arith.select %262, %268, %269 : f32
+                      %271 = arith.muli %5, %H : index
+                      %272 = arith.addi %271, %44 : index
+                      %273 = arith.muli %272, %W : index
+                      %274 = arith.addi %273, %219 : index
+                      %275 = arith.muli %5, %CIG : index
+                      %276 = arith.addi %275, %41 : index
+                      %277 = arith.muli %276, %2 : index
+                      %278 = arith.addi %277, %42 : index
+                      %279 = arith.muli %278, %3 : index
+                      %280 = arith.addi %279, %43 : index
+                      memref.store %270, %29[%280, %274] : memref<?x?xf32>
+                    }
+                  }
+                  %281 = arith.divsi %40, %COG : index
+                  %282 = arith.muli %281, %CIG : index
+                  %283 = arith.addi %282, %41 : index
+                  %284 = arith.constant 0 : index
+                  %285 = arith.cmpi sge, %283, %284 : index
+                  %286 = arith.cmpi slt, %283, %0 : index
+                  %287 = arith.andi %285, %286 : i1
+                  %288 = arith.addi %44, %42 : index
+                  %289 = arith.constant 1 : index
+                  %290 = arith.subi %288, %289 : index
+                  %291 = arith.constant 0 : index
+                  %292 = arith.cmpi sge, %290, %291 : index
+                  %293 = arith.cmpi slt, %290, %H : index
+                  %294 = arith.andi %292, %293 : i1
+                  %295 = arith.andi %287, %294 : i1
+                  %296 = arith.addi %48, %43 : index
+                  %297 = arith.constant 1 : index
+                  %298 = arith.subi %296, %297 : index
+                  %299 = arith.constant 0 : index
+                  %300 = arith.cmpi sge, %298, %299 : index
+                  %301 = arith.cmpi slt, %298, %W : index
+                  %302 = arith.andi %300, %301 : i1
+                  %303 = arith.andi %295, %302 : i1
+                  %304 = arith.constant 1 : index
+                  %305 = arith.subi %W, %304 : index
+                  %306 = arith.addi %305, %43 : index
+                  %307 = arith.constant 1 : index
+                  %308 = arith.subi %306, %307 : index
+                  %309 = arith.constant 0 : index
+                  %310 = arith.cmpi sge, %308, %309 : index
+                  %311 = arith.cmpi slt, %308, %W : index
+                  %312 = arith.andi %310, %311 : i1
+                  %313 = arith.andi %303, %312 : i1
+                  scf.if %313 {
+                    // Every read of the part inside its tensor: no boundary rule.
+                    scf.for %314 = %48 to %W step %6 {
+                      %315 = arith.divsi %40, %COG : index
+                      %316 = arith.muli %315, %CIG : index
+                      %317 = arith.addi %316, %41 : index
+                      %318 = arith.addi %44, %42 : index
+                      %319 = arith.constant 1 : index
+                      %320 = arith.subi %318, %319 : index
+                      %321 = arith.addi %314, %43 : index
+                      %322 = arith.constant 1 : index
+                      %323 = arith.subi %321, %322 : index
+                      %324 = memref.load %x[%38, %317, %320, %323] : memref<?x?x?x?xf32>
+                      %325 = arith.muli %5, %H : index
+                      %326 = arith.addi %325, %44 : index
+                      %327 = arith.muli %326, %W : index
+                      %328 = arith.addi %327, %314 : index
+                      %329 = arith.muli %5, %CIG : index
+                      %330 = arith.addi %329, %41 : index
+                      %331 = arith.muli %330, %2 : index
+                      %332 = arith.addi %331, %42 : index
+                      %333 = arith.muli %332, %3 : index
+                      %334 = arith.addi %333, %43 : index
+                      memref.store %324, %29[%334, %328] : memref<?x?xf32>
+                    }
+                  } else {
+                    scf.for %335 = %48 to %W step %6 {
+                      %336 = arith.constant 0 : index
+                      %337 = arith.cmpi sge, %38, %336 : index
+                      %338 = arith.cmpi slt, %38, %N : index
+                      %339 = arith.andi %337, %338 : i1
+                      %340 = arith.constant 1 : index
+                      %341 = arith.subi %N, %340 : index
+                      %342 = arith.minsi %38, %341 : index
+                      %343 = arith.constant 0 : index
+                      %344 = arith.maxsi %342, %343 : index
+                      %345 = arith.divsi %40, %COG : index
+                      %346 = arith.muli %345, %CIG : index
+                      %347 = arith.addi %346, %41 : index
+                      %348 = arith.constant 0 : index
+                      %349 = arith.cmpi sge, %347, %348 : index
+                      %350 = arith.cmpi slt, %347, %0 : index
+                      %351 = arith.andi %349, %350 : i1
+                      %352 = arith.andi %339, %351 : i1
+                      %353 = arith.constant 1 : index
+                      %354 = arith.subi %0, %353 : index
+                      %355 = arith.minsi %347, %354 : index
+                      %356 = arith.constant 0 : index
+                      %357 = arith.maxsi %355, %356 : index
+                      %358 = arith.addi %44, %42 : index
+                      %359 = arith.constant 1 : index
+                      %360 = arith.subi %358, %359 : index
+                      %361 = arith.constant 0 : index
+                      %362 = arith.cmpi sge, %360, %361 : index
+                      %363 = arith.cmpi slt, %360, %H : index
+                      %364 = arith.andi %362, %363 : i1
+                      %365 = arith.andi %352, %364 : i1
+                      %366 = arith.constant 1 : index
+                      %367 = arith.subi %H, %366 : index
+                      %368 = arith.minsi %360, %367 : index
+                      %369 = arith.constant 0 : index
+                      %370 = arith.maxsi %368, %369 : index
+                      %371 = arith.addi %335, %43 : index
+                      %372 = arith.constant 1 : index
+                      %373 = arith.subi %371, %372 : index
+                      %374 = arith.constant 0 : index
+                      %375 = arith.cmpi sge, %373, %374 : index
+                      %376 = arith.cmpi slt, %373, %W : index
+                      %377 = arith.andi %375, %376 : i1
+                      %378 = arith.andi %365, %377 : i1
+                      %379 = arith.constant 1 : index
+                      %380 = arith.subi %W, %379 : index
+                      %381 = arith.minsi %373, %380 : index
+                      %382 = arith.constant 0 : index
+                      %383 = arith.maxsi %381, %382 : index
+                      %384 = memref.load %x[%344, %357, %370, %383] : memref<?x?x?x?xf32>
+                      %385 = arith.constant 0.0 : f32
+                      %386 = arith.select %378, %384, %385 : f32
+                      %387 = arith.muli %5, %H : index
+                      %388 = arith.addi %387, %44 : index
+                      %389 = arith.muli %388, %W : index
+                      %390 = arith.addi %389, %335 : index
+                      %391 = arith.muli %5, %CIG : index
+                      %392 = arith.addi %391, %41 : index
+                      %393 = arith.muli %392, %2 : index
+                      %394 = arith.addi %393, %42 : index
+                      %395 = arith.muli %394, %3 : index
+                      %396 = arith.addi %395, %43 : index
+                      memref.store %386, %29[%396, %390] : memref<?x?xf32>
+                    }
                   }
                 }
               }
             }
           }
-          %107 = arith.muli %37, %13 : index
-          %108 = arith.subi %7, %107 : index
-          %109 = arith.minsi %13, %108 : index
-          %110 = arith.muli %107, %12 : index
-          %111 = memref.reinterpret_cast %w to offset: [%110], sizes: [%109, %12], strides: [%12, 1] : memref<?x?x?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
-          %112 = arith.muli %36, %7 : index
-          %113 = arith.addi %112, %107 : index
-          %114 = arith.muli %113, %9 : index
-          %115 = memref.reinterpret_cast %y to offset: [%114], sizes: [%109, %9], strides: [%9, 1] : memref<?x?x?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+          %397 = arith.muli %37, %13 : index
+          %398 = arith.subi %7, %397 : index
+          %399 = arith.minsi %13, %398 : index
+          %400 = arith.muli %397, %12 : index
+          %401 = memref.reinterpret_cast %w to offset: [%400], sizes: [%399, %12], strides: [%12, 1] : memref<?x?x?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+          %402 = arith.muli %36, %7 : index
+          %403 = arith.addi %402, %397 : index
+          %404 = arith.muli %403, %9 : index
+          %405 = memref.reinterpret_cast %y to offset: [%404], sizes: [%399, %9], strides: [%9, 1] : memref<?x?x?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
           // As block products: each thread's rows in blocks of 64; per block of 256 columns and 256 terms,
           // that block of the column buffer copied to the thread's buffer, then each block product added to the output.
-          %116 = arith.constant 0 : index
-          %117 = arith.constant 1 : index
-          %118 = arith.constant 64 : index
-          %119 = arith.constant 256 : index
-          %120 = arith.constant 256 : index
-          %121 = arith.constant 8 : index
-          %122 = arith.subi %117, %117 : index
-          %123 = arith.addi %109, %122 : index
-          %124 = arith.divui %123, %117 : index
-          %125 = arith.subi %121, %117 : index
-          %126 = arith.addi %124, %125 : index
-          %127 = arith.divui %126, %121 : index
-          %128 = arith.muli %127, %121 : index
-          scf.for %129 = %116 to %117 step %117 {
-            %130 = arith.muli %129, %128 : index
-            %131 = arith.minsi %130, %109 : index
-            %132 = arith.addi %131, %128 : index
-            %133 = arith.minsi %132, %109 : index
-            %134 = arith.subi %133, %131 : index
-            %135 = memref.subview %115[%131, %116] [%134, %9] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
-            %136 = arith.constant 0.0 : f32
-            linalg.fill ins(%136 : f32) outs(%135 : memref<?x?xf32, strided<[?, 1], offset: ?>>)
-            scf.for %137 = %116 to %9 step %119 {
-              %138 = arith.subi %9, %137 : index
-              %139 = arith.minsi %119, %138 : index
-              scf.for %140 = %116 to %12 step %120 {
-                %141 = arith.subi %12, %140 : index
-                %142 = arith.minsi %120, %141 : index
-                %143 = arith.addi %5, %140 : index
-                %144 = memref.subview %30[0, 0] [%142, %139] [1, 1] : memref<256x272xf32> to memref<?x?xf32, strided<[272, 1]>>
-                %145 = memref.subview %29[%143, %137] [%142, %139] [1, 1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
-                linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%145 : memref<?x?xf32, strided<[?, 1], offset: ?>>) outs(%144 : memref<?x?xf32, strided<[272, 1]>>) {
-                  ^bb0(%146: f32, %147: f32):
-                  linalg.yield %146 : f32
+          %406 = arith.constant 0 : index
+          %407 = arith.constant 1 : index
+          %408 = arith.constant 64 : index
+          %409 = arith.constant 256 : index
+          %410 = arith.constant 256 : index
+          %411 = arith.constant 8 : index
+          %412 = arith.subi %407, %407 : index
+          %413 = arith.addi %399, %412 : index
+          %414 = arith.divui %413, %407 : index
+          %415 = arith.subi %411, %407 : index
+          %416 = arith.addi %414, %415 : index
+          %417 = arith.divui %416, %411 : index
+          %418 = arith.muli %417, %411 : index
+          scf.for %419 = %406 to %407 step %407 {
+            %420 = arith.muli %419, %418 : index
+            %421 = arith.minsi %420, %399 : index
+            %422 = arith.addi %421, %418 : index
+            %423 = arith.minsi %422, %399 : index
+            %424 = arith.subi %423, %421 : index
+            %425 = memref.subview %405[%421, %406] [%424, %9] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+            %426 = arith.constant 0.0 : f32
+            linalg.fill ins(%426 : f32) outs(%425 : memref<?x?xf32, strided<[?, 1], offset: ?>>)
+            scf.for %427 = %406 to %9 step %409 {
+              %428 = arith.subi %9, %427 : index
+              %429 = arith.minsi %409, %428 : index
+              scf.for %430 = %406 to %12 step %410 {
+                %431 = arith.subi %12, %430 : index
+                %432 = arith.minsi %410, %431 : index
+                %433 = arith.addi %5, %430 : index
+                %434 = memref.subview %30[0, 0] [%432, %429] [1, 1] : memref<256x272xf32> to memref<?x?xf32, strided<[272, 1]>>
+                %435 = memref.subview %29[%433, %427] [%432, %429] [1, 1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+                linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%435 : memref<?x?xf32, strided<[?, 1], offset: ?>>) outs(%434 : memref<?x?xf32, strided<[272, 1]>>) {
+                  ^bb0(%436: f32, %437: f32):
+                  linalg.yield %436 : f32
                 }
-                scf.for %148 = %131 to %133 step %118 {
-                  %149 = arith.subi %133, %148 : index
-                  %150 = arith.minsi %118, %149 : index
-                  %151 = memref.subview %111[%148, %143] [%150, %142] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
-                  %152 = memref.subview %115[%148, %137] [%150, %139] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
-                  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%151, %144 : memref<?x?xf32, strided<[?, 1], offset: ?>>, memref<?x?xf32, strided<[272, 1]>>) outs(%152 : memref<?x?xf32, strided<[?, 1], offset: ?>>) attrs = {sb_gemm_f32} {
-                    ^bb0(%153: f32, %154: f32, %155: f32):
-                    %156 = arith.mulf %153, %154 : f32
-                    %157 = arith.addf %155, %156 fastmath<reassoc> : f32
-                    linalg.yield %157 : f32
+                scf.for %438 = %421 to %423 step %408 {
+                  %439 = arith.subi %423, %438 : index
+                  %440 = arith.minsi %408, %439 : index
+                  %441 = memref.subview %401[%438, %433] [%440, %432] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+                  %442 = memref.subview %405[%438, %427] [%440, %429] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+                  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%441, %434 : memref<?x?xf32, strided<[?, 1], offset: ?>>, memref<?x?xf32, strided<[272, 1]>>) outs(%442 : memref<?x?xf32, strided<[?, 1], offset: ?>>) attrs = {sb_gemm_f32} {
+                    ^bb0(%443: f32, %444: f32, %445: f32):
+                    %446 = arith.mulf %443, %444 : f32
+                    %447 = arith.addf %445, %446 fastmath<reassoc> : f32
+                    linalg.yield %447 : f32
                   }
                 }
               }
@@ -1149,145 +1461,457 @@ module attributes {transform.with_named_sequence} {
         scf.reduce
       }
     } else {
-      %158 = memref.alloc(%12, %9) {alignment = 64 : i64} : memref<?x?xf32>
-      scf.for %159 = %5 to %N step %6 {
-        %160 = arith.muli %5, %N : index
-        %161 = arith.addi %160, %159 : index
-        scf.for %162 = %5 to %17 step %6 {
-          %163 = arith.muli %162, %COG : index
+      %448 = memref.alloc(%12, %9) {alignment = 64 : i64} : memref<?x?xf32>
+      scf.for %449 = %5 to %N step %6 {
+        %450 = arith.muli %5, %N : index
+        %451 = arith.addi %450, %449 : index
+        scf.for %452 = %5 to %17 step %6 {
+          %453 = arith.muli %452, %COG : index
           // The columns: the gathered term at (k, p), k over the sum's indices, p over the output's last.
-          scf.parallel (%164) = (%5) to (%CIG) step (%6) {
-            scf.for %165 = %5 to %2 step %6 {
-              scf.for %166 = %5 to %3 step %6 {
-                scf.for %167 = %5 to %H step %6 {
-                  scf.for %168 = %5 to %W step %6 {
-                    %169 = arith.constant 0 : index
-                    %170 = arith.cmpi sge, %159, %169 : index
-                    %171 = arith.cmpi slt, %159, %N : index
-                    %172 = arith.andi %170, %171 : i1
-                    %173 = arith.constant 1 : index
-                    %174 = arith.subi %N, %173 : index
-                    %175 = arith.minsi %159, %174 : index
-                    %176 = arith.constant 0 : index
-                    %177 = arith.maxsi %175, %176 : index
-                    %178 = arith.divsi %163, %COG : index
-                    %179 = arith.muli %178, %CIG : index
-                    %180 = arith.addi %179, %164 : index
-                    %181 = arith.constant 0 : index
-                    %182 = arith.cmpi sge, %180, %181 : index
-                    %183 = arith.cmpi slt, %180, %0 : index
-                    %184 = arith.andi %182, %183 : i1
-                    %185 = arith.andi %172, %184 : i1
-                    %186 = arith.constant 1 : index
-                    %187 = arith.subi %0, %186 : index
-                    %188 = arith.minsi %180, %187 : index
-                    %189 = arith.constant 0 : index
-                    %190 = arith.maxsi %188, %189 : index
-                    %191 = arith.addi %167, %165 : index
-                    %192 = arith.constant 1 : index
-                    %193 = arith.subi %191, %192 : index
-                    %194 = arith.constant 0 : index
-                    %195 = arith.cmpi sge, %193, %194 : index
-                    %196 = arith.cmpi slt, %193, %H : index
-                    %197 = arith.andi %195, %196 : i1
-                    %198 = arith.andi %185, %197 : i1
-                    %199 = arith.constant 1 : index
-                    %200 = arith.subi %H, %199 : index
-                    %201 = arith.minsi %193, %200 : index
-                    %202 = arith.constant 0 : index
-                    %203 = arith.maxsi %201, %202 : index
-                    %204 = arith.addi %168, %166 : index
-                    %205 = arith.constant 1 : index
-                    %206 = arith.subi %204, %205 : index
-                    %207 = arith.constant 0 : index
-                    %208 = arith.cmpi sge, %206, %207 : index
-                    %209 = arith.cmpi slt, %206, %W : index
-                    %210 = arith.andi %208, %209 : i1
-                    %211 = arith.andi %198, %210 : i1
-                    %212 = arith.constant 1 : index
-                    %213 = arith.subi %W, %212 : index
-                    %214 = arith.minsi %206, %213 : index
-                    %215 = arith.constant 0 : index
-                    %216 = arith.maxsi %214, %215 : index
-                    %217 = memref.load %x[%177, %190, %203, %216] : memref<?x?x?x?xf32>
-                    %218 = arith.constant 0.0 : f32
-                    %219 = arith.select %211, %217, %218 : f32
-                    %220 = arith.muli %5, %H : index
-                    %221 = arith.addi %220, %167 : index
-                    %222 = arith.muli %221, %W : index
-                    %223 = arith.addi %222, %168 : index
-                    %224 = arith.muli %5, %CIG : index
-                    %225 = arith.addi %224, %164 : index
-                    %226 = arith.muli %225, %2 : index
-                    %227 = arith.addi %226, %165 : index
-                    %228 = arith.muli %227, %3 : index
-                    %229 = arith.addi %228, %166 : index
-                    memref.store %219, %158[%229, %223] : memref<?x?xf32>
+          scf.parallel (%454) = (%5) to (%CIG) step (%6) {
+            scf.for %455 = %5 to %2 step %6 {
+              scf.for %456 = %5 to %3 step %6 {
+                scf.for %457 = %5 to %H step %6 {
+                  %458 = arith.constant 1 : index
+                  %459 = arith.minsi %458, %W : index
+                  %460 = arith.subi %W, %458 : index
+                  %461 = arith.maxsi %460, %459 : index
+                  %462 = arith.divsi %453, %COG : index
+                  %463 = arith.muli %462, %CIG : index
+                  %464 = arith.addi %463, %454 : index
+                  %465 = arith.constant 0 : index
+                  %466 = arith.cmpi sge, %464, %465 : index
+                  %467 = arith.cmpi slt, %464, %0 : index
+                  %468 = arith.andi %466, %467 : i1
+                  %469 = arith.addi %457, %455 : index
+                  %470 = arith.constant 1 : index
+                  %471 = arith.subi %469, %470 : index
+                  %472 = arith.constant 0 : index
+                  %473 = arith.cmpi sge, %471, %472 : index
+                  %474 = arith.cmpi slt, %471, %H : index
+                  %475 = arith.andi %473, %474 : i1
+                  %476 = arith.andi %468, %475 : i1
+                  %477 = arith.addi %5, %456 : index
+                  %478 = arith.constant 1 : index
+                  %479 = arith.subi %477, %478 : index
+                  %480 = arith.constant 0 : index
+                  %481 = arith.cmpi sge, %479, %480 : index
+                  %482 = arith.cmpi slt, %479, %W : index
+                  %483 = arith.andi %481, %482 : i1
+                  %484 = arith.andi %476, %483 : i1
+                  %485 = arith.constant 1 : index
+                  %486 = arith.subi %459, %485 : index
+                  %487 = arith.addi %486, %456 : index
+                  %488 = arith.constant 1 : index
+                  %489 = arith.subi %487, %488 : index
+                  %490 = arith.constant 0 : index
+                  %491 = arith.cmpi sge, %489, %490 : index
+                  %492 = arith.cmpi slt, %489, %W : index
+                  %493 = arith.andi %491, %492 : i1
+                  %494 = arith.andi %484, %493 : i1
+                  scf.if %494 {
+                    // Every read of the part inside its tensor: no boundary rule.
+                    scf.for %495 = %5 to %459 step %6 {
+                      %496 = arith.divsi %453, %COG : index
+                      %497 = arith.muli %496, %CIG : index
+                      %498 = arith.addi %497, %454 : index
+                      %499 = arith.addi %457, %455 : index
+                      %500 = arith.constant 1 : index
+                      %501 = arith.subi %499, %500 : index
+                      %502 = arith.addi %495, %456 : index
+                      %503 = arith.constant 1 : index
+                      %504 = arith.subi %502, %503 : index
+                      %505 = memref.load %x[%449, %498, %501, %504] : memref<?x?x?x?xf32>
+                      %506 = arith.muli %5, %H : index
+                      %507 = arith.addi %506, %457 : index
+                      %508 = arith.muli %507, %W : index
+                      %509 = arith.addi %508, %495 : index
+                      %510 = arith.muli %5, %CIG : index
+                      %511 = arith.addi %510, %454 : index
+                      %512 = arith.muli %511, %2 : index
+                      %513 = arith.addi %512, %455 : index
+                      %514 = arith.muli %513, %3 : index
+                      %515 = arith.addi %514, %456 : index
+                      memref.store %505, %448[%515, %509] : memref<?x?xf32>
+                    }
+                  } else {
+                    scf.for %516 = %5 to %459 step %6 {
+                      %517 = arith.constant 0 : index
+                      %518 = arith.cmpi sge, %449, %517 : index
+                      %519 = arith.cmpi slt, %449, %N : index
+                      %520 = arith.andi %518, %519 : i1
+                      %521 = arith.constant 1 : index
+                      %522 = arith.subi %N, %521 : index
+                      %523 = arith.minsi %449, %522 : index
+                      %524 = arith.constant 0 : index
+                      %525 = arith.maxsi %523, %524 : index
+                      %526 = arith.divsi %453, %COG : index
+                      %527 = arith.muli %526, %CIG : index
+                      %528 = arith.addi %527, %454 : index
+                      %529 = arith.constant 0 : index
+                      %530 = arith.cmpi sge, %528, %529 : index
+                      %531 = arith.cmpi slt, %528, %0 : index
+                      %532 = arith.andi %530, %531 : i1
+                      %533 = arith.andi %520, %532 : i1
+                      %534 = arith.constant 1 : index
+                      %535 = arith.subi %0, %534 : index
+                      %536 = arith.minsi %528, %535 : index
+                      %537 = arith.constant 0 : index
+                      %538 = arith.maxsi %536, %537 : index
+                      %539 = arith.addi %457, %455 : index
+                      %540 = arith.constant 1 : index
+                      %541 = arith.subi %539, %540 : index
+                      %542 = arith.constant 0 : index
+                      %543 = arith.cmpi sge, %541, %542 : index
+                      %544 = arith.cmpi slt, %541, %H : index
+                      %545 = arith.andi %543, %544 : i1
+                      %546 = arith.andi %533, %545 : i1
+                      %547 = arith.constant 1 : index
+                      %548 = arith.subi %H, %547 : index
+                      %549 = arith.minsi %541, %548 : index
+                      %550 = arith.constant 0 : index
+                      %551 = arith.maxsi %549, %550 : index
+                      %552 = arith.addi %516, %456 : index
+                      %553 = arith.constant 1 : index
+                      %554 = arith.subi %552, %553 : index
+                      %555 = arith.constant 0 : index
+                      %556 = arith.cmpi sge, %554, %555 : index
+                      %557 = arith.cmpi slt, %554, %W : index
+                      %558 = arith.andi %556, %557 : i1
+                      %559 = arith.andi %546, %558 : i1
+                      %560 = arith.constant 1 : index
+                      %561 = arith.subi %W, %560 : index
+                      %562 = arith.minsi %554, %561 : index
+                      %563 = arith.constant 0 : index
+                      %564 = arith.maxsi %562, %563 : index
+                      %565 = memref.load %x[%525, %538, %551, %564] : memref<?x?x?x?xf32>
+                      %566 = arith.constant 0.0 : f32
+                      %567 = arith.select %559, %565, %566 : f32
+                      %568 = arith.muli %5, %H : index
+                      %569 = arith.addi %568, %457 : index
+                      %570 = arith.muli %569, %W : index
+                      %571 = arith.addi %570, %516 : index
+                      %572 = arith.muli %5, %CIG : index
+                      %573 = arith.addi %572, %454 : index
+                      %574 = arith.muli %573, %2 : index
+                      %575 = arith.addi %574, %455 : index
+                      %576 = arith.muli %575, %3 : index
+                      %577 = arith.addi %576, %456 : index
+                      memref.store %567, %448[%577, %571] : memref<?x?xf32>
+                    }
+                  }
+                  %578 = arith.divsi %453, %COG : index
+                  %579 = arith.muli %578, %CIG : index
+                  %580 = arith.addi %579, %454 : index
+                  %581 = arith.constant 0 : index
+                  %582 = arith.cmpi sge, %580, %581 : index
+                  %583 = arith.cmpi slt, %580, %0 : index
+                  %584 = arith.andi %582, %583 : i1
+                  %585 = arith.addi %457, %455 : index
+                  %586 = arith.constant 1 : index
+                  %587 = arith.subi %585, %586 : index
+                  %588 = arith.constant 0 : index
+                  %589 = arith.cmpi sge, %587, %588 : index
+                  %590 = arith.cmpi slt, %587, %H : index
+                  %591 = arith.andi %589, %590 : i1
+                  %592 = arith.andi %584, %591 : i1
+                  %593 = arith.addi %459, %456 : index
+                  %594 = arith.constant 1 : index
+                  %595 = arith.subi %593, %594 : index
+                  %596 = arith.constant 0 : index
+                  %597 = arith.cmpi sge, %595, %596 : index
+                  %598 = arith.cmpi slt, %595, %W : index
+                  %599 = arith.andi %597, %598 : i1
+                  %600 = arith.andi %592, %599 : i1
+                  %601 = arith.constant 1 : index
+                  %602 = arith.subi %461, %601 : index
+                  %603 = arith.addi %602, %456 : index
+                  %604 = arith.constant 1 : index
+                  %605 = arith.subi %603, %604 : index
+                  %606 = arith.constant 0 : index
+                  %607 = arith.cmpi sge, %605, %606 : index
+                  %608 = arith.cmpi slt, %605, %W : index
+                  %609 = arith.andi %607, %608 : i1
+                  %610 = arith.andi %600, %609 : i1
+                  scf.if %610 {
+                    // Every read of the part inside its tensor: no boundary rule.
+                    scf.for %611 = %459 to %461 step %6 {
+                      %612 = arith.divsi %453, %COG : index
+                      %613 = arith.muli %612, %CIG : index
+                      %614 = arith.addi %613, %454 : index
+                      %615 = arith.addi %457, %455 : index
+                      %616 = arith.constant 1 : index
+                      %617 = arith.subi %615, %616 : index
+                      %618 = arith.addi %611, %456 : index
+                      %619 = arith.constant 1 : index
+                      %620 = arith.subi %618, %619 : index
+                      %621 = memref.load %x[%449, %614, %617, %620] : memref<?x?x?x?xf32>
+                      %622 = arith.muli %5, %H : index
+                      %623 = arith.addi %622, %457 : index
+                      %624 = arith.muli %623, %W : index
+                      %625 = arith.addi %624, %611 : index
+                      %626 = arith.muli %5, %CIG : index
+                      %627 = arith.addi %626, %454 : index
+                      %628 = arith.muli %627, %2 : index
+                      %629 = arith.addi %628, %455 : index
+                      %630 = arith.muli %629, %3 : index
+                      %631 = arith.addi %630, %456 : index
+                      memref.store %621, %448[%631, %625] : memref<?x?xf32>
+                    }
+                  } else {
+                    scf.for %632 = %459 to %461 step %6 {
+                      %633 = arith.constant 0 : index
+                      %634 = arith.cmpi sge, %449, %633 : index
+                      %635 = arith.cmpi slt, %449, %N : index
+                      %636 = arith.andi %634, %635 : i1
+                      %637 = arith.constant 1 : index
+                      %638 = arith.subi %N, %637 : index
+                      %639 = arith.minsi %449, %638 : index
+                      %640 = arith.constant 0 : index
+                      %641 = arith.maxsi %639, %640 : index
+                      %642 = arith.divsi %453, %COG : index
+                      %643 = arith.muli %642, %CIG : index
+                      %644 = arith.addi %643, %454 : index
+                      %645 = arith.constant 0 : index
+                      %646 = arith.cmpi sge, %644, %645 : index
+                      %647 = arith.cmpi slt, %644, %0 : index
+                      %648 = arith.andi %646, %647 : i1
+                      %649 = arith.andi %636, %648 : i1
+                      %650 = arith.constant 1 : index
+                      %651 = arith.subi %0, %650 : index
+                      %652 = arith.minsi %644, %651 : index
+                      %653 = arith.constant 0 : index
+                      %654 = arith.maxsi %652, %653 : index
+                      %655 = arith.addi %457, %455 : index
+                      %656 = arith.constant 1 : index
+                      %657 = arith.subi %655, %656 : index
+                      %658 = arith.constant 0 : index
+                      %659 = arith.cmpi sge, %657, %658 : index
+                      %660 = arith.cmpi slt, %657, %H : index
+                      %661 = arith.andi %659, %660 : i1
+                      %662 = arith.andi %649, %661 : i1
+                      %663 = arith.constant 1 : index
+                      %664 = arith.subi %H, %663 : index
+                      %665 = arith.minsi %657, %664 : index
+                      %666 = arith.constant 0 : index
+                      %667 = arith.maxsi %665, %666 : index
+                      %668 = arith.addi %632, %456 : index
+                      %669 = arith.constant 1 : index
+                      %670 = arith.subi %668, %669 : index
+                      %671 = arith.constant 0 : index
+                      %672 = arith.cmpi sge, %670, %671 : index
+                      %673 = arith.cmpi slt, %670, %W : index
+                      %674 = arith.andi %672, %673 : i1
+                      %675 = arith.andi %662, %674 : i1
+                      %676 = arith.constant 1 : index
+                      %677 = arith.subi %W, %676 : index
+                      %678 = arith.minsi %670, %677 : index
+                      %679 = arith.constant 0 : index
+                      %680 = arith.maxsi %678, %679 : index
+                      %681 = memref.load %x[%641, %654, %667, %680] : memref<?x?x?x?xf32>
+                      %682 = arith.constant 0.0 : f32
+                      %683 = arith.select %675, %681, %682 : f32
+                      %684 = arith.muli %5, %H : index
+                      %685 = arith.addi %684, %457 : index
+                      %686 = arith.muli %685, %W : index
+                      %687 = arith.addi %686, %632 : index
+                      %688 = arith.muli %5, %CIG : index
+                      %689 = arith.addi %688, %454 : index
+                      %690 = arith.muli %689, %2 : index
+                      %691 = arith.addi %690, %455 : index
+                      %692 = arith.muli %691, %3 : index
+                      %693 = arith.addi %692, %456 : index
+                      memref.store %683, %448[%693, %687] : memref<?x?xf32>
+                    }
+                  }
+                  %694 = arith.divsi %453, %COG : index
+                  %695 = arith.muli %694, %CIG : index
+                  %696 = arith.addi %695, %454 : index
+                  %697 = arith.constant 0 : index
+                  %698 = arith.cmpi sge, %696, %697 : index
+                  %699 = arith.cmpi slt, %696, %0 : index
+                  %700 = arith.andi %698, %699 : i1
+                  %701 = arith.addi %457, %455 : index
+                  %702 = arith.constant 1 : index
+                  %703 = arith.subi %701, %702 : index
+                  %704 = arith.constant 0 : index
+                  %705 = arith.cmpi sge, %703, %704 : index
+                  %706 = arith.cmpi slt, %703, %H : index
+                  %707 = arith.andi %705, %706 : i1
+                  %708 = arith.andi %700, %707 : i1
+                  %709 = arith.addi %461, %456 : index
+                  %710 = arith.constant 1 : index
+                  %711 = arith.subi %709, %710 : index
+                  %712 = arith.constant 0 : index
+                  %713 = arith.cmpi sge, %711, %712 : index
+                  %714 = arith.cmpi slt, %711, %W : index
+                  %715 = arith.andi %713, %714 : i1
+                  %716 = arith.andi %708, %715 : i1
+                  %717 = arith.constant 1 : index
+                  %718 = arith.subi %W, %717 : index
+                  %719 = arith.addi %718, %456 : index
+                  %720 = arith.constant 1 : index
+                  %721 = arith.subi %719, %720 : index
+                  %722 = arith.constant 0 : index
+                  %723 = arith.cmpi sge, %721, %722 : index
+                  %724 = arith.cmpi slt, %721, %W : index
+                  %725 = arith.andi %723, %724 : i1
+                  %726 = arith.andi %716, %725 : i1
+                  scf.if %726 {
+                    // Every read of the part inside its tensor: no boundary rule.
+                    scf.for %727 = %461 to %W step %6 {
+                      %728 = arith.divsi %453, %COG : index
+                      %729 = arith.muli %728, %CIG : index
+                      %730 = arith.addi %729, %454 : index
+                      %731 = arith.addi %457, %455 : index
+                      %732 = arith.constant 1 : index
+                      %733 = arith.subi %731, %732 : index
+                      %734 = arith.addi %727, %456 : index
+                      %735 = arith.constant 1 : index
+                      %736 = arith.subi %734, %735 : index
+                      %737 = memref.load %x[%449, %730, %733, %736] : memref<?x?x?x?xf32>
+                      %738 = arith.muli %5, %H : index
+                      %739 = arith.addi %738, %457 : index
+                      %740 = arith.muli %739, %W : index
+                      %741 = arith.addi %740, %727 : index
+                      %742 = arith.muli %5, %CIG : index
+                      %743 = arith.addi %742, %454 : index
+                      %744 = arith.muli %743, %2 : index
+                      %745 = arith.addi %744, %455 : index
+                      %746 = arith.muli %745, %3 : index
+                      %747 = arith.addi %746, %456 : index
+                      memref.store %737, %448[%747, %741] : memref<?x?xf32>
+                    }
+                  } else {
+                    scf.for %748 = %461 to %W step %6 {
+                      %749 = arith.constant 0 : index
+                      %750 = arith.cmpi sge, %449, %749 : index
+                      %751 = arith.cmpi slt, %449, %N : index
+                      %752 = arith.andi %750, %751 : i1
+                      %753 = arith.constant 1 : index
+                      %754 = arith.subi %N, %753 : index
+                      %755 = arith.minsi %449, %754 : index
+                      %756 = arith.constant 0 : index
+                      %757 = arith.maxsi %755, %756 : index
+                      %758 = arith.divsi %453, %COG : index
+                      %759 = arith.muli %758, %CIG : index
+                      %760 = arith.addi %759, %454 : index
+                      %761 = arith.constant 0 : index
+                      %762 = arith.cmpi sge, %760, %761 : index
+                      %763 = arith.cmpi slt, %760, %0 : index
+                      %764 = arith.andi %762, %763 : i1
+                      %765 = arith.andi %752, %764 : i1
+                      %766 = arith.constant 1 : index
+                      %767 = arith.subi %0, %766 : index
+                      %768 = arith.minsi %760, %767 : index
+                      %769 = arith.constant 0 : index
+                      %770 = arith.maxsi %768, %769 : index
+                      %771 = arith.addi %457, %455 : index
+                      %772 = arith.constant 1 : index
+                      %773 = arith.subi %771, %772 : index
+                      %774 = arith.constant 0 : index
+                      %775 = arith.cmpi sge, %773, %774 : index
+                      %776 = arith.cmpi slt, %773, %H : index
+                      %777 = arith.andi %775, %776 : i1
+                      %778 = arith.andi %765, %777 : i1
+                      %779 = arith.constant 1 : index
+                      %780 = arith.subi %H, %779 : index
+                      %781 = arith.minsi %773, %780 : index
+                      %782 = arith.constant 0 : index
+                      %783 = arith.maxsi %781, %782 : index
+                      %784 = arith.addi %748, %456 : index
+                      %785 = arith.constant 1 : index
+                      %786 = arith.subi %784, %785 : index
+                      %787 = arith.constant 0 : index
+                      %788 = arith.cmpi sge, %786, %787 : index
+                      %789 = arith.cmpi slt, %786, %W : index
+                      %790 = arith.andi %788, %789 : i1
+                      %791 = arith.andi %778, %790 : i1
+                      %792 = arith.constant 1 : index
+                      %793 = arith.subi %W, %792 : index
+                      %794 = arith.minsi %786, %793 : index
+                      %795 = arith.constant 0 : index
+                      %796 = arith.maxsi %794, %795 : index
+                      %797 = memref.load %x[%757, %770, %783, %796] : memref<?x?x?x?xf32>
+                      %798 = arith.constant 0.0 : f32
+                      %799 = arith.select %791, %797, %798 : f32
+                      %800 = arith.muli %5, %H : index
+                      %801 = arith.addi %800, %457 : index
+                      %802 = arith.muli %801, %W : index
+                      %803 = arith.addi %802, %748 : index
+                      %804 = arith.muli %5, %CIG : index
+                      %805 = arith.addi %804, %454 : index
+                      %806 = arith.muli %805, %2 : index
+                      %807 = arith.addi %806, %455 : index
+                      %808 = arith.muli %807, %3 : index
+                      %809 = arith.addi %808, %456 : index
+                      memref.store %799, %448[%809, %803] : memref<?x?xf32>
+                    }
                   }
                 }
               }
             }
             scf.reduce
           }
-          %230 = arith.muli %162, %13 : index
-          %231 = arith.subi %7, %230 : index
-          %232 = arith.minsi %13, %231 : index
-          %233 = arith.muli %230, %12 : index
-          %234 = memref.reinterpret_cast %w to offset: [%233], sizes: [%232, %12], strides: [%12, 1] : memref<?x?x?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
-          %235 = arith.muli %161, %7 : index
-          %236 = arith.addi %235, %230 : index
-          %237 = arith.muli %236, %9 : index
-          %238 = memref.reinterpret_cast %y to offset: [%237], sizes: [%232, %9], strides: [%9, 1] : memref<?x?x?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+          %810 = arith.muli %452, %13 : index
+          %811 = arith.subi %7, %810 : index
+          %812 = arith.minsi %13, %811 : index
+          %813 = arith.muli %810, %12 : index
+          %814 = memref.reinterpret_cast %w to offset: [%813], sizes: [%812, %12], strides: [%12, 1] : memref<?x?x?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+          %815 = arith.muli %451, %7 : index
+          %816 = arith.addi %815, %810 : index
+          %817 = arith.muli %816, %9 : index
+          %818 = memref.reinterpret_cast %y to offset: [%817], sizes: [%812, %9], strides: [%9, 1] : memref<?x?x?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
           // As block products: each thread's rows in blocks of 64; per block of 256 columns and 256 terms,
           // that block of the column buffer copied to the thread's buffer, then each block product added to the output.
-          %239 = arith.constant 0 : index
-          %240 = arith.constant 1 : index
-          %241 = arith.constant 64 : index
-          %242 = arith.constant 256 : index
-          %243 = arith.constant 256 : index
-          %244 = arith.constant 8 : index
-          %245 = func.call @omp_get_max_threads() : () -> i32
-          %246 = arith.index_cast %245 : i32 to index
-          %247 = arith.subi %246, %240 : index
-          %248 = arith.addi %232, %247 : index
-          %249 = arith.divui %248, %246 : index
-          %250 = arith.subi %244, %240 : index
-          %251 = arith.addi %249, %250 : index
-          %252 = arith.divui %251, %244 : index
-          %253 = arith.muli %252, %244 : index
-          scf.parallel (%254) = (%239) to (%246) step (%240) {
-            %255 = memref.alloca() {alignment = 64 : i64} : memref<256x272xf32>
-            %256 = arith.muli %254, %253 : index
-            %257 = arith.minsi %256, %232 : index
-            %258 = arith.addi %257, %253 : index
-            %259 = arith.minsi %258, %232 : index
-            %260 = arith.subi %259, %257 : index
-            %261 = memref.subview %238[%257, %239] [%260, %9] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
-            %262 = arith.constant 0.0 : f32
-            linalg.fill ins(%262 : f32) outs(%261 : memref<?x?xf32, strided<[?, 1], offset: ?>>)
-            scf.for %263 = %239 to %9 step %242 {
-              %264 = arith.subi %9, %263 : index
-              %265 = arith.minsi %242, %264 : index
-              scf.for %266 = %239 to %12 step %243 {
-                %267 = arith.subi %12, %266 : index
-                %268 = arith.minsi %243, %267 : index
-                %269 = arith.addi %5, %266 : index
-                %270 = memref.subview %255[0, 0] [%268, %265] [1, 1] : memref<256x272xf32> to memref<?x?xf32, strided<[272, 1]>>
-                %271 = memref.subview %158[%269, %263] [%268, %265] [1, 1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
-                linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%271 : memref<?x?xf32, strided<[?, 1], offset: ?>>) outs(%270 : memref<?x?xf32, strided<[272, 1]>>) {
-                  ^bb0(%272: f32, %273: f32):
-                  linalg.yield %272 : f32
+          %819 = arith.constant 0 : index
+          %820 = arith.constant 1 : index
+          %821 = arith.constant 64 : index
+          %822 = arith.constant 256 : index
+          %823 = arith.constant 256 : index
+          %824 = arith.constant 8 : index
+          %825 = func.call @omp_get_max_threads() : () -> i32
+          %826 = arith.index_cast %825 : i32 to index
+          %827 = arith.subi %826, %820 : index
+          %828 = arith.addi %812, %827 : index
+          %829 = arith.divui %828, %826 : index
+          %830 = arith.subi %824, %820 : index
+          %831 = arith.addi %829, %830 : index
+          %832 = arith.divui %831, %824 : index
+          %833 = arith.muli %832, %824 : index
+          scf.parallel (%834) = (%819) to (%826) step (%820) {
+            %835 = memref.alloca() {alignment = 64 : i64} : memref<256x272xf32>
+            %836 = arith.muli %834, %833 : index
+            %837 = arith.minsi %836, %812 : index
+            %838 = arith.addi %837, %833 : index
+            %839 = arith.minsi %838, %812 : index
+            %840 = arith.subi %839, %837 : index
+            %841 = memref.subview %818[%837, %819] [%840, %9] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+            %842 = arith.constant 0.0 : f32
+            linalg.fill ins(%842 : f32) outs(%841 : memref<?x?xf32, strided<[?, 1], offset: ?>>)
+            scf.for %843 = %819 to %9 step %822 {
+              %844 = arith.subi %9, %843 : index
+              %845 = arith.minsi %822, %844 : index
+              scf.for %846 = %819 to %12 step %823 {
+                %847 = arith.subi %12, %846 : index
+                %848 = arith.minsi %823, %847 : index
+                %849 = arith.addi %5, %846 : index
+                %850 = memref.subview %835[0, 0] [%848, %845] [1, 1] : memref<256x272xf32> to memref<?x?xf32, strided<[272, 1]>>
+                %851 = memref.subview %448[%849, %843] [%848, %845] [1, 1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+                linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%851 : memref<?x?xf32, strided<[?, 1], offset: ?>>) outs(%850 : memref<?x?xf32, strided<[272, 1]>>) {
+                  ^bb0(%852: f32, %853: f32):
+                  linalg.yield %852 : f32
                 }
-                scf.for %274 = %257 to %259 step %241 {
-                  %275 = arith.subi %259, %274 : index
-                  %276 = arith.minsi %241, %275 : index
-                  %277 = memref.subview %234[%274, %269] [%276, %268] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
-                  %278 = memref.subview %238[%274, %263] [%276, %265] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
-                  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%277, %270 : memref<?x?xf32, strided<[?, 1], offset: ?>>, memref<?x?xf32, strided<[272, 1]>>) outs(%278 : memref<?x?xf32, strided<[?, 1], offset: ?>>) attrs = {sb_gemm_f32} {
-                    ^bb0(%279: f32, %280: f32, %281: f32):
-                    %282 = arith.mulf %279, %280 : f32
-                    %283 = arith.addf %281, %282 fastmath<reassoc> : f32
-                    linalg.yield %283 : f32
+                scf.for %854 = %837 to %839 step %821 {
+                  %855 = arith.subi %839, %854 : index
+                  %856 = arith.minsi %821, %855 : index
+                  %857 = memref.subview %814[%854, %849] [%856, %848] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+                  %858 = memref.subview %818[%854, %843] [%856, %845] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+                  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%857, %850 : memref<?x?xf32, strided<[?, 1], offset: ?>>, memref<?x?xf32, strided<[272, 1]>>) outs(%858 : memref<?x?xf32, strided<[?, 1], offset: ?>>) attrs = {sb_gemm_f32} {
+                    ^bb0(%859: f32, %860: f32, %861: f32):
+                    %862 = arith.mulf %859, %860 : f32
+                    %863 = arith.addf %861, %862 fastmath<reassoc> : f32
+                    linalg.yield %863 : f32
                   }
                 }
               }
@@ -1296,7 +1920,7 @@ module attributes {transform.with_named_sequence} {
           }
         }
       }
-      memref.dealloc %158 : memref<?x?xf32>
+      memref.dealloc %448 : memref<?x?xf32>
     }
     return
   }

@@ -224,77 +224,107 @@ module attributes {transform.with_named_sequence} {
           // The columns: the gathered term at (k, p), k over the sum's indices, p over the output's last.
           scf.for %37 = %3 to %CIG step %4 {
             scf.for %38 = %3 to %H step %4 {
-              scf.for %39 = %3 to %W step %4 {
-                %40 = arith.divsi %36, %COG : index
-                %41 = arith.muli %40, %CIG : index
-                %42 = arith.addi %41, %37 : index
-                %43 = memref.load %x[%34, %42, %38, %39] : memref<?x?x?x?xf32>
-                %44 = arith.muli %3, %H : index
-                %45 = arith.addi %44, %38 : index
-                %46 = arith.muli %45, %W : index
-                %47 = arith.addi %46, %39 : index
-                %48 = arith.muli %3, %CIG : index
-                %49 = arith.addi %48, %37 : index
-                memref.store %43, %25[%49, %47] : memref<?x?xf32>
+              %39 = arith.constant 1 : index
+              %40 = arith.minsi %39, %W : index
+              %41 = arith.subi %W, %39 : index
+              %42 = arith.maxsi %41, %40 : index
+              scf.for %43 = %3 to %40 step %4 {
+                %44 = arith.divsi %36, %COG : index
+                %45 = arith.muli %44, %CIG : index
+                %46 = arith.addi %45, %37 : index
+                %47 = memref.load %x[%34, %46, %38, %43] : memref<?x?x?x?xf32>
+                %48 = arith.muli %3, %H : index
+                %49 = arith.addi %48, %38 : index
+                %50 = arith.muli %49, %W : index
+                %51 = arith.addi %50, %43 : index
+                %52 = arith.muli %3, %CIG : index
+                %53 = arith.addi %52, %37 : index
+                memref.store %47, %25[%53, %51] : memref<?x?xf32>
+              }
+              scf.for %54 = %40 to %42 step %4 {
+                %55 = arith.divsi %36, %COG : index
+                %56 = arith.muli %55, %CIG : index
+                %57 = arith.addi %56, %37 : index
+                %58 = memref.load %x[%34, %57, %38, %54] : memref<?x?x?x?xf32>
+                %59 = arith.muli %3, %H : index
+                %60 = arith.addi %59, %38 : index
+                %61 = arith.muli %60, %W : index
+                %62 = arith.addi %61, %54 : index
+                %63 = arith.muli %3, %CIG : index
+                %64 = arith.addi %63, %37 : index
+                memref.store %58, %25[%64, %62] : memref<?x?xf32>
+              }
+              scf.for %65 = %42 to %W step %4 {
+                %66 = arith.divsi %36, %COG : index
+                %67 = arith.muli %66, %CIG : index
+                %68 = arith.addi %67, %37 : index
+                %69 = memref.load %x[%34, %68, %38, %65] : memref<?x?x?x?xf32>
+                %70 = arith.muli %3, %H : index
+                %71 = arith.addi %70, %38 : index
+                %72 = arith.muli %71, %W : index
+                %73 = arith.addi %72, %65 : index
+                %74 = arith.muli %3, %CIG : index
+                %75 = arith.addi %74, %37 : index
+                memref.store %69, %25[%75, %73] : memref<?x?xf32>
               }
             }
           }
-          %50 = arith.muli %33, %9 : index
-          %51 = arith.subi %5, %50 : index
-          %52 = arith.minsi %9, %51 : index
-          %53 = arith.muli %50, %8 : index
-          %54 = memref.reinterpret_cast %w to offset: [%53], sizes: [%52, %8], strides: [%8, 1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
-          %55 = arith.muli %32, %5 : index
-          %56 = arith.addi %55, %50 : index
-          %57 = arith.muli %56, %7 : index
-          %58 = memref.reinterpret_cast %y to offset: [%57], sizes: [%52, %7], strides: [%7, 1] : memref<?x?x?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+          %76 = arith.muli %33, %9 : index
+          %77 = arith.subi %5, %76 : index
+          %78 = arith.minsi %9, %77 : index
+          %79 = arith.muli %76, %8 : index
+          %80 = memref.reinterpret_cast %w to offset: [%79], sizes: [%78, %8], strides: [%8, 1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+          %81 = arith.muli %32, %5 : index
+          %82 = arith.addi %81, %76 : index
+          %83 = arith.muli %82, %7 : index
+          %84 = memref.reinterpret_cast %y to offset: [%83], sizes: [%78, %7], strides: [%7, 1] : memref<?x?x?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
           // As block products: each thread's rows in blocks of 64; per block of 256 columns and 256 terms,
           // that block of the column buffer copied to the thread's buffer, then each block product added to the output.
-          %59 = arith.constant 0 : index
-          %60 = arith.constant 1 : index
-          %61 = arith.constant 64 : index
-          %62 = arith.constant 256 : index
-          %63 = arith.constant 256 : index
-          %64 = arith.constant 8 : index
-          %65 = arith.subi %60, %60 : index
-          %66 = arith.addi %52, %65 : index
-          %67 = arith.divui %66, %60 : index
-          %68 = arith.subi %64, %60 : index
-          %69 = arith.addi %67, %68 : index
-          %70 = arith.divui %69, %64 : index
-          %71 = arith.muli %70, %64 : index
-          scf.for %72 = %59 to %60 step %60 {
-            %73 = arith.muli %72, %71 : index
-            %74 = arith.minsi %73, %52 : index
-            %75 = arith.addi %74, %71 : index
-            %76 = arith.minsi %75, %52 : index
-            %77 = arith.subi %76, %74 : index
-            %78 = memref.subview %58[%74, %59] [%77, %7] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
-            %79 = arith.constant 0.0 : f32
-            linalg.fill ins(%79 : f32) outs(%78 : memref<?x?xf32, strided<[?, 1], offset: ?>>)
-            scf.for %80 = %59 to %7 step %62 {
-              %81 = arith.subi %7, %80 : index
-              %82 = arith.minsi %62, %81 : index
-              scf.for %83 = %59 to %8 step %63 {
-                %84 = arith.subi %8, %83 : index
-                %85 = arith.minsi %63, %84 : index
-                %86 = arith.addi %3, %83 : index
-                %87 = memref.subview %26[0, 0] [%85, %82] [1, 1] : memref<256x272xf32> to memref<?x?xf32, strided<[272, 1]>>
-                %88 = memref.subview %25[%86, %80] [%85, %82] [1, 1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
-                linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%88 : memref<?x?xf32, strided<[?, 1], offset: ?>>) outs(%87 : memref<?x?xf32, strided<[272, 1]>>) {
-                  ^bb0(%89: f32, %90: f32):
-                  linalg.yield %89 : f32
+          %85 = arith.constant 0 : index
+          %86 = arith.constant 1 : index
+          %87 = arith.constant 64 : index
+          %88 = arith.constant 256 : index
+          %89 = arith.constant 256 : index
+          %90 = arith.constant 8 : index
+          %91 = arith.subi %86, %86 : index
+          %92 = arith.addi %78, %91 : index
+          %93 = arith.divui %92, %86 : index
+          %94 = arith.subi %90, %86 : index
+          %95 = arith.addi %93, %94 : index
+          %96 = arith.divui %95, %90 : index
+          %97 = arith.muli %96, %90 : index
+          scf.for %98 = %85 to %86 step %86 {
+            %99 = arith.muli %98, %97 : index
+            %100 = arith.minsi %99, %78 : index
+            %101 = arith.addi %100, %97 : index
+            %102 = arith.minsi %101, %78 : index
+            %103 = arith.subi %102, %100 : index
+            %104 = memref.subview %84[%100, %85] [%103, %7] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+            %105 = arith.constant 0.0 : f32
+            linalg.fill ins(%105 : f32) outs(%104 : memref<?x?xf32, strided<[?, 1], offset: ?>>)
+            scf.for %106 = %85 to %7 step %88 {
+              %107 = arith.subi %7, %106 : index
+              %108 = arith.minsi %88, %107 : index
+              scf.for %109 = %85 to %8 step %89 {
+                %110 = arith.subi %8, %109 : index
+                %111 = arith.minsi %89, %110 : index
+                %112 = arith.addi %3, %109 : index
+                %113 = memref.subview %26[0, 0] [%111, %108] [1, 1] : memref<256x272xf32> to memref<?x?xf32, strided<[272, 1]>>
+                %114 = memref.subview %25[%112, %106] [%111, %108] [1, 1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+                linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%114 : memref<?x?xf32, strided<[?, 1], offset: ?>>) outs(%113 : memref<?x?xf32, strided<[272, 1]>>) {
+                  ^bb0(%115: f32, %116: f32):
+                  linalg.yield %115 : f32
                 }
-                scf.for %91 = %74 to %76 step %61 {
-                  %92 = arith.subi %76, %91 : index
-                  %93 = arith.minsi %61, %92 : index
-                  %94 = memref.subview %54[%91, %86] [%93, %85] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
-                  %95 = memref.subview %58[%91, %80] [%93, %82] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
-                  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%94, %87 : memref<?x?xf32, strided<[?, 1], offset: ?>>, memref<?x?xf32, strided<[272, 1]>>) outs(%95 : memref<?x?xf32, strided<[?, 1], offset: ?>>) attrs = {sb_gemm_f32} {
-                    ^bb0(%96: f32, %97: f32, %98: f32):
-                    %99 = arith.mulf %96, %97 : f32
-                    %100 = arith.addf %98, %99 fastmath<reassoc> : f32
-                    linalg.yield %100 : f32
+                scf.for %117 = %100 to %102 step %87 {
+                  %118 = arith.subi %102, %117 : index
+                  %119 = arith.minsi %87, %118 : index
+                  %120 = memref.subview %80[%117, %112] [%119, %111] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+                  %121 = memref.subview %84[%117, %106] [%119, %108] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+                  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%120, %113 : memref<?x?xf32, strided<[?, 1], offset: ?>>, memref<?x?xf32, strided<[272, 1]>>) outs(%121 : memref<?x?xf32, strided<[?, 1], offset: ?>>) attrs = {sb_gemm_f32} {
+                    ^bb0(%122: f32, %123: f32, %124: f32):
+                    %125 = arith.mulf %122, %123 : f32
+                    %126 = arith.addf %124, %125 fastmath<reassoc> : f32
+                    linalg.yield %126 : f32
                   }
                 }
               }
@@ -305,90 +335,120 @@ module attributes {transform.with_named_sequence} {
         scf.reduce
       }
     } else {
-      %101 = memref.alloc(%8, %7) {alignment = 64 : i64} : memref<?x?xf32>
-      scf.for %102 = %3 to %N step %4 {
-        %103 = arith.muli %3, %N : index
-        %104 = arith.addi %103, %102 : index
-        scf.for %105 = %3 to %13 step %4 {
-          %106 = arith.muli %105, %COG : index
+      %127 = memref.alloc(%8, %7) {alignment = 64 : i64} : memref<?x?xf32>
+      scf.for %128 = %3 to %N step %4 {
+        %129 = arith.muli %3, %N : index
+        %130 = arith.addi %129, %128 : index
+        scf.for %131 = %3 to %13 step %4 {
+          %132 = arith.muli %131, %COG : index
           // The columns: the gathered term at (k, p), k over the sum's indices, p over the output's last.
-          scf.parallel (%107) = (%3) to (%CIG) step (%4) {
-            scf.for %108 = %3 to %H step %4 {
-              scf.for %109 = %3 to %W step %4 {
-                %110 = arith.divsi %106, %COG : index
-                %111 = arith.muli %110, %CIG : index
-                %112 = arith.addi %111, %107 : index
-                %113 = memref.load %x[%102, %112, %108, %109] : memref<?x?x?x?xf32>
-                %114 = arith.muli %3, %H : index
-                %115 = arith.addi %114, %108 : index
-                %116 = arith.muli %115, %W : index
-                %117 = arith.addi %116, %109 : index
-                %118 = arith.muli %3, %CIG : index
-                %119 = arith.addi %118, %107 : index
-                memref.store %113, %101[%119, %117] : memref<?x?xf32>
+          scf.parallel (%133) = (%3) to (%CIG) step (%4) {
+            scf.for %134 = %3 to %H step %4 {
+              %135 = arith.constant 1 : index
+              %136 = arith.minsi %135, %W : index
+              %137 = arith.subi %W, %135 : index
+              %138 = arith.maxsi %137, %136 : index
+              scf.for %139 = %3 to %136 step %4 {
+                %140 = arith.divsi %132, %COG : index
+                %141 = arith.muli %140, %CIG : index
+                %142 = arith.addi %141, %133 : index
+                %143 = memref.load %x[%128, %142, %134, %139] : memref<?x?x?x?xf32>
+                %144 = arith.muli %3, %H : index
+                %145 = arith.addi %144, %134 : index
+                %146 = arith.muli %145, %W : index
+                %147 = arith.addi %146, %139 : index
+                %148 = arith.muli %3, %CIG : index
+                %149 = arith.addi %148, %133 : index
+                memref.store %143, %127[%149, %147] : memref<?x?xf32>
+              }
+              scf.for %150 = %136 to %138 step %4 {
+                %151 = arith.divsi %132, %COG : index
+                %152 = arith.muli %151, %CIG : index
+                %153 = arith.addi %152, %133 : index
+                %154 = memref.load %x[%128, %153, %134, %150] : memref<?x?x?x?xf32>
+                %155 = arith.muli %3, %H : index
+                %156 = arith.addi %155, %134 : index
+                %157 = arith.muli %156, %W : index
+                %158 = arith.addi %157, %150 : index
+                %159 = arith.muli %3, %CIG : index
+                %160 = arith.addi %159, %133 : index
+                memref.store %154, %127[%160, %158] : memref<?x?xf32>
+              }
+              scf.for %161 = %138 to %W step %4 {
+                %162 = arith.divsi %132, %COG : index
+                %163 = arith.muli %162, %CIG : index
+                %164 = arith.addi %163, %133 : index
+                %165 = memref.load %x[%128, %164, %134, %161] : memref<?x?x?x?xf32>
+                %166 = arith.muli %3, %H : index
+                %167 = arith.addi %166, %134 : index
+                %168 = arith.muli %167, %W : index
+                %169 = arith.addi %168, %161 : index
+                %170 = arith.muli %3, %CIG : index
+                %171 = arith.addi %170, %133 : index
+                memref.store %165, %127[%171, %169] : memref<?x?xf32>
               }
             }
             scf.reduce
           }
-          %120 = arith.muli %105, %9 : index
-          %121 = arith.subi %5, %120 : index
-          %122 = arith.minsi %9, %121 : index
-          %123 = arith.muli %120, %8 : index
-          %124 = memref.reinterpret_cast %w to offset: [%123], sizes: [%122, %8], strides: [%8, 1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
-          %125 = arith.muli %104, %5 : index
-          %126 = arith.addi %125, %120 : index
-          %127 = arith.muli %126, %7 : index
-          %128 = memref.reinterpret_cast %y to offset: [%127], sizes: [%122, %7], strides: [%7, 1] : memref<?x?x?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+          %172 = arith.muli %131, %9 : index
+          %173 = arith.subi %5, %172 : index
+          %174 = arith.minsi %9, %173 : index
+          %175 = arith.muli %172, %8 : index
+          %176 = memref.reinterpret_cast %w to offset: [%175], sizes: [%174, %8], strides: [%8, 1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+          %177 = arith.muli %130, %5 : index
+          %178 = arith.addi %177, %172 : index
+          %179 = arith.muli %178, %7 : index
+          %180 = memref.reinterpret_cast %y to offset: [%179], sizes: [%174, %7], strides: [%7, 1] : memref<?x?x?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
           // As block products: each thread's rows in blocks of 64; per block of 256 columns and 256 terms,
           // that block of the column buffer copied to the thread's buffer, then each block product added to the output.
-          %129 = arith.constant 0 : index
-          %130 = arith.constant 1 : index
-          %131 = arith.constant 64 : index
-          %132 = arith.constant 256 : index
-          %133 = arith.constant 256 : index
-          %134 = arith.constant 8 : index
-          %135 = func.call @omp_get_max_threads() : () -> i32
-          %136 = arith.index_cast %135 : i32 to index
-          %137 = arith.subi %136, %130 : index
-          %138 = arith.addi %122, %137 : index
-          %139 = arith.divui %138, %136 : index
-          %140 = arith.subi %134, %130 : index
-          %141 = arith.addi %139, %140 : index
-          %142 = arith.divui %141, %134 : index
-          %143 = arith.muli %142, %134 : index
-          scf.parallel (%144) = (%129) to (%136) step (%130) {
-            %145 = memref.alloca() {alignment = 64 : i64} : memref<256x272xf32>
-            %146 = arith.muli %144, %143 : index
-            %147 = arith.minsi %146, %122 : index
-            %148 = arith.addi %147, %143 : index
-            %149 = arith.minsi %148, %122 : index
-            %150 = arith.subi %149, %147 : index
-            %151 = memref.subview %128[%147, %129] [%150, %7] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
-            %152 = arith.constant 0.0 : f32
-            linalg.fill ins(%152 : f32) outs(%151 : memref<?x?xf32, strided<[?, 1], offset: ?>>)
-            scf.for %153 = %129 to %7 step %132 {
-              %154 = arith.subi %7, %153 : index
-              %155 = arith.minsi %132, %154 : index
-              scf.for %156 = %129 to %8 step %133 {
-                %157 = arith.subi %8, %156 : index
-                %158 = arith.minsi %133, %157 : index
-                %159 = arith.addi %3, %156 : index
-                %160 = memref.subview %145[0, 0] [%158, %155] [1, 1] : memref<256x272xf32> to memref<?x?xf32, strided<[272, 1]>>
-                %161 = memref.subview %101[%159, %153] [%158, %155] [1, 1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
-                linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%161 : memref<?x?xf32, strided<[?, 1], offset: ?>>) outs(%160 : memref<?x?xf32, strided<[272, 1]>>) {
-                  ^bb0(%162: f32, %163: f32):
-                  linalg.yield %162 : f32
+          %181 = arith.constant 0 : index
+          %182 = arith.constant 1 : index
+          %183 = arith.constant 64 : index
+          %184 = arith.constant 256 : index
+          %185 = arith.constant 256 : index
+          %186 = arith.constant 8 : index
+          %187 = func.call @omp_get_max_threads() : () -> i32
+          %188 = arith.index_cast %187 : i32 to index
+          %189 = arith.subi %188, %182 : index
+          %190 = arith.addi %174, %189 : index
+          %191 = arith.divui %190, %188 : index
+          %192 = arith.subi %186, %182 : index
+          %193 = arith.addi %191, %192 : index
+          %194 = arith.divui %193, %186 : index
+          %195 = arith.muli %194, %186 : index
+          scf.parallel (%196) = (%181) to (%188) step (%182) {
+            %197 = memref.alloca() {alignment = 64 : i64} : memref<256x272xf32>
+            %198 = arith.muli %196, %195 : index
+            %199 = arith.minsi %198, %174 : index
+            %200 = arith.addi %199, %195 : index
+            %201 = arith.minsi %200, %174 : index
+            %202 = arith.subi %201, %199 : index
+            %203 = memref.subview %180[%199, %181] [%202, %7] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+            %204 = arith.constant 0.0 : f32
+            linalg.fill ins(%204 : f32) outs(%203 : memref<?x?xf32, strided<[?, 1], offset: ?>>)
+            scf.for %205 = %181 to %7 step %184 {
+              %206 = arith.subi %7, %205 : index
+              %207 = arith.minsi %184, %206 : index
+              scf.for %208 = %181 to %8 step %185 {
+                %209 = arith.subi %8, %208 : index
+                %210 = arith.minsi %185, %209 : index
+                %211 = arith.addi %3, %208 : index
+                %212 = memref.subview %197[0, 0] [%210, %207] [1, 1] : memref<256x272xf32> to memref<?x?xf32, strided<[272, 1]>>
+                %213 = memref.subview %127[%211, %205] [%210, %207] [1, 1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+                linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%213 : memref<?x?xf32, strided<[?, 1], offset: ?>>) outs(%212 : memref<?x?xf32, strided<[272, 1]>>) {
+                  ^bb0(%214: f32, %215: f32):
+                  linalg.yield %214 : f32
                 }
-                scf.for %164 = %147 to %149 step %131 {
-                  %165 = arith.subi %149, %164 : index
-                  %166 = arith.minsi %131, %165 : index
-                  %167 = memref.subview %124[%164, %159] [%166, %158] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
-                  %168 = memref.subview %128[%164, %153] [%166, %155] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
-                  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%167, %160 : memref<?x?xf32, strided<[?, 1], offset: ?>>, memref<?x?xf32, strided<[272, 1]>>) outs(%168 : memref<?x?xf32, strided<[?, 1], offset: ?>>) attrs = {sb_gemm_f32} {
-                    ^bb0(%169: f32, %170: f32, %171: f32):
-                    %172 = arith.mulf %169, %170 : f32
-                    %173 = arith.addf %171, %172 fastmath<reassoc> : f32
-                    linalg.yield %173 : f32
+                scf.for %216 = %199 to %201 step %183 {
+                  %217 = arith.subi %201, %216 : index
+                  %218 = arith.minsi %183, %217 : index
+                  %219 = memref.subview %176[%216, %211] [%218, %210] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+                  %220 = memref.subview %180[%216, %205] [%218, %207] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+                  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%219, %212 : memref<?x?xf32, strided<[?, 1], offset: ?>>, memref<?x?xf32, strided<[272, 1]>>) outs(%220 : memref<?x?xf32, strided<[?, 1], offset: ?>>) attrs = {sb_gemm_f32} {
+                    ^bb0(%221: f32, %222: f32, %223: f32):
+                    %224 = arith.mulf %221, %222 : f32
+                    %225 = arith.addf %223, %224 fastmath<reassoc> : f32
+                    linalg.yield %225 : f32
                   }
                 }
               }
@@ -397,7 +457,7 @@ module attributes {transform.with_named_sequence} {
           }
         }
       }
-      memref.dealloc %101 : memref<?x?xf32>
+      memref.dealloc %127 : memref<?x?xf32>
     }
     return
   }

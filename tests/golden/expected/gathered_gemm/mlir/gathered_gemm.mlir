@@ -1383,126 +1383,360 @@ module attributes {transform.with_named_sequence} {
         // The columns: the gathered term at (k, p), k over the sum's indices, p over the output's last.
         scf.parallel (%15) = (%1) to (%K) step (%2) {
           scf.for %16 = %1 to %0 step %2 {
-            scf.for %17 = %1 to %L step %2 {
-              %18 = arith.constant 2.0 : f32
-              %19 = arith.constant 0 : index
-              %20 = arith.cmpi sge, %9, %19 : index
-              %21 = arith.cmpi slt, %9, %B : index
-              %22 = arith.andi %20, %21 : i1
-              %23 = arith.constant 1 : index
-              %24 = arith.subi %B, %23 : index
-              %25 = arith.minsi %9, %24 : index
-              %26 = arith.constant 0 : index
-              %27 = arith.maxsi %25, %26 : index
-              %28 = arith.constant 0 : index
-              %29 = arith.cmpi sge, %10, %28 : index
-              %30 = arith.cmpi slt, %10, %G : index
-              %31 = arith.andi %29, %30 : i1
-              %32 = arith.andi %22, %31 : i1
-              %33 = arith.constant 1 : index
-              %34 = arith.subi %G, %33 : index
-              %35 = arith.minsi %10, %34 : index
-              %36 = arith.constant 0 : index
-              %37 = arith.maxsi %35, %36 : index
-              %38 = arith.constant 0 : index
-              %39 = arith.cmpi sge, %15, %38 : index
-              %40 = arith.cmpi slt, %15, %K : index
-              %41 = arith.andi %39, %40 : i1
-              %42 = arith.andi %32, %41 : i1
-              %43 = arith.constant 1 : index
-              %44 = arith.subi %K, %43 : index
-              %45 = arith.minsi %15, %44 : index
-              %46 = arith.constant 0 : index
-              %47 = arith.maxsi %45, %46 : index
-              %48 = arith.addi %17, %16 : index
-              %49 = arith.constant 1 : index
-              %50 = arith.subi %48, %49 : index
-              %51 = arith.constant 0 : index
-              %52 = arith.cmpi sge, %50, %51 : index
-              %53 = arith.cmpi slt, %50, %L : index
-              %54 = arith.andi %52, %53 : i1
-              %55 = arith.andi %42, %54 : i1
-              %56 = arith.constant 1 : index
-              %57 = arith.subi %L, %56 : index
-              %58 = arith.minsi %50, %57 : index
-              %59 = arith.constant 0 : index
-              %60 = arith.maxsi %58, %59 : index
-              %61 = memref.load %x[%27, %37, %47, %60] : memref<?x?x?x?xf32>
-              %62 = arith.constant 0.0 : f32
-              %63 = arith.select %55, %61, %62 : f32
-              %64 = arith.mulf %18, %63 : f32
-              %65 = arith.constant 1.0 : f32
-              %66 = arith.addf %64, %65 : f32
-              %67 = arith.muli %1, %L : index
-              %68 = arith.addi %67, %17 : index
-              %69 = arith.muli %1, %K : index
-              %70 = arith.addi %69, %15 : index
-              %71 = arith.muli %70, %0 : index
-              %72 = arith.addi %71, %16 : index
-              memref.store %66, %8[%72, %68] : memref<?x?xf32>
+            %17 = arith.constant 1 : index
+            %18 = arith.minsi %17, %L : index
+            %19 = arith.subi %L, %17 : index
+            %20 = arith.maxsi %19, %18 : index
+            %21 = arith.addi %1, %16 : index
+            %22 = arith.constant 1 : index
+            %23 = arith.subi %21, %22 : index
+            %24 = arith.constant 0 : index
+            %25 = arith.cmpi sge, %23, %24 : index
+            %26 = arith.cmpi slt, %23, %L : index
+            %27 = arith.andi %25, %26 : i1
+            %28 = arith.constant 1 : index
+            %29 = arith.subi %18, %28 : index
+            %30 = arith.addi %29, %16 : index
+            %31 = arith.constant 1 : index
+            %32 = arith.subi %30, %31 : index
+            %33 = arith.constant 0 : index
+            %34 = arith.cmpi sge, %32, %33 : index
+            %35 = arith.cmpi slt, %32, %L : index
+            %36 = arith.andi %34, %35 : i1
+            %37 = arith.andi %27, %36 : i1
+            scf.if %37 {
+              // Every read of the part inside its tensor: no boundary rule.
+              scf.for %38 = %1 to %18 step %2 {
+                %39 = arith.constant 2.0 : f32
+                %40 = arith.addi %38, %16 : index
+                %41 = arith.constant 1 : index
+                %42 = arith.subi %40, %41 : index
+                %43 = memref.load %x[%9, %10, %15, %42] : memref<?x?x?x?xf32>
+                %44 = arith.mulf %39, %43 : f32
+                %45 = arith.constant 1.0 : f32
+                %46 = arith.addf %44, %45 : f32
+                %47 = arith.muli %1, %L : index
+                %48 = arith.addi %47, %38 : index
+                %49 = arith.muli %1, %K : index
+                %50 = arith.addi %49, %15 : index
+                %51 = arith.muli %50, %0 : index
+                %52 = arith.addi %51, %16 : index
+                memref.store %46, %8[%52, %48] : memref<?x?xf32>
+              }
+            } else {
+              scf.for %53 = %1 to %18 step %2 {
+                %54 = arith.constant 2.0 : f32
+                %55 = arith.constant 0 : index
+                %56 = arith.cmpi sge, %9, %55 : index
+                %57 = arith.cmpi slt, %9, %B : index
+                %58 = arith.andi %56, %57 : i1
+                %59 = arith.constant 1 : index
+                %60 = arith.subi %B, %59 : index
+                %61 = arith.minsi %9, %60 : index
+                %62 = arith.constant 0 : index
+                %63 = arith.maxsi %61, %62 : index
+                %64 = arith.constant 0 : index
+                %65 = arith.cmpi sge, %10, %64 : index
+                %66 = arith.cmpi slt, %10, %G : index
+                %67 = arith.andi %65, %66 : i1
+                %68 = arith.andi %58, %67 : i1
+                %69 = arith.constant 1 : index
+                %70 = arith.subi %G, %69 : index
+                %71 = arith.minsi %10, %70 : index
+                %72 = arith.constant 0 : index
+                %73 = arith.maxsi %71, %72 : index
+                %74 = arith.constant 0 : index
+                %75 = arith.cmpi sge, %15, %74 : index
+                %76 = arith.cmpi slt, %15, %K : index
+                %77 = arith.andi %75, %76 : i1
+                %78 = arith.andi %68, %77 : i1
+                %79 = arith.constant 1 : index
+                %80 = arith.subi %K, %79 : index
+                %81 = arith.minsi %15, %80 : index
+                %82 = arith.constant 0 : index
+                %83 = arith.maxsi %81, %82 : index
+                %84 = arith.addi %53, %16 : index
+                %85 = arith.constant 1 : index
+                %86 = arith.subi %84, %85 : index
+                %87 = arith.constant 0 : index
+                %88 = arith.cmpi sge, %86, %87 : index
+                %89 = arith.cmpi slt, %86, %L : index
+                %90 = arith.andi %88, %89 : i1
+                %91 = arith.andi %78, %90 : i1
+                %92 = arith.constant 1 : index
+                %93 = arith.subi %L, %92 : index
+                %94 = arith.minsi %86, %93 : index
+                %95 = arith.constant 0 : index
+                %96 = arith.maxsi %94, %95 : index
+                %97 = memref.load %x[%63, %73, %83, %96] : memref<?x?x?x?xf32>
+                %98 = arith.constant 0.0 : f32
+                %99 = arith.select %91, %97, %98 : f32
+                %100 = arith.mulf %54, %99 : f32
+                %101 = arith.constant 1.0 : f32
+                %102 = arith.addf %100, %101 : f32
+                %103 = arith.muli %1, %L : index
+                %104 = arith.addi %103, %53 : index
+                %105 = arith.muli %1, %K : index
+                %106 = arith.addi %105, %15 : index
+                %107 = arith.muli %106, %0 : index
+                %108 = arith.addi %107, %16 : index
+                memref.store %102, %8[%108, %104] : memref<?x?xf32>
+              }
+            }
+            %109 = arith.addi %18, %16 : index
+            %110 = arith.constant 1 : index
+            %111 = arith.subi %109, %110 : index
+            %112 = arith.constant 0 : index
+            %113 = arith.cmpi sge, %111, %112 : index
+            %114 = arith.cmpi slt, %111, %L : index
+            %115 = arith.andi %113, %114 : i1
+            %116 = arith.constant 1 : index
+            %117 = arith.subi %20, %116 : index
+            %118 = arith.addi %117, %16 : index
+            %119 = arith.constant 1 : index
+            %120 = arith.subi %118, %119 : index
+            %121 = arith.constant 0 : index
+            %122 = arith.cmpi sge, %120, %121 : index
+            %123 = arith.cmpi slt, %120, %L : index
+            %124 = arith.andi %122, %123 : i1
+            %125 = arith.andi %115, %124 : i1
+            scf.if %125 {
+              // Every read of the part inside its tensor: no boundary rule.
+              scf.for %126 = %18 to %20 step %2 {
+                %127 = arith.constant 2.0 : f32
+                %128 = arith.addi %126, %16 : index
+                %129 = arith.constant 1 : index
+                %130 = arith.subi %128, %129 : index
+                %131 = memref.load %x[%9, %10, %15, %130] : memref<?x?x?x?xf32>
+                %132 = arith.mulf %127, %131 : f32
+                %133 = arith.constant 1.0 : f32
+                %134 = arith.addf %132, %133 : f32
+                %135 = arith.muli %1, %L : index
+                %136 = arith.addi %135, %126 : index
+                %137 = arith.muli %1, %K : index
+                %138 = arith.addi %137, %15 : index
+                %139 = arith.muli %138, %0 : index
+                %140 = arith.addi %139, %16 : index
+                memref.store %134, %8[%140, %136] : memref<?x?xf32>
+              }
+            } else {
+              scf.for %141 = %18 to %20 step %2 {
+                %142 = arith.constant 2.0 : f32
+                %143 = arith.constant 0 : index
+                %144 = arith.cmpi sge, %9, %143 : index
+                %145 = arith.cmpi slt, %9, %B : index
+                %146 = arith.andi %144, %145 : i1
+                %147 = arith.constant 1 : index
+                %148 = arith.subi %B, %147 : index
+                %149 = arith.minsi %9, %148 : index
+                %150 = arith.constant 0 : index
+                %151 = arith.maxsi %149, %150 : index
+                %152 = arith.constant 0 : index
+                %153 = arith.cmpi sge, %10, %152 : index
+                %154 = arith.cmpi slt, %10, %G : index
+                %155 = arith.andi %153, %154 : i1
+                %156 = arith.andi %146, %155 : i1
+                %157 = arith.constant 1 : index
+                %158 = arith.subi %G, %157 : index
+                %159 = arith.minsi %10, %158 : index
+                %160 = arith.constant 0 : index
+                %161 = arith.maxsi %159, %160 : index
+                %162 = arith.constant 0 : index
+                %163 = arith.cmpi sge, %15, %162 : index
+                %164 = arith.cmpi slt, %15, %K : index
+                %165 = arith.andi %163, %164 : i1
+                %166 = arith.andi %156, %165 : i1
+                %167 = arith.constant 1 : index
+                %168 = arith.subi %K, %167 : index
+                %169 = arith.minsi %15, %168 : index
+                %170 = arith.constant 0 : index
+                %171 = arith.maxsi %169, %170 : index
+                %172 = arith.addi %141, %16 : index
+                %173 = arith.constant 1 : index
+                %174 = arith.subi %172, %173 : index
+                %175 = arith.constant 0 : index
+                %176 = arith.cmpi sge, %174, %175 : index
+                %177 = arith.cmpi slt, %174, %L : index
+                %178 = arith.andi %176, %177 : i1
+                %179 = arith.andi %166, %178 : i1
+                %180 = arith.constant 1 : index
+                %181 = arith.subi %L, %180 : index
+                %182 = arith.minsi %174, %181 : index
+                %183 = arith.constant 0 : index
+                %184 = arith.maxsi %182, %183 : index
+                %185 = memref.load %x[%151, %161, %171, %184] : memref<?x?x?x?xf32>
+                %186 = arith.constant 0.0 : f32
+                %187 = arith.select %179, %185, %186 : f32
+                %188 = arith.mulf %142, %187 : f32
+                %189 = arith.constant 1.0 : f32
+                %190 = arith.addf %188, %189 : f32
+                %191 = arith.muli %1, %L : index
+                %192 = arith.addi %191, %141 : index
+                %193 = arith.muli %1, %K : index
+                %194 = arith.addi %193, %15 : index
+                %195 = arith.muli %194, %0 : index
+                %196 = arith.addi %195, %16 : index
+                memref.store %190, %8[%196, %192] : memref<?x?xf32>
+              }
+            }
+            %197 = arith.addi %20, %16 : index
+            %198 = arith.constant 1 : index
+            %199 = arith.subi %197, %198 : index
+            %200 = arith.constant 0 : index
+            %201 = arith.cmpi sge, %199, %200 : index
+            %202 = arith.cmpi slt, %199, %L : index
+            %203 = arith.andi %201, %202 : i1
+            %204 = arith.constant 1 : index
+            %205 = arith.subi %L, %204 : index
+            %206 = arith.addi %205, %16 : index
+            %207 = arith.constant 1 : index
+            %208 = arith.subi %206, %207 : index
+            %209 = arith.constant 0 : index
+            %210 = arith.cmpi sge, %208, %209 : index
+            %211 = arith.cmpi slt, %208, %L : index
+            %212 = arith.andi %210, %211 : i1
+            %213 = arith.andi %203, %212 : i1
+            scf.if %213 {
+              // Every read of the part inside its tensor: no boundary rule.
+              scf.for %214 = %20 to %L step %2 {
+                %215 = arith.constant 2.0 : f32
+                %216 = arith.addi %214, %16 : index
+                %217 = arith.constant 1 : index
+                %218 = arith.subi %216, %217 : index
+                %219 = memref.load %x[%9, %10, %15, %218] : memref<?x?x?x?xf32>
+                %220 = arith.mulf %215, %219 : f32
+                %221 = arith.constant 1.0 : f32
+                %222 = arith.addf %220, %221 : f32
+                %223 = arith.muli %1, %L : index
+                %224 = arith.addi %223, %214 : index
+                %225 = arith.muli %1, %K : index
+                %226 = arith.addi %225, %15 : index
+                %227 = arith.muli %226, %0 : index
+                %228 = arith.addi %227, %16 : index
+                memref.store %222, %8[%228, %224] : memref<?x?xf32>
+              }
+            } else {
+              scf.for %229 = %20 to %L step %2 {
+                %230 = arith.constant 2.0 : f32
+                %231 = arith.constant 0 : index
+                %232 = arith.cmpi sge, %9, %231 : index
+                %233 = arith.cmpi slt, %9, %B : index
+                %234 = arith.andi %232, %233 : i1
+                %235 = arith.constant 1 : index
+                %236 = arith.subi %B, %235 : index
+                %237 = arith.minsi %9, %236 : index
+                %238 = arith.constant 0 : index
+                %239 = arith.maxsi %237, %238 : index
+                %240 = arith.constant 0 : index
+                %241 = arith.cmpi sge, %10, %240 : index
+                %242 = arith.cmpi slt, %10, %G : index
+                %243 = arith.andi %241, %242 : i1
+                %244 = arith.andi %234, %243 : i1
+                %245 = arith.constant 1 : index
+                %246 = arith.subi %G, %245 : index
+                %247 = arith.minsi %10, %246 : index
+                %248 = arith.constant 0 : index
+                %249 = arith.maxsi %247, %248 : index
+                %250 = arith.constant 0 : index
+                %251 = arith.cmpi sge, %15, %250 : index
+                %252 = arith.cmpi slt, %15, %K : index
+                %253 = arith.andi %251, %252 : i1
+                %254 = arith.andi %244, %253 : i1
+                %255 = arith.constant 1 : index
+                %256 = arith.subi %K, %255 : index
+                %257 = arith.minsi %15, %256 : index
+                %258 = arith.constant 0 : index
+                %259 = arith.maxsi %257, %258 : index
+                %260 = arith.addi %229, %16 : index
+                %261 = arith.constant 1 : index
+                %262 = arith.subi %260, %261 : index
+                %263 = arith.constant 0 : index
+                %264 = arith.cmpi sge, %262, %263 : index
+                %265 = arith.cmpi slt, %262, %L : index
+                %266 = arith.andi %264, %265 : i1
+                %267 = arith.andi %254, %266 : i1
+                %268 = arith.constant 1 : index
+                %269 = arith.subi %L, %268 : index
+                %270 = arith.minsi %262, %269 : index
+                %271 = arith.constant 0 : index
+                %272 = arith.maxsi %270, %271 : index
+                %273 = memref.load %x[%239, %249, %259, %272] : memref<?x?x?x?xf32>
+                %274 = arith.constant 0.0 : f32
+                %275 = arith.select %267, %273, %274 : f32
+                %276 = arith.mulf %230, %275 : f32
+                %277 = arith.constant 1.0 : f32
+                %278 = arith.addf %276, %277 : f32
+                %279 = arith.muli %1, %L : index
+                %280 = arith.addi %279, %229 : index
+                %281 = arith.muli %1, %K : index
+                %282 = arith.addi %281, %15 : index
+                %283 = arith.muli %282, %0 : index
+                %284 = arith.addi %283, %16 : index
+                memref.store %278, %8[%284, %280] : memref<?x?xf32>
+              }
             }
           }
           scf.reduce
         }
-        %73 = arith.muli %1, %4 : index
-        %74 = arith.subi %4, %73 : index
-        %75 = arith.minsi %4, %74 : index
-        %76 = arith.muli %73, %7 : index
-        %77 = memref.reinterpret_cast %w to offset: [%76], sizes: [%75, %7], strides: [%7, 1] : memref<?x?x?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
-        %78 = arith.muli %14, %4 : index
-        %79 = arith.addi %78, %73 : index
-        %80 = arith.muli %79, %5 : index
-        %81 = memref.reinterpret_cast %y to offset: [%80], sizes: [%75, %5], strides: [%5, 1] : memref<?x?x?x?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+        %285 = arith.muli %1, %4 : index
+        %286 = arith.subi %4, %285 : index
+        %287 = arith.minsi %4, %286 : index
+        %288 = arith.muli %285, %7 : index
+        %289 = memref.reinterpret_cast %w to offset: [%288], sizes: [%287, %7], strides: [%7, 1] : memref<?x?x?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+        %290 = arith.muli %14, %4 : index
+        %291 = arith.addi %290, %285 : index
+        %292 = arith.muli %291, %5 : index
+        %293 = memref.reinterpret_cast %y to offset: [%292], sizes: [%287, %5], strides: [%5, 1] : memref<?x?x?x?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
         // As block products: each thread's rows in blocks of 64; per block of 256 columns and 256 terms,
         // that block of the column buffer copied to the thread's buffer, then each block product added to the output.
-        %82 = arith.constant 0 : index
-        %83 = arith.constant 1 : index
-        %84 = arith.constant 64 : index
-        %85 = arith.constant 256 : index
-        %86 = arith.constant 256 : index
-        %87 = arith.constant 8 : index
-        %88 = func.call @omp_get_max_threads() : () -> i32
-        %89 = arith.index_cast %88 : i32 to index
-        %90 = arith.subi %89, %83 : index
-        %91 = arith.addi %75, %90 : index
-        %92 = arith.divui %91, %89 : index
-        %93 = arith.subi %87, %83 : index
-        %94 = arith.addi %92, %93 : index
-        %95 = arith.divui %94, %87 : index
-        %96 = arith.muli %95, %87 : index
-        scf.parallel (%97) = (%82) to (%89) step (%83) {
-          %98 = memref.alloca() {alignment = 64 : i64} : memref<256x272xf32>
-          %99 = arith.muli %97, %96 : index
-          %100 = arith.minsi %99, %75 : index
-          %101 = arith.addi %100, %96 : index
-          %102 = arith.minsi %101, %75 : index
-          %103 = arith.subi %102, %100 : index
-          %104 = memref.subview %81[%100, %82] [%103, %5] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
-          %105 = arith.constant 0.0 : f32
-          linalg.fill ins(%105 : f32) outs(%104 : memref<?x?xf32, strided<[?, 1], offset: ?>>)
-          scf.for %106 = %82 to %5 step %85 {
-            %107 = arith.subi %5, %106 : index
-            %108 = arith.minsi %85, %107 : index
-            scf.for %109 = %82 to %7 step %86 {
-              %110 = arith.subi %7, %109 : index
-              %111 = arith.minsi %86, %110 : index
-              %112 = arith.addi %1, %109 : index
-              %113 = memref.subview %98[0, 0] [%111, %108] [1, 1] : memref<256x272xf32> to memref<?x?xf32, strided<[272, 1]>>
-              %114 = memref.subview %8[%112, %106] [%111, %108] [1, 1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
-              linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%114 : memref<?x?xf32, strided<[?, 1], offset: ?>>) outs(%113 : memref<?x?xf32, strided<[272, 1]>>) {
-                ^bb0(%115: f32, %116: f32):
-                linalg.yield %115 : f32
+        %294 = arith.constant 0 : index
+        %295 = arith.constant 1 : index
+        %296 = arith.constant 64 : index
+        %297 = arith.constant 256 : index
+        %298 = arith.constant 256 : index
+        %299 = arith.constant 8 : index
+        %300 = func.call @omp_get_max_threads() : () -> i32
+        %301 = arith.index_cast %300 : i32 to index
+        %302 = arith.subi %301, %295 : index
+        %303 = arith.addi %287, %302 : index
+        %304 = arith.divui %303, %301 : index
+        %305 = arith.subi %299, %295 : index
+        %306 = arith.addi %304, %305 : index
+        %307 = arith.divui %306, %299 : index
+        %308 = arith.muli %307, %299 : index
+        scf.parallel (%309) = (%294) to (%301) step (%295) {
+          %310 = memref.alloca() {alignment = 64 : i64} : memref<256x272xf32>
+          %311 = arith.muli %309, %308 : index
+          %312 = arith.minsi %311, %287 : index
+          %313 = arith.addi %312, %308 : index
+          %314 = arith.minsi %313, %287 : index
+          %315 = arith.subi %314, %312 : index
+          %316 = memref.subview %293[%312, %294] [%315, %5] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+          %317 = arith.constant 0.0 : f32
+          linalg.fill ins(%317 : f32) outs(%316 : memref<?x?xf32, strided<[?, 1], offset: ?>>)
+          scf.for %318 = %294 to %5 step %297 {
+            %319 = arith.subi %5, %318 : index
+            %320 = arith.minsi %297, %319 : index
+            scf.for %321 = %294 to %7 step %298 {
+              %322 = arith.subi %7, %321 : index
+              %323 = arith.minsi %298, %322 : index
+              %324 = arith.addi %1, %321 : index
+              %325 = memref.subview %310[0, 0] [%323, %320] [1, 1] : memref<256x272xf32> to memref<?x?xf32, strided<[272, 1]>>
+              %326 = memref.subview %8[%324, %318] [%323, %320] [1, 1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+              linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%326 : memref<?x?xf32, strided<[?, 1], offset: ?>>) outs(%325 : memref<?x?xf32, strided<[272, 1]>>) {
+                ^bb0(%327: f32, %328: f32):
+                linalg.yield %327 : f32
               }
-              scf.for %117 = %100 to %102 step %84 {
-                %118 = arith.subi %102, %117 : index
-                %119 = arith.minsi %84, %118 : index
-                %120 = memref.subview %77[%117, %112] [%119, %111] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
-                %121 = memref.subview %81[%117, %106] [%119, %108] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
-                linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%120, %113 : memref<?x?xf32, strided<[?, 1], offset: ?>>, memref<?x?xf32, strided<[272, 1]>>) outs(%121 : memref<?x?xf32, strided<[?, 1], offset: ?>>) attrs = {sb_gemm_f32} {
-                  ^bb0(%122: f32, %123: f32, %124: f32):
-                  %125 = arith.mulf %122, %123 : f32
-                  %126 = arith.addf %124, %125 fastmath<reassoc> : f32
-                  linalg.yield %126 : f32
+              scf.for %329 = %312 to %314 step %296 {
+                %330 = arith.subi %314, %329 : index
+                %331 = arith.minsi %296, %330 : index
+                %332 = memref.subview %289[%329, %324] [%331, %323] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+                %333 = memref.subview %293[%329, %318] [%331, %320] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+                linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%332, %325 : memref<?x?xf32, strided<[?, 1], offset: ?>>, memref<?x?xf32, strided<[272, 1]>>) outs(%333 : memref<?x?xf32, strided<[?, 1], offset: ?>>) attrs = {sb_gemm_f32} {
+                  ^bb0(%334: f32, %335: f32, %336: f32):
+                  %337 = arith.mulf %334, %335 : f32
+                  %338 = arith.addf %336, %337 fastmath<reassoc> : f32
+                  linalg.yield %338 : f32
                 }
               }
             }
@@ -1513,626 +1747,1142 @@ module attributes {transform.with_named_sequence} {
     }
     memref.dealloc %8 : memref<?x?xf32>
     // v[o] = sum(k in 0..K: w2[o, k] * exp(d[k, 0] / 4.0))
-    %127 = arith.constant 0 : index
-    %128 = arith.constant 1 : index
+    %339 = arith.constant 0 : index
+    %340 = arith.constant 1 : index
     // As im2col: per batch element, the gathered term at every (k..., N...) into the K x N
     // buffer, then v (rows x N) = w2 (rows x K) * the buffer, as block products.
-    %129 = arith.muli %128, %M : index
-    %130 = arith.muli %128, %K : index
-    %131 = memref.alloc(%130, %128) {alignment = 64 : i64} : memref<?x?xf64>
+    %341 = arith.muli %340, %M : index
+    %342 = arith.muli %340, %K : index
+    %343 = memref.alloc(%342, %340) {alignment = 64 : i64} : memref<?x?xf64>
     // The columns: the gathered term at (k, p), k over the sum's indices, p over the output's last.
-    scf.parallel (%132) = (%127) to (%K) step (%128) {
-      %133 = arith.constant 0 : index
-      %134 = memref.load %d[%132, %133] : memref<?x?xf64>
-      %135 = arith.constant 4.0 : f64
-      %136 = arith.divf %134, %135 : f64
-      %137 = math.exp %136 : f64
-      %138 = arith.muli %127, %K : index
-      %139 = arith.addi %138, %132 : index
-      memref.store %137, %131[%139, %127] : memref<?x?xf64>
+    scf.parallel (%344) = (%339) to (%K) step (%340) {
+      %345 = arith.constant 0 : index
+      %346 = memref.load %d[%344, %345] : memref<?x?xf64>
+      %347 = arith.constant 4.0 : f64
+      %348 = arith.divf %346, %347 : f64
+      %349 = math.exp %348 : f64
+      %350 = arith.muli %339, %K : index
+      %351 = arith.addi %350, %344 : index
+      memref.store %349, %343[%351, %339] : memref<?x?xf64>
       scf.reduce
     }
-    %140 = arith.muli %127, %129 : index
-    %141 = arith.subi %129, %140 : index
-    %142 = arith.minsi %129, %141 : index
-    %143 = arith.muli %140, %130 : index
-    %144 = memref.reinterpret_cast %w2 to offset: [%143], sizes: [%142, %130], strides: [%130, 1] : memref<?x?xf64> to memref<?x?xf64, strided<[?, 1], offset: ?>>
-    %145 = arith.muli %127, %129 : index
-    %146 = arith.addi %145, %140 : index
-    %147 = arith.muli %146, %128 : index
-    %148 = memref.reinterpret_cast %v to offset: [%147], sizes: [%142, %128], strides: [%128, 1] : memref<?xf64> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+    %352 = arith.muli %339, %341 : index
+    %353 = arith.subi %341, %352 : index
+    %354 = arith.minsi %341, %353 : index
+    %355 = arith.muli %352, %342 : index
+    %356 = memref.reinterpret_cast %w2 to offset: [%355], sizes: [%354, %342], strides: [%342, 1] : memref<?x?xf64> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+    %357 = arith.muli %339, %341 : index
+    %358 = arith.addi %357, %352 : index
+    %359 = arith.muli %358, %340 : index
+    %360 = memref.reinterpret_cast %v to offset: [%359], sizes: [%354, %340], strides: [%340, 1] : memref<?xf64> to memref<?x?xf64, strided<[?, 1], offset: ?>>
     // As block products: each thread's rows in blocks of 64; per block of 256 columns and 256 terms,
     // that block of the column buffer copied to the thread's buffer, then each block product added to the output.
-    %149 = arith.constant 0 : index
-    %150 = arith.constant 1 : index
-    %151 = arith.constant 64 : index
-    %152 = arith.constant 256 : index
-    %153 = arith.constant 256 : index
-    %154 = arith.constant 8 : index
-    %155 = func.call @omp_get_max_threads() : () -> i32
-    %156 = arith.index_cast %155 : i32 to index
-    %157 = arith.subi %156, %150 : index
-    %158 = arith.addi %142, %157 : index
-    %159 = arith.divui %158, %156 : index
-    %160 = arith.subi %154, %150 : index
-    %161 = arith.addi %159, %160 : index
-    %162 = arith.divui %161, %154 : index
-    %163 = arith.muli %162, %154 : index
-    scf.parallel (%164) = (%149) to (%156) step (%150) {
-      %165 = memref.alloca() {alignment = 64 : i64} : memref<256x264xf64>
-      %166 = arith.muli %164, %163 : index
-      %167 = arith.minsi %166, %142 : index
-      %168 = arith.addi %167, %163 : index
-      %169 = arith.minsi %168, %142 : index
-      %170 = arith.subi %169, %167 : index
-      %171 = memref.subview %148[%167, %149] [%170, %128] [1, 1] : memref<?x?xf64, strided<[?, 1], offset: ?>> to memref<?x?xf64, strided<[?, 1], offset: ?>>
-      %172 = arith.constant 0.0 : f64
-      linalg.fill ins(%172 : f64) outs(%171 : memref<?x?xf64, strided<[?, 1], offset: ?>>)
-      scf.for %173 = %149 to %128 step %152 {
-        %174 = arith.subi %128, %173 : index
-        %175 = arith.minsi %152, %174 : index
-        scf.for %176 = %149 to %130 step %153 {
-          %177 = arith.subi %130, %176 : index
-          %178 = arith.minsi %153, %177 : index
-          %179 = arith.addi %127, %176 : index
-          %180 = memref.subview %165[0, 0] [%178, %175] [1, 1] : memref<256x264xf64> to memref<?x?xf64, strided<[264, 1]>>
-          %181 = memref.subview %131[%179, %173] [%178, %175] [1, 1] : memref<?x?xf64> to memref<?x?xf64, strided<[?, 1], offset: ?>>
-          linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%181 : memref<?x?xf64, strided<[?, 1], offset: ?>>) outs(%180 : memref<?x?xf64, strided<[264, 1]>>) {
-            ^bb0(%182: f64, %183: f64):
-            linalg.yield %182 : f64
+    %361 = arith.constant 0 : index
+    %362 = arith.constant 1 : index
+    %363 = arith.constant 64 : index
+    %364 = arith.constant 256 : index
+    %365 = arith.constant 256 : index
+    %366 = arith.constant 8 : index
+    %367 = func.call @omp_get_max_threads() : () -> i32
+    %368 = arith.index_cast %367 : i32 to index
+    %369 = arith.subi %368, %362 : index
+    %370 = arith.addi %354, %369 : index
+    %371 = arith.divui %370, %368 : index
+    %372 = arith.subi %366, %362 : index
+    %373 = arith.addi %371, %372 : index
+    %374 = arith.divui %373, %366 : index
+    %375 = arith.muli %374, %366 : index
+    scf.parallel (%376) = (%361) to (%368) step (%362) {
+      %377 = memref.alloca() {alignment = 64 : i64} : memref<256x264xf64>
+      %378 = arith.muli %376, %375 : index
+      %379 = arith.minsi %378, %354 : index
+      %380 = arith.addi %379, %375 : index
+      %381 = arith.minsi %380, %354 : index
+      %382 = arith.subi %381, %379 : index
+      %383 = memref.subview %360[%379, %361] [%382, %340] [1, 1] : memref<?x?xf64, strided<[?, 1], offset: ?>> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+      %384 = arith.constant 0.0 : f64
+      linalg.fill ins(%384 : f64) outs(%383 : memref<?x?xf64, strided<[?, 1], offset: ?>>)
+      scf.for %385 = %361 to %340 step %364 {
+        %386 = arith.subi %340, %385 : index
+        %387 = arith.minsi %364, %386 : index
+        scf.for %388 = %361 to %342 step %365 {
+          %389 = arith.subi %342, %388 : index
+          %390 = arith.minsi %365, %389 : index
+          %391 = arith.addi %339, %388 : index
+          %392 = memref.subview %377[0, 0] [%390, %387] [1, 1] : memref<256x264xf64> to memref<?x?xf64, strided<[264, 1]>>
+          %393 = memref.subview %343[%391, %385] [%390, %387] [1, 1] : memref<?x?xf64> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+          linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%393 : memref<?x?xf64, strided<[?, 1], offset: ?>>) outs(%392 : memref<?x?xf64, strided<[264, 1]>>) {
+            ^bb0(%394: f64, %395: f64):
+            linalg.yield %394 : f64
           }
-          scf.for %184 = %167 to %169 step %151 {
-            %185 = arith.subi %169, %184 : index
-            %186 = arith.minsi %151, %185 : index
-            %187 = memref.subview %144[%184, %179] [%186, %178] [1, 1] : memref<?x?xf64, strided<[?, 1], offset: ?>> to memref<?x?xf64, strided<[?, 1], offset: ?>>
-            %188 = memref.subview %148[%184, %173] [%186, %175] [1, 1] : memref<?x?xf64, strided<[?, 1], offset: ?>> to memref<?x?xf64, strided<[?, 1], offset: ?>>
-            linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%187, %180 : memref<?x?xf64, strided<[?, 1], offset: ?>>, memref<?x?xf64, strided<[264, 1]>>) outs(%188 : memref<?x?xf64, strided<[?, 1], offset: ?>>) attrs = {sb_gemm_f64} {
-              ^bb0(%189: f64, %190: f64, %191: f64):
-              %192 = arith.mulf %189, %190 : f64
-              %193 = arith.addf %191, %192 fastmath<reassoc> : f64
-              linalg.yield %193 : f64
+          scf.for %396 = %379 to %381 step %363 {
+            %397 = arith.subi %381, %396 : index
+            %398 = arith.minsi %363, %397 : index
+            %399 = memref.subview %356[%396, %391] [%398, %390] [1, 1] : memref<?x?xf64, strided<[?, 1], offset: ?>> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+            %400 = memref.subview %360[%396, %385] [%398, %387] [1, 1] : memref<?x?xf64, strided<[?, 1], offset: ?>> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+            linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%399, %392 : memref<?x?xf64, strided<[?, 1], offset: ?>>, memref<?x?xf64, strided<[264, 1]>>) outs(%400 : memref<?x?xf64, strided<[?, 1], offset: ?>>) attrs = {sb_gemm_f64} {
+              ^bb0(%401: f64, %402: f64, %403: f64):
+              %404 = arith.mulf %401, %402 : f64
+              %405 = arith.addf %403, %404 fastmath<reassoc> : f64
+              linalg.yield %405 : f64
             }
           }
         }
       }
       scf.reduce
     }
-    memref.dealloc %131 : memref<?x?xf64>
+    memref.dealloc %343 : memref<?x?xf64>
     // u[o, l] = sum(k in 0..K: d[k, L - 1 - l] * w2[o, k])
-    %194 = arith.constant 0 : index
-    %195 = arith.constant 1 : index
+    %406 = arith.constant 0 : index
+    %407 = arith.constant 1 : index
     // As im2col: per batch element, the gathered term at every (k..., N...) into the K x N
     // buffer, then u (rows x N) = w2 (rows x K) * the buffer, as block products.
-    %196 = arith.muli %195, %M : index
-    %197 = arith.muli %195, %L : index
-    %198 = arith.muli %195, %K : index
-    %199 = memref.alloc(%198, %197) {alignment = 64 : i64} : memref<?x?xf64>
+    %408 = arith.muli %407, %M : index
+    %409 = arith.muli %407, %L : index
+    %410 = arith.muli %407, %K : index
+    %411 = memref.alloc(%410, %409) {alignment = 64 : i64} : memref<?x?xf64>
     // The columns: the gathered term at (k, p), k over the sum's indices, p over the output's last.
-    scf.parallel (%200) = (%194) to (%K) step (%195) {
-      scf.for %201 = %194 to %L step %195 {
-        %202 = arith.constant 1 : index
-        %203 = arith.subi %L, %202 : index
-        %204 = arith.subi %203, %201 : index
-        %205 = memref.load %d[%200, %204] : memref<?x?xf64>
-        %206 = arith.muli %194, %L : index
-        %207 = arith.addi %206, %201 : index
-        %208 = arith.muli %194, %K : index
-        %209 = arith.addi %208, %200 : index
-        memref.store %205, %199[%209, %207] : memref<?x?xf64>
+    scf.parallel (%412) = (%406) to (%K) step (%407) {
+      %413 = arith.constant 1 : index
+      %414 = arith.minsi %413, %L : index
+      %415 = arith.subi %L, %413 : index
+      %416 = arith.maxsi %415, %414 : index
+      scf.for %417 = %406 to %414 step %407 {
+        %418 = arith.constant 1 : index
+        %419 = arith.subi %L, %418 : index
+        %420 = arith.subi %419, %417 : index
+        %421 = memref.load %d[%412, %420] : memref<?x?xf64>
+        %422 = arith.muli %406, %L : index
+        %423 = arith.addi %422, %417 : index
+        %424 = arith.muli %406, %K : index
+        %425 = arith.addi %424, %412 : index
+        memref.store %421, %411[%425, %423] : memref<?x?xf64>
+      }
+      scf.for %426 = %414 to %416 step %407 {
+        %427 = arith.constant 1 : index
+        %428 = arith.subi %L, %427 : index
+        %429 = arith.subi %428, %426 : index
+        %430 = memref.load %d[%412, %429] : memref<?x?xf64>
+        %431 = arith.muli %406, %L : index
+        %432 = arith.addi %431, %426 : index
+        %433 = arith.muli %406, %K : index
+        %434 = arith.addi %433, %412 : index
+        memref.store %430, %411[%434, %432] : memref<?x?xf64>
+      }
+      scf.for %435 = %416 to %L step %407 {
+        %436 = arith.constant 1 : index
+        %437 = arith.subi %L, %436 : index
+        %438 = arith.subi %437, %435 : index
+        %439 = memref.load %d[%412, %438] : memref<?x?xf64>
+        %440 = arith.muli %406, %L : index
+        %441 = arith.addi %440, %435 : index
+        %442 = arith.muli %406, %K : index
+        %443 = arith.addi %442, %412 : index
+        memref.store %439, %411[%443, %441] : memref<?x?xf64>
       }
       scf.reduce
     }
-    %210 = arith.muli %194, %196 : index
-    %211 = arith.subi %196, %210 : index
-    %212 = arith.minsi %196, %211 : index
-    %213 = arith.muli %210, %198 : index
-    %214 = memref.reinterpret_cast %w2 to offset: [%213], sizes: [%212, %198], strides: [%198, 1] : memref<?x?xf64> to memref<?x?xf64, strided<[?, 1], offset: ?>>
-    %215 = arith.muli %194, %196 : index
-    %216 = arith.addi %215, %210 : index
-    %217 = arith.muli %216, %197 : index
-    %218 = memref.reinterpret_cast %u to offset: [%217], sizes: [%212, %197], strides: [%197, 1] : memref<?x?xf64> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+    %444 = arith.muli %406, %408 : index
+    %445 = arith.subi %408, %444 : index
+    %446 = arith.minsi %408, %445 : index
+    %447 = arith.muli %444, %410 : index
+    %448 = memref.reinterpret_cast %w2 to offset: [%447], sizes: [%446, %410], strides: [%410, 1] : memref<?x?xf64> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+    %449 = arith.muli %406, %408 : index
+    %450 = arith.addi %449, %444 : index
+    %451 = arith.muli %450, %409 : index
+    %452 = memref.reinterpret_cast %u to offset: [%451], sizes: [%446, %409], strides: [%409, 1] : memref<?x?xf64> to memref<?x?xf64, strided<[?, 1], offset: ?>>
     // As block products: each thread's rows in blocks of 64; per block of 256 columns and 256 terms,
     // that block of the column buffer copied to the thread's buffer, then each block product added to the output.
-    %219 = arith.constant 0 : index
-    %220 = arith.constant 1 : index
-    %221 = arith.constant 64 : index
-    %222 = arith.constant 256 : index
-    %223 = arith.constant 256 : index
-    %224 = arith.constant 8 : index
-    %225 = func.call @omp_get_max_threads() : () -> i32
-    %226 = arith.index_cast %225 : i32 to index
-    %227 = arith.subi %226, %220 : index
-    %228 = arith.addi %212, %227 : index
-    %229 = arith.divui %228, %226 : index
-    %230 = arith.subi %224, %220 : index
-    %231 = arith.addi %229, %230 : index
-    %232 = arith.divui %231, %224 : index
-    %233 = arith.muli %232, %224 : index
-    scf.parallel (%234) = (%219) to (%226) step (%220) {
-      %235 = memref.alloca() {alignment = 64 : i64} : memref<256x264xf64>
-      %236 = arith.muli %234, %233 : index
-      %237 = arith.minsi %236, %212 : index
-      %238 = arith.addi %237, %233 : index
-      %239 = arith.minsi %238, %212 : index
-      %240 = arith.subi %239, %237 : index
-      %241 = memref.subview %218[%237, %219] [%240, %197] [1, 1] : memref<?x?xf64, strided<[?, 1], offset: ?>> to memref<?x?xf64, strided<[?, 1], offset: ?>>
-      %242 = arith.constant 0.0 : f64
-      linalg.fill ins(%242 : f64) outs(%241 : memref<?x?xf64, strided<[?, 1], offset: ?>>)
-      scf.for %243 = %219 to %197 step %222 {
-        %244 = arith.subi %197, %243 : index
-        %245 = arith.minsi %222, %244 : index
-        scf.for %246 = %219 to %198 step %223 {
-          %247 = arith.subi %198, %246 : index
-          %248 = arith.minsi %223, %247 : index
-          %249 = arith.addi %194, %246 : index
-          %250 = memref.subview %235[0, 0] [%248, %245] [1, 1] : memref<256x264xf64> to memref<?x?xf64, strided<[264, 1]>>
-          %251 = memref.subview %199[%249, %243] [%248, %245] [1, 1] : memref<?x?xf64> to memref<?x?xf64, strided<[?, 1], offset: ?>>
-          linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%251 : memref<?x?xf64, strided<[?, 1], offset: ?>>) outs(%250 : memref<?x?xf64, strided<[264, 1]>>) {
-            ^bb0(%252: f64, %253: f64):
-            linalg.yield %252 : f64
+    %453 = arith.constant 0 : index
+    %454 = arith.constant 1 : index
+    %455 = arith.constant 64 : index
+    %456 = arith.constant 256 : index
+    %457 = arith.constant 256 : index
+    %458 = arith.constant 8 : index
+    %459 = func.call @omp_get_max_threads() : () -> i32
+    %460 = arith.index_cast %459 : i32 to index
+    %461 = arith.subi %460, %454 : index
+    %462 = arith.addi %446, %461 : index
+    %463 = arith.divui %462, %460 : index
+    %464 = arith.subi %458, %454 : index
+    %465 = arith.addi %463, %464 : index
+    %466 = arith.divui %465, %458 : index
+    %467 = arith.muli %466, %458 : index
+    scf.parallel (%468) = (%453) to (%460) step (%454) {
+      %469 = memref.alloca() {alignment = 64 : i64} : memref<256x264xf64>
+      %470 = arith.muli %468, %467 : index
+      %471 = arith.minsi %470, %446 : index
+      %472 = arith.addi %471, %467 : index
+      %473 = arith.minsi %472, %446 : index
+      %474 = arith.subi %473, %471 : index
+      %475 = memref.subview %452[%471, %453] [%474, %409] [1, 1] : memref<?x?xf64, strided<[?, 1], offset: ?>> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+      %476 = arith.constant 0.0 : f64
+      linalg.fill ins(%476 : f64) outs(%475 : memref<?x?xf64, strided<[?, 1], offset: ?>>)
+      scf.for %477 = %453 to %409 step %456 {
+        %478 = arith.subi %409, %477 : index
+        %479 = arith.minsi %456, %478 : index
+        scf.for %480 = %453 to %410 step %457 {
+          %481 = arith.subi %410, %480 : index
+          %482 = arith.minsi %457, %481 : index
+          %483 = arith.addi %406, %480 : index
+          %484 = memref.subview %469[0, 0] [%482, %479] [1, 1] : memref<256x264xf64> to memref<?x?xf64, strided<[264, 1]>>
+          %485 = memref.subview %411[%483, %477] [%482, %479] [1, 1] : memref<?x?xf64> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+          linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%485 : memref<?x?xf64, strided<[?, 1], offset: ?>>) outs(%484 : memref<?x?xf64, strided<[264, 1]>>) {
+            ^bb0(%486: f64, %487: f64):
+            linalg.yield %486 : f64
           }
-          scf.for %254 = %237 to %239 step %221 {
-            %255 = arith.subi %239, %254 : index
-            %256 = arith.minsi %221, %255 : index
-            %257 = memref.subview %214[%254, %249] [%256, %248] [1, 1] : memref<?x?xf64, strided<[?, 1], offset: ?>> to memref<?x?xf64, strided<[?, 1], offset: ?>>
-            %258 = memref.subview %218[%254, %243] [%256, %245] [1, 1] : memref<?x?xf64, strided<[?, 1], offset: ?>> to memref<?x?xf64, strided<[?, 1], offset: ?>>
-            linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%257, %250 : memref<?x?xf64, strided<[?, 1], offset: ?>>, memref<?x?xf64, strided<[264, 1]>>) outs(%258 : memref<?x?xf64, strided<[?, 1], offset: ?>>) attrs = {sb_gemm_f64} {
-              ^bb0(%259: f64, %260: f64, %261: f64):
-              %262 = arith.mulf %259, %260 : f64
-              %263 = arith.addf %261, %262 fastmath<reassoc> : f64
-              linalg.yield %263 : f64
+          scf.for %488 = %471 to %473 step %455 {
+            %489 = arith.subi %473, %488 : index
+            %490 = arith.minsi %455, %489 : index
+            %491 = memref.subview %448[%488, %483] [%490, %482] [1, 1] : memref<?x?xf64, strided<[?, 1], offset: ?>> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+            %492 = memref.subview %452[%488, %477] [%490, %479] [1, 1] : memref<?x?xf64, strided<[?, 1], offset: ?>> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+            linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%491, %484 : memref<?x?xf64, strided<[?, 1], offset: ?>>, memref<?x?xf64, strided<[264, 1]>>) outs(%492 : memref<?x?xf64, strided<[?, 1], offset: ?>>) attrs = {sb_gemm_f64} {
+              ^bb0(%493: f64, %494: f64, %495: f64):
+              %496 = arith.mulf %493, %494 : f64
+              %497 = arith.addf %495, %496 fastmath<reassoc> : f64
+              linalg.yield %497 : f64
             }
           }
         }
       }
       scf.reduce
     }
-    memref.dealloc %199 : memref<?x?xf64>
+    memref.dealloc %411 : memref<?x?xf64>
     // r[o, l] = sum(k in 0..K: sum(t in 0..3: w[o, 0, k, t] * x[0, 0, k, l]))
     // Row by row, in parallel blocks of rows.
-    %264 = arith.constant 0 : index
-    %265 = arith.constant 1 : index
-    %266 = arith.constant 63 : index
-    %267 = arith.addi %M, %266 : index
-    %268 = arith.constant 64 : index
-    %269 = arith.divui %267, %268 : index
-    %270 = arith.constant 1 : index
-    %271 = arith.maxsi %269, %270 : index
-    scf.parallel (%272) = (%264) to (%M) step (%271) {
-      %273 = arith.addi %272, %271 : index
-      %274 = arith.minsi %273, %M : index
-      scf.for %275 = %272 to %274 step %265 {
-        %276 = memref.subview %w[%275, 0, 0, 0] [1, %P, %K, %0] [1, 1, 1, 1] : memref<?x?x?x?xf32> to memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
-        %277 = memref.subview %r[%275, 0] [1, %L] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
+    %498 = arith.constant 0 : index
+    %499 = arith.constant 1 : index
+    %500 = arith.constant 63 : index
+    %501 = arith.addi %M, %500 : index
+    %502 = arith.constant 64 : index
+    %503 = arith.divui %501, %502 : index
+    %504 = arith.constant 1 : index
+    %505 = arith.maxsi %503, %504 : index
+    scf.parallel (%506) = (%498) to (%M) step (%505) {
+      %507 = arith.addi %506, %505 : index
+      %508 = arith.minsi %507, %M : index
+      scf.for %509 = %506 to %508 step %499 {
+        %510 = memref.subview %w[%509, 0, 0, 0] [1, %P, %K, %0] [1, 1, 1, 1] : memref<?x?x?x?xf32> to memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+        %511 = memref.subview %r[%509, 0] [1, %L] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
         // r[o, l] = sum(k in 0..K: sum(t in 0..3: w[o, 0, k, t] * x[0, 0, k, l]))
-        %278 = arith.constant 0 : index
+        %512 = arith.constant 0 : index
         // Along l, whole rows.
         // A part whose reads are all inside their tensors reads without the boundary rule.
-        %279 = arith.subi %L, %278 : index
-        %280 = memref.subview %277[%278] [%279] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
-        %281 = arith.constant 0 : index
-        %282 = arith.constant 0 : index
-        %283 = arith.cmpi sge, %281, %282 : index
-        %284 = arith.cmpi slt, %281, %B : index
-        %285 = arith.andi %283, %284 : i1
-        %286 = arith.constant 0 : index
-        %287 = arith.constant 0 : index
-        %288 = arith.cmpi sge, %286, %287 : index
-        %289 = arith.cmpi slt, %286, %G : index
-        %290 = arith.andi %288, %289 : i1
-        %291 = arith.andi %285, %290 : i1
-        scf.if %291 {
+        %513 = arith.subi %L, %512 : index
+        %514 = memref.subview %511[%512] [%513] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
+        %515 = arith.constant 0 : index
+        %516 = arith.constant 0 : index
+        %517 = arith.cmpi sge, %515, %516 : index
+        %518 = arith.cmpi slt, %515, %B : index
+        %519 = arith.andi %517, %518 : i1
+        %520 = arith.constant 0 : index
+        %521 = arith.constant 0 : index
+        %522 = arith.cmpi sge, %520, %521 : index
+        %523 = arith.cmpi slt, %520, %G : index
+        %524 = arith.andi %522, %523 : i1
+        %525 = arith.andi %519, %524 : i1
+        scf.if %525 {
           // Every read of the part inside its tensor: no boundary rule.
-          %292 = arith.constant 0.0 : f32
-          linalg.fill ins(%292 : f32) outs(%280 : memref<?xf32, strided<[1], offset: ?>>)
-          %293 = arith.constant 0 : index
-          %294 = arith.subi %K, %293 : index
-          %295 = arith.constant 0 : index
-          %296 = arith.maxsi %294, %295 : index
-          %297 = arith.constant 0 : index
-          %298 = arith.constant 0 : index
-          %299 = memref.reinterpret_cast %280 to offset: [0], sizes: [%296, %279], strides: [%297, %298] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
+          %526 = arith.constant 0.0 : f32
+          linalg.fill ins(%526 : f32) outs(%514 : memref<?xf32, strided<[1], offset: ?>>)
+          %527 = arith.constant 0 : index
+          %528 = arith.subi %K, %527 : index
+          %529 = arith.constant 0 : index
+          %530 = arith.maxsi %528, %529 : index
+          %531 = arith.constant 0 : index
+          %532 = arith.constant 0 : index
+          %533 = memref.reinterpret_cast %514 to offset: [0], sizes: [%530, %513], strides: [%531, %532] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
           linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
-              ins(%299 : memref<?x?xf32, strided<[?, ?]>>)
-              outs(%280 : memref<?xf32, strided<[1], offset: ?>>) {
-            ^bb0(%300: f32, %301: f32):
-            %302 = linalg.index 1 : index
-            %303 = arith.addi %302, %278 : index
-            %304 = linalg.index 0 : index
-            %305 = arith.addi %304, %293 : index
-            %306 = arith.constant 0 : index
-            %307 = arith.constant 3 : index
-            %308 = arith.constant 1 : index
-            %309 = arith.constant 0.0 : f32
-            %310 = scf.for %311 = %306 to %307 step %308 iter_args(%312 = %309) -> (f32) {
-              %313 = arith.constant 0 : index
-              %314 = memref.load %276[%313, %305, %311] : memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
-              %315 = arith.constant 0 : index
-              %316 = arith.constant 0 : index
-              %317 = memref.load %x[%315, %316, %305, %303] : memref<?x?x?x?xf32>
-              %318 = arith.mulf %314, %317 : f32
-              %319 = arith.addf %312, %318 fastmath<reassoc> : f32
-              scf.yield %319 : f32
+              ins(%533 : memref<?x?xf32, strided<[?, ?]>>)
+              outs(%514 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%534: f32, %535: f32):
+            %536 = linalg.index 1 : index
+            %537 = arith.addi %536, %512 : index
+            %538 = linalg.index 0 : index
+            %539 = arith.addi %538, %527 : index
+            %540 = arith.constant 0 : index
+            %541 = arith.constant 3 : index
+            %542 = arith.constant 1 : index
+            %543 = arith.constant 0.0 : f32
+            %544 = scf.for %545 = %540 to %541 step %542 iter_args(%546 = %543) -> (f32) {
+              %547 = arith.constant 0 : index
+              %548 = memref.load %510[%547, %539, %545] : memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+              %549 = arith.constant 0 : index
+              %550 = arith.constant 0 : index
+              %551 = memref.load %x[%549, %550, %539, %537] : memref<?x?x?x?xf32>
+              %552 = arith.mulf %548, %551 : f32
+              %553 = arith.addf %546, %552 fastmath<reassoc> : f32
+              scf.yield %553 : f32
             }
-            %320 = arith.addf %301, %310 fastmath<reassoc> : f32
-            linalg.yield %320 : f32
+            %554 = arith.addf %535, %544 fastmath<reassoc> : f32
+            linalg.yield %554 : f32
           }
         } else {
-          %321 = arith.constant 0.0 : f32
-          linalg.fill ins(%321 : f32) outs(%280 : memref<?xf32, strided<[1], offset: ?>>)
-          %322 = arith.constant 0 : index
-          %323 = arith.subi %K, %322 : index
-          %324 = arith.constant 0 : index
-          %325 = arith.maxsi %323, %324 : index
-          %326 = arith.constant 0 : index
-          %327 = arith.constant 0 : index
-          %328 = memref.reinterpret_cast %280 to offset: [0], sizes: [%325, %279], strides: [%326, %327] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
+          %555 = arith.constant 0.0 : f32
+          linalg.fill ins(%555 : f32) outs(%514 : memref<?xf32, strided<[1], offset: ?>>)
+          %556 = arith.constant 0 : index
+          %557 = arith.subi %K, %556 : index
+          %558 = arith.constant 0 : index
+          %559 = arith.maxsi %557, %558 : index
+          %560 = arith.constant 0 : index
+          %561 = arith.constant 0 : index
+          %562 = memref.reinterpret_cast %514 to offset: [0], sizes: [%559, %513], strides: [%560, %561] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
           linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
-              ins(%328 : memref<?x?xf32, strided<[?, ?]>>)
-              outs(%280 : memref<?xf32, strided<[1], offset: ?>>) {
-            ^bb0(%329: f32, %330: f32):
-            %331 = linalg.index 1 : index
-            %332 = arith.addi %331, %278 : index
-            %333 = linalg.index 0 : index
-            %334 = arith.addi %333, %322 : index
-            %335 = arith.constant 0 : index
-            %336 = arith.constant 3 : index
-            %337 = arith.constant 1 : index
-            %338 = arith.constant 0.0 : f32
-            %339 = scf.for %340 = %335 to %336 step %337 iter_args(%341 = %338) -> (f32) {
-              %342 = arith.constant 0 : index
-              %343 = memref.load %276[%342, %334, %340] : memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
-              %344 = arith.constant 0 : index
-              %345 = arith.constant 0 : index
-              %346 = arith.cmpi sge, %344, %345 : index
-              %347 = arith.cmpi slt, %344, %B : index
-              %348 = arith.andi %346, %347 : i1
-              %349 = arith.constant 1 : index
-              %350 = arith.subi %B, %349 : index
-              %351 = arith.minsi %344, %350 : index
-              %352 = arith.constant 0 : index
-              %353 = arith.maxsi %351, %352 : index
-              %354 = arith.constant 0 : index
-              %355 = arith.constant 0 : index
-              %356 = arith.cmpi sge, %354, %355 : index
-              %357 = arith.cmpi slt, %354, %G : index
-              %358 = arith.andi %356, %357 : i1
-              %359 = arith.andi %348, %358 : i1
-              %360 = arith.constant 1 : index
-              %361 = arith.subi %G, %360 : index
-              %362 = arith.minsi %354, %361 : index
-              %363 = arith.constant 0 : index
-              %364 = arith.maxsi %362, %363 : index
-              %365 = arith.constant 0 : index
-              %366 = arith.cmpi sge, %334, %365 : index
-              %367 = arith.cmpi slt, %334, %K : index
-              %368 = arith.andi %366, %367 : i1
-              %369 = arith.andi %359, %368 : i1
-              %370 = arith.constant 1 : index
-              %371 = arith.subi %K, %370 : index
-              %372 = arith.minsi %334, %371 : index
-              %373 = arith.constant 0 : index
-              %374 = arith.maxsi %372, %373 : index
-              %375 = arith.constant 0 : index
-              %376 = arith.cmpi sge, %332, %375 : index
-              %377 = arith.cmpi slt, %332, %L : index
-              %378 = arith.andi %376, %377 : i1
-              %379 = arith.andi %369, %378 : i1
-              %380 = arith.constant 1 : index
-              %381 = arith.subi %L, %380 : index
-              %382 = arith.minsi %332, %381 : index
-              %383 = arith.constant 0 : index
-              %384 = arith.maxsi %382, %383 : index
-              %385 = memref.load %x[%353, %364, %374, %384] : memref<?x?x?x?xf32>
-              %386 = arith.constant 0.0 : f32
-              %387 = arith.select %379, %385, %386 : f32
-              %388 = arith.mulf %343, %387 : f32
-              %389 = arith.addf %341, %388 fastmath<reassoc> : f32
-              scf.yield %389 : f32
+              ins(%562 : memref<?x?xf32, strided<[?, ?]>>)
+              outs(%514 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%563: f32, %564: f32):
+            %565 = linalg.index 1 : index
+            %566 = arith.addi %565, %512 : index
+            %567 = linalg.index 0 : index
+            %568 = arith.addi %567, %556 : index
+            %569 = arith.constant 0 : index
+            %570 = arith.constant 3 : index
+            %571 = arith.constant 1 : index
+            %572 = arith.constant 0.0 : f32
+            %573 = scf.for %574 = %569 to %570 step %571 iter_args(%575 = %572) -> (f32) {
+              %576 = arith.constant 0 : index
+              %577 = memref.load %510[%576, %568, %574] : memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+              %578 = arith.constant 0 : index
+              %579 = arith.constant 0 : index
+              %580 = arith.cmpi sge, %578, %579 : index
+              %581 = arith.cmpi slt, %578, %B : index
+              %582 = arith.andi %580, %581 : i1
+              %583 = arith.constant 1 : index
+              %584 = arith.subi %B, %583 : index
+              %585 = arith.minsi %578, %584 : index
+              %586 = arith.constant 0 : index
+              %587 = arith.maxsi %585, %586 : index
+              %588 = arith.constant 0 : index
+              %589 = arith.constant 0 : index
+              %590 = arith.cmpi sge, %588, %589 : index
+              %591 = arith.cmpi slt, %588, %G : index
+              %592 = arith.andi %590, %591 : i1
+              %593 = arith.andi %582, %592 : i1
+              %594 = arith.constant 1 : index
+              %595 = arith.subi %G, %594 : index
+              %596 = arith.minsi %588, %595 : index
+              %597 = arith.constant 0 : index
+              %598 = arith.maxsi %596, %597 : index
+              %599 = arith.constant 0 : index
+              %600 = arith.cmpi sge, %568, %599 : index
+              %601 = arith.cmpi slt, %568, %K : index
+              %602 = arith.andi %600, %601 : i1
+              %603 = arith.andi %593, %602 : i1
+              %604 = arith.constant 1 : index
+              %605 = arith.subi %K, %604 : index
+              %606 = arith.minsi %568, %605 : index
+              %607 = arith.constant 0 : index
+              %608 = arith.maxsi %606, %607 : index
+              %609 = arith.constant 0 : index
+              %610 = arith.cmpi sge, %566, %609 : index
+              %611 = arith.cmpi slt, %566, %L : index
+              %612 = arith.andi %610, %611 : i1
+              %613 = arith.andi %603, %612 : i1
+              %614 = arith.constant 1 : index
+              %615 = arith.subi %L, %614 : index
+              %616 = arith.minsi %566, %615 : index
+              %617 = arith.constant 0 : index
+              %618 = arith.maxsi %616, %617 : index
+              %619 = memref.load %x[%587, %598, %608, %618] : memref<?x?x?x?xf32>
+              %620 = arith.constant 0.0 : f32
+              %621 = arith.select %613, %619, %620 : f32
+              %622 = arith.mulf %577, %621 : f32
+              %623 = arith.addf %575, %622 fastmath<reassoc> : f32
+              scf.yield %623 : f32
             }
-            %390 = arith.addf %330, %339 fastmath<reassoc> : f32
-            linalg.yield %390 : f32
+            %624 = arith.addf %564, %573 fastmath<reassoc> : f32
+            linalg.yield %624 : f32
           }
         }
       }
       scf.reduce
     }
     // gy[b, o, p, l] = sum(k in 0..K: sum(t in 0..3: w[o, p, k, t] * x[b, o / 2, k, l + t - 1]))
-    %391 = arith.constant 0 : index
-    %392 = arith.constant 1 : index
+    %625 = arith.constant 0 : index
+    %626 = arith.constant 1 : index
     // As im2col: per batch element and group, the gathered term at every (k..., N...) into the K x N
     // buffer, then gy (rows x N) = w (rows x K) * the buffer, as block products.
-    %393 = arith.muli %392, %M : index
-    %394 = arith.muli %393, %P : index
-    %395 = arith.muli %392, %L : index
-    %396 = arith.muli %392, %K : index
-    %397 = arith.muli %396, %0 : index
-    %398 = arith.constant 2 : index
-    %399 = arith.muli %392, %P : index
-    %400 = arith.muli %398, %399 : index
-    %401 = arith.subi %400, %392 : index
-    %402 = arith.addi %394, %401 : index
-    %403 = arith.maxsi %400, %392 : index
-    %404 = arith.divsi %402, %403 : index
-    %405 = func.call @omp_get_max_threads() : () -> i32
-    %406 = arith.index_cast %405 : i32 to index
-    %407 = arith.muli %392, %B : index
-    %408 = arith.muli %407, %404 : index
-    %409 = arith.constant 2 : index
-    %410 = arith.muli %406, %409 : index
-    %411 = arith.cmpi sge, %408, %410 : index
-    scf.if %411 {
+    %627 = arith.muli %626, %M : index
+    %628 = arith.muli %627, %P : index
+    %629 = arith.muli %626, %L : index
+    %630 = arith.muli %626, %K : index
+    %631 = arith.muli %630, %0 : index
+    %632 = arith.constant 2 : index
+    %633 = arith.muli %626, %P : index
+    %634 = arith.muli %632, %633 : index
+    %635 = arith.subi %634, %626 : index
+    %636 = arith.addi %628, %635 : index
+    %637 = arith.maxsi %634, %626 : index
+    %638 = arith.divsi %636, %637 : index
+    %639 = func.call @omp_get_max_threads() : () -> i32
+    %640 = arith.index_cast %639 : i32 to index
+    %641 = arith.muli %626, %B : index
+    %642 = arith.muli %641, %638 : index
+    %643 = arith.constant 2 : index
+    %644 = arith.muli %640, %643 : index
+    %645 = arith.cmpi sge, %642, %644 : index
+    scf.if %645 {
       // Pairs of a batch element and a group side by side, a chunk per thread.
-      %412 = arith.subi %406, %392 : index
-      %413 = arith.addi %408, %412 : index
-      %414 = arith.divui %413, %406 : index
-      scf.parallel (%415) = (%391) to (%406) step (%392) {
-        %416 = memref.alloc(%397, %395) {alignment = 64 : i64} : memref<?x?xf32>
-        %417 = memref.alloca() {alignment = 64 : i64} : memref<256x272xf32>
-        %418 = arith.muli %415, %414 : index
-        %419 = arith.minsi %418, %408 : index
-        %420 = arith.addi %419, %414 : index
-        %421 = arith.minsi %420, %408 : index
-        scf.for %422 = %419 to %421 step %392 {
-          %423 = arith.divui %422, %404 : index
-          %424 = arith.remui %422, %404 : index
-          %425 = arith.remui %423, %B : index
-          %426 = arith.divui %423, %B : index
-          %427 = arith.muli %424, %398 : index
+      %646 = arith.subi %640, %626 : index
+      %647 = arith.addi %642, %646 : index
+      %648 = arith.divui %647, %640 : index
+      scf.parallel (%649) = (%625) to (%640) step (%626) {
+        %650 = memref.alloc(%631, %629) {alignment = 64 : i64} : memref<?x?xf32>
+        %651 = memref.alloca() {alignment = 64 : i64} : memref<256x272xf32>
+        %652 = arith.muli %649, %648 : index
+        %653 = arith.minsi %652, %642 : index
+        %654 = arith.addi %653, %648 : index
+        %655 = arith.minsi %654, %642 : index
+        scf.for %656 = %653 to %655 step %626 {
+          %657 = arith.divui %656, %638 : index
+          %658 = arith.remui %656, %638 : index
+          %659 = arith.remui %657, %B : index
+          %660 = arith.divui %657, %B : index
+          %661 = arith.muli %658, %632 : index
           // The columns: the gathered term at (k, p), k over the sum's indices, p over the output's last.
-          scf.for %428 = %391 to %K step %392 {
-            scf.for %429 = %391 to %0 step %392 {
-              scf.for %430 = %391 to %L step %392 {
-                %431 = arith.constant 0 : index
-                %432 = arith.cmpi sge, %425, %431 : index
-                %433 = arith.cmpi slt, %425, %B : index
-                %434 = arith.andi %432, %433 : i1
-                %435 = arith.constant 1 : index
-                %436 = arith.subi %B, %435 : index
-                %437 = arith.minsi %425, %436 : index
-                %438 = arith.constant 0 : index
-                %439 = arith.maxsi %437, %438 : index
-                %440 = arith.constant 2 : index
-                %441 = arith.divsi %427, %440 : index
-                %442 = arith.constant 0 : index
-                %443 = arith.cmpi sge, %441, %442 : index
-                %444 = arith.cmpi slt, %441, %G : index
-                %445 = arith.andi %443, %444 : i1
-                %446 = arith.andi %434, %445 : i1
-                %447 = arith.constant 1 : index
-                %448 = arith.subi %G, %447 : index
-                %449 = arith.minsi %441, %448 : index
-                %450 = arith.constant 0 : index
-                %451 = arith.maxsi %449, %450 : index
-                %452 = arith.constant 0 : index
-                %453 = arith.cmpi sge, %428, %452 : index
-                %454 = arith.cmpi slt, %428, %K : index
-                %455 = arith.andi %453, %454 : i1
-                %456 = arith.andi %446, %455 : i1
-                %457 = arith.constant 1 : index
-                %458 = arith.subi %K, %457 : index
-                %459 = arith.minsi %428, %458 : index
-                %460 = arith.constant 0 : index
-                %461 = arith.maxsi %459, %460 : index
-                %462 = arith.addi %430, %429 : index
-                %463 = arith.constant 1 : index
-                %464 = arith.subi %462, %463 : index
-                %465 = arith.constant 0 : index
-                %466 = arith.cmpi sge, %464, %465 : index
-                %467 = arith.cmpi slt, %464, %L : index
-                %468 = arith.andi %466, %467 : i1
-                %469 = arith.andi %456, %468 : i1
-                %470 = arith.constant 1 : index
-                %471 = arith.subi %L, %470 : index
-                %472 = arith.minsi %464, %471 : index
-                %473 = arith.constant 0 : index
-                %474 = arith.maxsi %472, %473 : index
-                %475 = memref.load %x[%439, %451, %461, %474] : memref<?x?x?x?xf32>
-                %476 = arith.constant 0.0 : f32
-                %477 = arith.select %469, %475, %476 : f32
-                %478 = arith.muli %391, %L : index
-                %479 = arith.addi %478, %430 : index
-                %480 = arith.muli %391, %K : index
-                %481 = arith.addi %480, %428 : index
-                %482 = arith.muli %481, %0 : index
-                %483 = arith.addi %482, %429 : index
-                memref.store %477, %416[%483, %479] : memref<?x?xf32>
+          scf.for %662 = %625 to %K step %626 {
+            scf.for %663 = %625 to %0 step %626 {
+              %664 = arith.constant 1 : index
+              %665 = arith.minsi %664, %L : index
+              %666 = arith.subi %L, %664 : index
+              %667 = arith.maxsi %666, %665 : index
+              %668 = arith.constant 2 : index
+              %669 = arith.divsi %661, %668 : index
+              %670 = arith.constant 0 : index
+              %671 = arith.cmpi sge, %669, %670 : index
+              %672 = arith.cmpi slt, %669, %G : index
+              %673 = arith.andi %671, %672 : i1
+              %674 = arith.addi %625, %663 : index
+              %675 = arith.constant 1 : index
+              %676 = arith.subi %674, %675 : index
+              %677 = arith.constant 0 : index
+              %678 = arith.cmpi sge, %676, %677 : index
+              %679 = arith.cmpi slt, %676, %L : index
+              %680 = arith.andi %678, %679 : i1
+              %681 = arith.andi %673, %680 : i1
+              %682 = arith.constant 1 : index
+              %683 = arith.subi %665, %682 : index
+              %684 = arith.addi %683, %663 : index
+              %685 = arith.constant 1 : index
+              %686 = arith.subi %684, %685 : index
+              %687 = arith.constant 0 : index
+              %688 = arith.cmpi sge, %686, %687 : index
+              %689 = arith.cmpi slt, %686, %L : index
+              %690 = arith.andi %688, %689 : i1
+              %691 = arith.andi %681, %690 : i1
+              scf.if %691 {
+                // Every read of the part inside its tensor: no boundary rule.
+                scf.for %692 = %625 to %665 step %626 {
+                  %693 = arith.constant 2 : index
+                  %694 = arith.divsi %661, %693 : index
+                  %695 = arith.addi %692, %663 : index
+                  %696 = arith.constant 1 : index
+                  %697 = arith.subi %695, %696 : index
+                  %698 = memref.load %x[%659, %694, %662, %697] : memref<?x?x?x?xf32>
+                  %699 = arith.muli %625, %L : index
+                  %700 = arith.addi %699, %692 : index
+                  %701 = arith.muli %625, %K : index
+                  %702 = arith.addi %701, %662 : index
+                  %703 = arith.muli %702, %0 : index
+                  %704 = arith.addi %703, %663 : index
+                  memref.store %698, %650[%704, %700] : memref<?x?xf32>
+                }
+              } else {
+                scf.for %705 = %625 to %665 step %626 {
+                  %706 = arith.constant 0 : index
+                  %707 = arith.cmpi sge, %659, %706 : index
+                  %708 = arith.cmpi slt, %659, %B : index
+                  %709 = arith.andi %707, %708 : i1
+                  %710 = arith.constant 1 : index
+                  %711 = arith.subi %B, %710 : index
+                  %712 = arith.minsi %659, %711 : index
+                  %713 = arith.constant 0 : index
+                  %714 = arith.maxsi %712, %713 : index
+                  %715 = arith.constant 2 : index
+                  %716 = arith.divsi %661, %715 : index
+                  %717 = arith.constant 0 : index
+                  %718 = arith.cmpi sge, %716, %717 : index
+                  %719 = arith.cmpi slt, %716, %G : index
+                  %720 = arith.andi %718, %719 : i1
+                  %721 = arith.andi %709, %720 : i1
+                  %722 = arith.constant 1 : index
+                  %723 = arith.subi %G, %722 : index
+                  %724 = arith.minsi %716, %723 : index
+                  %725 = arith.constant 0 : index
+                  %726 = arith.maxsi %724, %725 : index
+                  %727 = arith.constant 0 : index
+                  %728 = arith.cmpi sge, %662, %727 : index
+                  %729 = arith.cmpi slt, %662, %K : index
+                  %730 = arith.andi %728, %729 : i1
+                  %731 = arith.andi %721, %730 : i1
+                  %732 = arith.constant 1 : index
+                  %733 = arith.subi %K, %732 : index
+                  %734 = arith.minsi %662, %733 : index
+                  %735 = arith.constant 0 : index
+                  %736 = arith.maxsi %734, %735 : index
+                  %737 = arith.addi %705, %663 : index
+                  %738 = arith.constant 1 : index
+                  %739 = arith.subi %737, %738 : index
+                  %740 = arith.constant 0 : index
+                  %741 = arith.cmpi sge, %739, %740 : index
+                  %742 = arith.cmpi slt, %739, %L : index
+                  %743 = arith.andi %741, %742 : i1
+                  %744 = arith.andi %731, %743 : i1
+                  %745 = arith.constant 1 : index
+                  %746 = arith.subi %L, %745 : index
+                  %747 = arith.minsi %739, %746 : index
+                  %748 = arith.constant 0 : index
+                  %749 = arith.maxsi %747, %748 : index
+                  %750 = memref.load %x[%714, %726, %736, %749] : memref<?x?x?x?xf32>
+                  %751 = arith.constant 0.0 : f32
+                  %752 = arith.select %744, %750, %751 : f32
+                  %753 = arith.muli %625, %L : index
+                  %754 = arith.addi %753, %705 : index
+                  %755 = arith.muli %625, %K : index
+                  %756 = arith.addi %755, %662 : index
+                  %757 = arith.muli %756, %0 : index
+                  %758 = arith.addi %757, %663 : index
+                  memref.store %752, %650[%758, %754] : memref<?x?xf32>
+                }
+              }
+              %759 = arith.constant 2 : index
+              %760 = arith.divsi %661, %759 : index
+              %761 = arith.constant 0 : index
+              %762 = arith.cmpi sge, %760, %761 : index
+              %763 = arith.cmpi slt, %760, %G : index
+              %764 = arith.andi %762, %763 : i1
+              %765 = arith.addi %665, %663 : index
+              %766 = arith.constant 1 : index
+              %767 = arith.subi %765, %766 : index
+              %768 = arith.constant 0 : index
+              %769 = arith.cmpi sge, %767, %768 : index
+              %770 = arith.cmpi slt, %767, %L : index
+              %771 = arith.andi %769, %770 : i1
+              %772 = arith.andi %764, %771 : i1
+              %773 = arith.constant 1 : index
+              %774 = arith.subi %667, %773 : index
+              %775 = arith.addi %774, %663 : index
+              %776 = arith.constant 1 : index
+              %777 = arith.subi %775, %776 : index
+              %778 = arith.constant 0 : index
+              %779 = arith.cmpi sge, %777, %778 : index
+              %780 = arith.cmpi slt, %777, %L : index
+              %781 = arith.andi %779, %780 : i1
+              %782 = arith.andi %772, %781 : i1
+              scf.if %782 {
+                // Every read of the part inside its tensor: no boundary rule.
+                scf.for %783 = %665 to %667 step %626 {
+                  %784 = arith.constant 2 : index
+                  %785 = arith.divsi %661, %784 : index
+                  %786 = arith.addi %783, %663 : index
+                  %787 = arith.constant 1 : index
+                  %788 = arith.subi %786, %787 : index
+                  %789 = memref.load %x[%659, %785, %662, %788] : memref<?x?x?x?xf32>
+                  %790 = arith.muli %625, %L : index
+                  %791 = arith.addi %790, %783 : index
+                  %792 = arith.muli %625, %K : index
+                  %793 = arith.addi %792, %662 : index
+                  %794 = arith.muli %793, %0 : index
+                  %795 = arith.addi %794, %663 : index
+                  memref.store %789, %650[%795, %791] : memref<?x?xf32>
+                }
+              } else {
+                scf.for %796 = %665 to %667 step %626 {
+                  %797 = arith.constant 0 : index
+                  %798 = arith.cmpi sge, %659, %797 : index
+                  %799 = arith.cmpi slt, %659, %B : index
+                  %800 = arith.andi %798, %799 : i1
+                  %801 = arith.constant 1 : index
+                  %802 = arith.subi %B, %801 : index
+                  %803 = arith.minsi %659, %802 : index
+                  %804 = arith.constant 0 : index
+                  %805 = arith.maxsi %803, %804 : index
+                  %806 = arith.constant 2 : index
+                  %807 = arith.divsi %661, %806 : index
+                  %808 = arith.constant 0 : index
+                  %809 = arith.cmpi sge, %807, %808 : index
+                  %810 = arith.cmpi slt, %807, %G : index
+                  %811 = arith.andi %809, %810 : i1
+                  %812 = arith.andi %800, %811 : i1
+                  %813 = arith.constant 1 : index
+                  %814 = arith.subi %G, %813 : index
+                  %815 = arith.minsi %807, %814 : index
+                  %816 = arith.constant 0 : index
+                  %817 = arith.maxsi %815, %816 : index
+                  %818 = arith.constant 0 : index
+                  %819 = arith.cmpi sge, %662, %818 : index
+                  %820 = arith.cmpi slt, %662, %K : index
+                  %821 = arith.andi %819, %820 : i1
+                  %822 = arith.andi %812, %821 : i1
+                  %823 = arith.constant 1 : index
+                  %824 = arith.subi %K, %823 : index
+                  %825 = arith.minsi %662, %824 : index
+                  %826 = arith.constant 0 : index
+                  %827 = arith.maxsi %825, %826 : index
+                  %828 = arith.addi %796, %663 : index
+                  %829 = arith.constant 1 : index
+                  %830 = arith.subi %828, %829 : index
+                  %831 = arith.constant 0 : index
+                  %832 = arith.cmpi sge, %830, %831 : index
+                  %833 = arith.cmpi slt, %830, %L : index
+                  %834 = arith.andi %832, %833 : i1
+                  %835 = arith.andi %822, %834 : i1
+                  %836 = arith.constant 1 : index
+                  %837 = arith.subi %L, %836 : index
+                  %838 = arith.minsi %830, %837 : index
+                  %839 = arith.constant 0 : index
+                  %840 = arith.maxsi %838, %839 : index
+                  %841 = memref.load %x[%805, %817, %827, %840] : memref<?x?x?x?xf32>
+                  %842 = arith.constant 0.0 : f32
+                  %843 = arith.select %835, %841, %842 : f32
+                  %844 = arith.muli %625, %L : index
+                  %845 = arith.addi %844, %796 : index
+                  %846 = arith.muli %625, %K : index
+                  %847 = arith.addi %846, %662 : index
+                  %848 = arith.muli %847, %0 : index
+                  %849 = arith.addi %848, %663 : index
+                  memref.store %843, %650[%849, %845] : memref<?x?xf32>
+                }
+              }
+              %850 = arith.constant 2 : index
+              %851 = arith.divsi %661, %850 : index
+              %852 = arith.constant 0 : index
+              %853 = arith.cmpi sge, %851, %852 : index
+              %854 = arith.cmpi slt, %851, %G : index
+              %855 = arith.andi %853, %854 : i1
+              %856 = arith.addi %667, %663 : index
+              %857 = arith.constant 1 : index
+              %858 = arith.subi %856, %857 : index
+              %859 = arith.constant 0 : index
+              %860 = arith.cmpi sge, %858, %859 : index
+              %861 = arith.cmpi slt, %858, %L : index
+              %862 = arith.andi %860, %861 : i1
+              %863 = arith.andi %855, %862 : i1
+              %864 = arith.constant 1 : index
+              %865 = arith.subi %L, %864 : index
+              %866 = arith.addi %865, %663 : index
+              %867 = arith.constant 1 : index
+              %868 = arith.subi %866, %867 : index
+              %869 = arith.constant 0 : index
+              %870 = arith.cmpi sge, %868, %869 : index
+              %871 = arith.cmpi slt, %868, %L : index
+              %872 = arith.andi %870, %871 : i1
+              %873 = arith.andi %863, %872 : i1
+              scf.if %873 {
+                // Every read of the part inside its tensor: no boundary rule.
+                scf.for %874 = %667 to %L step %626 {
+                  %875 = arith.constant 2 : index
+                  %876 = arith.divsi %661, %875 : index
+                  %877 = arith.addi %874, %663 : index
+                  %878 = arith.constant 1 : index
+                  %879 = arith.subi %877, %878 : index
+                  %880 = memref.load %x[%659, %876, %662, %879] : memref<?x?x?x?xf32>
+                  %881 = arith.muli %625, %L : index
+                  %882 = arith.addi %881, %874 : index
+                  %883 = arith.muli %625, %K : index
+                  %884 = arith.addi %883, %662 : index
+                  %885 = arith.muli %884, %0 : index
+                  %886 = arith.addi %885, %663 : index
+                  memref.store %880, %650[%886, %882] : memref<?x?xf32>
+                }
+              } else {
+                scf.for %887 = %667 to %L step %626 {
+                  %888 = arith.constant 0 : index
+                  %889 = arith.cmpi sge, %659, %888 : index
+                  %890 = arith.cmpi slt, %659, %B : index
+                  %891 = arith.andi %889, %890 : i1
+                  %892 = arith.constant 1 : index
+                  %893 = arith.subi %B, %892 : index
+                  %894 = arith.minsi %659, %893 : index
+                  %895 = arith.constant 0 : index
+                  %896 = arith.maxsi %894, %895 : index
+                  %897 = arith.constant 2 : index
+                  %898 = arith.divsi %661, %897 : index
+                  %899 = arith.constant 0 : index
+                  %900 = arith.cmpi sge, %898, %899 : index
+                  %901 = arith.cmpi slt, %898, %G : index
+                  %902 = arith.andi %900, %901 : i1
+                  %903 = arith.andi %891, %902 : i1
+                  %904 = arith.constant 1 : index
+                  %905 = arith.subi %G, %904 : index
+                  %906 = arith.minsi %898, %905 : index
+                  %907 = arith.constant 0 : index
+                  %908 = arith.maxsi %906, %907 : index
+                  %909 = arith.constant 0 : index
+                  %910 = arith.cmpi sge, %662, %909 : index
+                  %911 = arith.cmpi slt, %662, %K : index
+                  %912 = arith.andi %910, %911 : i1
+                  %913 = arith.andi %903, %912 : i1
+                  %914 = arith.constant 1 : index
+                  %915 = arith.subi %K, %914 : index
+                  %916 = arith.minsi %662, %915 : index
+                  %917 = arith.constant 0 : index
+                  %918 = arith.maxsi %916, %917 : index
+                  %919 = arith.addi %887, %663 : index
+                  %920 = arith.constant 1 : index
+                  %921 = arith.subi %919, %920 : index
+                  %922 = arith.constant 0 : index
+                  %923 = arith.cmpi sge, %921, %922 : index
+                  %924 = arith.cmpi slt, %921, %L : index
+                  %925 = arith.andi %923, %924 : i1
+                  %926 = arith.andi %913, %925 : i1
+                  %927 = arith.constant 1 : index
+                  %928 = arith.subi %L, %927 : index
+                  %929 = arith.minsi %921, %928 : index
+                  %930 = arith.constant 0 : index
+                  %931 = arith.maxsi %929, %930 : index
+                  %932 = memref.load %x[%896, %908, %918, %931] : memref<?x?x?x?xf32>
+                  %933 = arith.constant 0.0 : f32
+                  %934 = arith.select %926, %932, %933 : f32
+                  %935 = arith.muli %625, %L : index
+                  %936 = arith.addi %935, %887 : index
+                  %937 = arith.muli %625, %K : index
+                  %938 = arith.addi %937, %662 : index
+                  %939 = arith.muli %938, %0 : index
+                  %940 = arith.addi %939, %663 : index
+                  memref.store %934, %650[%940, %936] : memref<?x?xf32>
+                }
               }
             }
           }
-          %484 = arith.muli %424, %400 : index
-          %485 = arith.subi %394, %484 : index
-          %486 = arith.minsi %400, %485 : index
-          %487 = arith.muli %484, %397 : index
-          %488 = memref.reinterpret_cast %w to offset: [%487], sizes: [%486, %397], strides: [%397, 1] : memref<?x?x?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
-          %489 = arith.muli %423, %394 : index
-          %490 = arith.addi %489, %484 : index
-          %491 = arith.muli %490, %395 : index
-          %492 = memref.reinterpret_cast %gy to offset: [%491], sizes: [%486, %395], strides: [%395, 1] : memref<?x?x?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+          %941 = arith.muli %658, %634 : index
+          %942 = arith.subi %628, %941 : index
+          %943 = arith.minsi %634, %942 : index
+          %944 = arith.muli %941, %631 : index
+          %945 = memref.reinterpret_cast %w to offset: [%944], sizes: [%943, %631], strides: [%631, 1] : memref<?x?x?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+          %946 = arith.muli %657, %628 : index
+          %947 = arith.addi %946, %941 : index
+          %948 = arith.muli %947, %629 : index
+          %949 = memref.reinterpret_cast %gy to offset: [%948], sizes: [%943, %629], strides: [%629, 1] : memref<?x?x?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
           // As block products: each thread's rows in blocks of 64; per block of 256 columns and 256 terms,
           // that block of the column buffer copied to the thread's buffer, then each block product added to the output.
-          %493 = arith.constant 0 : index
-          %494 = arith.constant 1 : index
-          %495 = arith.constant 64 : index
-          %496 = arith.constant 256 : index
-          %497 = arith.constant 256 : index
-          %498 = arith.constant 8 : index
-          %499 = arith.subi %494, %494 : index
-          %500 = arith.addi %486, %499 : index
-          %501 = arith.divui %500, %494 : index
-          %502 = arith.subi %498, %494 : index
-          %503 = arith.addi %501, %502 : index
-          %504 = arith.divui %503, %498 : index
-          %505 = arith.muli %504, %498 : index
-          scf.for %506 = %493 to %494 step %494 {
-            %507 = arith.muli %506, %505 : index
-            %508 = arith.minsi %507, %486 : index
-            %509 = arith.addi %508, %505 : index
-            %510 = arith.minsi %509, %486 : index
-            %511 = arith.subi %510, %508 : index
-            %512 = memref.subview %492[%508, %493] [%511, %395] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
-            %513 = arith.constant 0.0 : f32
-            linalg.fill ins(%513 : f32) outs(%512 : memref<?x?xf32, strided<[?, 1], offset: ?>>)
-            scf.for %514 = %493 to %395 step %496 {
-              %515 = arith.subi %395, %514 : index
-              %516 = arith.minsi %496, %515 : index
-              scf.for %517 = %493 to %397 step %497 {
-                %518 = arith.subi %397, %517 : index
-                %519 = arith.minsi %497, %518 : index
-                %520 = arith.addi %391, %517 : index
-                %521 = memref.subview %417[0, 0] [%519, %516] [1, 1] : memref<256x272xf32> to memref<?x?xf32, strided<[272, 1]>>
-                %522 = memref.subview %416[%520, %514] [%519, %516] [1, 1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
-                linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%522 : memref<?x?xf32, strided<[?, 1], offset: ?>>) outs(%521 : memref<?x?xf32, strided<[272, 1]>>) {
-                  ^bb0(%523: f32, %524: f32):
-                  linalg.yield %523 : f32
+          %950 = arith.constant 0 : index
+          %951 = arith.constant 1 : index
+          %952 = arith.constant 64 : index
+          %953 = arith.constant 256 : index
+          %954 = arith.constant 256 : index
+          %955 = arith.constant 8 : index
+          %956 = arith.subi %951, %951 : index
+          %957 = arith.addi %943, %956 : index
+          %958 = arith.divui %957, %951 : index
+          %959 = arith.subi %955, %951 : index
+          %960 = arith.addi %958, %959 : index
+          %961 = arith.divui %960, %955 : index
+          %962 = arith.muli %961, %955 : index
+          scf.for %963 = %950 to %951 step %951 {
+            %964 = arith.muli %963, %962 : index
+            %965 = arith.minsi %964, %943 : index
+            %966 = arith.addi %965, %962 : index
+            %967 = arith.minsi %966, %943 : index
+            %968 = arith.subi %967, %965 : index
+            %969 = memref.subview %949[%965, %950] [%968, %629] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+            %970 = arith.constant 0.0 : f32
+            linalg.fill ins(%970 : f32) outs(%969 : memref<?x?xf32, strided<[?, 1], offset: ?>>)
+            scf.for %971 = %950 to %629 step %953 {
+              %972 = arith.subi %629, %971 : index
+              %973 = arith.minsi %953, %972 : index
+              scf.for %974 = %950 to %631 step %954 {
+                %975 = arith.subi %631, %974 : index
+                %976 = arith.minsi %954, %975 : index
+                %977 = arith.addi %625, %974 : index
+                %978 = memref.subview %651[0, 0] [%976, %973] [1, 1] : memref<256x272xf32> to memref<?x?xf32, strided<[272, 1]>>
+                %979 = memref.subview %650[%977, %971] [%976, %973] [1, 1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+                linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%979 : memref<?x?xf32, strided<[?, 1], offset: ?>>) outs(%978 : memref<?x?xf32, strided<[272, 1]>>) {
+                  ^bb0(%980: f32, %981: f32):
+                  linalg.yield %980 : f32
                 }
-                scf.for %525 = %508 to %510 step %495 {
-                  %526 = arith.subi %510, %525 : index
-                  %527 = arith.minsi %495, %526 : index
-                  %528 = memref.subview %488[%525, %520] [%527, %519] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
-                  %529 = memref.subview %492[%525, %514] [%527, %516] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
-                  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%528, %521 : memref<?x?xf32, strided<[?, 1], offset: ?>>, memref<?x?xf32, strided<[272, 1]>>) outs(%529 : memref<?x?xf32, strided<[?, 1], offset: ?>>) attrs = {sb_gemm_f32} {
-                    ^bb0(%530: f32, %531: f32, %532: f32):
-                    %533 = arith.mulf %530, %531 : f32
-                    %534 = arith.addf %532, %533 fastmath<reassoc> : f32
-                    linalg.yield %534 : f32
+                scf.for %982 = %965 to %967 step %952 {
+                  %983 = arith.subi %967, %982 : index
+                  %984 = arith.minsi %952, %983 : index
+                  %985 = memref.subview %945[%982, %977] [%984, %976] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+                  %986 = memref.subview %949[%982, %971] [%984, %973] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+                  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%985, %978 : memref<?x?xf32, strided<[?, 1], offset: ?>>, memref<?x?xf32, strided<[272, 1]>>) outs(%986 : memref<?x?xf32, strided<[?, 1], offset: ?>>) attrs = {sb_gemm_f32} {
+                    ^bb0(%987: f32, %988: f32, %989: f32):
+                    %990 = arith.mulf %987, %988 : f32
+                    %991 = arith.addf %989, %990 fastmath<reassoc> : f32
+                    linalg.yield %991 : f32
                   }
                 }
               }
             }
           }
         }
-        memref.dealloc %416 : memref<?x?xf32>
+        memref.dealloc %650 : memref<?x?xf32>
         scf.reduce
       }
     } else {
-      %535 = memref.alloc(%397, %395) {alignment = 64 : i64} : memref<?x?xf32>
-      scf.for %536 = %391 to %B step %392 {
-        %537 = arith.muli %391, %B : index
-        %538 = arith.addi %537, %536 : index
-        scf.for %539 = %391 to %404 step %392 {
-          %540 = arith.muli %539, %398 : index
+      %992 = memref.alloc(%631, %629) {alignment = 64 : i64} : memref<?x?xf32>
+      scf.for %993 = %625 to %B step %626 {
+        %994 = arith.muli %625, %B : index
+        %995 = arith.addi %994, %993 : index
+        scf.for %996 = %625 to %638 step %626 {
+          %997 = arith.muli %996, %632 : index
           // The columns: the gathered term at (k, p), k over the sum's indices, p over the output's last.
-          scf.parallel (%541) = (%391) to (%K) step (%392) {
-            scf.for %542 = %391 to %0 step %392 {
-              scf.for %543 = %391 to %L step %392 {
-                %544 = arith.constant 0 : index
-                %545 = arith.cmpi sge, %536, %544 : index
-                %546 = arith.cmpi slt, %536, %B : index
-                %547 = arith.andi %545, %546 : i1
-                %548 = arith.constant 1 : index
-                %549 = arith.subi %B, %548 : index
-                %550 = arith.minsi %536, %549 : index
-                %551 = arith.constant 0 : index
-                %552 = arith.maxsi %550, %551 : index
-                %553 = arith.constant 2 : index
-                %554 = arith.divsi %540, %553 : index
-                %555 = arith.constant 0 : index
-                %556 = arith.cmpi sge, %554, %555 : index
-                %557 = arith.cmpi slt, %554, %G : index
-                %558 = arith.andi %556, %557 : i1
-                %559 = arith.andi %547, %558 : i1
-                %560 = arith.constant 1 : index
-                %561 = arith.subi %G, %560 : index
-                %562 = arith.minsi %554, %561 : index
-                %563 = arith.constant 0 : index
-                %564 = arith.maxsi %562, %563 : index
-                %565 = arith.constant 0 : index
-                %566 = arith.cmpi sge, %541, %565 : index
-                %567 = arith.cmpi slt, %541, %K : index
-                %568 = arith.andi %566, %567 : i1
-                %569 = arith.andi %559, %568 : i1
-                %570 = arith.constant 1 : index
-                %571 = arith.subi %K, %570 : index
-                %572 = arith.minsi %541, %571 : index
-                %573 = arith.constant 0 : index
-                %574 = arith.maxsi %572, %573 : index
-                %575 = arith.addi %543, %542 : index
-                %576 = arith.constant 1 : index
-                %577 = arith.subi %575, %576 : index
-                %578 = arith.constant 0 : index
-                %579 = arith.cmpi sge, %577, %578 : index
-                %580 = arith.cmpi slt, %577, %L : index
-                %581 = arith.andi %579, %580 : i1
-                %582 = arith.andi %569, %581 : i1
-                %583 = arith.constant 1 : index
-                %584 = arith.subi %L, %583 : index
-                %585 = arith.minsi %577, %584 : index
-                %586 = arith.constant 0 : index
-                %587 = arith.maxsi %585, %586 : index
-                %588 = memref.load %x[%552, %564, %574, %587] : memref<?x?x?x?xf32>
-                %589 = arith.constant 0.0 : f32
-                %590 = arith.select %582, %588, %589 : f32
-                %591 = arith.muli %391, %L : index
-                %592 = arith.addi %591, %543 : index
-                %593 = arith.muli %391, %K : index
-                %594 = arith.addi %593, %541 : index
-                %595 = arith.muli %594, %0 : index
-                %596 = arith.addi %595, %542 : index
-                memref.store %590, %535[%596, %592] : memref<?x?xf32>
+          scf.parallel (%998) = (%625) to (%K) step (%626) {
+            scf.for %999 = %625 to %0 step %626 {
+              %1000 = arith.constant 1 : index
+              %1001 = arith.minsi %1000, %L : index
+              %1002 = arith.subi %L, %1000 : index
+              %1003 = arith.maxsi %1002, %1001 : index
+              %1004 = arith.constant 2 : index
+              %1005 = arith.divsi %997, %1004 : index
+              %1006 = arith.constant 0 : index
+              %1007 = arith.cmpi sge, %1005, %1006 : index
+              %1008 = arith.cmpi slt, %1005, %G : index
+              %1009 = arith.andi %1007, %1008 : i1
+              %1010 = arith.addi %625, %999 : index
+              %1011 = arith.constant 1 : index
+              %1012 = arith.subi %1010, %1011 : index
+              %1013 = arith.constant 0 : index
+              %1014 = arith.cmpi sge, %1012, %1013 : index
+              %1015 = arith.cmpi slt, %1012, %L : index
+              %1016 = arith.andi %1014, %1015 : i1
+              %1017 = arith.andi %1009, %1016 : i1
+              %1018 = arith.constant 1 : index
+              %1019 = arith.subi %1001, %1018 : index
+              %1020 = arith.addi %1019, %999 : index
+              %1021 = arith.constant 1 : index
+              %1022 = arith.subi %1020, %1021 : index
+              %1023 = arith.constant 0 : index
+              %1024 = arith.cmpi sge, %1022, %1023 : index
+              %1025 = arith.cmpi slt, %1022, %L : index
+              %1026 = arith.andi %1024, %1025 : i1
+              %1027 = arith.andi %1017, %1026 : i1
+              scf.if %1027 {
+                // Every read of the part inside its tensor: no boundary rule.
+                scf.for %1028 = %625 to %1001 step %626 {
+                  %1029 = arith.constant 2 : index
+                  %1030 = arith.divsi %997, %1029 : index
+                  %1031 = arith.addi %1028, %999 : index
+                  %1032 = arith.constant 1 : index
+                  %1033 = arith.subi %1031, %1032 : index
+                  %1034 = memref.load %x[%993, %1030, %998, %1033] : memref<?x?x?x?xf32>
+                  %1035 = arith.muli %625, %L : index
+                  %1036 = arith.addi %1035, %1028 : index
+                  %1037 = arith.muli %625, %K : index
+                  %1038 = arith.addi %1037, %998 : index
+                  %1039 = arith.muli %1038, %0 : index
+                  %1040 = arith.addi %1039, %999 : index
+                  memref.store %1034, %992[%1040, %1036] : memref<?x?xf32>
+                }
+              } else {
+                scf.for %1041 = %625 to %1001 step %626 {
+                  %1042 = arith.constant 0 : index
+                  %1043 = arith.cmpi sge, %993, %1042 : index
+                  %1044 = arith.cmpi slt, %993, %B : index
+                  %1045 = arith.andi %1043, %1044 : i1
+                  %1046 = arith.constant 1 : index
+                  %1047 = arith.subi %B, %1046 : index
+                  %1048 = arith.minsi %993, %1047 : index
+                  %1049 = arith.constant 0 : index
+                  %1050 = arith.maxsi %1048, %1049 : index
+                  %1051 = arith.constant 2 : index
+                  %1052 = arith.divsi %997, %1051 : index
+                  %1053 = arith.constant 0 : index
+                  %1054 = arith.cmpi sge, %1052, %1053 : index
+                  %1055 = arith.cmpi slt, %1052, %G : index
+                  %1056 = arith.andi %1054, %1055 : i1
+                  %1057 = arith.andi %1045, %1056 : i1
+                  %1058 = arith.constant 1 : index
+                  %1059 = arith.subi %G, %1058 : index
+                  %1060 = arith.minsi %1052, %1059 : index
+                  %1061 = arith.constant 0 : index
+                  %1062 = arith.maxsi %1060, %1061 : index
+                  %1063 = arith.constant 0 : index
+                  %1064 = arith.cmpi sge, %998, %1063 : index
+                  %1065 = arith.cmpi slt, %998, %K : index
+                  %1066 = arith.andi %1064, %1065 : i1
+                  %1067 = arith.andi %1057, %1066 : i1
+                  %1068 = arith.constant 1 : index
+                  %1069 = arith.subi %K, %1068 : index
+                  %1070 = arith.minsi %998, %1069 : index
+                  %1071 = arith.constant 0 : index
+                  %1072 = arith.maxsi %1070, %1071 : index
+                  %1073 = arith.addi %1041, %999 : index
+                  %1074 = arith.constant 1 : index
+                  %1075 = arith.subi %1073, %1074 : index
+                  %1076 = arith.constant 0 : index
+                  %1077 = arith.cmpi sge, %1075, %1076 : index
+                  %1078 = arith.cmpi slt, %1075, %L : index
+                  %1079 = arith.andi %1077, %1078 : i1
+                  %1080 = arith.andi %1067, %1079 : i1
+                  %1081 = arith.constant 1 : index
+                  %1082 = arith.subi %L, %1081 : index
+                  %1083 = arith.minsi %1075, %1082 : index
+                  %1084 = arith.constant 0 : index
+                  %1085 = arith.maxsi %1083, %1084 : index
+                  %1086 = memref.load %x[%1050, %1062, %1072, %1085] : memref<?x?x?x?xf32>
+                  %1087 = arith.constant 0.0 : f32
+                  %1088 = arith.select %1080, %1086, %1087 : f32
+                  %1089 = arith.muli %625, %L : index
+                  %1090 = arith.addi %1089, %1041 : index
+                  %1091 = arith.muli %625, %K : index
+                  %1092 = arith.addi %1091, %998 : index
+                  %1093 = arith.muli %1092, %0 : index
+                  %1094 = arith.addi %1093, %999 : index
+                  memref.store %1088, %992[%1094, %1090] : memref<?x?xf32>
+                }
+              }
+              %1095 = arith.constant 2 : index
+              %1096 = arith.divsi %997, %1095 : index
+              %1097 = arith.constant 0 : index
+              %1098 = arith.cmpi sge, %1096, %1097 : index
+              %1099 = arith.cmpi slt, %1096, %G : index
+              %1100 = arith.andi %1098, %1099 : i1
+              %1101 = arith.addi %1001, %999 : index
+              %1102 = arith.constant 1 : index
+              %1103 = arith.subi %1101, %1102 : index
+              %1104 = arith.constant 0 : index
+              %1105 = arith.cmpi sge, %1103, %1104 : index
+              %1106 = arith.cmpi slt, %1103, %L : index
+              %1107 = arith.andi %1105, %1106 : i1
+              %1108 = arith.andi %1100, %1107 : i1
+              %1109 = arith.constant 1 : index
+              %1110 = arith.subi %1003, %1109 : index
+              %1111 = arith.addi %1110, %999 : index
+              %1112 = arith.constant 1 : index
+              %1113 = arith.subi %1111, %1112 : index
+              %1114 = arith.constant 0 : index
+              %1115 = arith.cmpi sge, %1113, %1114 : index
+              %1116 = arith.cmpi slt, %1113, %L : index
+              %1117 = arith.andi %1115, %1116 : i1
+              %1118 = arith.andi %1108, %1117 : i1
+              scf.if %1118 {
+                // Every read of the part inside its tensor: no boundary rule.
+                scf.for %1119 = %1001 to %1003 step %626 {
+                  %1120 = arith.constant 2 : index
+                  %1121 = arith.divsi %997, %1120 : index
+                  %1122 = arith.addi %1119, %999 : index
+                  %1123 = arith.constant 1 : index
+                  %1124 = arith.subi %1122, %1123 : index
+                  %1125 = memref.load %x[%993, %1121, %998, %1124] : memref<?x?x?x?xf32>
+                  %1126 = arith.muli %625, %L : index
+                  %1127 = arith.addi %1126, %1119 : index
+                  %1128 = arith.muli %625, %K : index
+                  %1129 = arith.addi %1128, %998 : index
+                  %1130 = arith.muli %1129, %0 : index
+                  %1131 = arith.addi %1130, %999 : index
+                  memref.store %1125, %992[%1131, %1127] : memref<?x?xf32>
+                }
+              } else {
+                scf.for %1132 = %1001 to %1003 step %626 {
+                  %1133 = arith.constant 0 : index
+                  %1134 = arith.cmpi sge, %993, %1133 : index
+                  %1135 = arith.cmpi slt, %993, %B : index
+                  %1136 = arith.andi %1134, %1135 : i1
+                  %1137 = arith.constant 1 : index
+                  %1138 = arith.subi %B, %1137 : index
+                  %1139 = arith.minsi %993, %1138 : index
+                  %1140 = arith.constant 0 : index
+                  %1141 = arith.maxsi %1139, %1140 : index
+                  %1142 = arith.constant 2 : index
+                  %1143 = arith.divsi %997, %1142 : index
+                  %1144 = arith.constant 0 : index
+                  %1145 = arith.cmpi sge, %1143, %1144 : index
+                  %1146 = arith.cmpi slt, %1143, %G : index
+                  %1147 = arith.andi %1145, %1146 : i1
+                  %1148 = arith.andi %1136, %1147 : i1
+                  %1149 = arith.constant 1 : index
+                  %1150 = arith.subi %G, %1149 : index
+                  %1151 = arith.minsi %1143, %1150 : index
+                  %1152 = arith.constant 0 : index
+                  %1153 = arith.maxsi %1151, %1152 : index
+                  %1154 = arith.constant 0 : index
+                  %1155 = arith.cmpi sge, %998, %1154 : index
+                  %1156 = arith.cmpi slt, %998, %K : index
+                  %1157 = arith.andi %1155, %1156 : i1
+                  %1158 = arith.andi %1148, %1157 : i1
+                  %1159 = arith.constant 1 : index
+                  %1160 = arith.subi %K, %1159 : index
+                  %1161 = arith.minsi %998, %1160 : index
+                  %1162 = arith.constant 0 : index
+                  %1163 = arith.maxsi %1161, %1162 : index
+                  %1164 = arith.addi %1132, %999 : index
+                  %1165 = arith.constant 1 : index
+                  %1166 = arith.subi %1164, %1165 : index
+                  %1167 = arith.constant 0 : index
+                  %1168 = arith.cmpi sge, %1166, %1167 : index
+                  %1169 = arith.cmpi slt, %1166, %L : index
+                  %1170 = arith.andi %1168, %1169 : i1
+                  %1171 = arith.andi %1158, %1170 : i1
+                  %1172 = arith.constant 1 : index
+                  %1173 = arith.subi %L, %1172 : index
+                  %1174 = arith.minsi %1166, %1173 : index
+                  %1175 = arith.constant 0 : index
+                  %1176 = arith.maxsi %1174, %1175 : index
+                  %1177 = memref.load %x[%1141, %1153, %1163, %1176] : memref<?x?x?x?xf32>
+                  %1178 = arith.constant 0.0 : f32
+                  %1179 = arith.select %1171, %1177, %1178 : f32
+                  %1180 = arith.muli %625, %L : index
+                  %1181 = arith.addi %1180, %1132 : index
+                  %1182 = arith.muli %625, %K : index
+                  %1183 = arith.addi %1182, %998 : index
+                  %1184 = arith.muli %1183, %0 : index
+                  %1185 = arith.addi %1184, %999 : index
+                  memref.store %1179, %992[%1185, %1181] : memref<?x?xf32>
+                }
+              }
+              %1186 = arith.constant 2 : index
+              %1187 = arith.divsi %997, %1186 : index
+              %1188 = arith.constant 0 : index
+              %1189 = arith.cmpi sge, %1187, %1188 : index
+              %1190 = arith.cmpi slt, %1187, %G : index
+              %1191 = arith.andi %1189, %1190 : i1
+              %1192 = arith.addi %1003, %999 : index
+              %1193 = arith.constant 1 : index
+              %1194 = arith.subi %1192, %1193 : index
+              %1195 = arith.constant 0 : index
+              %1196 = arith.cmpi sge, %1194, %1195 : index
+              %1197 = arith.cmpi slt, %1194, %L : index
+              %1198 = arith.andi %1196, %1197 : i1
+              %1199 = arith.andi %1191, %1198 : i1
+              %1200 = arith.constant 1 : index
+              %1201 = arith.subi %L, %1200 : index
+              %1202 = arith.addi %1201, %999 : index
+              %1203 = arith.constant 1 : index
+              %1204 = arith.subi %1202, %1203 : index
+              %1205 = arith.constant 0 : index
+              %1206 = arith.cmpi sge, %1204, %1205 : index
+              %1207 = arith.cmpi slt, %1204, %L : index
+              %1208 = arith.andi %1206, %1207 : i1
+              %1209 = arith.andi %1199, %1208 : i1
+              scf.if %1209 {
+                // Every read of the part inside its tensor: no boundary rule.
+                scf.for %1210 = %1003 to %L step %626 {
+                  %1211 = arith.constant 2 : index
+                  %1212 = arith.divsi %997, %1211 : index
+                  %1213 = arith.addi %1210, %999 : index
+                  %1214 = arith.constant 1 : index
+                  %1215 = arith.subi %1213, %1214 : index
+                  %1216 = memref.load %x[%993, %1212, %998, %1215] : memref<?x?x?x?xf32>
+                  %1217 = arith.muli %625, %L : index
+                  %1218 = arith.addi %1217, %1210 : index
+                  %1219 = arith.muli %625, %K : index
+                  %1220 = arith.addi %1219, %998 : index
+                  %1221 = arith.muli %1220, %0 : index
+                  %1222 = arith.addi %1221, %999 : index
+                  memref.store %1216, %992[%1222, %1218] : memref<?x?xf32>
+                }
+              } else {
+                scf.for %1223 = %1003 to %L step %626 {
+                  %1224 = arith.constant 0 : index
+                  %1225 = arith.cmpi sge, %993, %1224 : index
+                  %1226 = arith.cmpi slt, %993, %B : index
+                  %1227 = arith.andi %1225, %1226 : i1
+                  %1228 = arith.constant 1 : index
+                  %1229 = arith.subi %B, %1228 : index
+                  %1230 = arith.minsi %993, %1229 : index
+                  %1231 = arith.constant 0 : index
+                  %1232 = arith.maxsi %1230, %1231 : index
+                  %1233 = arith.constant 2 : index
+                  %1234 = arith.divsi %997, %1233 : index
+                  %1235 = arith.constant 0 : index
+                  %1236 = arith.cmpi sge, %1234, %1235 : index
+                  %1237 = arith.cmpi slt, %1234, %G : index
+                  %1238 = arith.andi %1236, %1237 : i1
+                  %1239 = arith.andi %1227, %1238 : i1
+                  %1240 = arith.constant 1 : index
+                  %1241 = arith.subi %G, %1240 : index
+                  %1242 = arith.minsi %1234, %1241 : index
+                  %1243 = arith.constant 0 : index
+                  %1244 = arith.maxsi %1242, %1243 : index
+                  %1245 = arith.constant 0 : index
+                  %1246 = arith.cmpi sge, %998, %1245 : index
+                  %1247 = arith.cmpi slt, %998, %K : index
+                  %1248 = arith.andi %1246, %1247 : i1
+                  %1249 = arith.andi %1239, %1248 : i1
+                  %1250 = arith.constant 1 : index
+                  %1251 = arith.subi %K, %1250 : index
+                  %1252 = arith.minsi %998, %1251 : index
+                  %1253 = arith.constant 0 : index
+                  %1254 = arith.maxsi %1252, %1253 : index
+                  %1255 = arith.addi %1223, %999 : index
+                  %1256 = arith.constant 1 : index
+                  %1257 = arith.subi %1255, %1256 : index
+                  %1258 = arith.constant 0 : index
+                  %1259 = arith.cmpi sge, %1257, %1258 : index
+                  %1260 = arith.cmpi slt, %1257, %L : index
+                  %1261 = arith.andi %1259, %1260 : i1
+                  %1262 = arith.andi %1249, %1261 : i1
+                  %1263 = arith.constant 1 : index
+                  %1264 = arith.subi %L, %1263 : index
+                  %1265 = arith.minsi %1257, %1264 : index
+                  %1266 = arith.constant 0 : index
+                  %1267 = arith.maxsi %1265, %1266 : index
+                  %1268 = memref.load %x[%1232, %1244, %1254, %1267] : memref<?x?x?x?xf32>
+                  %1269 = arith.constant 0.0 : f32
+                  %1270 = arith.select %1262, %1268, %1269 : f32
+                  %1271 = arith.muli %625, %L : index
+                  %1272 = arith.addi %1271, %1223 : index
+                  %1273 = arith.muli %625, %K : index
+                  %1274 = arith.addi %1273, %998 : index
+                  %1275 = arith.muli %1274, %0 : index
+                  %1276 = arith.addi %1275, %999 : index
+                  memref.store %1270, %992[%1276, %1272] : memref<?x?xf32>
+                }
               }
             }
             scf.reduce
           }
-          %597 = arith.muli %539, %400 : index
-          %598 = arith.subi %394, %597 : index
-          %599 = arith.minsi %400, %598 : index
-          %600 = arith.muli %597, %397 : index
-          %601 = memref.reinterpret_cast %w to offset: [%600], sizes: [%599, %397], strides: [%397, 1] : memref<?x?x?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
-          %602 = arith.muli %538, %394 : index
-          %603 = arith.addi %602, %597 : index
-          %604 = arith.muli %603, %395 : index
-          %605 = memref.reinterpret_cast %gy to offset: [%604], sizes: [%599, %395], strides: [%395, 1] : memref<?x?x?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+          %1277 = arith.muli %996, %634 : index
+          %1278 = arith.subi %628, %1277 : index
+          %1279 = arith.minsi %634, %1278 : index
+          %1280 = arith.muli %1277, %631 : index
+          %1281 = memref.reinterpret_cast %w to offset: [%1280], sizes: [%1279, %631], strides: [%631, 1] : memref<?x?x?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+          %1282 = arith.muli %995, %628 : index
+          %1283 = arith.addi %1282, %1277 : index
+          %1284 = arith.muli %1283, %629 : index
+          %1285 = memref.reinterpret_cast %gy to offset: [%1284], sizes: [%1279, %629], strides: [%629, 1] : memref<?x?x?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
           // As block products: each thread's rows in blocks of 64; per block of 256 columns and 256 terms,
           // that block of the column buffer copied to the thread's buffer, then each block product added to the output.
-          %606 = arith.constant 0 : index
-          %607 = arith.constant 1 : index
-          %608 = arith.constant 64 : index
-          %609 = arith.constant 256 : index
-          %610 = arith.constant 256 : index
-          %611 = arith.constant 8 : index
-          %612 = func.call @omp_get_max_threads() : () -> i32
-          %613 = arith.index_cast %612 : i32 to index
-          %614 = arith.subi %613, %607 : index
-          %615 = arith.addi %599, %614 : index
-          %616 = arith.divui %615, %613 : index
-          %617 = arith.subi %611, %607 : index
-          %618 = arith.addi %616, %617 : index
-          %619 = arith.divui %618, %611 : index
-          %620 = arith.muli %619, %611 : index
-          scf.parallel (%621) = (%606) to (%613) step (%607) {
-            %622 = memref.alloca() {alignment = 64 : i64} : memref<256x272xf32>
-            %623 = arith.muli %621, %620 : index
-            %624 = arith.minsi %623, %599 : index
-            %625 = arith.addi %624, %620 : index
-            %626 = arith.minsi %625, %599 : index
-            %627 = arith.subi %626, %624 : index
-            %628 = memref.subview %605[%624, %606] [%627, %395] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
-            %629 = arith.constant 0.0 : f32
-            linalg.fill ins(%629 : f32) outs(%628 : memref<?x?xf32, strided<[?, 1], offset: ?>>)
-            scf.for %630 = %606 to %395 step %609 {
-              %631 = arith.subi %395, %630 : index
-              %632 = arith.minsi %609, %631 : index
-              scf.for %633 = %606 to %397 step %610 {
-                %634 = arith.subi %397, %633 : index
-                %635 = arith.minsi %610, %634 : index
-                %636 = arith.addi %391, %633 : index
-                %637 = memref.subview %622[0, 0] [%635, %632] [1, 1] : memref<256x272xf32> to memref<?x?xf32, strided<[272, 1]>>
-                %638 = memref.subview %535[%636, %630] [%635, %632] [1, 1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
-                linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%638 : memref<?x?xf32, strided<[?, 1], offset: ?>>) outs(%637 : memref<?x?xf32, strided<[272, 1]>>) {
-                  ^bb0(%639: f32, %640: f32):
-                  linalg.yield %639 : f32
+          %1286 = arith.constant 0 : index
+          %1287 = arith.constant 1 : index
+          %1288 = arith.constant 64 : index
+          %1289 = arith.constant 256 : index
+          %1290 = arith.constant 256 : index
+          %1291 = arith.constant 8 : index
+          %1292 = func.call @omp_get_max_threads() : () -> i32
+          %1293 = arith.index_cast %1292 : i32 to index
+          %1294 = arith.subi %1293, %1287 : index
+          %1295 = arith.addi %1279, %1294 : index
+          %1296 = arith.divui %1295, %1293 : index
+          %1297 = arith.subi %1291, %1287 : index
+          %1298 = arith.addi %1296, %1297 : index
+          %1299 = arith.divui %1298, %1291 : index
+          %1300 = arith.muli %1299, %1291 : index
+          scf.parallel (%1301) = (%1286) to (%1293) step (%1287) {
+            %1302 = memref.alloca() {alignment = 64 : i64} : memref<256x272xf32>
+            %1303 = arith.muli %1301, %1300 : index
+            %1304 = arith.minsi %1303, %1279 : index
+            %1305 = arith.addi %1304, %1300 : index
+            %1306 = arith.minsi %1305, %1279 : index
+            %1307 = arith.subi %1306, %1304 : index
+            %1308 = memref.subview %1285[%1304, %1286] [%1307, %629] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+            %1309 = arith.constant 0.0 : f32
+            linalg.fill ins(%1309 : f32) outs(%1308 : memref<?x?xf32, strided<[?, 1], offset: ?>>)
+            scf.for %1310 = %1286 to %629 step %1289 {
+              %1311 = arith.subi %629, %1310 : index
+              %1312 = arith.minsi %1289, %1311 : index
+              scf.for %1313 = %1286 to %631 step %1290 {
+                %1314 = arith.subi %631, %1313 : index
+                %1315 = arith.minsi %1290, %1314 : index
+                %1316 = arith.addi %625, %1313 : index
+                %1317 = memref.subview %1302[0, 0] [%1315, %1312] [1, 1] : memref<256x272xf32> to memref<?x?xf32, strided<[272, 1]>>
+                %1318 = memref.subview %992[%1316, %1310] [%1315, %1312] [1, 1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+                linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%1318 : memref<?x?xf32, strided<[?, 1], offset: ?>>) outs(%1317 : memref<?x?xf32, strided<[272, 1]>>) {
+                  ^bb0(%1319: f32, %1320: f32):
+                  linalg.yield %1319 : f32
                 }
-                scf.for %641 = %624 to %626 step %608 {
-                  %642 = arith.subi %626, %641 : index
-                  %643 = arith.minsi %608, %642 : index
-                  %644 = memref.subview %601[%641, %636] [%643, %635] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
-                  %645 = memref.subview %605[%641, %630] [%643, %632] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
-                  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%644, %637 : memref<?x?xf32, strided<[?, 1], offset: ?>>, memref<?x?xf32, strided<[272, 1]>>) outs(%645 : memref<?x?xf32, strided<[?, 1], offset: ?>>) attrs = {sb_gemm_f32} {
-                    ^bb0(%646: f32, %647: f32, %648: f32):
-                    %649 = arith.mulf %646, %647 : f32
-                    %650 = arith.addf %648, %649 fastmath<reassoc> : f32
-                    linalg.yield %650 : f32
+                scf.for %1321 = %1304 to %1306 step %1288 {
+                  %1322 = arith.subi %1306, %1321 : index
+                  %1323 = arith.minsi %1288, %1322 : index
+                  %1324 = memref.subview %1281[%1321, %1316] [%1323, %1315] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+                  %1325 = memref.subview %1285[%1321, %1310] [%1323, %1312] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+                  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%1324, %1317 : memref<?x?xf32, strided<[?, 1], offset: ?>>, memref<?x?xf32, strided<[272, 1]>>) outs(%1325 : memref<?x?xf32, strided<[?, 1], offset: ?>>) attrs = {sb_gemm_f32} {
+                    ^bb0(%1326: f32, %1327: f32, %1328: f32):
+                    %1329 = arith.mulf %1326, %1327 : f32
+                    %1330 = arith.addf %1328, %1329 fastmath<reassoc> : f32
+                    linalg.yield %1330 : f32
                   }
                 }
               }
@@ -2141,202 +2891,258 @@ module attributes {transform.with_named_sequence} {
           }
         }
       }
-      memref.dealloc %535 : memref<?x?xf32>
+      memref.dealloc %992 : memref<?x?xf32>
     }
     // gz[o, l] = sum(k in 0..K: w2[o, k] * (d[k, l] + f64(o / P)))
-    %651 = arith.constant 0 : index
-    %652 = arith.constant 1 : index
+    %1331 = arith.constant 0 : index
+    %1332 = arith.constant 1 : index
     // As im2col: per batch element and group, the gathered term at every (k..., N...) into the K x N
     // buffer, then gz (rows x N) = w2 (rows x K) * the buffer, as block products.
-    %653 = arith.muli %652, %M : index
-    %654 = arith.muli %652, %L : index
-    %655 = arith.muli %652, %K : index
-    %656 = arith.muli %P, %652 : index
-    %657 = arith.subi %656, %652 : index
-    %658 = arith.addi %653, %657 : index
-    %659 = arith.maxsi %656, %652 : index
-    %660 = arith.divsi %658, %659 : index
-    %661 = func.call @omp_get_max_threads() : () -> i32
-    %662 = arith.index_cast %661 : i32 to index
-    %663 = arith.muli %652, %660 : index
-    %664 = arith.constant 2 : index
-    %665 = arith.muli %662, %664 : index
-    %666 = arith.cmpi sge, %663, %665 : index
-    scf.if %666 {
+    %1333 = arith.muli %1332, %M : index
+    %1334 = arith.muli %1332, %L : index
+    %1335 = arith.muli %1332, %K : index
+    %1336 = arith.muli %P, %1332 : index
+    %1337 = arith.subi %1336, %1332 : index
+    %1338 = arith.addi %1333, %1337 : index
+    %1339 = arith.maxsi %1336, %1332 : index
+    %1340 = arith.divsi %1338, %1339 : index
+    %1341 = func.call @omp_get_max_threads() : () -> i32
+    %1342 = arith.index_cast %1341 : i32 to index
+    %1343 = arith.muli %1332, %1340 : index
+    %1344 = arith.constant 2 : index
+    %1345 = arith.muli %1342, %1344 : index
+    %1346 = arith.cmpi sge, %1343, %1345 : index
+    scf.if %1346 {
       // Pairs of a batch element and a group side by side, a chunk per thread.
-      %667 = arith.subi %662, %652 : index
-      %668 = arith.addi %663, %667 : index
-      %669 = arith.divui %668, %662 : index
-      scf.parallel (%670) = (%651) to (%662) step (%652) {
-        %671 = memref.alloc(%655, %654) {alignment = 64 : i64} : memref<?x?xf64>
-        %672 = memref.alloca() {alignment = 64 : i64} : memref<256x264xf64>
-        %673 = arith.muli %670, %669 : index
-        %674 = arith.minsi %673, %663 : index
-        %675 = arith.addi %674, %669 : index
-        %676 = arith.minsi %675, %663 : index
-        scf.for %677 = %674 to %676 step %652 {
-          %678 = arith.divui %677, %660 : index
-          %679 = arith.remui %677, %660 : index
-          %680 = arith.muli %679, %P : index
+      %1347 = arith.subi %1342, %1332 : index
+      %1348 = arith.addi %1343, %1347 : index
+      %1349 = arith.divui %1348, %1342 : index
+      scf.parallel (%1350) = (%1331) to (%1342) step (%1332) {
+        %1351 = memref.alloc(%1335, %1334) {alignment = 64 : i64} : memref<?x?xf64>
+        %1352 = memref.alloca() {alignment = 64 : i64} : memref<256x264xf64>
+        %1353 = arith.muli %1350, %1349 : index
+        %1354 = arith.minsi %1353, %1343 : index
+        %1355 = arith.addi %1354, %1349 : index
+        %1356 = arith.minsi %1355, %1343 : index
+        scf.for %1357 = %1354 to %1356 step %1332 {
+          %1358 = arith.divui %1357, %1340 : index
+          %1359 = arith.remui %1357, %1340 : index
+          %1360 = arith.muli %1359, %P : index
           // The columns: the gathered term at (k, p), k over the sum's indices, p over the output's last.
-          scf.for %681 = %651 to %K step %652 {
-            scf.for %682 = %651 to %L step %652 {
-              %683 = memref.load %d[%681, %682] : memref<?x?xf64>
-              %684 = arith.divsi %680, %P : index
-              %685 = arith.index_cast %684 : index to i64
-              %686 = arith.sitofp %685 : i64 to f64
-              %687 = arith.addf %683, %686 : f64
-              %688 = arith.muli %651, %L : index
-              %689 = arith.addi %688, %682 : index
-              %690 = arith.muli %651, %K : index
-              %691 = arith.addi %690, %681 : index
-              memref.store %687, %671[%691, %689] : memref<?x?xf64>
+          scf.for %1361 = %1331 to %K step %1332 {
+            %1362 = arith.constant 1 : index
+            %1363 = arith.minsi %1362, %L : index
+            %1364 = arith.subi %L, %1362 : index
+            %1365 = arith.maxsi %1364, %1363 : index
+            scf.for %1366 = %1331 to %1363 step %1332 {
+              %1367 = memref.load %d[%1361, %1366] : memref<?x?xf64>
+              %1368 = arith.divsi %1360, %P : index
+              %1369 = arith.index_cast %1368 : index to i64
+              %1370 = arith.sitofp %1369 : i64 to f64
+              %1371 = arith.addf %1367, %1370 : f64
+              %1372 = arith.muli %1331, %L : index
+              %1373 = arith.addi %1372, %1366 : index
+              %1374 = arith.muli %1331, %K : index
+              %1375 = arith.addi %1374, %1361 : index
+              memref.store %1371, %1351[%1375, %1373] : memref<?x?xf64>
+            }
+            scf.for %1376 = %1363 to %1365 step %1332 {
+              %1377 = memref.load %d[%1361, %1376] : memref<?x?xf64>
+              %1378 = arith.divsi %1360, %P : index
+              %1379 = arith.index_cast %1378 : index to i64
+              %1380 = arith.sitofp %1379 : i64 to f64
+              %1381 = arith.addf %1377, %1380 : f64
+              %1382 = arith.muli %1331, %L : index
+              %1383 = arith.addi %1382, %1376 : index
+              %1384 = arith.muli %1331, %K : index
+              %1385 = arith.addi %1384, %1361 : index
+              memref.store %1381, %1351[%1385, %1383] : memref<?x?xf64>
+            }
+            scf.for %1386 = %1365 to %L step %1332 {
+              %1387 = memref.load %d[%1361, %1386] : memref<?x?xf64>
+              %1388 = arith.divsi %1360, %P : index
+              %1389 = arith.index_cast %1388 : index to i64
+              %1390 = arith.sitofp %1389 : i64 to f64
+              %1391 = arith.addf %1387, %1390 : f64
+              %1392 = arith.muli %1331, %L : index
+              %1393 = arith.addi %1392, %1386 : index
+              %1394 = arith.muli %1331, %K : index
+              %1395 = arith.addi %1394, %1361 : index
+              memref.store %1391, %1351[%1395, %1393] : memref<?x?xf64>
             }
           }
-          %692 = arith.muli %679, %656 : index
-          %693 = arith.subi %653, %692 : index
-          %694 = arith.minsi %656, %693 : index
-          %695 = arith.muli %692, %655 : index
-          %696 = memref.reinterpret_cast %w2 to offset: [%695], sizes: [%694, %655], strides: [%655, 1] : memref<?x?xf64> to memref<?x?xf64, strided<[?, 1], offset: ?>>
-          %697 = arith.muli %678, %653 : index
-          %698 = arith.addi %697, %692 : index
-          %699 = arith.muli %698, %654 : index
-          %700 = memref.reinterpret_cast %gz to offset: [%699], sizes: [%694, %654], strides: [%654, 1] : memref<?x?xf64> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+          %1396 = arith.muli %1359, %1336 : index
+          %1397 = arith.subi %1333, %1396 : index
+          %1398 = arith.minsi %1336, %1397 : index
+          %1399 = arith.muli %1396, %1335 : index
+          %1400 = memref.reinterpret_cast %w2 to offset: [%1399], sizes: [%1398, %1335], strides: [%1335, 1] : memref<?x?xf64> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+          %1401 = arith.muli %1358, %1333 : index
+          %1402 = arith.addi %1401, %1396 : index
+          %1403 = arith.muli %1402, %1334 : index
+          %1404 = memref.reinterpret_cast %gz to offset: [%1403], sizes: [%1398, %1334], strides: [%1334, 1] : memref<?x?xf64> to memref<?x?xf64, strided<[?, 1], offset: ?>>
           // As block products: each thread's rows in blocks of 64; per block of 256 columns and 256 terms,
           // that block of the column buffer copied to the thread's buffer, then each block product added to the output.
-          %701 = arith.constant 0 : index
-          %702 = arith.constant 1 : index
-          %703 = arith.constant 64 : index
-          %704 = arith.constant 256 : index
-          %705 = arith.constant 256 : index
-          %706 = arith.constant 8 : index
-          %707 = arith.subi %702, %702 : index
-          %708 = arith.addi %694, %707 : index
-          %709 = arith.divui %708, %702 : index
-          %710 = arith.subi %706, %702 : index
-          %711 = arith.addi %709, %710 : index
-          %712 = arith.divui %711, %706 : index
-          %713 = arith.muli %712, %706 : index
-          scf.for %714 = %701 to %702 step %702 {
-            %715 = arith.muli %714, %713 : index
-            %716 = arith.minsi %715, %694 : index
-            %717 = arith.addi %716, %713 : index
-            %718 = arith.minsi %717, %694 : index
-            %719 = arith.subi %718, %716 : index
-            %720 = memref.subview %700[%716, %701] [%719, %654] [1, 1] : memref<?x?xf64, strided<[?, 1], offset: ?>> to memref<?x?xf64, strided<[?, 1], offset: ?>>
-            %721 = arith.constant 0.0 : f64
-            linalg.fill ins(%721 : f64) outs(%720 : memref<?x?xf64, strided<[?, 1], offset: ?>>)
-            scf.for %722 = %701 to %654 step %704 {
-              %723 = arith.subi %654, %722 : index
-              %724 = arith.minsi %704, %723 : index
-              scf.for %725 = %701 to %655 step %705 {
-                %726 = arith.subi %655, %725 : index
-                %727 = arith.minsi %705, %726 : index
-                %728 = arith.addi %651, %725 : index
-                %729 = memref.subview %672[0, 0] [%727, %724] [1, 1] : memref<256x264xf64> to memref<?x?xf64, strided<[264, 1]>>
-                %730 = memref.subview %671[%728, %722] [%727, %724] [1, 1] : memref<?x?xf64> to memref<?x?xf64, strided<[?, 1], offset: ?>>
-                linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%730 : memref<?x?xf64, strided<[?, 1], offset: ?>>) outs(%729 : memref<?x?xf64, strided<[264, 1]>>) {
-                  ^bb0(%731: f64, %732: f64):
-                  linalg.yield %731 : f64
+          %1405 = arith.constant 0 : index
+          %1406 = arith.constant 1 : index
+          %1407 = arith.constant 64 : index
+          %1408 = arith.constant 256 : index
+          %1409 = arith.constant 256 : index
+          %1410 = arith.constant 8 : index
+          %1411 = arith.subi %1406, %1406 : index
+          %1412 = arith.addi %1398, %1411 : index
+          %1413 = arith.divui %1412, %1406 : index
+          %1414 = arith.subi %1410, %1406 : index
+          %1415 = arith.addi %1413, %1414 : index
+          %1416 = arith.divui %1415, %1410 : index
+          %1417 = arith.muli %1416, %1410 : index
+          scf.for %1418 = %1405 to %1406 step %1406 {
+            %1419 = arith.muli %1418, %1417 : index
+            %1420 = arith.minsi %1419, %1398 : index
+            %1421 = arith.addi %1420, %1417 : index
+            %1422 = arith.minsi %1421, %1398 : index
+            %1423 = arith.subi %1422, %1420 : index
+            %1424 = memref.subview %1404[%1420, %1405] [%1423, %1334] [1, 1] : memref<?x?xf64, strided<[?, 1], offset: ?>> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+            %1425 = arith.constant 0.0 : f64
+            linalg.fill ins(%1425 : f64) outs(%1424 : memref<?x?xf64, strided<[?, 1], offset: ?>>)
+            scf.for %1426 = %1405 to %1334 step %1408 {
+              %1427 = arith.subi %1334, %1426 : index
+              %1428 = arith.minsi %1408, %1427 : index
+              scf.for %1429 = %1405 to %1335 step %1409 {
+                %1430 = arith.subi %1335, %1429 : index
+                %1431 = arith.minsi %1409, %1430 : index
+                %1432 = arith.addi %1331, %1429 : index
+                %1433 = memref.subview %1352[0, 0] [%1431, %1428] [1, 1] : memref<256x264xf64> to memref<?x?xf64, strided<[264, 1]>>
+                %1434 = memref.subview %1351[%1432, %1426] [%1431, %1428] [1, 1] : memref<?x?xf64> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+                linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%1434 : memref<?x?xf64, strided<[?, 1], offset: ?>>) outs(%1433 : memref<?x?xf64, strided<[264, 1]>>) {
+                  ^bb0(%1435: f64, %1436: f64):
+                  linalg.yield %1435 : f64
                 }
-                scf.for %733 = %716 to %718 step %703 {
-                  %734 = arith.subi %718, %733 : index
-                  %735 = arith.minsi %703, %734 : index
-                  %736 = memref.subview %696[%733, %728] [%735, %727] [1, 1] : memref<?x?xf64, strided<[?, 1], offset: ?>> to memref<?x?xf64, strided<[?, 1], offset: ?>>
-                  %737 = memref.subview %700[%733, %722] [%735, %724] [1, 1] : memref<?x?xf64, strided<[?, 1], offset: ?>> to memref<?x?xf64, strided<[?, 1], offset: ?>>
-                  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%736, %729 : memref<?x?xf64, strided<[?, 1], offset: ?>>, memref<?x?xf64, strided<[264, 1]>>) outs(%737 : memref<?x?xf64, strided<[?, 1], offset: ?>>) attrs = {sb_gemm_f64} {
-                    ^bb0(%738: f64, %739: f64, %740: f64):
-                    %741 = arith.mulf %738, %739 : f64
-                    %742 = arith.addf %740, %741 fastmath<reassoc> : f64
-                    linalg.yield %742 : f64
+                scf.for %1437 = %1420 to %1422 step %1407 {
+                  %1438 = arith.subi %1422, %1437 : index
+                  %1439 = arith.minsi %1407, %1438 : index
+                  %1440 = memref.subview %1400[%1437, %1432] [%1439, %1431] [1, 1] : memref<?x?xf64, strided<[?, 1], offset: ?>> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+                  %1441 = memref.subview %1404[%1437, %1426] [%1439, %1428] [1, 1] : memref<?x?xf64, strided<[?, 1], offset: ?>> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+                  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%1440, %1433 : memref<?x?xf64, strided<[?, 1], offset: ?>>, memref<?x?xf64, strided<[264, 1]>>) outs(%1441 : memref<?x?xf64, strided<[?, 1], offset: ?>>) attrs = {sb_gemm_f64} {
+                    ^bb0(%1442: f64, %1443: f64, %1444: f64):
+                    %1445 = arith.mulf %1442, %1443 : f64
+                    %1446 = arith.addf %1444, %1445 fastmath<reassoc> : f64
+                    linalg.yield %1446 : f64
                   }
                 }
               }
             }
           }
         }
-        memref.dealloc %671 : memref<?x?xf64>
+        memref.dealloc %1351 : memref<?x?xf64>
         scf.reduce
       }
     } else {
-      %743 = memref.alloc(%655, %654) {alignment = 64 : i64} : memref<?x?xf64>
-      scf.for %744 = %651 to %660 step %652 {
-        %745 = arith.muli %744, %P : index
+      %1447 = memref.alloc(%1335, %1334) {alignment = 64 : i64} : memref<?x?xf64>
+      scf.for %1448 = %1331 to %1340 step %1332 {
+        %1449 = arith.muli %1448, %P : index
         // The columns: the gathered term at (k, p), k over the sum's indices, p over the output's last.
-        scf.parallel (%746) = (%651) to (%K) step (%652) {
-          scf.for %747 = %651 to %L step %652 {
-            %748 = memref.load %d[%746, %747] : memref<?x?xf64>
-            %749 = arith.divsi %745, %P : index
-            %750 = arith.index_cast %749 : index to i64
-            %751 = arith.sitofp %750 : i64 to f64
-            %752 = arith.addf %748, %751 : f64
-            %753 = arith.muli %651, %L : index
-            %754 = arith.addi %753, %747 : index
-            %755 = arith.muli %651, %K : index
-            %756 = arith.addi %755, %746 : index
-            memref.store %752, %743[%756, %754] : memref<?x?xf64>
+        scf.parallel (%1450) = (%1331) to (%K) step (%1332) {
+          %1451 = arith.constant 1 : index
+          %1452 = arith.minsi %1451, %L : index
+          %1453 = arith.subi %L, %1451 : index
+          %1454 = arith.maxsi %1453, %1452 : index
+          scf.for %1455 = %1331 to %1452 step %1332 {
+            %1456 = memref.load %d[%1450, %1455] : memref<?x?xf64>
+            %1457 = arith.divsi %1449, %P : index
+            %1458 = arith.index_cast %1457 : index to i64
+            %1459 = arith.sitofp %1458 : i64 to f64
+            %1460 = arith.addf %1456, %1459 : f64
+            %1461 = arith.muli %1331, %L : index
+            %1462 = arith.addi %1461, %1455 : index
+            %1463 = arith.muli %1331, %K : index
+            %1464 = arith.addi %1463, %1450 : index
+            memref.store %1460, %1447[%1464, %1462] : memref<?x?xf64>
+          }
+          scf.for %1465 = %1452 to %1454 step %1332 {
+            %1466 = memref.load %d[%1450, %1465] : memref<?x?xf64>
+            %1467 = arith.divsi %1449, %P : index
+            %1468 = arith.index_cast %1467 : index to i64
+            %1469 = arith.sitofp %1468 : i64 to f64
+            %1470 = arith.addf %1466, %1469 : f64
+            %1471 = arith.muli %1331, %L : index
+            %1472 = arith.addi %1471, %1465 : index
+            %1473 = arith.muli %1331, %K : index
+            %1474 = arith.addi %1473, %1450 : index
+            memref.store %1470, %1447[%1474, %1472] : memref<?x?xf64>
+          }
+          scf.for %1475 = %1454 to %L step %1332 {
+            %1476 = memref.load %d[%1450, %1475] : memref<?x?xf64>
+            %1477 = arith.divsi %1449, %P : index
+            %1478 = arith.index_cast %1477 : index to i64
+            %1479 = arith.sitofp %1478 : i64 to f64
+            %1480 = arith.addf %1476, %1479 : f64
+            %1481 = arith.muli %1331, %L : index
+            %1482 = arith.addi %1481, %1475 : index
+            %1483 = arith.muli %1331, %K : index
+            %1484 = arith.addi %1483, %1450 : index
+            memref.store %1480, %1447[%1484, %1482] : memref<?x?xf64>
           }
           scf.reduce
         }
-        %757 = arith.muli %744, %656 : index
-        %758 = arith.subi %653, %757 : index
-        %759 = arith.minsi %656, %758 : index
-        %760 = arith.muli %757, %655 : index
-        %761 = memref.reinterpret_cast %w2 to offset: [%760], sizes: [%759, %655], strides: [%655, 1] : memref<?x?xf64> to memref<?x?xf64, strided<[?, 1], offset: ?>>
-        %762 = arith.muli %651, %653 : index
-        %763 = arith.addi %762, %757 : index
-        %764 = arith.muli %763, %654 : index
-        %765 = memref.reinterpret_cast %gz to offset: [%764], sizes: [%759, %654], strides: [%654, 1] : memref<?x?xf64> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+        %1485 = arith.muli %1448, %1336 : index
+        %1486 = arith.subi %1333, %1485 : index
+        %1487 = arith.minsi %1336, %1486 : index
+        %1488 = arith.muli %1485, %1335 : index
+        %1489 = memref.reinterpret_cast %w2 to offset: [%1488], sizes: [%1487, %1335], strides: [%1335, 1] : memref<?x?xf64> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+        %1490 = arith.muli %1331, %1333 : index
+        %1491 = arith.addi %1490, %1485 : index
+        %1492 = arith.muli %1491, %1334 : index
+        %1493 = memref.reinterpret_cast %gz to offset: [%1492], sizes: [%1487, %1334], strides: [%1334, 1] : memref<?x?xf64> to memref<?x?xf64, strided<[?, 1], offset: ?>>
         // As block products: each thread's rows in blocks of 64; per block of 256 columns and 256 terms,
         // that block of the column buffer copied to the thread's buffer, then each block product added to the output.
-        %766 = arith.constant 0 : index
-        %767 = arith.constant 1 : index
-        %768 = arith.constant 64 : index
-        %769 = arith.constant 256 : index
-        %770 = arith.constant 256 : index
-        %771 = arith.constant 8 : index
-        %772 = func.call @omp_get_max_threads() : () -> i32
-        %773 = arith.index_cast %772 : i32 to index
-        %774 = arith.subi %773, %767 : index
-        %775 = arith.addi %759, %774 : index
-        %776 = arith.divui %775, %773 : index
-        %777 = arith.subi %771, %767 : index
-        %778 = arith.addi %776, %777 : index
-        %779 = arith.divui %778, %771 : index
-        %780 = arith.muli %779, %771 : index
-        scf.parallel (%781) = (%766) to (%773) step (%767) {
-          %782 = memref.alloca() {alignment = 64 : i64} : memref<256x264xf64>
-          %783 = arith.muli %781, %780 : index
-          %784 = arith.minsi %783, %759 : index
-          %785 = arith.addi %784, %780 : index
-          %786 = arith.minsi %785, %759 : index
-          %787 = arith.subi %786, %784 : index
-          %788 = memref.subview %765[%784, %766] [%787, %654] [1, 1] : memref<?x?xf64, strided<[?, 1], offset: ?>> to memref<?x?xf64, strided<[?, 1], offset: ?>>
-          %789 = arith.constant 0.0 : f64
-          linalg.fill ins(%789 : f64) outs(%788 : memref<?x?xf64, strided<[?, 1], offset: ?>>)
-          scf.for %790 = %766 to %654 step %769 {
-            %791 = arith.subi %654, %790 : index
-            %792 = arith.minsi %769, %791 : index
-            scf.for %793 = %766 to %655 step %770 {
-              %794 = arith.subi %655, %793 : index
-              %795 = arith.minsi %770, %794 : index
-              %796 = arith.addi %651, %793 : index
-              %797 = memref.subview %782[0, 0] [%795, %792] [1, 1] : memref<256x264xf64> to memref<?x?xf64, strided<[264, 1]>>
-              %798 = memref.subview %743[%796, %790] [%795, %792] [1, 1] : memref<?x?xf64> to memref<?x?xf64, strided<[?, 1], offset: ?>>
-              linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%798 : memref<?x?xf64, strided<[?, 1], offset: ?>>) outs(%797 : memref<?x?xf64, strided<[264, 1]>>) {
-                ^bb0(%799: f64, %800: f64):
-                linalg.yield %799 : f64
+        %1494 = arith.constant 0 : index
+        %1495 = arith.constant 1 : index
+        %1496 = arith.constant 64 : index
+        %1497 = arith.constant 256 : index
+        %1498 = arith.constant 256 : index
+        %1499 = arith.constant 8 : index
+        %1500 = func.call @omp_get_max_threads() : () -> i32
+        %1501 = arith.index_cast %1500 : i32 to index
+        %1502 = arith.subi %1501, %1495 : index
+        %1503 = arith.addi %1487, %1502 : index
+        %1504 = arith.divui %1503, %1501 : index
+        %1505 = arith.subi %1499, %1495 : index
+        %1506 = arith.addi %1504, %1505 : index
+        %1507 = arith.divui %1506, %1499 : index
+        %1508 = arith.muli %1507, %1499 : index
+        scf.parallel (%1509) = (%1494) to (%1501) step (%1495) {
+          %1510 = memref.alloca() {alignment = 64 : i64} : memref<256x264xf64>
+          %1511 = arith.muli %1509, %1508 : index
+          %1512 = arith.minsi %1511, %1487 : index
+          %1513 = arith.addi %1512, %1508 : index
+          %1514 = arith.minsi %1513, %1487 : index
+          %1515 = arith.subi %1514, %1512 : index
+          %1516 = memref.subview %1493[%1512, %1494] [%1515, %1334] [1, 1] : memref<?x?xf64, strided<[?, 1], offset: ?>> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+          %1517 = arith.constant 0.0 : f64
+          linalg.fill ins(%1517 : f64) outs(%1516 : memref<?x?xf64, strided<[?, 1], offset: ?>>)
+          scf.for %1518 = %1494 to %1334 step %1497 {
+            %1519 = arith.subi %1334, %1518 : index
+            %1520 = arith.minsi %1497, %1519 : index
+            scf.for %1521 = %1494 to %1335 step %1498 {
+              %1522 = arith.subi %1335, %1521 : index
+              %1523 = arith.minsi %1498, %1522 : index
+              %1524 = arith.addi %1331, %1521 : index
+              %1525 = memref.subview %1510[0, 0] [%1523, %1520] [1, 1] : memref<256x264xf64> to memref<?x?xf64, strided<[264, 1]>>
+              %1526 = memref.subview %1447[%1524, %1518] [%1523, %1520] [1, 1] : memref<?x?xf64> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+              linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%1526 : memref<?x?xf64, strided<[?, 1], offset: ?>>) outs(%1525 : memref<?x?xf64, strided<[264, 1]>>) {
+                ^bb0(%1527: f64, %1528: f64):
+                linalg.yield %1527 : f64
               }
-              scf.for %801 = %784 to %786 step %768 {
-                %802 = arith.subi %786, %801 : index
-                %803 = arith.minsi %768, %802 : index
-                %804 = memref.subview %761[%801, %796] [%803, %795] [1, 1] : memref<?x?xf64, strided<[?, 1], offset: ?>> to memref<?x?xf64, strided<[?, 1], offset: ?>>
-                %805 = memref.subview %765[%801, %790] [%803, %792] [1, 1] : memref<?x?xf64, strided<[?, 1], offset: ?>> to memref<?x?xf64, strided<[?, 1], offset: ?>>
-                linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%804, %797 : memref<?x?xf64, strided<[?, 1], offset: ?>>, memref<?x?xf64, strided<[264, 1]>>) outs(%805 : memref<?x?xf64, strided<[?, 1], offset: ?>>) attrs = {sb_gemm_f64} {
-                  ^bb0(%806: f64, %807: f64, %808: f64):
-                  %809 = arith.mulf %806, %807 : f64
-                  %810 = arith.addf %808, %809 fastmath<reassoc> : f64
-                  linalg.yield %810 : f64
+              scf.for %1529 = %1512 to %1514 step %1496 {
+                %1530 = arith.subi %1514, %1529 : index
+                %1531 = arith.minsi %1496, %1530 : index
+                %1532 = memref.subview %1489[%1529, %1524] [%1531, %1523] [1, 1] : memref<?x?xf64, strided<[?, 1], offset: ?>> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+                %1533 = memref.subview %1493[%1529, %1518] [%1531, %1520] [1, 1] : memref<?x?xf64, strided<[?, 1], offset: ?>> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+                linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%1532, %1525 : memref<?x?xf64, strided<[?, 1], offset: ?>>, memref<?x?xf64, strided<[264, 1]>>) outs(%1533 : memref<?x?xf64, strided<[?, 1], offset: ?>>) attrs = {sb_gemm_f64} {
+                  ^bb0(%1534: f64, %1535: f64, %1536: f64):
+                  %1537 = arith.mulf %1534, %1535 : f64
+                  %1538 = arith.addf %1536, %1537 fastmath<reassoc> : f64
+                  linalg.yield %1538 : f64
                 }
               }
             }
@@ -2344,7 +3150,7 @@ module attributes {transform.with_named_sequence} {
           scf.reduce
         }
       }
-      memref.dealloc %743 : memref<?x?xf64>
+      memref.dealloc %1447 : memref<?x?xf64>
     }
     return
   }
@@ -2719,126 +3525,360 @@ module attributes {transform.with_named_sequence} {
         // The columns: the gathered term at (k, p), k over the sum's indices, p over the output's last.
         scf.parallel (%15) = (%1) to (%K) step (%2) {
           scf.for %16 = %1 to %0 step %2 {
-            scf.for %17 = %1 to %L step %2 {
-              %18 = arith.constant 2.0 : f32
-              %19 = arith.constant 0 : index
-              %20 = arith.cmpi sge, %9, %19 : index
-              %21 = arith.cmpi slt, %9, %B : index
-              %22 = arith.andi %20, %21 : i1
-              %23 = arith.constant 1 : index
-              %24 = arith.subi %B, %23 : index
-              %25 = arith.minsi %9, %24 : index
-              %26 = arith.constant 0 : index
-              %27 = arith.maxsi %25, %26 : index
-              %28 = arith.constant 0 : index
-              %29 = arith.cmpi sge, %10, %28 : index
-              %30 = arith.cmpi slt, %10, %G : index
-              %31 = arith.andi %29, %30 : i1
-              %32 = arith.andi %22, %31 : i1
-              %33 = arith.constant 1 : index
-              %34 = arith.subi %G, %33 : index
-              %35 = arith.minsi %10, %34 : index
-              %36 = arith.constant 0 : index
-              %37 = arith.maxsi %35, %36 : index
-              %38 = arith.constant 0 : index
-              %39 = arith.cmpi sge, %15, %38 : index
-              %40 = arith.cmpi slt, %15, %K : index
-              %41 = arith.andi %39, %40 : i1
-              %42 = arith.andi %32, %41 : i1
-              %43 = arith.constant 1 : index
-              %44 = arith.subi %K, %43 : index
-              %45 = arith.minsi %15, %44 : index
-              %46 = arith.constant 0 : index
-              %47 = arith.maxsi %45, %46 : index
-              %48 = arith.addi %17, %16 : index
-              %49 = arith.constant 1 : index
-              %50 = arith.subi %48, %49 : index
-              %51 = arith.constant 0 : index
-              %52 = arith.cmpi sge, %50, %51 : index
-              %53 = arith.cmpi slt, %50, %L : index
-              %54 = arith.andi %52, %53 : i1
-              %55 = arith.andi %42, %54 : i1
-              %56 = arith.constant 1 : index
-              %57 = arith.subi %L, %56 : index
-              %58 = arith.minsi %50, %57 : index
-              %59 = arith.constant 0 : index
-              %60 = arith.maxsi %58, %59 : index
-              %61 = memref.load %x[%27, %37, %47, %60] : memref<?x?x?x?xf32>
-              %62 = arith.constant 0.0 : f32
-              %63 = arith.select %55, %61, %62 : f32
-              %64 = arith.mulf %18, %63 : f32
-              %65 = arith.constant 1.0 : f32
-              %66 = arith.addf %64, %65 : f32
-              %67 = arith.muli %1, %L : index
-              %68 = arith.addi %67, %17 : index
-              %69 = arith.muli %1, %K : index
-              %70 = arith.addi %69, %15 : index
-              %71 = arith.muli %70, %0 : index
-              %72 = arith.addi %71, %16 : index
-              memref.store %66, %8[%72, %68] : memref<?x?xf32>
+            %17 = arith.constant 1 : index
+            %18 = arith.minsi %17, %L : index
+            %19 = arith.subi %L, %17 : index
+            %20 = arith.maxsi %19, %18 : index
+            %21 = arith.addi %1, %16 : index
+            %22 = arith.constant 1 : index
+            %23 = arith.subi %21, %22 : index
+            %24 = arith.constant 0 : index
+            %25 = arith.cmpi sge, %23, %24 : index
+            %26 = arith.cmpi slt, %23, %L : index
+            %27 = arith.andi %25, %26 : i1
+            %28 = arith.constant 1 : index
+            %29 = arith.subi %18, %28 : index
+            %30 = arith.addi %29, %16 : index
+            %31 = arith.constant 1 : index
+            %32 = arith.subi %30, %31 : index
+            %33 = arith.constant 0 : index
+            %34 = arith.cmpi sge, %32, %33 : index
+            %35 = arith.cmpi slt, %32, %L : index
+            %36 = arith.andi %34, %35 : i1
+            %37 = arith.andi %27, %36 : i1
+            scf.if %37 {
+              // Every read of the part inside its tensor: no boundary rule.
+              scf.for %38 = %1 to %18 step %2 {
+                %39 = arith.constant 2.0 : f32
+                %40 = arith.addi %38, %16 : index
+                %41 = arith.constant 1 : index
+                %42 = arith.subi %40, %41 : index
+                %43 = memref.load %x[%9, %10, %15, %42] : memref<?x?x?x?xf32>
+                %44 = arith.mulf %39, %43 : f32
+                %45 = arith.constant 1.0 : f32
+                %46 = arith.addf %44, %45 : f32
+                %47 = arith.muli %1, %L : index
+                %48 = arith.addi %47, %38 : index
+                %49 = arith.muli %1, %K : index
+                %50 = arith.addi %49, %15 : index
+                %51 = arith.muli %50, %0 : index
+                %52 = arith.addi %51, %16 : index
+                memref.store %46, %8[%52, %48] : memref<?x?xf32>
+              }
+            } else {
+              scf.for %53 = %1 to %18 step %2 {
+                %54 = arith.constant 2.0 : f32
+                %55 = arith.constant 0 : index
+                %56 = arith.cmpi sge, %9, %55 : index
+                %57 = arith.cmpi slt, %9, %B : index
+                %58 = arith.andi %56, %57 : i1
+                %59 = arith.constant 1 : index
+                %60 = arith.subi %B, %59 : index
+                %61 = arith.minsi %9, %60 : index
+                %62 = arith.constant 0 : index
+                %63 = arith.maxsi %61, %62 : index
+                %64 = arith.constant 0 : index
+                %65 = arith.cmpi sge, %10, %64 : index
+                %66 = arith.cmpi slt, %10, %G : index
+                %67 = arith.andi %65, %66 : i1
+                %68 = arith.andi %58, %67 : i1
+                %69 = arith.constant 1 : index
+                %70 = arith.subi %G, %69 : index
+                %71 = arith.minsi %10, %70 : index
+                %72 = arith.constant 0 : index
+                %73 = arith.maxsi %71, %72 : index
+                %74 = arith.constant 0 : index
+                %75 = arith.cmpi sge, %15, %74 : index
+                %76 = arith.cmpi slt, %15, %K : index
+                %77 = arith.andi %75, %76 : i1
+                %78 = arith.andi %68, %77 : i1
+                %79 = arith.constant 1 : index
+                %80 = arith.subi %K, %79 : index
+                %81 = arith.minsi %15, %80 : index
+                %82 = arith.constant 0 : index
+                %83 = arith.maxsi %81, %82 : index
+                %84 = arith.addi %53, %16 : index
+                %85 = arith.constant 1 : index
+                %86 = arith.subi %84, %85 : index
+                %87 = arith.constant 0 : index
+                %88 = arith.cmpi sge, %86, %87 : index
+                %89 = arith.cmpi slt, %86, %L : index
+                %90 = arith.andi %88, %89 : i1
+                %91 = arith.andi %78, %90 : i1
+                %92 = arith.constant 1 : index
+                %93 = arith.subi %L, %92 : index
+                %94 = arith.minsi %86, %93 : index
+                %95 = arith.constant 0 : index
+                %96 = arith.maxsi %94, %95 : index
+                %97 = memref.load %x[%63, %73, %83, %96] : memref<?x?x?x?xf32>
+                %98 = arith.constant 0.0 : f32
+                %99 = arith.select %91, %97, %98 : f32
+                %100 = arith.mulf %54, %99 : f32
+                %101 = arith.constant 1.0 : f32
+                %102 = arith.addf %100, %101 : f32
+                %103 = arith.muli %1, %L : index
+                %104 = arith.addi %103, %53 : index
+                %105 = arith.muli %1, %K : index
+                %106 = arith.addi %105, %15 : index
+                %107 = arith.muli %106, %0 : index
+                %108 = arith.addi %107, %16 : index
+                memref.store %102, %8[%108, %104] : memref<?x?xf32>
+              }
+            }
+            %109 = arith.addi %18, %16 : index
+            %110 = arith.constant 1 : index
+            %111 = arith.subi %109, %110 : index
+            %112 = arith.constant 0 : index
+            %113 = arith.cmpi sge, %111, %112 : index
+            %114 = arith.cmpi slt, %111, %L : index
+            %115 = arith.andi %113, %114 : i1
+            %116 = arith.constant 1 : index
+            %117 = arith.subi %20, %116 : index
+            %118 = arith.addi %117, %16 : index
+            %119 = arith.constant 1 : index
+            %120 = arith.subi %118, %119 : index
+            %121 = arith.constant 0 : index
+            %122 = arith.cmpi sge, %120, %121 : index
+            %123 = arith.cmpi slt, %120, %L : index
+            %124 = arith.andi %122, %123 : i1
+            %125 = arith.andi %115, %124 : i1
+            scf.if %125 {
+              // Every read of the part inside its tensor: no boundary rule.
+              scf.for %126 = %18 to %20 step %2 {
+                %127 = arith.constant 2.0 : f32
+                %128 = arith.addi %126, %16 : index
+                %129 = arith.constant 1 : index
+                %130 = arith.subi %128, %129 : index
+                %131 = memref.load %x[%9, %10, %15, %130] : memref<?x?x?x?xf32>
+                %132 = arith.mulf %127, %131 : f32
+                %133 = arith.constant 1.0 : f32
+                %134 = arith.addf %132, %133 : f32
+                %135 = arith.muli %1, %L : index
+                %136 = arith.addi %135, %126 : index
+                %137 = arith.muli %1, %K : index
+                %138 = arith.addi %137, %15 : index
+                %139 = arith.muli %138, %0 : index
+                %140 = arith.addi %139, %16 : index
+                memref.store %134, %8[%140, %136] : memref<?x?xf32>
+              }
+            } else {
+              scf.for %141 = %18 to %20 step %2 {
+                %142 = arith.constant 2.0 : f32
+                %143 = arith.constant 0 : index
+                %144 = arith.cmpi sge, %9, %143 : index
+                %145 = arith.cmpi slt, %9, %B : index
+                %146 = arith.andi %144, %145 : i1
+                %147 = arith.constant 1 : index
+                %148 = arith.subi %B, %147 : index
+                %149 = arith.minsi %9, %148 : index
+                %150 = arith.constant 0 : index
+                %151 = arith.maxsi %149, %150 : index
+                %152 = arith.constant 0 : index
+                %153 = arith.cmpi sge, %10, %152 : index
+                %154 = arith.cmpi slt, %10, %G : index
+                %155 = arith.andi %153, %154 : i1
+                %156 = arith.andi %146, %155 : i1
+                %157 = arith.constant 1 : index
+                %158 = arith.subi %G, %157 : index
+                %159 = arith.minsi %10, %158 : index
+                %160 = arith.constant 0 : index
+                %161 = arith.maxsi %159, %160 : index
+                %162 = arith.constant 0 : index
+                %163 = arith.cmpi sge, %15, %162 : index
+                %164 = arith.cmpi slt, %15, %K : index
+                %165 = arith.andi %163, %164 : i1
+                %166 = arith.andi %156, %165 : i1
+                %167 = arith.constant 1 : index
+                %168 = arith.subi %K, %167 : index
+                %169 = arith.minsi %15, %168 : index
+                %170 = arith.constant 0 : index
+                %171 = arith.maxsi %169, %170 : index
+                %172 = arith.addi %141, %16 : index
+                %173 = arith.constant 1 : index
+                %174 = arith.subi %172, %173 : index
+                %175 = arith.constant 0 : index
+                %176 = arith.cmpi sge, %174, %175 : index
+                %177 = arith.cmpi slt, %174, %L : index
+                %178 = arith.andi %176, %177 : i1
+                %179 = arith.andi %166, %178 : i1
+                %180 = arith.constant 1 : index
+                %181 = arith.subi %L, %180 : index
+                %182 = arith.minsi %174, %181 : index
+                %183 = arith.constant 0 : index
+                %184 = arith.maxsi %182, %183 : index
+                %185 = memref.load %x[%151, %161, %171, %184] : memref<?x?x?x?xf32>
+                %186 = arith.constant 0.0 : f32
+                %187 = arith.select %179, %185, %186 : f32
+                %188 = arith.mulf %142, %187 : f32
+                %189 = arith.constant 1.0 : f32
+                %190 = arith.addf %188, %189 : f32
+                %191 = arith.muli %1, %L : index
+                %192 = arith.addi %191, %141 : index
+                %193 = arith.muli %1, %K : index
+                %194 = arith.addi %193, %15 : index
+                %195 = arith.muli %194, %0 : index
+                %196 = arith.addi %195, %16 : index
+                memref.store %190, %8[%196, %192] : memref<?x?xf32>
+              }
+            }
+            %197 = arith.addi %20, %16 : index
+            %198 = arith.constant 1 : index
+            %199 = arith.subi %197, %198 : index
+            %200 = arith.constant 0 : index
+            %201 = arith.cmpi sge, %199, %200 : index
+            %202 = arith.cmpi slt, %199, %L : index
+            %203 = arith.andi %201, %202 : i1
+            %204 = arith.constant 1 : index
+            %205 = arith.subi %L, %204 : index
+            %206 = arith.addi %205, %16 : index
+            %207 = arith.constant 1 : index
+            %208 = arith.subi %206, %207 : index
+            %209 = arith.constant 0 : index
+            %210 = arith.cmpi sge, %208, %209 : index
+            %211 = arith.cmpi slt, %208, %L : index
+            %212 = arith.andi %210, %211 : i1
+            %213 = arith.andi %203, %212 : i1
+            scf.if %213 {
+              // Every read of the part inside its tensor: no boundary rule.
+              scf.for %214 = %20 to %L step %2 {
+                %215 = arith.constant 2.0 : f32
+                %216 = arith.addi %214, %16 : index
+                %217 = arith.constant 1 : index
+                %218 = arith.subi %216, %217 : index
+                %219 = memref.load %x[%9, %10, %15, %218] : memref<?x?x?x?xf32>
+                %220 = arith.mulf %215, %219 : f32
+                %221 = arith.constant 1.0 : f32
+                %222 = arith.addf %220, %221 : f32
+                %223 = arith.muli %1, %L : index
+                %224 = arith.addi %223, %214 : index
+                %225 = arith.muli %1, %K : index
+                %226 = arith.addi %225, %15 : index
+                %227 = arith.muli %226, %0 : index
+                %228 = arith.addi %227, %16 : index
+                memref.store %222, %8[%228, %224] : memref<?x?xf32>
+              }
+            } else {
+              scf.for %229 = %20 to %L step %2 {
+                %230 = arith.constant 2.0 : f32
+                %231 = arith.constant 0 : index
+                %232 = arith.cmpi sge, %9, %231 : index
+                %233 = arith.cmpi slt, %9, %B : index
+                %234 = arith.andi %232, %233 : i1
+                %235 = arith.constant 1 : index
+                %236 = arith.subi %B, %235 : index
+                %237 = arith.minsi %9, %236 : index
+                %238 = arith.constant 0 : index
+                %239 = arith.maxsi %237, %238 : index
+                %240 = arith.constant 0 : index
+                %241 = arith.cmpi sge, %10, %240 : index
+                %242 = arith.cmpi slt, %10, %G : index
+                %243 = arith.andi %241, %242 : i1
+                %244 = arith.andi %234, %243 : i1
+                %245 = arith.constant 1 : index
+                %246 = arith.subi %G, %245 : index
+                %247 = arith.minsi %10, %246 : index
+                %248 = arith.constant 0 : index
+                %249 = arith.maxsi %247, %248 : index
+                %250 = arith.constant 0 : index
+                %251 = arith.cmpi sge, %15, %250 : index
+                %252 = arith.cmpi slt, %15, %K : index
+                %253 = arith.andi %251, %252 : i1
+                %254 = arith.andi %244, %253 : i1
+                %255 = arith.constant 1 : index
+                %256 = arith.subi %K, %255 : index
+                %257 = arith.minsi %15, %256 : index
+                %258 = arith.constant 0 : index
+                %259 = arith.maxsi %257, %258 : index
+                %260 = arith.addi %229, %16 : index
+                %261 = arith.constant 1 : index
+                %262 = arith.subi %260, %261 : index
+                %263 = arith.constant 0 : index
+                %264 = arith.cmpi sge, %262, %263 : index
+                %265 = arith.cmpi slt, %262, %L : index
+                %266 = arith.andi %264, %265 : i1
+                %267 = arith.andi %254, %266 : i1
+                %268 = arith.constant 1 : index
+                %269 = arith.subi %L, %268 : index
+                %270 = arith.minsi %262, %269 : index
+                %271 = arith.constant 0 : index
+                %272 = arith.maxsi %270, %271 : index
+                %273 = memref.load %x[%239, %249, %259, %272] : memref<?x?x?x?xf32>
+                %274 = arith.constant 0.0 : f32
+                %275 = arith.select %267, %273, %274 : f32
+                %276 = arith.mulf %230, %275 : f32
+                %277 = arith.constant 1.0 : f32
+                %278 = arith.addf %276, %277 : f32
+                %279 = arith.muli %1, %L : index
+                %280 = arith.addi %279, %229 : index
+                %281 = arith.muli %1, %K : index
+                %282 = arith.addi %281, %15 : index
+                %283 = arith.muli %282, %0 : index
+                %284 = arith.addi %283, %16 : index
+                memref.store %278, %8[%284, %280] : memref<?x?xf32>
+              }
             }
           }
           scf.reduce
         }
-        %73 = arith.muli %1, %4 : index
-        %74 = arith.subi %4, %73 : index
-        %75 = arith.minsi %4, %74 : index
-        %76 = arith.muli %73, %7 : index
-        %77 = memref.reinterpret_cast %w to offset: [%76], sizes: [%75, %7], strides: [%7, 1] : memref<?x?x?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
-        %78 = arith.muli %14, %4 : index
-        %79 = arith.addi %78, %73 : index
-        %80 = arith.muli %79, %5 : index
-        %81 = memref.reinterpret_cast %y to offset: [%80], sizes: [%75, %5], strides: [%5, 1] : memref<?x?x?x?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+        %285 = arith.muli %1, %4 : index
+        %286 = arith.subi %4, %285 : index
+        %287 = arith.minsi %4, %286 : index
+        %288 = arith.muli %285, %7 : index
+        %289 = memref.reinterpret_cast %w to offset: [%288], sizes: [%287, %7], strides: [%7, 1] : memref<?x?x?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+        %290 = arith.muli %14, %4 : index
+        %291 = arith.addi %290, %285 : index
+        %292 = arith.muli %291, %5 : index
+        %293 = memref.reinterpret_cast %y to offset: [%292], sizes: [%287, %5], strides: [%5, 1] : memref<?x?x?x?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
         // As block products: each thread's rows in blocks of 3; per block of 5 columns and 7 terms,
         // that block of the column buffer copied to the thread's buffer, then each block product added to the output.
-        %82 = arith.constant 0 : index
-        %83 = arith.constant 1 : index
-        %84 = arith.constant 3 : index
-        %85 = arith.constant 5 : index
-        %86 = arith.constant 7 : index
-        %87 = arith.constant 3 : index
-        %88 = func.call @omp_get_max_threads() : () -> i32
-        %89 = arith.index_cast %88 : i32 to index
-        %90 = arith.subi %89, %83 : index
-        %91 = arith.addi %75, %90 : index
-        %92 = arith.divui %91, %89 : index
-        %93 = arith.subi %87, %83 : index
-        %94 = arith.addi %92, %93 : index
-        %95 = arith.divui %94, %87 : index
-        %96 = arith.muli %95, %87 : index
-        scf.parallel (%97) = (%82) to (%89) step (%83) {
-          %98 = memref.alloca() {alignment = 64 : i64} : memref<7x21xf32>
-          %99 = arith.muli %97, %96 : index
-          %100 = arith.minsi %99, %75 : index
-          %101 = arith.addi %100, %96 : index
-          %102 = arith.minsi %101, %75 : index
-          %103 = arith.subi %102, %100 : index
-          %104 = memref.subview %81[%100, %82] [%103, %5] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
-          %105 = arith.constant 0.0 : f32
-          linalg.fill ins(%105 : f32) outs(%104 : memref<?x?xf32, strided<[?, 1], offset: ?>>)
-          scf.for %106 = %82 to %5 step %85 {
-            %107 = arith.subi %5, %106 : index
-            %108 = arith.minsi %85, %107 : index
-            scf.for %109 = %82 to %7 step %86 {
-              %110 = arith.subi %7, %109 : index
-              %111 = arith.minsi %86, %110 : index
-              %112 = arith.addi %1, %109 : index
-              %113 = memref.subview %98[0, 0] [%111, %108] [1, 1] : memref<7x21xf32> to memref<?x?xf32, strided<[21, 1]>>
-              %114 = memref.subview %8[%112, %106] [%111, %108] [1, 1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
-              linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%114 : memref<?x?xf32, strided<[?, 1], offset: ?>>) outs(%113 : memref<?x?xf32, strided<[21, 1]>>) {
-                ^bb0(%115: f32, %116: f32):
-                linalg.yield %115 : f32
+        %294 = arith.constant 0 : index
+        %295 = arith.constant 1 : index
+        %296 = arith.constant 3 : index
+        %297 = arith.constant 5 : index
+        %298 = arith.constant 7 : index
+        %299 = arith.constant 3 : index
+        %300 = func.call @omp_get_max_threads() : () -> i32
+        %301 = arith.index_cast %300 : i32 to index
+        %302 = arith.subi %301, %295 : index
+        %303 = arith.addi %287, %302 : index
+        %304 = arith.divui %303, %301 : index
+        %305 = arith.subi %299, %295 : index
+        %306 = arith.addi %304, %305 : index
+        %307 = arith.divui %306, %299 : index
+        %308 = arith.muli %307, %299 : index
+        scf.parallel (%309) = (%294) to (%301) step (%295) {
+          %310 = memref.alloca() {alignment = 64 : i64} : memref<7x21xf32>
+          %311 = arith.muli %309, %308 : index
+          %312 = arith.minsi %311, %287 : index
+          %313 = arith.addi %312, %308 : index
+          %314 = arith.minsi %313, %287 : index
+          %315 = arith.subi %314, %312 : index
+          %316 = memref.subview %293[%312, %294] [%315, %5] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+          %317 = arith.constant 0.0 : f32
+          linalg.fill ins(%317 : f32) outs(%316 : memref<?x?xf32, strided<[?, 1], offset: ?>>)
+          scf.for %318 = %294 to %5 step %297 {
+            %319 = arith.subi %5, %318 : index
+            %320 = arith.minsi %297, %319 : index
+            scf.for %321 = %294 to %7 step %298 {
+              %322 = arith.subi %7, %321 : index
+              %323 = arith.minsi %298, %322 : index
+              %324 = arith.addi %1, %321 : index
+              %325 = memref.subview %310[0, 0] [%323, %320] [1, 1] : memref<7x21xf32> to memref<?x?xf32, strided<[21, 1]>>
+              %326 = memref.subview %8[%324, %318] [%323, %320] [1, 1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+              linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%326 : memref<?x?xf32, strided<[?, 1], offset: ?>>) outs(%325 : memref<?x?xf32, strided<[21, 1]>>) {
+                ^bb0(%327: f32, %328: f32):
+                linalg.yield %327 : f32
               }
-              scf.for %117 = %100 to %102 step %84 {
-                %118 = arith.subi %102, %117 : index
-                %119 = arith.minsi %84, %118 : index
-                %120 = memref.subview %77[%117, %112] [%119, %111] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
-                %121 = memref.subview %81[%117, %106] [%119, %108] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
-                linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%120, %113 : memref<?x?xf32, strided<[?, 1], offset: ?>>, memref<?x?xf32, strided<[21, 1]>>) outs(%121 : memref<?x?xf32, strided<[?, 1], offset: ?>>) attrs = {sb_gemm_f32} {
-                  ^bb0(%122: f32, %123: f32, %124: f32):
-                  %125 = arith.mulf %122, %123 : f32
-                  %126 = arith.addf %124, %125 fastmath<reassoc> : f32
-                  linalg.yield %126 : f32
+              scf.for %329 = %312 to %314 step %296 {
+                %330 = arith.subi %314, %329 : index
+                %331 = arith.minsi %296, %330 : index
+                %332 = memref.subview %289[%329, %324] [%331, %323] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+                %333 = memref.subview %293[%329, %318] [%331, %320] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+                linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%332, %325 : memref<?x?xf32, strided<[?, 1], offset: ?>>, memref<?x?xf32, strided<[21, 1]>>) outs(%333 : memref<?x?xf32, strided<[?, 1], offset: ?>>) attrs = {sb_gemm_f32} {
+                  ^bb0(%334: f32, %335: f32, %336: f32):
+                  %337 = arith.mulf %334, %335 : f32
+                  %338 = arith.addf %336, %337 fastmath<reassoc> : f32
+                  linalg.yield %338 : f32
                 }
               }
             }
@@ -2849,626 +3889,1142 @@ module attributes {transform.with_named_sequence} {
     }
     memref.dealloc %8 : memref<?x?xf32>
     // v[o] = sum(k in 0..K: w2[o, k] * exp(d[k, 0] / 4.0))
-    %127 = arith.constant 0 : index
-    %128 = arith.constant 1 : index
+    %339 = arith.constant 0 : index
+    %340 = arith.constant 1 : index
     // As im2col: per batch element, the gathered term at every (k..., N...) into the K x N
     // buffer, then v (rows x N) = w2 (rows x K) * the buffer, as block products.
-    %129 = arith.muli %128, %M : index
-    %130 = arith.muli %128, %K : index
-    %131 = memref.alloc(%130, %128) {alignment = 64 : i64} : memref<?x?xf64>
+    %341 = arith.muli %340, %M : index
+    %342 = arith.muli %340, %K : index
+    %343 = memref.alloc(%342, %340) {alignment = 64 : i64} : memref<?x?xf64>
     // The columns: the gathered term at (k, p), k over the sum's indices, p over the output's last.
-    scf.parallel (%132) = (%127) to (%K) step (%128) {
-      %133 = arith.constant 0 : index
-      %134 = memref.load %d[%132, %133] : memref<?x?xf64>
-      %135 = arith.constant 4.0 : f64
-      %136 = arith.divf %134, %135 : f64
-      %137 = math.exp %136 : f64
-      %138 = arith.muli %127, %K : index
-      %139 = arith.addi %138, %132 : index
-      memref.store %137, %131[%139, %127] : memref<?x?xf64>
+    scf.parallel (%344) = (%339) to (%K) step (%340) {
+      %345 = arith.constant 0 : index
+      %346 = memref.load %d[%344, %345] : memref<?x?xf64>
+      %347 = arith.constant 4.0 : f64
+      %348 = arith.divf %346, %347 : f64
+      %349 = math.exp %348 : f64
+      %350 = arith.muli %339, %K : index
+      %351 = arith.addi %350, %344 : index
+      memref.store %349, %343[%351, %339] : memref<?x?xf64>
       scf.reduce
     }
-    %140 = arith.muli %127, %129 : index
-    %141 = arith.subi %129, %140 : index
-    %142 = arith.minsi %129, %141 : index
-    %143 = arith.muli %140, %130 : index
-    %144 = memref.reinterpret_cast %w2 to offset: [%143], sizes: [%142, %130], strides: [%130, 1] : memref<?x?xf64> to memref<?x?xf64, strided<[?, 1], offset: ?>>
-    %145 = arith.muli %127, %129 : index
-    %146 = arith.addi %145, %140 : index
-    %147 = arith.muli %146, %128 : index
-    %148 = memref.reinterpret_cast %v to offset: [%147], sizes: [%142, %128], strides: [%128, 1] : memref<?xf64> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+    %352 = arith.muli %339, %341 : index
+    %353 = arith.subi %341, %352 : index
+    %354 = arith.minsi %341, %353 : index
+    %355 = arith.muli %352, %342 : index
+    %356 = memref.reinterpret_cast %w2 to offset: [%355], sizes: [%354, %342], strides: [%342, 1] : memref<?x?xf64> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+    %357 = arith.muli %339, %341 : index
+    %358 = arith.addi %357, %352 : index
+    %359 = arith.muli %358, %340 : index
+    %360 = memref.reinterpret_cast %v to offset: [%359], sizes: [%354, %340], strides: [%340, 1] : memref<?xf64> to memref<?x?xf64, strided<[?, 1], offset: ?>>
     // As block products: each thread's rows in blocks of 3; per block of 5 columns and 7 terms,
     // that block of the column buffer copied to the thread's buffer, then each block product added to the output.
-    %149 = arith.constant 0 : index
-    %150 = arith.constant 1 : index
-    %151 = arith.constant 3 : index
-    %152 = arith.constant 5 : index
-    %153 = arith.constant 7 : index
-    %154 = arith.constant 3 : index
-    %155 = func.call @omp_get_max_threads() : () -> i32
-    %156 = arith.index_cast %155 : i32 to index
-    %157 = arith.subi %156, %150 : index
-    %158 = arith.addi %142, %157 : index
-    %159 = arith.divui %158, %156 : index
-    %160 = arith.subi %154, %150 : index
-    %161 = arith.addi %159, %160 : index
-    %162 = arith.divui %161, %154 : index
-    %163 = arith.muli %162, %154 : index
-    scf.parallel (%164) = (%149) to (%156) step (%150) {
-      %165 = memref.alloca() {alignment = 64 : i64} : memref<7x13xf64>
-      %166 = arith.muli %164, %163 : index
-      %167 = arith.minsi %166, %142 : index
-      %168 = arith.addi %167, %163 : index
-      %169 = arith.minsi %168, %142 : index
-      %170 = arith.subi %169, %167 : index
-      %171 = memref.subview %148[%167, %149] [%170, %128] [1, 1] : memref<?x?xf64, strided<[?, 1], offset: ?>> to memref<?x?xf64, strided<[?, 1], offset: ?>>
-      %172 = arith.constant 0.0 : f64
-      linalg.fill ins(%172 : f64) outs(%171 : memref<?x?xf64, strided<[?, 1], offset: ?>>)
-      scf.for %173 = %149 to %128 step %152 {
-        %174 = arith.subi %128, %173 : index
-        %175 = arith.minsi %152, %174 : index
-        scf.for %176 = %149 to %130 step %153 {
-          %177 = arith.subi %130, %176 : index
-          %178 = arith.minsi %153, %177 : index
-          %179 = arith.addi %127, %176 : index
-          %180 = memref.subview %165[0, 0] [%178, %175] [1, 1] : memref<7x13xf64> to memref<?x?xf64, strided<[13, 1]>>
-          %181 = memref.subview %131[%179, %173] [%178, %175] [1, 1] : memref<?x?xf64> to memref<?x?xf64, strided<[?, 1], offset: ?>>
-          linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%181 : memref<?x?xf64, strided<[?, 1], offset: ?>>) outs(%180 : memref<?x?xf64, strided<[13, 1]>>) {
-            ^bb0(%182: f64, %183: f64):
-            linalg.yield %182 : f64
+    %361 = arith.constant 0 : index
+    %362 = arith.constant 1 : index
+    %363 = arith.constant 3 : index
+    %364 = arith.constant 5 : index
+    %365 = arith.constant 7 : index
+    %366 = arith.constant 3 : index
+    %367 = func.call @omp_get_max_threads() : () -> i32
+    %368 = arith.index_cast %367 : i32 to index
+    %369 = arith.subi %368, %362 : index
+    %370 = arith.addi %354, %369 : index
+    %371 = arith.divui %370, %368 : index
+    %372 = arith.subi %366, %362 : index
+    %373 = arith.addi %371, %372 : index
+    %374 = arith.divui %373, %366 : index
+    %375 = arith.muli %374, %366 : index
+    scf.parallel (%376) = (%361) to (%368) step (%362) {
+      %377 = memref.alloca() {alignment = 64 : i64} : memref<7x13xf64>
+      %378 = arith.muli %376, %375 : index
+      %379 = arith.minsi %378, %354 : index
+      %380 = arith.addi %379, %375 : index
+      %381 = arith.minsi %380, %354 : index
+      %382 = arith.subi %381, %379 : index
+      %383 = memref.subview %360[%379, %361] [%382, %340] [1, 1] : memref<?x?xf64, strided<[?, 1], offset: ?>> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+      %384 = arith.constant 0.0 : f64
+      linalg.fill ins(%384 : f64) outs(%383 : memref<?x?xf64, strided<[?, 1], offset: ?>>)
+      scf.for %385 = %361 to %340 step %364 {
+        %386 = arith.subi %340, %385 : index
+        %387 = arith.minsi %364, %386 : index
+        scf.for %388 = %361 to %342 step %365 {
+          %389 = arith.subi %342, %388 : index
+          %390 = arith.minsi %365, %389 : index
+          %391 = arith.addi %339, %388 : index
+          %392 = memref.subview %377[0, 0] [%390, %387] [1, 1] : memref<7x13xf64> to memref<?x?xf64, strided<[13, 1]>>
+          %393 = memref.subview %343[%391, %385] [%390, %387] [1, 1] : memref<?x?xf64> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+          linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%393 : memref<?x?xf64, strided<[?, 1], offset: ?>>) outs(%392 : memref<?x?xf64, strided<[13, 1]>>) {
+            ^bb0(%394: f64, %395: f64):
+            linalg.yield %394 : f64
           }
-          scf.for %184 = %167 to %169 step %151 {
-            %185 = arith.subi %169, %184 : index
-            %186 = arith.minsi %151, %185 : index
-            %187 = memref.subview %144[%184, %179] [%186, %178] [1, 1] : memref<?x?xf64, strided<[?, 1], offset: ?>> to memref<?x?xf64, strided<[?, 1], offset: ?>>
-            %188 = memref.subview %148[%184, %173] [%186, %175] [1, 1] : memref<?x?xf64, strided<[?, 1], offset: ?>> to memref<?x?xf64, strided<[?, 1], offset: ?>>
-            linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%187, %180 : memref<?x?xf64, strided<[?, 1], offset: ?>>, memref<?x?xf64, strided<[13, 1]>>) outs(%188 : memref<?x?xf64, strided<[?, 1], offset: ?>>) attrs = {sb_gemm_f64} {
-              ^bb0(%189: f64, %190: f64, %191: f64):
-              %192 = arith.mulf %189, %190 : f64
-              %193 = arith.addf %191, %192 fastmath<reassoc> : f64
-              linalg.yield %193 : f64
+          scf.for %396 = %379 to %381 step %363 {
+            %397 = arith.subi %381, %396 : index
+            %398 = arith.minsi %363, %397 : index
+            %399 = memref.subview %356[%396, %391] [%398, %390] [1, 1] : memref<?x?xf64, strided<[?, 1], offset: ?>> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+            %400 = memref.subview %360[%396, %385] [%398, %387] [1, 1] : memref<?x?xf64, strided<[?, 1], offset: ?>> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+            linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%399, %392 : memref<?x?xf64, strided<[?, 1], offset: ?>>, memref<?x?xf64, strided<[13, 1]>>) outs(%400 : memref<?x?xf64, strided<[?, 1], offset: ?>>) attrs = {sb_gemm_f64} {
+              ^bb0(%401: f64, %402: f64, %403: f64):
+              %404 = arith.mulf %401, %402 : f64
+              %405 = arith.addf %403, %404 fastmath<reassoc> : f64
+              linalg.yield %405 : f64
             }
           }
         }
       }
       scf.reduce
     }
-    memref.dealloc %131 : memref<?x?xf64>
+    memref.dealloc %343 : memref<?x?xf64>
     // u[o, l] = sum(k in 0..K: d[k, L - 1 - l] * w2[o, k])
-    %194 = arith.constant 0 : index
-    %195 = arith.constant 1 : index
+    %406 = arith.constant 0 : index
+    %407 = arith.constant 1 : index
     // As im2col: per batch element, the gathered term at every (k..., N...) into the K x N
     // buffer, then u (rows x N) = w2 (rows x K) * the buffer, as block products.
-    %196 = arith.muli %195, %M : index
-    %197 = arith.muli %195, %L : index
-    %198 = arith.muli %195, %K : index
-    %199 = memref.alloc(%198, %197) {alignment = 64 : i64} : memref<?x?xf64>
+    %408 = arith.muli %407, %M : index
+    %409 = arith.muli %407, %L : index
+    %410 = arith.muli %407, %K : index
+    %411 = memref.alloc(%410, %409) {alignment = 64 : i64} : memref<?x?xf64>
     // The columns: the gathered term at (k, p), k over the sum's indices, p over the output's last.
-    scf.parallel (%200) = (%194) to (%K) step (%195) {
-      scf.for %201 = %194 to %L step %195 {
-        %202 = arith.constant 1 : index
-        %203 = arith.subi %L, %202 : index
-        %204 = arith.subi %203, %201 : index
-        %205 = memref.load %d[%200, %204] : memref<?x?xf64>
-        %206 = arith.muli %194, %L : index
-        %207 = arith.addi %206, %201 : index
-        %208 = arith.muli %194, %K : index
-        %209 = arith.addi %208, %200 : index
-        memref.store %205, %199[%209, %207] : memref<?x?xf64>
+    scf.parallel (%412) = (%406) to (%K) step (%407) {
+      %413 = arith.constant 1 : index
+      %414 = arith.minsi %413, %L : index
+      %415 = arith.subi %L, %413 : index
+      %416 = arith.maxsi %415, %414 : index
+      scf.for %417 = %406 to %414 step %407 {
+        %418 = arith.constant 1 : index
+        %419 = arith.subi %L, %418 : index
+        %420 = arith.subi %419, %417 : index
+        %421 = memref.load %d[%412, %420] : memref<?x?xf64>
+        %422 = arith.muli %406, %L : index
+        %423 = arith.addi %422, %417 : index
+        %424 = arith.muli %406, %K : index
+        %425 = arith.addi %424, %412 : index
+        memref.store %421, %411[%425, %423] : memref<?x?xf64>
+      }
+      scf.for %426 = %414 to %416 step %407 {
+        %427 = arith.constant 1 : index
+        %428 = arith.subi %L, %427 : index
+        %429 = arith.subi %428, %426 : index
+        %430 = memref.load %d[%412, %429] : memref<?x?xf64>
+        %431 = arith.muli %406, %L : index
+        %432 = arith.addi %431, %426 : index
+        %433 = arith.muli %406, %K : index
+        %434 = arith.addi %433, %412 : index
+        memref.store %430, %411[%434, %432] : memref<?x?xf64>
+      }
+      scf.for %435 = %416 to %L step %407 {
+        %436 = arith.constant 1 : index
+        %437 = arith.subi %L, %436 : index
+        %438 = arith.subi %437, %435 : index
+        %439 = memref.load %d[%412, %438] : memref<?x?xf64>
+        %440 = arith.muli %406, %L : index
+        %441 = arith.addi %440, %435 : index
+        %442 = arith.muli %406, %K : index
+        %443 = arith.addi %442, %412 : index
+        memref.store %439, %411[%443, %441] : memref<?x?xf64>
       }
       scf.reduce
     }
-    %210 = arith.muli %194, %196 : index
-    %211 = arith.subi %196, %210 : index
-    %212 = arith.minsi %196, %211 : index
-    %213 = arith.muli %210, %198 : index
-    %214 = memref.reinterpret_cast %w2 to offset: [%213], sizes: [%212, %198], strides: [%198, 1] : memref<?x?xf64> to memref<?x?xf64, strided<[?, 1], offset: ?>>
-    %215 = arith.muli %194, %196 : index
-    %216 = arith.addi %215, %210 : index
-    %217 = arith.muli %216, %197 : index
-    %218 = memref.reinterpret_cast %u to offset: [%217], sizes: [%212, %197], strides: [%197, 1] : memref<?x?xf64> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+    %444 = arith.muli %406, %408 : index
+    %445 = arith.subi %408, %444 : index
+    %446 = arith.minsi %408, %445 : index
+    %447 = arith.muli %444, %410 : index
+    %448 = memref.reinterpret_cast %w2 to offset: [%447], sizes: [%446, %410], strides: [%410, 1] : memref<?x?xf64> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+    %449 = arith.muli %406, %408 : index
+    %450 = arith.addi %449, %444 : index
+    %451 = arith.muli %450, %409 : index
+    %452 = memref.reinterpret_cast %u to offset: [%451], sizes: [%446, %409], strides: [%409, 1] : memref<?x?xf64> to memref<?x?xf64, strided<[?, 1], offset: ?>>
     // As block products: each thread's rows in blocks of 3; per block of 5 columns and 7 terms,
     // that block of the column buffer copied to the thread's buffer, then each block product added to the output.
-    %219 = arith.constant 0 : index
-    %220 = arith.constant 1 : index
-    %221 = arith.constant 3 : index
-    %222 = arith.constant 5 : index
-    %223 = arith.constant 7 : index
-    %224 = arith.constant 3 : index
-    %225 = func.call @omp_get_max_threads() : () -> i32
-    %226 = arith.index_cast %225 : i32 to index
-    %227 = arith.subi %226, %220 : index
-    %228 = arith.addi %212, %227 : index
-    %229 = arith.divui %228, %226 : index
-    %230 = arith.subi %224, %220 : index
-    %231 = arith.addi %229, %230 : index
-    %232 = arith.divui %231, %224 : index
-    %233 = arith.muli %232, %224 : index
-    scf.parallel (%234) = (%219) to (%226) step (%220) {
-      %235 = memref.alloca() {alignment = 64 : i64} : memref<7x13xf64>
-      %236 = arith.muli %234, %233 : index
-      %237 = arith.minsi %236, %212 : index
-      %238 = arith.addi %237, %233 : index
-      %239 = arith.minsi %238, %212 : index
-      %240 = arith.subi %239, %237 : index
-      %241 = memref.subview %218[%237, %219] [%240, %197] [1, 1] : memref<?x?xf64, strided<[?, 1], offset: ?>> to memref<?x?xf64, strided<[?, 1], offset: ?>>
-      %242 = arith.constant 0.0 : f64
-      linalg.fill ins(%242 : f64) outs(%241 : memref<?x?xf64, strided<[?, 1], offset: ?>>)
-      scf.for %243 = %219 to %197 step %222 {
-        %244 = arith.subi %197, %243 : index
-        %245 = arith.minsi %222, %244 : index
-        scf.for %246 = %219 to %198 step %223 {
-          %247 = arith.subi %198, %246 : index
-          %248 = arith.minsi %223, %247 : index
-          %249 = arith.addi %194, %246 : index
-          %250 = memref.subview %235[0, 0] [%248, %245] [1, 1] : memref<7x13xf64> to memref<?x?xf64, strided<[13, 1]>>
-          %251 = memref.subview %199[%249, %243] [%248, %245] [1, 1] : memref<?x?xf64> to memref<?x?xf64, strided<[?, 1], offset: ?>>
-          linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%251 : memref<?x?xf64, strided<[?, 1], offset: ?>>) outs(%250 : memref<?x?xf64, strided<[13, 1]>>) {
-            ^bb0(%252: f64, %253: f64):
-            linalg.yield %252 : f64
+    %453 = arith.constant 0 : index
+    %454 = arith.constant 1 : index
+    %455 = arith.constant 3 : index
+    %456 = arith.constant 5 : index
+    %457 = arith.constant 7 : index
+    %458 = arith.constant 3 : index
+    %459 = func.call @omp_get_max_threads() : () -> i32
+    %460 = arith.index_cast %459 : i32 to index
+    %461 = arith.subi %460, %454 : index
+    %462 = arith.addi %446, %461 : index
+    %463 = arith.divui %462, %460 : index
+    %464 = arith.subi %458, %454 : index
+    %465 = arith.addi %463, %464 : index
+    %466 = arith.divui %465, %458 : index
+    %467 = arith.muli %466, %458 : index
+    scf.parallel (%468) = (%453) to (%460) step (%454) {
+      %469 = memref.alloca() {alignment = 64 : i64} : memref<7x13xf64>
+      %470 = arith.muli %468, %467 : index
+      %471 = arith.minsi %470, %446 : index
+      %472 = arith.addi %471, %467 : index
+      %473 = arith.minsi %472, %446 : index
+      %474 = arith.subi %473, %471 : index
+      %475 = memref.subview %452[%471, %453] [%474, %409] [1, 1] : memref<?x?xf64, strided<[?, 1], offset: ?>> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+      %476 = arith.constant 0.0 : f64
+      linalg.fill ins(%476 : f64) outs(%475 : memref<?x?xf64, strided<[?, 1], offset: ?>>)
+      scf.for %477 = %453 to %409 step %456 {
+        %478 = arith.subi %409, %477 : index
+        %479 = arith.minsi %456, %478 : index
+        scf.for %480 = %453 to %410 step %457 {
+          %481 = arith.subi %410, %480 : index
+          %482 = arith.minsi %457, %481 : index
+          %483 = arith.addi %406, %480 : index
+          %484 = memref.subview %469[0, 0] [%482, %479] [1, 1] : memref<7x13xf64> to memref<?x?xf64, strided<[13, 1]>>
+          %485 = memref.subview %411[%483, %477] [%482, %479] [1, 1] : memref<?x?xf64> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+          linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%485 : memref<?x?xf64, strided<[?, 1], offset: ?>>) outs(%484 : memref<?x?xf64, strided<[13, 1]>>) {
+            ^bb0(%486: f64, %487: f64):
+            linalg.yield %486 : f64
           }
-          scf.for %254 = %237 to %239 step %221 {
-            %255 = arith.subi %239, %254 : index
-            %256 = arith.minsi %221, %255 : index
-            %257 = memref.subview %214[%254, %249] [%256, %248] [1, 1] : memref<?x?xf64, strided<[?, 1], offset: ?>> to memref<?x?xf64, strided<[?, 1], offset: ?>>
-            %258 = memref.subview %218[%254, %243] [%256, %245] [1, 1] : memref<?x?xf64, strided<[?, 1], offset: ?>> to memref<?x?xf64, strided<[?, 1], offset: ?>>
-            linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%257, %250 : memref<?x?xf64, strided<[?, 1], offset: ?>>, memref<?x?xf64, strided<[13, 1]>>) outs(%258 : memref<?x?xf64, strided<[?, 1], offset: ?>>) attrs = {sb_gemm_f64} {
-              ^bb0(%259: f64, %260: f64, %261: f64):
-              %262 = arith.mulf %259, %260 : f64
-              %263 = arith.addf %261, %262 fastmath<reassoc> : f64
-              linalg.yield %263 : f64
+          scf.for %488 = %471 to %473 step %455 {
+            %489 = arith.subi %473, %488 : index
+            %490 = arith.minsi %455, %489 : index
+            %491 = memref.subview %448[%488, %483] [%490, %482] [1, 1] : memref<?x?xf64, strided<[?, 1], offset: ?>> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+            %492 = memref.subview %452[%488, %477] [%490, %479] [1, 1] : memref<?x?xf64, strided<[?, 1], offset: ?>> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+            linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%491, %484 : memref<?x?xf64, strided<[?, 1], offset: ?>>, memref<?x?xf64, strided<[13, 1]>>) outs(%492 : memref<?x?xf64, strided<[?, 1], offset: ?>>) attrs = {sb_gemm_f64} {
+              ^bb0(%493: f64, %494: f64, %495: f64):
+              %496 = arith.mulf %493, %494 : f64
+              %497 = arith.addf %495, %496 fastmath<reassoc> : f64
+              linalg.yield %497 : f64
             }
           }
         }
       }
       scf.reduce
     }
-    memref.dealloc %199 : memref<?x?xf64>
+    memref.dealloc %411 : memref<?x?xf64>
     // r[o, l] = sum(k in 0..K: sum(t in 0..3: w[o, 0, k, t] * x[0, 0, k, l]))
     // Row by row, in parallel blocks of rows.
-    %264 = arith.constant 0 : index
-    %265 = arith.constant 1 : index
-    %266 = arith.constant 63 : index
-    %267 = arith.addi %M, %266 : index
-    %268 = arith.constant 64 : index
-    %269 = arith.divui %267, %268 : index
-    %270 = arith.constant 1 : index
-    %271 = arith.maxsi %269, %270 : index
-    scf.parallel (%272) = (%264) to (%M) step (%271) {
-      %273 = arith.addi %272, %271 : index
-      %274 = arith.minsi %273, %M : index
-      scf.for %275 = %272 to %274 step %265 {
-        %276 = memref.subview %w[%275, 0, 0, 0] [1, %P, %K, %0] [1, 1, 1, 1] : memref<?x?x?x?xf32> to memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
-        %277 = memref.subview %r[%275, 0] [1, %L] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
+    %498 = arith.constant 0 : index
+    %499 = arith.constant 1 : index
+    %500 = arith.constant 63 : index
+    %501 = arith.addi %M, %500 : index
+    %502 = arith.constant 64 : index
+    %503 = arith.divui %501, %502 : index
+    %504 = arith.constant 1 : index
+    %505 = arith.maxsi %503, %504 : index
+    scf.parallel (%506) = (%498) to (%M) step (%505) {
+      %507 = arith.addi %506, %505 : index
+      %508 = arith.minsi %507, %M : index
+      scf.for %509 = %506 to %508 step %499 {
+        %510 = memref.subview %w[%509, 0, 0, 0] [1, %P, %K, %0] [1, 1, 1, 1] : memref<?x?x?x?xf32> to memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+        %511 = memref.subview %r[%509, 0] [1, %L] [1, 1] : memref<?x?xf32> to memref<?xf32, strided<[1], offset: ?>>
         // r[o, l] = sum(k in 0..K: sum(t in 0..3: w[o, 0, k, t] * x[0, 0, k, l]))
-        %278 = arith.constant 0 : index
+        %512 = arith.constant 0 : index
         // Along l, whole rows.
         // A part whose reads are all inside their tensors reads without the boundary rule.
-        %279 = arith.subi %L, %278 : index
-        %280 = memref.subview %277[%278] [%279] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
-        %281 = arith.constant 0 : index
-        %282 = arith.constant 0 : index
-        %283 = arith.cmpi sge, %281, %282 : index
-        %284 = arith.cmpi slt, %281, %B : index
-        %285 = arith.andi %283, %284 : i1
-        %286 = arith.constant 0 : index
-        %287 = arith.constant 0 : index
-        %288 = arith.cmpi sge, %286, %287 : index
-        %289 = arith.cmpi slt, %286, %G : index
-        %290 = arith.andi %288, %289 : i1
-        %291 = arith.andi %285, %290 : i1
-        scf.if %291 {
+        %513 = arith.subi %L, %512 : index
+        %514 = memref.subview %511[%512] [%513] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
+        %515 = arith.constant 0 : index
+        %516 = arith.constant 0 : index
+        %517 = arith.cmpi sge, %515, %516 : index
+        %518 = arith.cmpi slt, %515, %B : index
+        %519 = arith.andi %517, %518 : i1
+        %520 = arith.constant 0 : index
+        %521 = arith.constant 0 : index
+        %522 = arith.cmpi sge, %520, %521 : index
+        %523 = arith.cmpi slt, %520, %G : index
+        %524 = arith.andi %522, %523 : i1
+        %525 = arith.andi %519, %524 : i1
+        scf.if %525 {
           // Every read of the part inside its tensor: no boundary rule.
-          %292 = arith.constant 0.0 : f32
-          linalg.fill ins(%292 : f32) outs(%280 : memref<?xf32, strided<[1], offset: ?>>)
-          %293 = arith.constant 0 : index
-          %294 = arith.subi %K, %293 : index
-          %295 = arith.constant 0 : index
-          %296 = arith.maxsi %294, %295 : index
-          %297 = arith.constant 0 : index
-          %298 = arith.constant 0 : index
-          %299 = memref.reinterpret_cast %280 to offset: [0], sizes: [%296, %279], strides: [%297, %298] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
+          %526 = arith.constant 0.0 : f32
+          linalg.fill ins(%526 : f32) outs(%514 : memref<?xf32, strided<[1], offset: ?>>)
+          %527 = arith.constant 0 : index
+          %528 = arith.subi %K, %527 : index
+          %529 = arith.constant 0 : index
+          %530 = arith.maxsi %528, %529 : index
+          %531 = arith.constant 0 : index
+          %532 = arith.constant 0 : index
+          %533 = memref.reinterpret_cast %514 to offset: [0], sizes: [%530, %513], strides: [%531, %532] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
           linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
-              ins(%299 : memref<?x?xf32, strided<[?, ?]>>)
-              outs(%280 : memref<?xf32, strided<[1], offset: ?>>) {
-            ^bb0(%300: f32, %301: f32):
-            %302 = linalg.index 1 : index
-            %303 = arith.addi %302, %278 : index
-            %304 = linalg.index 0 : index
-            %305 = arith.addi %304, %293 : index
-            %306 = arith.constant 0 : index
-            %307 = arith.constant 3 : index
-            %308 = arith.constant 1 : index
-            %309 = arith.constant 0.0 : f32
-            %310 = scf.for %311 = %306 to %307 step %308 iter_args(%312 = %309) -> (f32) {
-              %313 = arith.constant 0 : index
-              %314 = memref.load %276[%313, %305, %311] : memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
-              %315 = arith.constant 0 : index
-              %316 = arith.constant 0 : index
-              %317 = memref.load %x[%315, %316, %305, %303] : memref<?x?x?x?xf32>
-              %318 = arith.mulf %314, %317 : f32
-              %319 = arith.addf %312, %318 fastmath<reassoc> : f32
-              scf.yield %319 : f32
+              ins(%533 : memref<?x?xf32, strided<[?, ?]>>)
+              outs(%514 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%534: f32, %535: f32):
+            %536 = linalg.index 1 : index
+            %537 = arith.addi %536, %512 : index
+            %538 = linalg.index 0 : index
+            %539 = arith.addi %538, %527 : index
+            %540 = arith.constant 0 : index
+            %541 = arith.constant 3 : index
+            %542 = arith.constant 1 : index
+            %543 = arith.constant 0.0 : f32
+            %544 = scf.for %545 = %540 to %541 step %542 iter_args(%546 = %543) -> (f32) {
+              %547 = arith.constant 0 : index
+              %548 = memref.load %510[%547, %539, %545] : memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+              %549 = arith.constant 0 : index
+              %550 = arith.constant 0 : index
+              %551 = memref.load %x[%549, %550, %539, %537] : memref<?x?x?x?xf32>
+              %552 = arith.mulf %548, %551 : f32
+              %553 = arith.addf %546, %552 fastmath<reassoc> : f32
+              scf.yield %553 : f32
             }
-            %320 = arith.addf %301, %310 fastmath<reassoc> : f32
-            linalg.yield %320 : f32
+            %554 = arith.addf %535, %544 fastmath<reassoc> : f32
+            linalg.yield %554 : f32
           }
         } else {
-          %321 = arith.constant 0.0 : f32
-          linalg.fill ins(%321 : f32) outs(%280 : memref<?xf32, strided<[1], offset: ?>>)
-          %322 = arith.constant 0 : index
-          %323 = arith.subi %K, %322 : index
-          %324 = arith.constant 0 : index
-          %325 = arith.maxsi %323, %324 : index
-          %326 = arith.constant 0 : index
-          %327 = arith.constant 0 : index
-          %328 = memref.reinterpret_cast %280 to offset: [0], sizes: [%325, %279], strides: [%326, %327] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
+          %555 = arith.constant 0.0 : f32
+          linalg.fill ins(%555 : f32) outs(%514 : memref<?xf32, strided<[1], offset: ?>>)
+          %556 = arith.constant 0 : index
+          %557 = arith.subi %K, %556 : index
+          %558 = arith.constant 0 : index
+          %559 = arith.maxsi %557, %558 : index
+          %560 = arith.constant 0 : index
+          %561 = arith.constant 0 : index
+          %562 = memref.reinterpret_cast %514 to offset: [0], sizes: [%559, %513], strides: [%560, %561] : memref<?xf32, strided<[1], offset: ?>> to memref<?x?xf32, strided<[?, ?]>>
           linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
-              ins(%328 : memref<?x?xf32, strided<[?, ?]>>)
-              outs(%280 : memref<?xf32, strided<[1], offset: ?>>) {
-            ^bb0(%329: f32, %330: f32):
-            %331 = linalg.index 1 : index
-            %332 = arith.addi %331, %278 : index
-            %333 = linalg.index 0 : index
-            %334 = arith.addi %333, %322 : index
-            %335 = arith.constant 0 : index
-            %336 = arith.constant 3 : index
-            %337 = arith.constant 1 : index
-            %338 = arith.constant 0.0 : f32
-            %339 = scf.for %340 = %335 to %336 step %337 iter_args(%341 = %338) -> (f32) {
-              %342 = arith.constant 0 : index
-              %343 = memref.load %276[%342, %334, %340] : memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
-              %344 = arith.constant 0 : index
-              %345 = arith.constant 0 : index
-              %346 = arith.cmpi sge, %344, %345 : index
-              %347 = arith.cmpi slt, %344, %B : index
-              %348 = arith.andi %346, %347 : i1
-              %349 = arith.constant 1 : index
-              %350 = arith.subi %B, %349 : index
-              %351 = arith.minsi %344, %350 : index
-              %352 = arith.constant 0 : index
-              %353 = arith.maxsi %351, %352 : index
-              %354 = arith.constant 0 : index
-              %355 = arith.constant 0 : index
-              %356 = arith.cmpi sge, %354, %355 : index
-              %357 = arith.cmpi slt, %354, %G : index
-              %358 = arith.andi %356, %357 : i1
-              %359 = arith.andi %348, %358 : i1
-              %360 = arith.constant 1 : index
-              %361 = arith.subi %G, %360 : index
-              %362 = arith.minsi %354, %361 : index
-              %363 = arith.constant 0 : index
-              %364 = arith.maxsi %362, %363 : index
-              %365 = arith.constant 0 : index
-              %366 = arith.cmpi sge, %334, %365 : index
-              %367 = arith.cmpi slt, %334, %K : index
-              %368 = arith.andi %366, %367 : i1
-              %369 = arith.andi %359, %368 : i1
-              %370 = arith.constant 1 : index
-              %371 = arith.subi %K, %370 : index
-              %372 = arith.minsi %334, %371 : index
-              %373 = arith.constant 0 : index
-              %374 = arith.maxsi %372, %373 : index
-              %375 = arith.constant 0 : index
-              %376 = arith.cmpi sge, %332, %375 : index
-              %377 = arith.cmpi slt, %332, %L : index
-              %378 = arith.andi %376, %377 : i1
-              %379 = arith.andi %369, %378 : i1
-              %380 = arith.constant 1 : index
-              %381 = arith.subi %L, %380 : index
-              %382 = arith.minsi %332, %381 : index
-              %383 = arith.constant 0 : index
-              %384 = arith.maxsi %382, %383 : index
-              %385 = memref.load %x[%353, %364, %374, %384] : memref<?x?x?x?xf32>
-              %386 = arith.constant 0.0 : f32
-              %387 = arith.select %379, %385, %386 : f32
-              %388 = arith.mulf %343, %387 : f32
-              %389 = arith.addf %341, %388 fastmath<reassoc> : f32
-              scf.yield %389 : f32
+              ins(%562 : memref<?x?xf32, strided<[?, ?]>>)
+              outs(%514 : memref<?xf32, strided<[1], offset: ?>>) {
+            ^bb0(%563: f32, %564: f32):
+            %565 = linalg.index 1 : index
+            %566 = arith.addi %565, %512 : index
+            %567 = linalg.index 0 : index
+            %568 = arith.addi %567, %556 : index
+            %569 = arith.constant 0 : index
+            %570 = arith.constant 3 : index
+            %571 = arith.constant 1 : index
+            %572 = arith.constant 0.0 : f32
+            %573 = scf.for %574 = %569 to %570 step %571 iter_args(%575 = %572) -> (f32) {
+              %576 = arith.constant 0 : index
+              %577 = memref.load %510[%576, %568, %574] : memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+              %578 = arith.constant 0 : index
+              %579 = arith.constant 0 : index
+              %580 = arith.cmpi sge, %578, %579 : index
+              %581 = arith.cmpi slt, %578, %B : index
+              %582 = arith.andi %580, %581 : i1
+              %583 = arith.constant 1 : index
+              %584 = arith.subi %B, %583 : index
+              %585 = arith.minsi %578, %584 : index
+              %586 = arith.constant 0 : index
+              %587 = arith.maxsi %585, %586 : index
+              %588 = arith.constant 0 : index
+              %589 = arith.constant 0 : index
+              %590 = arith.cmpi sge, %588, %589 : index
+              %591 = arith.cmpi slt, %588, %G : index
+              %592 = arith.andi %590, %591 : i1
+              %593 = arith.andi %582, %592 : i1
+              %594 = arith.constant 1 : index
+              %595 = arith.subi %G, %594 : index
+              %596 = arith.minsi %588, %595 : index
+              %597 = arith.constant 0 : index
+              %598 = arith.maxsi %596, %597 : index
+              %599 = arith.constant 0 : index
+              %600 = arith.cmpi sge, %568, %599 : index
+              %601 = arith.cmpi slt, %568, %K : index
+              %602 = arith.andi %600, %601 : i1
+              %603 = arith.andi %593, %602 : i1
+              %604 = arith.constant 1 : index
+              %605 = arith.subi %K, %604 : index
+              %606 = arith.minsi %568, %605 : index
+              %607 = arith.constant 0 : index
+              %608 = arith.maxsi %606, %607 : index
+              %609 = arith.constant 0 : index
+              %610 = arith.cmpi sge, %566, %609 : index
+              %611 = arith.cmpi slt, %566, %L : index
+              %612 = arith.andi %610, %611 : i1
+              %613 = arith.andi %603, %612 : i1
+              %614 = arith.constant 1 : index
+              %615 = arith.subi %L, %614 : index
+              %616 = arith.minsi %566, %615 : index
+              %617 = arith.constant 0 : index
+              %618 = arith.maxsi %616, %617 : index
+              %619 = memref.load %x[%587, %598, %608, %618] : memref<?x?x?x?xf32>
+              %620 = arith.constant 0.0 : f32
+              %621 = arith.select %613, %619, %620 : f32
+              %622 = arith.mulf %577, %621 : f32
+              %623 = arith.addf %575, %622 fastmath<reassoc> : f32
+              scf.yield %623 : f32
             }
-            %390 = arith.addf %330, %339 fastmath<reassoc> : f32
-            linalg.yield %390 : f32
+            %624 = arith.addf %564, %573 fastmath<reassoc> : f32
+            linalg.yield %624 : f32
           }
         }
       }
       scf.reduce
     }
     // gy[b, o, p, l] = sum(k in 0..K: sum(t in 0..3: w[o, p, k, t] * x[b, o / 2, k, l + t - 1]))
-    %391 = arith.constant 0 : index
-    %392 = arith.constant 1 : index
+    %625 = arith.constant 0 : index
+    %626 = arith.constant 1 : index
     // As im2col: per batch element and group, the gathered term at every (k..., N...) into the K x N
     // buffer, then gy (rows x N) = w (rows x K) * the buffer, as block products.
-    %393 = arith.muli %392, %M : index
-    %394 = arith.muli %393, %P : index
-    %395 = arith.muli %392, %L : index
-    %396 = arith.muli %392, %K : index
-    %397 = arith.muli %396, %0 : index
-    %398 = arith.constant 2 : index
-    %399 = arith.muli %392, %P : index
-    %400 = arith.muli %398, %399 : index
-    %401 = arith.subi %400, %392 : index
-    %402 = arith.addi %394, %401 : index
-    %403 = arith.maxsi %400, %392 : index
-    %404 = arith.divsi %402, %403 : index
-    %405 = func.call @omp_get_max_threads() : () -> i32
-    %406 = arith.index_cast %405 : i32 to index
-    %407 = arith.muli %392, %B : index
-    %408 = arith.muli %407, %404 : index
-    %409 = arith.constant 2 : index
-    %410 = arith.muli %406, %409 : index
-    %411 = arith.cmpi sge, %408, %410 : index
-    scf.if %411 {
+    %627 = arith.muli %626, %M : index
+    %628 = arith.muli %627, %P : index
+    %629 = arith.muli %626, %L : index
+    %630 = arith.muli %626, %K : index
+    %631 = arith.muli %630, %0 : index
+    %632 = arith.constant 2 : index
+    %633 = arith.muli %626, %P : index
+    %634 = arith.muli %632, %633 : index
+    %635 = arith.subi %634, %626 : index
+    %636 = arith.addi %628, %635 : index
+    %637 = arith.maxsi %634, %626 : index
+    %638 = arith.divsi %636, %637 : index
+    %639 = func.call @omp_get_max_threads() : () -> i32
+    %640 = arith.index_cast %639 : i32 to index
+    %641 = arith.muli %626, %B : index
+    %642 = arith.muli %641, %638 : index
+    %643 = arith.constant 2 : index
+    %644 = arith.muli %640, %643 : index
+    %645 = arith.cmpi sge, %642, %644 : index
+    scf.if %645 {
       // Pairs of a batch element and a group side by side, a chunk per thread.
-      %412 = arith.subi %406, %392 : index
-      %413 = arith.addi %408, %412 : index
-      %414 = arith.divui %413, %406 : index
-      scf.parallel (%415) = (%391) to (%406) step (%392) {
-        %416 = memref.alloc(%397, %395) {alignment = 64 : i64} : memref<?x?xf32>
-        %417 = memref.alloca() {alignment = 64 : i64} : memref<7x21xf32>
-        %418 = arith.muli %415, %414 : index
-        %419 = arith.minsi %418, %408 : index
-        %420 = arith.addi %419, %414 : index
-        %421 = arith.minsi %420, %408 : index
-        scf.for %422 = %419 to %421 step %392 {
-          %423 = arith.divui %422, %404 : index
-          %424 = arith.remui %422, %404 : index
-          %425 = arith.remui %423, %B : index
-          %426 = arith.divui %423, %B : index
-          %427 = arith.muli %424, %398 : index
+      %646 = arith.subi %640, %626 : index
+      %647 = arith.addi %642, %646 : index
+      %648 = arith.divui %647, %640 : index
+      scf.parallel (%649) = (%625) to (%640) step (%626) {
+        %650 = memref.alloc(%631, %629) {alignment = 64 : i64} : memref<?x?xf32>
+        %651 = memref.alloca() {alignment = 64 : i64} : memref<7x21xf32>
+        %652 = arith.muli %649, %648 : index
+        %653 = arith.minsi %652, %642 : index
+        %654 = arith.addi %653, %648 : index
+        %655 = arith.minsi %654, %642 : index
+        scf.for %656 = %653 to %655 step %626 {
+          %657 = arith.divui %656, %638 : index
+          %658 = arith.remui %656, %638 : index
+          %659 = arith.remui %657, %B : index
+          %660 = arith.divui %657, %B : index
+          %661 = arith.muli %658, %632 : index
           // The columns: the gathered term at (k, p), k over the sum's indices, p over the output's last.
-          scf.for %428 = %391 to %K step %392 {
-            scf.for %429 = %391 to %0 step %392 {
-              scf.for %430 = %391 to %L step %392 {
-                %431 = arith.constant 0 : index
-                %432 = arith.cmpi sge, %425, %431 : index
-                %433 = arith.cmpi slt, %425, %B : index
-                %434 = arith.andi %432, %433 : i1
-                %435 = arith.constant 1 : index
-                %436 = arith.subi %B, %435 : index
-                %437 = arith.minsi %425, %436 : index
-                %438 = arith.constant 0 : index
-                %439 = arith.maxsi %437, %438 : index
-                %440 = arith.constant 2 : index
-                %441 = arith.divsi %427, %440 : index
-                %442 = arith.constant 0 : index
-                %443 = arith.cmpi sge, %441, %442 : index
-                %444 = arith.cmpi slt, %441, %G : index
-                %445 = arith.andi %443, %444 : i1
-                %446 = arith.andi %434, %445 : i1
-                %447 = arith.constant 1 : index
-                %448 = arith.subi %G, %447 : index
-                %449 = arith.minsi %441, %448 : index
-                %450 = arith.constant 0 : index
-                %451 = arith.maxsi %449, %450 : index
-                %452 = arith.constant 0 : index
-                %453 = arith.cmpi sge, %428, %452 : index
-                %454 = arith.cmpi slt, %428, %K : index
-                %455 = arith.andi %453, %454 : i1
-                %456 = arith.andi %446, %455 : i1
-                %457 = arith.constant 1 : index
-                %458 = arith.subi %K, %457 : index
-                %459 = arith.minsi %428, %458 : index
-                %460 = arith.constant 0 : index
-                %461 = arith.maxsi %459, %460 : index
-                %462 = arith.addi %430, %429 : index
-                %463 = arith.constant 1 : index
-                %464 = arith.subi %462, %463 : index
-                %465 = arith.constant 0 : index
-                %466 = arith.cmpi sge, %464, %465 : index
-                %467 = arith.cmpi slt, %464, %L : index
-                %468 = arith.andi %466, %467 : i1
-                %469 = arith.andi %456, %468 : i1
-                %470 = arith.constant 1 : index
-                %471 = arith.subi %L, %470 : index
-                %472 = arith.minsi %464, %471 : index
-                %473 = arith.constant 0 : index
-                %474 = arith.maxsi %472, %473 : index
-                %475 = memref.load %x[%439, %451, %461, %474] : memref<?x?x?x?xf32>
-                %476 = arith.constant 0.0 : f32
-                %477 = arith.select %469, %475, %476 : f32
-                %478 = arith.muli %391, %L : index
-                %479 = arith.addi %478, %430 : index
-                %480 = arith.muli %391, %K : index
-                %481 = arith.addi %480, %428 : index
-                %482 = arith.muli %481, %0 : index
-                %483 = arith.addi %482, %429 : index
-                memref.store %477, %416[%483, %479] : memref<?x?xf32>
+          scf.for %662 = %625 to %K step %626 {
+            scf.for %663 = %625 to %0 step %626 {
+              %664 = arith.constant 1 : index
+              %665 = arith.minsi %664, %L : index
+              %666 = arith.subi %L, %664 : index
+              %667 = arith.maxsi %666, %665 : index
+              %668 = arith.constant 2 : index
+              %669 = arith.divsi %661, %668 : index
+              %670 = arith.constant 0 : index
+              %671 = arith.cmpi sge, %669, %670 : index
+              %672 = arith.cmpi slt, %669, %G : index
+              %673 = arith.andi %671, %672 : i1
+              %674 = arith.addi %625, %663 : index
+              %675 = arith.constant 1 : index
+              %676 = arith.subi %674, %675 : index
+              %677 = arith.constant 0 : index
+              %678 = arith.cmpi sge, %676, %677 : index
+              %679 = arith.cmpi slt, %676, %L : index
+              %680 = arith.andi %678, %679 : i1
+              %681 = arith.andi %673, %680 : i1
+              %682 = arith.constant 1 : index
+              %683 = arith.subi %665, %682 : index
+              %684 = arith.addi %683, %663 : index
+              %685 = arith.constant 1 : index
+              %686 = arith.subi %684, %685 : index
+              %687 = arith.constant 0 : index
+              %688 = arith.cmpi sge, %686, %687 : index
+              %689 = arith.cmpi slt, %686, %L : index
+              %690 = arith.andi %688, %689 : i1
+              %691 = arith.andi %681, %690 : i1
+              scf.if %691 {
+                // Every read of the part inside its tensor: no boundary rule.
+                scf.for %692 = %625 to %665 step %626 {
+                  %693 = arith.constant 2 : index
+                  %694 = arith.divsi %661, %693 : index
+                  %695 = arith.addi %692, %663 : index
+                  %696 = arith.constant 1 : index
+                  %697 = arith.subi %695, %696 : index
+                  %698 = memref.load %x[%659, %694, %662, %697] : memref<?x?x?x?xf32>
+                  %699 = arith.muli %625, %L : index
+                  %700 = arith.addi %699, %692 : index
+                  %701 = arith.muli %625, %K : index
+                  %702 = arith.addi %701, %662 : index
+                  %703 = arith.muli %702, %0 : index
+                  %704 = arith.addi %703, %663 : index
+                  memref.store %698, %650[%704, %700] : memref<?x?xf32>
+                }
+              } else {
+                scf.for %705 = %625 to %665 step %626 {
+                  %706 = arith.constant 0 : index
+                  %707 = arith.cmpi sge, %659, %706 : index
+                  %708 = arith.cmpi slt, %659, %B : index
+                  %709 = arith.andi %707, %708 : i1
+                  %710 = arith.constant 1 : index
+                  %711 = arith.subi %B, %710 : index
+                  %712 = arith.minsi %659, %711 : index
+                  %713 = arith.constant 0 : index
+                  %714 = arith.maxsi %712, %713 : index
+                  %715 = arith.constant 2 : index
+                  %716 = arith.divsi %661, %715 : index
+                  %717 = arith.constant 0 : index
+                  %718 = arith.cmpi sge, %716, %717 : index
+                  %719 = arith.cmpi slt, %716, %G : index
+                  %720 = arith.andi %718, %719 : i1
+                  %721 = arith.andi %709, %720 : i1
+                  %722 = arith.constant 1 : index
+                  %723 = arith.subi %G, %722 : index
+                  %724 = arith.minsi %716, %723 : index
+                  %725 = arith.constant 0 : index
+                  %726 = arith.maxsi %724, %725 : index
+                  %727 = arith.constant 0 : index
+                  %728 = arith.cmpi sge, %662, %727 : index
+                  %729 = arith.cmpi slt, %662, %K : index
+                  %730 = arith.andi %728, %729 : i1
+                  %731 = arith.andi %721, %730 : i1
+                  %732 = arith.constant 1 : index
+                  %733 = arith.subi %K, %732 : index
+                  %734 = arith.minsi %662, %733 : index
+                  %735 = arith.constant 0 : index
+                  %736 = arith.maxsi %734, %735 : index
+                  %737 = arith.addi %705, %663 : index
+                  %738 = arith.constant 1 : index
+                  %739 = arith.subi %737, %738 : index
+                  %740 = arith.constant 0 : index
+                  %741 = arith.cmpi sge, %739, %740 : index
+                  %742 = arith.cmpi slt, %739, %L : index
+                  %743 = arith.andi %741, %742 : i1
+                  %744 = arith.andi %731, %743 : i1
+                  %745 = arith.constant 1 : index
+                  %746 = arith.subi %L, %745 : index
+                  %747 = arith.minsi %739, %746 : index
+                  %748 = arith.constant 0 : index
+                  %749 = arith.maxsi %747, %748 : index
+                  %750 = memref.load %x[%714, %726, %736, %749] : memref<?x?x?x?xf32>
+                  %751 = arith.constant 0.0 : f32
+                  %752 = arith.select %744, %750, %751 : f32
+                  %753 = arith.muli %625, %L : index
+                  %754 = arith.addi %753, %705 : index
+                  %755 = arith.muli %625, %K : index
+                  %756 = arith.addi %755, %662 : index
+                  %757 = arith.muli %756, %0 : index
+                  %758 = arith.addi %757, %663 : index
+                  memref.store %752, %650[%758, %754] : memref<?x?xf32>
+                }
+              }
+              %759 = arith.constant 2 : index
+              %760 = arith.divsi %661, %759 : index
+              %761 = arith.constant 0 : index
+              %762 = arith.cmpi sge, %760, %761 : index
+              %763 = arith.cmpi slt, %760, %G : index
+              %764 = arith.andi %762, %763 : i1
+              %765 = arith.addi %665, %663 : index
+              %766 = arith.constant 1 : index
+              %767 = arith.subi %765, %766 : index
+              %768 = arith.constant 0 : index
+              %769 = arith.cmpi sge, %767, %768 : index
+              %770 = arith.cmpi slt, %767, %L : index
+              %771 = arith.andi %769, %770 : i1
+              %772 = arith.andi %764, %771 : i1
+              %773 = arith.constant 1 : index
+              %774 = arith.subi %667, %773 : index
+              %775 = arith.addi %774, %663 : index
+              %776 = arith.constant 1 : index
+              %777 = arith.subi %775, %776 : index
+              %778 = arith.constant 0 : index
+              %779 = arith.cmpi sge, %777, %778 : index
+              %780 = arith.cmpi slt, %777, %L : index
+              %781 = arith.andi %779, %780 : i1
+              %782 = arith.andi %772, %781 : i1
+              scf.if %782 {
+                // Every read of the part inside its tensor: no boundary rule.
+                scf.for %783 = %665 to %667 step %626 {
+                  %784 = arith.constant 2 : index
+                  %785 = arith.divsi %661, %784 : index
+                  %786 = arith.addi %783, %663 : index
+                  %787 = arith.constant 1 : index
+                  %788 = arith.subi %786, %787 : index
+                  %789 = memref.load %x[%659, %785, %662, %788] : memref<?x?x?x?xf32>
+                  %790 = arith.muli %625, %L : index
+                  %791 = arith.addi %790, %783 : index
+                  %792 = arith.muli %625, %K : index
+                  %793 = arith.addi %792, %662 : index
+                  %794 = arith.muli %793, %0 : index
+                  %795 = arith.addi %794, %663 : index
+                  memref.store %789, %650[%795, %791] : memref<?x?xf32>
+                }
+              } else {
+                scf.for %796 = %665 to %667 step %626 {
+                  %797 = arith.constant 0 : index
+                  %798 = arith.cmpi sge, %659, %797 : index
+                  %799 = arith.cmpi slt, %659, %B : index
+                  %800 = arith.andi %798, %799 : i1
+                  %801 = arith.constant 1 : index
+                  %802 = arith.subi %B, %801 : index
+                  %803 = arith.minsi %659, %802 : index
+                  %804 = arith.constant 0 : index
+                  %805 = arith.maxsi %803, %804 : index
+                  %806 = arith.constant 2 : index
+                  %807 = arith.divsi %661, %806 : index
+                  %808 = arith.constant 0 : index
+                  %809 = arith.cmpi sge, %807, %808 : index
+                  %810 = arith.cmpi slt, %807, %G : index
+                  %811 = arith.andi %809, %810 : i1
+                  %812 = arith.andi %800, %811 : i1
+                  %813 = arith.constant 1 : index
+                  %814 = arith.subi %G, %813 : index
+                  %815 = arith.minsi %807, %814 : index
+                  %816 = arith.constant 0 : index
+                  %817 = arith.maxsi %815, %816 : index
+                  %818 = arith.constant 0 : index
+                  %819 = arith.cmpi sge, %662, %818 : index
+                  %820 = arith.cmpi slt, %662, %K : index
+                  %821 = arith.andi %819, %820 : i1
+                  %822 = arith.andi %812, %821 : i1
+                  %823 = arith.constant 1 : index
+                  %824 = arith.subi %K, %823 : index
+                  %825 = arith.minsi %662, %824 : index
+                  %826 = arith.constant 0 : index
+                  %827 = arith.maxsi %825, %826 : index
+                  %828 = arith.addi %796, %663 : index
+                  %829 = arith.constant 1 : index
+                  %830 = arith.subi %828, %829 : index
+                  %831 = arith.constant 0 : index
+                  %832 = arith.cmpi sge, %830, %831 : index
+                  %833 = arith.cmpi slt, %830, %L : index
+                  %834 = arith.andi %832, %833 : i1
+                  %835 = arith.andi %822, %834 : i1
+                  %836 = arith.constant 1 : index
+                  %837 = arith.subi %L, %836 : index
+                  %838 = arith.minsi %830, %837 : index
+                  %839 = arith.constant 0 : index
+                  %840 = arith.maxsi %838, %839 : index
+                  %841 = memref.load %x[%805, %817, %827, %840] : memref<?x?x?x?xf32>
+                  %842 = arith.constant 0.0 : f32
+                  %843 = arith.select %835, %841, %842 : f32
+                  %844 = arith.muli %625, %L : index
+                  %845 = arith.addi %844, %796 : index
+                  %846 = arith.muli %625, %K : index
+                  %847 = arith.addi %846, %662 : index
+                  %848 = arith.muli %847, %0 : index
+                  %849 = arith.addi %848, %663 : index
+                  memref.store %843, %650[%849, %845] : memref<?x?xf32>
+                }
+              }
+              %850 = arith.constant 2 : index
+              %851 = arith.divsi %661, %850 : index
+              %852 = arith.constant 0 : index
+              %853 = arith.cmpi sge, %851, %852 : index
+              %854 = arith.cmpi slt, %851, %G : index
+              %855 = arith.andi %853, %854 : i1
+              %856 = arith.addi %667, %663 : index
+              %857 = arith.constant 1 : index
+              %858 = arith.subi %856, %857 : index
+              %859 = arith.constant 0 : index
+              %860 = arith.cmpi sge, %858, %859 : index
+              %861 = arith.cmpi slt, %858, %L : index
+              %862 = arith.andi %860, %861 : i1
+              %863 = arith.andi %855, %862 : i1
+              %864 = arith.constant 1 : index
+              %865 = arith.subi %L, %864 : index
+              %866 = arith.addi %865, %663 : index
+              %867 = arith.constant 1 : index
+              %868 = arith.subi %866, %867 : index
+              %869 = arith.constant 0 : index
+              %870 = arith.cmpi sge, %868, %869 : index
+              %871 = arith.cmpi slt, %868, %L : index
+              %872 = arith.andi %870, %871 : i1
+              %873 = arith.andi %863, %872 : i1
+              scf.if %873 {
+                // Every read of the part inside its tensor: no boundary rule.
+                scf.for %874 = %667 to %L step %626 {
+                  %875 = arith.constant 2 : index
+                  %876 = arith.divsi %661, %875 : index
+                  %877 = arith.addi %874, %663 : index
+                  %878 = arith.constant 1 : index
+                  %879 = arith.subi %877, %878 : index
+                  %880 = memref.load %x[%659, %876, %662, %879] : memref<?x?x?x?xf32>
+                  %881 = arith.muli %625, %L : index
+                  %882 = arith.addi %881, %874 : index
+                  %883 = arith.muli %625, %K : index
+                  %884 = arith.addi %883, %662 : index
+                  %885 = arith.muli %884, %0 : index
+                  %886 = arith.addi %885, %663 : index
+                  memref.store %880, %650[%886, %882] : memref<?x?xf32>
+                }
+              } else {
+                scf.for %887 = %667 to %L step %626 {
+                  %888 = arith.constant 0 : index
+                  %889 = arith.cmpi sge, %659, %888 : index
+                  %890 = arith.cmpi slt, %659, %B : index
+                  %891 = arith.andi %889, %890 : i1
+                  %892 = arith.constant 1 : index
+                  %893 = arith.subi %B, %892 : index
+                  %894 = arith.minsi %659, %893 : index
+                  %895 = arith.constant 0 : index
+                  %896 = arith.maxsi %894, %895 : index
+                  %897 = arith.constant 2 : index
+                  %898 = arith.divsi %661, %897 : index
+                  %899 = arith.constant 0 : index
+                  %900 = arith.cmpi sge, %898, %899 : index
+                  %901 = arith.cmpi slt, %898, %G : index
+                  %902 = arith.andi %900, %901 : i1
+                  %903 = arith.andi %891, %902 : i1
+                  %904 = arith.constant 1 : index
+                  %905 = arith.subi %G, %904 : index
+                  %906 = arith.minsi %898, %905 : index
+                  %907 = arith.constant 0 : index
+                  %908 = arith.maxsi %906, %907 : index
+                  %909 = arith.constant 0 : index
+                  %910 = arith.cmpi sge, %662, %909 : index
+                  %911 = arith.cmpi slt, %662, %K : index
+                  %912 = arith.andi %910, %911 : i1
+                  %913 = arith.andi %903, %912 : i1
+                  %914 = arith.constant 1 : index
+                  %915 = arith.subi %K, %914 : index
+                  %916 = arith.minsi %662, %915 : index
+                  %917 = arith.constant 0 : index
+                  %918 = arith.maxsi %916, %917 : index
+                  %919 = arith.addi %887, %663 : index
+                  %920 = arith.constant 1 : index
+                  %921 = arith.subi %919, %920 : index
+                  %922 = arith.constant 0 : index
+                  %923 = arith.cmpi sge, %921, %922 : index
+                  %924 = arith.cmpi slt, %921, %L : index
+                  %925 = arith.andi %923, %924 : i1
+                  %926 = arith.andi %913, %925 : i1
+                  %927 = arith.constant 1 : index
+                  %928 = arith.subi %L, %927 : index
+                  %929 = arith.minsi %921, %928 : index
+                  %930 = arith.constant 0 : index
+                  %931 = arith.maxsi %929, %930 : index
+                  %932 = memref.load %x[%896, %908, %918, %931] : memref<?x?x?x?xf32>
+                  %933 = arith.constant 0.0 : f32
+                  %934 = arith.select %926, %932, %933 : f32
+                  %935 = arith.muli %625, %L : index
+                  %936 = arith.addi %935, %887 : index
+                  %937 = arith.muli %625, %K : index
+                  %938 = arith.addi %937, %662 : index
+                  %939 = arith.muli %938, %0 : index
+                  %940 = arith.addi %939, %663 : index
+                  memref.store %934, %650[%940, %936] : memref<?x?xf32>
+                }
               }
             }
           }
-          %484 = arith.muli %424, %400 : index
-          %485 = arith.subi %394, %484 : index
-          %486 = arith.minsi %400, %485 : index
-          %487 = arith.muli %484, %397 : index
-          %488 = memref.reinterpret_cast %w to offset: [%487], sizes: [%486, %397], strides: [%397, 1] : memref<?x?x?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
-          %489 = arith.muli %423, %394 : index
-          %490 = arith.addi %489, %484 : index
-          %491 = arith.muli %490, %395 : index
-          %492 = memref.reinterpret_cast %gy to offset: [%491], sizes: [%486, %395], strides: [%395, 1] : memref<?x?x?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+          %941 = arith.muli %658, %634 : index
+          %942 = arith.subi %628, %941 : index
+          %943 = arith.minsi %634, %942 : index
+          %944 = arith.muli %941, %631 : index
+          %945 = memref.reinterpret_cast %w to offset: [%944], sizes: [%943, %631], strides: [%631, 1] : memref<?x?x?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+          %946 = arith.muli %657, %628 : index
+          %947 = arith.addi %946, %941 : index
+          %948 = arith.muli %947, %629 : index
+          %949 = memref.reinterpret_cast %gy to offset: [%948], sizes: [%943, %629], strides: [%629, 1] : memref<?x?x?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
           // As block products: each thread's rows in blocks of 3; per block of 5 columns and 7 terms,
           // that block of the column buffer copied to the thread's buffer, then each block product added to the output.
-          %493 = arith.constant 0 : index
-          %494 = arith.constant 1 : index
-          %495 = arith.constant 3 : index
-          %496 = arith.constant 5 : index
-          %497 = arith.constant 7 : index
-          %498 = arith.constant 3 : index
-          %499 = arith.subi %494, %494 : index
-          %500 = arith.addi %486, %499 : index
-          %501 = arith.divui %500, %494 : index
-          %502 = arith.subi %498, %494 : index
-          %503 = arith.addi %501, %502 : index
-          %504 = arith.divui %503, %498 : index
-          %505 = arith.muli %504, %498 : index
-          scf.for %506 = %493 to %494 step %494 {
-            %507 = arith.muli %506, %505 : index
-            %508 = arith.minsi %507, %486 : index
-            %509 = arith.addi %508, %505 : index
-            %510 = arith.minsi %509, %486 : index
-            %511 = arith.subi %510, %508 : index
-            %512 = memref.subview %492[%508, %493] [%511, %395] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
-            %513 = arith.constant 0.0 : f32
-            linalg.fill ins(%513 : f32) outs(%512 : memref<?x?xf32, strided<[?, 1], offset: ?>>)
-            scf.for %514 = %493 to %395 step %496 {
-              %515 = arith.subi %395, %514 : index
-              %516 = arith.minsi %496, %515 : index
-              scf.for %517 = %493 to %397 step %497 {
-                %518 = arith.subi %397, %517 : index
-                %519 = arith.minsi %497, %518 : index
-                %520 = arith.addi %391, %517 : index
-                %521 = memref.subview %417[0, 0] [%519, %516] [1, 1] : memref<7x21xf32> to memref<?x?xf32, strided<[21, 1]>>
-                %522 = memref.subview %416[%520, %514] [%519, %516] [1, 1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
-                linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%522 : memref<?x?xf32, strided<[?, 1], offset: ?>>) outs(%521 : memref<?x?xf32, strided<[21, 1]>>) {
-                  ^bb0(%523: f32, %524: f32):
-                  linalg.yield %523 : f32
+          %950 = arith.constant 0 : index
+          %951 = arith.constant 1 : index
+          %952 = arith.constant 3 : index
+          %953 = arith.constant 5 : index
+          %954 = arith.constant 7 : index
+          %955 = arith.constant 3 : index
+          %956 = arith.subi %951, %951 : index
+          %957 = arith.addi %943, %956 : index
+          %958 = arith.divui %957, %951 : index
+          %959 = arith.subi %955, %951 : index
+          %960 = arith.addi %958, %959 : index
+          %961 = arith.divui %960, %955 : index
+          %962 = arith.muli %961, %955 : index
+          scf.for %963 = %950 to %951 step %951 {
+            %964 = arith.muli %963, %962 : index
+            %965 = arith.minsi %964, %943 : index
+            %966 = arith.addi %965, %962 : index
+            %967 = arith.minsi %966, %943 : index
+            %968 = arith.subi %967, %965 : index
+            %969 = memref.subview %949[%965, %950] [%968, %629] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+            %970 = arith.constant 0.0 : f32
+            linalg.fill ins(%970 : f32) outs(%969 : memref<?x?xf32, strided<[?, 1], offset: ?>>)
+            scf.for %971 = %950 to %629 step %953 {
+              %972 = arith.subi %629, %971 : index
+              %973 = arith.minsi %953, %972 : index
+              scf.for %974 = %950 to %631 step %954 {
+                %975 = arith.subi %631, %974 : index
+                %976 = arith.minsi %954, %975 : index
+                %977 = arith.addi %625, %974 : index
+                %978 = memref.subview %651[0, 0] [%976, %973] [1, 1] : memref<7x21xf32> to memref<?x?xf32, strided<[21, 1]>>
+                %979 = memref.subview %650[%977, %971] [%976, %973] [1, 1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+                linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%979 : memref<?x?xf32, strided<[?, 1], offset: ?>>) outs(%978 : memref<?x?xf32, strided<[21, 1]>>) {
+                  ^bb0(%980: f32, %981: f32):
+                  linalg.yield %980 : f32
                 }
-                scf.for %525 = %508 to %510 step %495 {
-                  %526 = arith.subi %510, %525 : index
-                  %527 = arith.minsi %495, %526 : index
-                  %528 = memref.subview %488[%525, %520] [%527, %519] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
-                  %529 = memref.subview %492[%525, %514] [%527, %516] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
-                  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%528, %521 : memref<?x?xf32, strided<[?, 1], offset: ?>>, memref<?x?xf32, strided<[21, 1]>>) outs(%529 : memref<?x?xf32, strided<[?, 1], offset: ?>>) attrs = {sb_gemm_f32} {
-                    ^bb0(%530: f32, %531: f32, %532: f32):
-                    %533 = arith.mulf %530, %531 : f32
-                    %534 = arith.addf %532, %533 fastmath<reassoc> : f32
-                    linalg.yield %534 : f32
+                scf.for %982 = %965 to %967 step %952 {
+                  %983 = arith.subi %967, %982 : index
+                  %984 = arith.minsi %952, %983 : index
+                  %985 = memref.subview %945[%982, %977] [%984, %976] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+                  %986 = memref.subview %949[%982, %971] [%984, %973] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+                  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%985, %978 : memref<?x?xf32, strided<[?, 1], offset: ?>>, memref<?x?xf32, strided<[21, 1]>>) outs(%986 : memref<?x?xf32, strided<[?, 1], offset: ?>>) attrs = {sb_gemm_f32} {
+                    ^bb0(%987: f32, %988: f32, %989: f32):
+                    %990 = arith.mulf %987, %988 : f32
+                    %991 = arith.addf %989, %990 fastmath<reassoc> : f32
+                    linalg.yield %991 : f32
                   }
                 }
               }
             }
           }
         }
-        memref.dealloc %416 : memref<?x?xf32>
+        memref.dealloc %650 : memref<?x?xf32>
         scf.reduce
       }
     } else {
-      %535 = memref.alloc(%397, %395) {alignment = 64 : i64} : memref<?x?xf32>
-      scf.for %536 = %391 to %B step %392 {
-        %537 = arith.muli %391, %B : index
-        %538 = arith.addi %537, %536 : index
-        scf.for %539 = %391 to %404 step %392 {
-          %540 = arith.muli %539, %398 : index
+      %992 = memref.alloc(%631, %629) {alignment = 64 : i64} : memref<?x?xf32>
+      scf.for %993 = %625 to %B step %626 {
+        %994 = arith.muli %625, %B : index
+        %995 = arith.addi %994, %993 : index
+        scf.for %996 = %625 to %638 step %626 {
+          %997 = arith.muli %996, %632 : index
           // The columns: the gathered term at (k, p), k over the sum's indices, p over the output's last.
-          scf.parallel (%541) = (%391) to (%K) step (%392) {
-            scf.for %542 = %391 to %0 step %392 {
-              scf.for %543 = %391 to %L step %392 {
-                %544 = arith.constant 0 : index
-                %545 = arith.cmpi sge, %536, %544 : index
-                %546 = arith.cmpi slt, %536, %B : index
-                %547 = arith.andi %545, %546 : i1
-                %548 = arith.constant 1 : index
-                %549 = arith.subi %B, %548 : index
-                %550 = arith.minsi %536, %549 : index
-                %551 = arith.constant 0 : index
-                %552 = arith.maxsi %550, %551 : index
-                %553 = arith.constant 2 : index
-                %554 = arith.divsi %540, %553 : index
-                %555 = arith.constant 0 : index
-                %556 = arith.cmpi sge, %554, %555 : index
-                %557 = arith.cmpi slt, %554, %G : index
-                %558 = arith.andi %556, %557 : i1
-                %559 = arith.andi %547, %558 : i1
-                %560 = arith.constant 1 : index
-                %561 = arith.subi %G, %560 : index
-                %562 = arith.minsi %554, %561 : index
-                %563 = arith.constant 0 : index
-                %564 = arith.maxsi %562, %563 : index
-                %565 = arith.constant 0 : index
-                %566 = arith.cmpi sge, %541, %565 : index
-                %567 = arith.cmpi slt, %541, %K : index
-                %568 = arith.andi %566, %567 : i1
-                %569 = arith.andi %559, %568 : i1
-                %570 = arith.constant 1 : index
-                %571 = arith.subi %K, %570 : index
-                %572 = arith.minsi %541, %571 : index
-                %573 = arith.constant 0 : index
-                %574 = arith.maxsi %572, %573 : index
-                %575 = arith.addi %543, %542 : index
-                %576 = arith.constant 1 : index
-                %577 = arith.subi %575, %576 : index
-                %578 = arith.constant 0 : index
-                %579 = arith.cmpi sge, %577, %578 : index
-                %580 = arith.cmpi slt, %577, %L : index
-                %581 = arith.andi %579, %580 : i1
-                %582 = arith.andi %569, %581 : i1
-                %583 = arith.constant 1 : index
-                %584 = arith.subi %L, %583 : index
-                %585 = arith.minsi %577, %584 : index
-                %586 = arith.constant 0 : index
-                %587 = arith.maxsi %585, %586 : index
-                %588 = memref.load %x[%552, %564, %574, %587] : memref<?x?x?x?xf32>
-                %589 = arith.constant 0.0 : f32
-                %590 = arith.select %582, %588, %589 : f32
-                %591 = arith.muli %391, %L : index
-                %592 = arith.addi %591, %543 : index
-                %593 = arith.muli %391, %K : index
-                %594 = arith.addi %593, %541 : index
-                %595 = arith.muli %594, %0 : index
-                %596 = arith.addi %595, %542 : index
-                memref.store %590, %535[%596, %592] : memref<?x?xf32>
+          scf.parallel (%998) = (%625) to (%K) step (%626) {
+            scf.for %999 = %625 to %0 step %626 {
+              %1000 = arith.constant 1 : index
+              %1001 = arith.minsi %1000, %L : index
+              %1002 = arith.subi %L, %1000 : index
+              %1003 = arith.maxsi %1002, %1001 : index
+              %1004 = arith.constant 2 : index
+              %1005 = arith.divsi %997, %1004 : index
+              %1006 = arith.constant 0 : index
+              %1007 = arith.cmpi sge, %1005, %1006 : index
+              %1008 = arith.cmpi slt, %1005, %G : index
+              %1009 = arith.andi %1007, %1008 : i1
+              %1010 = arith.addi %625, %999 : index
+              %1011 = arith.constant 1 : index
+              %1012 = arith.subi %1010, %1011 : index
+              %1013 = arith.constant 0 : index
+              %1014 = arith.cmpi sge, %1012, %1013 : index
+              %1015 = arith.cmpi slt, %1012, %L : index
+              %1016 = arith.andi %1014, %1015 : i1
+              %1017 = arith.andi %1009, %1016 : i1
+              %1018 = arith.constant 1 : index
+              %1019 = arith.subi %1001, %1018 : index
+              %1020 = arith.addi %1019, %999 : index
+              %1021 = arith.constant 1 : index
+              %1022 = arith.subi %1020, %1021 : index
+              %1023 = arith.constant 0 : index
+              %1024 = arith.cmpi sge, %1022, %1023 : index
+              %1025 = arith.cmpi slt, %1022, %L : index
+              %1026 = arith.andi %1024, %1025 : i1
+              %1027 = arith.andi %1017, %1026 : i1
+              scf.if %1027 {
+                // Every read of the part inside its tensor: no boundary rule.
+                scf.for %1028 = %625 to %1001 step %626 {
+                  %1029 = arith.constant 2 : index
+                  %1030 = arith.divsi %997, %1029 : index
+                  %1031 = arith.addi %1028, %999 : index
+                  %1032 = arith.constant 1 : index
+                  %1033 = arith.subi %1031, %1032 : index
+                  %1034 = memref.load %x[%993, %1030, %998, %1033] : memref<?x?x?x?xf32>
+                  %1035 = arith.muli %625, %L : index
+                  %1036 = arith.addi %1035, %1028 : index
+                  %1037 = arith.muli %625, %K : index
+                  %1038 = arith.addi %1037, %998 : index
+                  %1039 = arith.muli %1038, %0 : index
+                  %1040 = arith.addi %1039, %999 : index
+                  memref.store %1034, %992[%1040, %1036] : memref<?x?xf32>
+                }
+              } else {
+                scf.for %1041 = %625 to %1001 step %626 {
+                  %1042 = arith.constant 0 : index
+                  %1043 = arith.cmpi sge, %993, %1042 : index
+                  %1044 = arith.cmpi slt, %993, %B : index
+                  %1045 = arith.andi %1043, %1044 : i1
+                  %1046 = arith.constant 1 : index
+                  %1047 = arith.subi %B, %1046 : index
+                  %1048 = arith.minsi %993, %1047 : index
+                  %1049 = arith.constant 0 : index
+                  %1050 = arith.maxsi %1048, %1049 : index
+                  %1051 = arith.constant 2 : index
+                  %1052 = arith.divsi %997, %1051 : index
+                  %1053 = arith.constant 0 : index
+                  %1054 = arith.cmpi sge, %1052, %1053 : index
+                  %1055 = arith.cmpi slt, %1052, %G : index
+                  %1056 = arith.andi %1054, %1055 : i1
+                  %1057 = arith.andi %1045, %1056 : i1
+                  %1058 = arith.constant 1 : index
+                  %1059 = arith.subi %G, %1058 : index
+                  %1060 = arith.minsi %1052, %1059 : index
+                  %1061 = arith.constant 0 : index
+                  %1062 = arith.maxsi %1060, %1061 : index
+                  %1063 = arith.constant 0 : index
+                  %1064 = arith.cmpi sge, %998, %1063 : index
+                  %1065 = arith.cmpi slt, %998, %K : index
+                  %1066 = arith.andi %1064, %1065 : i1
+                  %1067 = arith.andi %1057, %1066 : i1
+                  %1068 = arith.constant 1 : index
+                  %1069 = arith.subi %K, %1068 : index
+                  %1070 = arith.minsi %998, %1069 : index
+                  %1071 = arith.constant 0 : index
+                  %1072 = arith.maxsi %1070, %1071 : index
+                  %1073 = arith.addi %1041, %999 : index
+                  %1074 = arith.constant 1 : index
+                  %1075 = arith.subi %1073, %1074 : index
+                  %1076 = arith.constant 0 : index
+                  %1077 = arith.cmpi sge, %1075, %1076 : index
+                  %1078 = arith.cmpi slt, %1075, %L : index
+                  %1079 = arith.andi %1077, %1078 : i1
+                  %1080 = arith.andi %1067, %1079 : i1
+                  %1081 = arith.constant 1 : index
+                  %1082 = arith.subi %L, %1081 : index
+                  %1083 = arith.minsi %1075, %1082 : index
+                  %1084 = arith.constant 0 : index
+                  %1085 = arith.maxsi %1083, %1084 : index
+                  %1086 = memref.load %x[%1050, %1062, %1072, %1085] : memref<?x?x?x?xf32>
+                  %1087 = arith.constant 0.0 : f32
+                  %1088 = arith.select %1080, %1086, %1087 : f32
+                  %1089 = arith.muli %625, %L : index
+                  %1090 = arith.addi %1089, %1041 : index
+                  %1091 = arith.muli %625, %K : index
+                  %1092 = arith.addi %1091, %998 : index
+                  %1093 = arith.muli %1092, %0 : index
+                  %1094 = arith.addi %1093, %999 : index
+                  memref.store %1088, %992[%1094, %1090] : memref<?x?xf32>
+                }
+              }
+              %1095 = arith.constant 2 : index
+              %1096 = arith.divsi %997, %1095 : index
+              %1097 = arith.constant 0 : index
+              %1098 = arith.cmpi sge, %1096, %1097 : index
+              %1099 = arith.cmpi slt, %1096, %G : index
+              %1100 = arith.andi %1098, %1099 : i1
+              %1101 = arith.addi %1001, %999 : index
+              %1102 = arith.constant 1 : index
+              %1103 = arith.subi %1101, %1102 : index
+              %1104 = arith.constant 0 : index
+              %1105 = arith.cmpi sge, %1103, %1104 : index
+              %1106 = arith.cmpi slt, %1103, %L : index
+              %1107 = arith.andi %1105, %1106 : i1
+              %1108 = arith.andi %1100, %1107 : i1
+              %1109 = arith.constant 1 : index
+              %1110 = arith.subi %1003, %1109 : index
+              %1111 = arith.addi %1110, %999 : index
+              %1112 = arith.constant 1 : index
+              %1113 = arith.subi %1111, %1112 : index
+              %1114 = arith.constant 0 : index
+              %1115 = arith.cmpi sge, %1113, %1114 : index
+              %1116 = arith.cmpi slt, %1113, %L : index
+              %1117 = arith.andi %1115, %1116 : i1
+              %1118 = arith.andi %1108, %1117 : i1
+              scf.if %1118 {
+                // Every read of the part inside its tensor: no boundary rule.
+                scf.for %1119 = %1001 to %1003 step %626 {
+                  %1120 = arith.constant 2 : index
+                  %1121 = arith.divsi %997, %1120 : index
+                  %1122 = arith.addi %1119, %999 : index
+                  %1123 = arith.constant 1 : index
+                  %1124 = arith.subi %1122, %1123 : index
+                  %1125 = memref.load %x[%993, %1121, %998, %1124] : memref<?x?x?x?xf32>
+                  %1126 = arith.muli %625, %L : index
+                  %1127 = arith.addi %1126, %1119 : index
+                  %1128 = arith.muli %625, %K : index
+                  %1129 = arith.addi %1128, %998 : index
+                  %1130 = arith.muli %1129, %0 : index
+                  %1131 = arith.addi %1130, %999 : index
+                  memref.store %1125, %992[%1131, %1127] : memref<?x?xf32>
+                }
+              } else {
+                scf.for %1132 = %1001 to %1003 step %626 {
+                  %1133 = arith.constant 0 : index
+                  %1134 = arith.cmpi sge, %993, %1133 : index
+                  %1135 = arith.cmpi slt, %993, %B : index
+                  %1136 = arith.andi %1134, %1135 : i1
+                  %1137 = arith.constant 1 : index
+                  %1138 = arith.subi %B, %1137 : index
+                  %1139 = arith.minsi %993, %1138 : index
+                  %1140 = arith.constant 0 : index
+                  %1141 = arith.maxsi %1139, %1140 : index
+                  %1142 = arith.constant 2 : index
+                  %1143 = arith.divsi %997, %1142 : index
+                  %1144 = arith.constant 0 : index
+                  %1145 = arith.cmpi sge, %1143, %1144 : index
+                  %1146 = arith.cmpi slt, %1143, %G : index
+                  %1147 = arith.andi %1145, %1146 : i1
+                  %1148 = arith.andi %1136, %1147 : i1
+                  %1149 = arith.constant 1 : index
+                  %1150 = arith.subi %G, %1149 : index
+                  %1151 = arith.minsi %1143, %1150 : index
+                  %1152 = arith.constant 0 : index
+                  %1153 = arith.maxsi %1151, %1152 : index
+                  %1154 = arith.constant 0 : index
+                  %1155 = arith.cmpi sge, %998, %1154 : index
+                  %1156 = arith.cmpi slt, %998, %K : index
+                  %1157 = arith.andi %1155, %1156 : i1
+                  %1158 = arith.andi %1148, %1157 : i1
+                  %1159 = arith.constant 1 : index
+                  %1160 = arith.subi %K, %1159 : index
+                  %1161 = arith.minsi %998, %1160 : index
+                  %1162 = arith.constant 0 : index
+                  %1163 = arith.maxsi %1161, %1162 : index
+                  %1164 = arith.addi %1132, %999 : index
+                  %1165 = arith.constant 1 : index
+                  %1166 = arith.subi %1164, %1165 : index
+                  %1167 = arith.constant 0 : index
+                  %1168 = arith.cmpi sge, %1166, %1167 : index
+                  %1169 = arith.cmpi slt, %1166, %L : index
+                  %1170 = arith.andi %1168, %1169 : i1
+                  %1171 = arith.andi %1158, %1170 : i1
+                  %1172 = arith.constant 1 : index
+                  %1173 = arith.subi %L, %1172 : index
+                  %1174 = arith.minsi %1166, %1173 : index
+                  %1175 = arith.constant 0 : index
+                  %1176 = arith.maxsi %1174, %1175 : index
+                  %1177 = memref.load %x[%1141, %1153, %1163, %1176] : memref<?x?x?x?xf32>
+                  %1178 = arith.constant 0.0 : f32
+                  %1179 = arith.select %1171, %1177, %1178 : f32
+                  %1180 = arith.muli %625, %L : index
+                  %1181 = arith.addi %1180, %1132 : index
+                  %1182 = arith.muli %625, %K : index
+                  %1183 = arith.addi %1182, %998 : index
+                  %1184 = arith.muli %1183, %0 : index
+                  %1185 = arith.addi %1184, %999 : index
+                  memref.store %1179, %992[%1185, %1181] : memref<?x?xf32>
+                }
+              }
+              %1186 = arith.constant 2 : index
+              %1187 = arith.divsi %997, %1186 : index
+              %1188 = arith.constant 0 : index
+              %1189 = arith.cmpi sge, %1187, %1188 : index
+              %1190 = arith.cmpi slt, %1187, %G : index
+              %1191 = arith.andi %1189, %1190 : i1
+              %1192 = arith.addi %1003, %999 : index
+              %1193 = arith.constant 1 : index
+              %1194 = arith.subi %1192, %1193 : index
+              %1195 = arith.constant 0 : index
+              %1196 = arith.cmpi sge, %1194, %1195 : index
+              %1197 = arith.cmpi slt, %1194, %L : index
+              %1198 = arith.andi %1196, %1197 : i1
+              %1199 = arith.andi %1191, %1198 : i1
+              %1200 = arith.constant 1 : index
+              %1201 = arith.subi %L, %1200 : index
+              %1202 = arith.addi %1201, %999 : index
+              %1203 = arith.constant 1 : index
+              %1204 = arith.subi %1202, %1203 : index
+              %1205 = arith.constant 0 : index
+              %1206 = arith.cmpi sge, %1204, %1205 : index
+              %1207 = arith.cmpi slt, %1204, %L : index
+              %1208 = arith.andi %1206, %1207 : i1
+              %1209 = arith.andi %1199, %1208 : i1
+              scf.if %1209 {
+                // Every read of the part inside its tensor: no boundary rule.
+                scf.for %1210 = %1003 to %L step %626 {
+                  %1211 = arith.constant 2 : index
+                  %1212 = arith.divsi %997, %1211 : index
+                  %1213 = arith.addi %1210, %999 : index
+                  %1214 = arith.constant 1 : index
+                  %1215 = arith.subi %1213, %1214 : index
+                  %1216 = memref.load %x[%993, %1212, %998, %1215] : memref<?x?x?x?xf32>
+                  %1217 = arith.muli %625, %L : index
+                  %1218 = arith.addi %1217, %1210 : index
+                  %1219 = arith.muli %625, %K : index
+                  %1220 = arith.addi %1219, %998 : index
+                  %1221 = arith.muli %1220, %0 : index
+                  %1222 = arith.addi %1221, %999 : index
+                  memref.store %1216, %992[%1222, %1218] : memref<?x?xf32>
+                }
+              } else {
+                scf.for %1223 = %1003 to %L step %626 {
+                  %1224 = arith.constant 0 : index
+                  %1225 = arith.cmpi sge, %993, %1224 : index
+                  %1226 = arith.cmpi slt, %993, %B : index
+                  %1227 = arith.andi %1225, %1226 : i1
+                  %1228 = arith.constant 1 : index
+                  %1229 = arith.subi %B, %1228 : index
+                  %1230 = arith.minsi %993, %1229 : index
+                  %1231 = arith.constant 0 : index
+                  %1232 = arith.maxsi %1230, %1231 : index
+                  %1233 = arith.constant 2 : index
+                  %1234 = arith.divsi %997, %1233 : index
+                  %1235 = arith.constant 0 : index
+                  %1236 = arith.cmpi sge, %1234, %1235 : index
+                  %1237 = arith.cmpi slt, %1234, %G : index
+                  %1238 = arith.andi %1236, %1237 : i1
+                  %1239 = arith.andi %1227, %1238 : i1
+                  %1240 = arith.constant 1 : index
+                  %1241 = arith.subi %G, %1240 : index
+                  %1242 = arith.minsi %1234, %1241 : index
+                  %1243 = arith.constant 0 : index
+                  %1244 = arith.maxsi %1242, %1243 : index
+                  %1245 = arith.constant 0 : index
+                  %1246 = arith.cmpi sge, %998, %1245 : index
+                  %1247 = arith.cmpi slt, %998, %K : index
+                  %1248 = arith.andi %1246, %1247 : i1
+                  %1249 = arith.andi %1239, %1248 : i1
+                  %1250 = arith.constant 1 : index
+                  %1251 = arith.subi %K, %1250 : index
+                  %1252 = arith.minsi %998, %1251 : index
+                  %1253 = arith.constant 0 : index
+                  %1254 = arith.maxsi %1252, %1253 : index
+                  %1255 = arith.addi %1223, %999 : index
+                  %1256 = arith.constant 1 : index
+                  %1257 = arith.subi %1255, %1256 : index
+                  %1258 = arith.constant 0 : index
+                  %1259 = arith.cmpi sge, %1257, %1258 : index
+                  %1260 = arith.cmpi slt, %1257, %L : index
+                  %1261 = arith.andi %1259, %1260 : i1
+                  %1262 = arith.andi %1249, %1261 : i1
+                  %1263 = arith.constant 1 : index
+                  %1264 = arith.subi %L, %1263 : index
+                  %1265 = arith.minsi %1257, %1264 : index
+                  %1266 = arith.constant 0 : index
+                  %1267 = arith.maxsi %1265, %1266 : index
+                  %1268 = memref.load %x[%1232, %1244, %1254, %1267] : memref<?x?x?x?xf32>
+                  %1269 = arith.constant 0.0 : f32
+                  %1270 = arith.select %1262, %1268, %1269 : f32
+                  %1271 = arith.muli %625, %L : index
+                  %1272 = arith.addi %1271, %1223 : index
+                  %1273 = arith.muli %625, %K : index
+                  %1274 = arith.addi %1273, %998 : index
+                  %1275 = arith.muli %1274, %0 : index
+                  %1276 = arith.addi %1275, %999 : index
+                  memref.store %1270, %992[%1276, %1272] : memref<?x?xf32>
+                }
               }
             }
             scf.reduce
           }
-          %597 = arith.muli %539, %400 : index
-          %598 = arith.subi %394, %597 : index
-          %599 = arith.minsi %400, %598 : index
-          %600 = arith.muli %597, %397 : index
-          %601 = memref.reinterpret_cast %w to offset: [%600], sizes: [%599, %397], strides: [%397, 1] : memref<?x?x?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
-          %602 = arith.muli %538, %394 : index
-          %603 = arith.addi %602, %597 : index
-          %604 = arith.muli %603, %395 : index
-          %605 = memref.reinterpret_cast %gy to offset: [%604], sizes: [%599, %395], strides: [%395, 1] : memref<?x?x?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+          %1277 = arith.muli %996, %634 : index
+          %1278 = arith.subi %628, %1277 : index
+          %1279 = arith.minsi %634, %1278 : index
+          %1280 = arith.muli %1277, %631 : index
+          %1281 = memref.reinterpret_cast %w to offset: [%1280], sizes: [%1279, %631], strides: [%631, 1] : memref<?x?x?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+          %1282 = arith.muli %995, %628 : index
+          %1283 = arith.addi %1282, %1277 : index
+          %1284 = arith.muli %1283, %629 : index
+          %1285 = memref.reinterpret_cast %gy to offset: [%1284], sizes: [%1279, %629], strides: [%629, 1] : memref<?x?x?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
           // As block products: each thread's rows in blocks of 3; per block of 5 columns and 7 terms,
           // that block of the column buffer copied to the thread's buffer, then each block product added to the output.
-          %606 = arith.constant 0 : index
-          %607 = arith.constant 1 : index
-          %608 = arith.constant 3 : index
-          %609 = arith.constant 5 : index
-          %610 = arith.constant 7 : index
-          %611 = arith.constant 3 : index
-          %612 = func.call @omp_get_max_threads() : () -> i32
-          %613 = arith.index_cast %612 : i32 to index
-          %614 = arith.subi %613, %607 : index
-          %615 = arith.addi %599, %614 : index
-          %616 = arith.divui %615, %613 : index
-          %617 = arith.subi %611, %607 : index
-          %618 = arith.addi %616, %617 : index
-          %619 = arith.divui %618, %611 : index
-          %620 = arith.muli %619, %611 : index
-          scf.parallel (%621) = (%606) to (%613) step (%607) {
-            %622 = memref.alloca() {alignment = 64 : i64} : memref<7x21xf32>
-            %623 = arith.muli %621, %620 : index
-            %624 = arith.minsi %623, %599 : index
-            %625 = arith.addi %624, %620 : index
-            %626 = arith.minsi %625, %599 : index
-            %627 = arith.subi %626, %624 : index
-            %628 = memref.subview %605[%624, %606] [%627, %395] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
-            %629 = arith.constant 0.0 : f32
-            linalg.fill ins(%629 : f32) outs(%628 : memref<?x?xf32, strided<[?, 1], offset: ?>>)
-            scf.for %630 = %606 to %395 step %609 {
-              %631 = arith.subi %395, %630 : index
-              %632 = arith.minsi %609, %631 : index
-              scf.for %633 = %606 to %397 step %610 {
-                %634 = arith.subi %397, %633 : index
-                %635 = arith.minsi %610, %634 : index
-                %636 = arith.addi %391, %633 : index
-                %637 = memref.subview %622[0, 0] [%635, %632] [1, 1] : memref<7x21xf32> to memref<?x?xf32, strided<[21, 1]>>
-                %638 = memref.subview %535[%636, %630] [%635, %632] [1, 1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
-                linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%638 : memref<?x?xf32, strided<[?, 1], offset: ?>>) outs(%637 : memref<?x?xf32, strided<[21, 1]>>) {
-                  ^bb0(%639: f32, %640: f32):
-                  linalg.yield %639 : f32
+          %1286 = arith.constant 0 : index
+          %1287 = arith.constant 1 : index
+          %1288 = arith.constant 3 : index
+          %1289 = arith.constant 5 : index
+          %1290 = arith.constant 7 : index
+          %1291 = arith.constant 3 : index
+          %1292 = func.call @omp_get_max_threads() : () -> i32
+          %1293 = arith.index_cast %1292 : i32 to index
+          %1294 = arith.subi %1293, %1287 : index
+          %1295 = arith.addi %1279, %1294 : index
+          %1296 = arith.divui %1295, %1293 : index
+          %1297 = arith.subi %1291, %1287 : index
+          %1298 = arith.addi %1296, %1297 : index
+          %1299 = arith.divui %1298, %1291 : index
+          %1300 = arith.muli %1299, %1291 : index
+          scf.parallel (%1301) = (%1286) to (%1293) step (%1287) {
+            %1302 = memref.alloca() {alignment = 64 : i64} : memref<7x21xf32>
+            %1303 = arith.muli %1301, %1300 : index
+            %1304 = arith.minsi %1303, %1279 : index
+            %1305 = arith.addi %1304, %1300 : index
+            %1306 = arith.minsi %1305, %1279 : index
+            %1307 = arith.subi %1306, %1304 : index
+            %1308 = memref.subview %1285[%1304, %1286] [%1307, %629] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+            %1309 = arith.constant 0.0 : f32
+            linalg.fill ins(%1309 : f32) outs(%1308 : memref<?x?xf32, strided<[?, 1], offset: ?>>)
+            scf.for %1310 = %1286 to %629 step %1289 {
+              %1311 = arith.subi %629, %1310 : index
+              %1312 = arith.minsi %1289, %1311 : index
+              scf.for %1313 = %1286 to %631 step %1290 {
+                %1314 = arith.subi %631, %1313 : index
+                %1315 = arith.minsi %1290, %1314 : index
+                %1316 = arith.addi %625, %1313 : index
+                %1317 = memref.subview %1302[0, 0] [%1315, %1312] [1, 1] : memref<7x21xf32> to memref<?x?xf32, strided<[21, 1]>>
+                %1318 = memref.subview %992[%1316, %1310] [%1315, %1312] [1, 1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+                linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%1318 : memref<?x?xf32, strided<[?, 1], offset: ?>>) outs(%1317 : memref<?x?xf32, strided<[21, 1]>>) {
+                  ^bb0(%1319: f32, %1320: f32):
+                  linalg.yield %1319 : f32
                 }
-                scf.for %641 = %624 to %626 step %608 {
-                  %642 = arith.subi %626, %641 : index
-                  %643 = arith.minsi %608, %642 : index
-                  %644 = memref.subview %601[%641, %636] [%643, %635] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
-                  %645 = memref.subview %605[%641, %630] [%643, %632] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
-                  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%644, %637 : memref<?x?xf32, strided<[?, 1], offset: ?>>, memref<?x?xf32, strided<[21, 1]>>) outs(%645 : memref<?x?xf32, strided<[?, 1], offset: ?>>) attrs = {sb_gemm_f32} {
-                    ^bb0(%646: f32, %647: f32, %648: f32):
-                    %649 = arith.mulf %646, %647 : f32
-                    %650 = arith.addf %648, %649 fastmath<reassoc> : f32
-                    linalg.yield %650 : f32
+                scf.for %1321 = %1304 to %1306 step %1288 {
+                  %1322 = arith.subi %1306, %1321 : index
+                  %1323 = arith.minsi %1288, %1322 : index
+                  %1324 = memref.subview %1281[%1321, %1316] [%1323, %1315] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+                  %1325 = memref.subview %1285[%1321, %1310] [%1323, %1312] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+                  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%1324, %1317 : memref<?x?xf32, strided<[?, 1], offset: ?>>, memref<?x?xf32, strided<[21, 1]>>) outs(%1325 : memref<?x?xf32, strided<[?, 1], offset: ?>>) attrs = {sb_gemm_f32} {
+                    ^bb0(%1326: f32, %1327: f32, %1328: f32):
+                    %1329 = arith.mulf %1326, %1327 : f32
+                    %1330 = arith.addf %1328, %1329 fastmath<reassoc> : f32
+                    linalg.yield %1330 : f32
                   }
                 }
               }
@@ -3477,202 +5033,258 @@ module attributes {transform.with_named_sequence} {
           }
         }
       }
-      memref.dealloc %535 : memref<?x?xf32>
+      memref.dealloc %992 : memref<?x?xf32>
     }
     // gz[o, l] = sum(k in 0..K: w2[o, k] * (d[k, l] + f64(o / P)))
-    %651 = arith.constant 0 : index
-    %652 = arith.constant 1 : index
+    %1331 = arith.constant 0 : index
+    %1332 = arith.constant 1 : index
     // As im2col: per batch element and group, the gathered term at every (k..., N...) into the K x N
     // buffer, then gz (rows x N) = w2 (rows x K) * the buffer, as block products.
-    %653 = arith.muli %652, %M : index
-    %654 = arith.muli %652, %L : index
-    %655 = arith.muli %652, %K : index
-    %656 = arith.muli %P, %652 : index
-    %657 = arith.subi %656, %652 : index
-    %658 = arith.addi %653, %657 : index
-    %659 = arith.maxsi %656, %652 : index
-    %660 = arith.divsi %658, %659 : index
-    %661 = func.call @omp_get_max_threads() : () -> i32
-    %662 = arith.index_cast %661 : i32 to index
-    %663 = arith.muli %652, %660 : index
-    %664 = arith.constant 2 : index
-    %665 = arith.muli %662, %664 : index
-    %666 = arith.cmpi sge, %663, %665 : index
-    scf.if %666 {
+    %1333 = arith.muli %1332, %M : index
+    %1334 = arith.muli %1332, %L : index
+    %1335 = arith.muli %1332, %K : index
+    %1336 = arith.muli %P, %1332 : index
+    %1337 = arith.subi %1336, %1332 : index
+    %1338 = arith.addi %1333, %1337 : index
+    %1339 = arith.maxsi %1336, %1332 : index
+    %1340 = arith.divsi %1338, %1339 : index
+    %1341 = func.call @omp_get_max_threads() : () -> i32
+    %1342 = arith.index_cast %1341 : i32 to index
+    %1343 = arith.muli %1332, %1340 : index
+    %1344 = arith.constant 2 : index
+    %1345 = arith.muli %1342, %1344 : index
+    %1346 = arith.cmpi sge, %1343, %1345 : index
+    scf.if %1346 {
       // Pairs of a batch element and a group side by side, a chunk per thread.
-      %667 = arith.subi %662, %652 : index
-      %668 = arith.addi %663, %667 : index
-      %669 = arith.divui %668, %662 : index
-      scf.parallel (%670) = (%651) to (%662) step (%652) {
-        %671 = memref.alloc(%655, %654) {alignment = 64 : i64} : memref<?x?xf64>
-        %672 = memref.alloca() {alignment = 64 : i64} : memref<7x13xf64>
-        %673 = arith.muli %670, %669 : index
-        %674 = arith.minsi %673, %663 : index
-        %675 = arith.addi %674, %669 : index
-        %676 = arith.minsi %675, %663 : index
-        scf.for %677 = %674 to %676 step %652 {
-          %678 = arith.divui %677, %660 : index
-          %679 = arith.remui %677, %660 : index
-          %680 = arith.muli %679, %P : index
+      %1347 = arith.subi %1342, %1332 : index
+      %1348 = arith.addi %1343, %1347 : index
+      %1349 = arith.divui %1348, %1342 : index
+      scf.parallel (%1350) = (%1331) to (%1342) step (%1332) {
+        %1351 = memref.alloc(%1335, %1334) {alignment = 64 : i64} : memref<?x?xf64>
+        %1352 = memref.alloca() {alignment = 64 : i64} : memref<7x13xf64>
+        %1353 = arith.muli %1350, %1349 : index
+        %1354 = arith.minsi %1353, %1343 : index
+        %1355 = arith.addi %1354, %1349 : index
+        %1356 = arith.minsi %1355, %1343 : index
+        scf.for %1357 = %1354 to %1356 step %1332 {
+          %1358 = arith.divui %1357, %1340 : index
+          %1359 = arith.remui %1357, %1340 : index
+          %1360 = arith.muli %1359, %P : index
           // The columns: the gathered term at (k, p), k over the sum's indices, p over the output's last.
-          scf.for %681 = %651 to %K step %652 {
-            scf.for %682 = %651 to %L step %652 {
-              %683 = memref.load %d[%681, %682] : memref<?x?xf64>
-              %684 = arith.divsi %680, %P : index
-              %685 = arith.index_cast %684 : index to i64
-              %686 = arith.sitofp %685 : i64 to f64
-              %687 = arith.addf %683, %686 : f64
-              %688 = arith.muli %651, %L : index
-              %689 = arith.addi %688, %682 : index
-              %690 = arith.muli %651, %K : index
-              %691 = arith.addi %690, %681 : index
-              memref.store %687, %671[%691, %689] : memref<?x?xf64>
+          scf.for %1361 = %1331 to %K step %1332 {
+            %1362 = arith.constant 1 : index
+            %1363 = arith.minsi %1362, %L : index
+            %1364 = arith.subi %L, %1362 : index
+            %1365 = arith.maxsi %1364, %1363 : index
+            scf.for %1366 = %1331 to %1363 step %1332 {
+              %1367 = memref.load %d[%1361, %1366] : memref<?x?xf64>
+              %1368 = arith.divsi %1360, %P : index
+              %1369 = arith.index_cast %1368 : index to i64
+              %1370 = arith.sitofp %1369 : i64 to f64
+              %1371 = arith.addf %1367, %1370 : f64
+              %1372 = arith.muli %1331, %L : index
+              %1373 = arith.addi %1372, %1366 : index
+              %1374 = arith.muli %1331, %K : index
+              %1375 = arith.addi %1374, %1361 : index
+              memref.store %1371, %1351[%1375, %1373] : memref<?x?xf64>
+            }
+            scf.for %1376 = %1363 to %1365 step %1332 {
+              %1377 = memref.load %d[%1361, %1376] : memref<?x?xf64>
+              %1378 = arith.divsi %1360, %P : index
+              %1379 = arith.index_cast %1378 : index to i64
+              %1380 = arith.sitofp %1379 : i64 to f64
+              %1381 = arith.addf %1377, %1380 : f64
+              %1382 = arith.muli %1331, %L : index
+              %1383 = arith.addi %1382, %1376 : index
+              %1384 = arith.muli %1331, %K : index
+              %1385 = arith.addi %1384, %1361 : index
+              memref.store %1381, %1351[%1385, %1383] : memref<?x?xf64>
+            }
+            scf.for %1386 = %1365 to %L step %1332 {
+              %1387 = memref.load %d[%1361, %1386] : memref<?x?xf64>
+              %1388 = arith.divsi %1360, %P : index
+              %1389 = arith.index_cast %1388 : index to i64
+              %1390 = arith.sitofp %1389 : i64 to f64
+              %1391 = arith.addf %1387, %1390 : f64
+              %1392 = arith.muli %1331, %L : index
+              %1393 = arith.addi %1392, %1386 : index
+              %1394 = arith.muli %1331, %K : index
+              %1395 = arith.addi %1394, %1361 : index
+              memref.store %1391, %1351[%1395, %1393] : memref<?x?xf64>
             }
           }
-          %692 = arith.muli %679, %656 : index
-          %693 = arith.subi %653, %692 : index
-          %694 = arith.minsi %656, %693 : index
-          %695 = arith.muli %692, %655 : index
-          %696 = memref.reinterpret_cast %w2 to offset: [%695], sizes: [%694, %655], strides: [%655, 1] : memref<?x?xf64> to memref<?x?xf64, strided<[?, 1], offset: ?>>
-          %697 = arith.muli %678, %653 : index
-          %698 = arith.addi %697, %692 : index
-          %699 = arith.muli %698, %654 : index
-          %700 = memref.reinterpret_cast %gz to offset: [%699], sizes: [%694, %654], strides: [%654, 1] : memref<?x?xf64> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+          %1396 = arith.muli %1359, %1336 : index
+          %1397 = arith.subi %1333, %1396 : index
+          %1398 = arith.minsi %1336, %1397 : index
+          %1399 = arith.muli %1396, %1335 : index
+          %1400 = memref.reinterpret_cast %w2 to offset: [%1399], sizes: [%1398, %1335], strides: [%1335, 1] : memref<?x?xf64> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+          %1401 = arith.muli %1358, %1333 : index
+          %1402 = arith.addi %1401, %1396 : index
+          %1403 = arith.muli %1402, %1334 : index
+          %1404 = memref.reinterpret_cast %gz to offset: [%1403], sizes: [%1398, %1334], strides: [%1334, 1] : memref<?x?xf64> to memref<?x?xf64, strided<[?, 1], offset: ?>>
           // As block products: each thread's rows in blocks of 3; per block of 5 columns and 7 terms,
           // that block of the column buffer copied to the thread's buffer, then each block product added to the output.
-          %701 = arith.constant 0 : index
-          %702 = arith.constant 1 : index
-          %703 = arith.constant 3 : index
-          %704 = arith.constant 5 : index
-          %705 = arith.constant 7 : index
-          %706 = arith.constant 3 : index
-          %707 = arith.subi %702, %702 : index
-          %708 = arith.addi %694, %707 : index
-          %709 = arith.divui %708, %702 : index
-          %710 = arith.subi %706, %702 : index
-          %711 = arith.addi %709, %710 : index
-          %712 = arith.divui %711, %706 : index
-          %713 = arith.muli %712, %706 : index
-          scf.for %714 = %701 to %702 step %702 {
-            %715 = arith.muli %714, %713 : index
-            %716 = arith.minsi %715, %694 : index
-            %717 = arith.addi %716, %713 : index
-            %718 = arith.minsi %717, %694 : index
-            %719 = arith.subi %718, %716 : index
-            %720 = memref.subview %700[%716, %701] [%719, %654] [1, 1] : memref<?x?xf64, strided<[?, 1], offset: ?>> to memref<?x?xf64, strided<[?, 1], offset: ?>>
-            %721 = arith.constant 0.0 : f64
-            linalg.fill ins(%721 : f64) outs(%720 : memref<?x?xf64, strided<[?, 1], offset: ?>>)
-            scf.for %722 = %701 to %654 step %704 {
-              %723 = arith.subi %654, %722 : index
-              %724 = arith.minsi %704, %723 : index
-              scf.for %725 = %701 to %655 step %705 {
-                %726 = arith.subi %655, %725 : index
-                %727 = arith.minsi %705, %726 : index
-                %728 = arith.addi %651, %725 : index
-                %729 = memref.subview %672[0, 0] [%727, %724] [1, 1] : memref<7x13xf64> to memref<?x?xf64, strided<[13, 1]>>
-                %730 = memref.subview %671[%728, %722] [%727, %724] [1, 1] : memref<?x?xf64> to memref<?x?xf64, strided<[?, 1], offset: ?>>
-                linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%730 : memref<?x?xf64, strided<[?, 1], offset: ?>>) outs(%729 : memref<?x?xf64, strided<[13, 1]>>) {
-                  ^bb0(%731: f64, %732: f64):
-                  linalg.yield %731 : f64
+          %1405 = arith.constant 0 : index
+          %1406 = arith.constant 1 : index
+          %1407 = arith.constant 3 : index
+          %1408 = arith.constant 5 : index
+          %1409 = arith.constant 7 : index
+          %1410 = arith.constant 3 : index
+          %1411 = arith.subi %1406, %1406 : index
+          %1412 = arith.addi %1398, %1411 : index
+          %1413 = arith.divui %1412, %1406 : index
+          %1414 = arith.subi %1410, %1406 : index
+          %1415 = arith.addi %1413, %1414 : index
+          %1416 = arith.divui %1415, %1410 : index
+          %1417 = arith.muli %1416, %1410 : index
+          scf.for %1418 = %1405 to %1406 step %1406 {
+            %1419 = arith.muli %1418, %1417 : index
+            %1420 = arith.minsi %1419, %1398 : index
+            %1421 = arith.addi %1420, %1417 : index
+            %1422 = arith.minsi %1421, %1398 : index
+            %1423 = arith.subi %1422, %1420 : index
+            %1424 = memref.subview %1404[%1420, %1405] [%1423, %1334] [1, 1] : memref<?x?xf64, strided<[?, 1], offset: ?>> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+            %1425 = arith.constant 0.0 : f64
+            linalg.fill ins(%1425 : f64) outs(%1424 : memref<?x?xf64, strided<[?, 1], offset: ?>>)
+            scf.for %1426 = %1405 to %1334 step %1408 {
+              %1427 = arith.subi %1334, %1426 : index
+              %1428 = arith.minsi %1408, %1427 : index
+              scf.for %1429 = %1405 to %1335 step %1409 {
+                %1430 = arith.subi %1335, %1429 : index
+                %1431 = arith.minsi %1409, %1430 : index
+                %1432 = arith.addi %1331, %1429 : index
+                %1433 = memref.subview %1352[0, 0] [%1431, %1428] [1, 1] : memref<7x13xf64> to memref<?x?xf64, strided<[13, 1]>>
+                %1434 = memref.subview %1351[%1432, %1426] [%1431, %1428] [1, 1] : memref<?x?xf64> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+                linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%1434 : memref<?x?xf64, strided<[?, 1], offset: ?>>) outs(%1433 : memref<?x?xf64, strided<[13, 1]>>) {
+                  ^bb0(%1435: f64, %1436: f64):
+                  linalg.yield %1435 : f64
                 }
-                scf.for %733 = %716 to %718 step %703 {
-                  %734 = arith.subi %718, %733 : index
-                  %735 = arith.minsi %703, %734 : index
-                  %736 = memref.subview %696[%733, %728] [%735, %727] [1, 1] : memref<?x?xf64, strided<[?, 1], offset: ?>> to memref<?x?xf64, strided<[?, 1], offset: ?>>
-                  %737 = memref.subview %700[%733, %722] [%735, %724] [1, 1] : memref<?x?xf64, strided<[?, 1], offset: ?>> to memref<?x?xf64, strided<[?, 1], offset: ?>>
-                  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%736, %729 : memref<?x?xf64, strided<[?, 1], offset: ?>>, memref<?x?xf64, strided<[13, 1]>>) outs(%737 : memref<?x?xf64, strided<[?, 1], offset: ?>>) attrs = {sb_gemm_f64} {
-                    ^bb0(%738: f64, %739: f64, %740: f64):
-                    %741 = arith.mulf %738, %739 : f64
-                    %742 = arith.addf %740, %741 fastmath<reassoc> : f64
-                    linalg.yield %742 : f64
+                scf.for %1437 = %1420 to %1422 step %1407 {
+                  %1438 = arith.subi %1422, %1437 : index
+                  %1439 = arith.minsi %1407, %1438 : index
+                  %1440 = memref.subview %1400[%1437, %1432] [%1439, %1431] [1, 1] : memref<?x?xf64, strided<[?, 1], offset: ?>> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+                  %1441 = memref.subview %1404[%1437, %1426] [%1439, %1428] [1, 1] : memref<?x?xf64, strided<[?, 1], offset: ?>> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+                  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%1440, %1433 : memref<?x?xf64, strided<[?, 1], offset: ?>>, memref<?x?xf64, strided<[13, 1]>>) outs(%1441 : memref<?x?xf64, strided<[?, 1], offset: ?>>) attrs = {sb_gemm_f64} {
+                    ^bb0(%1442: f64, %1443: f64, %1444: f64):
+                    %1445 = arith.mulf %1442, %1443 : f64
+                    %1446 = arith.addf %1444, %1445 fastmath<reassoc> : f64
+                    linalg.yield %1446 : f64
                   }
                 }
               }
             }
           }
         }
-        memref.dealloc %671 : memref<?x?xf64>
+        memref.dealloc %1351 : memref<?x?xf64>
         scf.reduce
       }
     } else {
-      %743 = memref.alloc(%655, %654) {alignment = 64 : i64} : memref<?x?xf64>
-      scf.for %744 = %651 to %660 step %652 {
-        %745 = arith.muli %744, %P : index
+      %1447 = memref.alloc(%1335, %1334) {alignment = 64 : i64} : memref<?x?xf64>
+      scf.for %1448 = %1331 to %1340 step %1332 {
+        %1449 = arith.muli %1448, %P : index
         // The columns: the gathered term at (k, p), k over the sum's indices, p over the output's last.
-        scf.parallel (%746) = (%651) to (%K) step (%652) {
-          scf.for %747 = %651 to %L step %652 {
-            %748 = memref.load %d[%746, %747] : memref<?x?xf64>
-            %749 = arith.divsi %745, %P : index
-            %750 = arith.index_cast %749 : index to i64
-            %751 = arith.sitofp %750 : i64 to f64
-            %752 = arith.addf %748, %751 : f64
-            %753 = arith.muli %651, %L : index
-            %754 = arith.addi %753, %747 : index
-            %755 = arith.muli %651, %K : index
-            %756 = arith.addi %755, %746 : index
-            memref.store %752, %743[%756, %754] : memref<?x?xf64>
+        scf.parallel (%1450) = (%1331) to (%K) step (%1332) {
+          %1451 = arith.constant 1 : index
+          %1452 = arith.minsi %1451, %L : index
+          %1453 = arith.subi %L, %1451 : index
+          %1454 = arith.maxsi %1453, %1452 : index
+          scf.for %1455 = %1331 to %1452 step %1332 {
+            %1456 = memref.load %d[%1450, %1455] : memref<?x?xf64>
+            %1457 = arith.divsi %1449, %P : index
+            %1458 = arith.index_cast %1457 : index to i64
+            %1459 = arith.sitofp %1458 : i64 to f64
+            %1460 = arith.addf %1456, %1459 : f64
+            %1461 = arith.muli %1331, %L : index
+            %1462 = arith.addi %1461, %1455 : index
+            %1463 = arith.muli %1331, %K : index
+            %1464 = arith.addi %1463, %1450 : index
+            memref.store %1460, %1447[%1464, %1462] : memref<?x?xf64>
+          }
+          scf.for %1465 = %1452 to %1454 step %1332 {
+            %1466 = memref.load %d[%1450, %1465] : memref<?x?xf64>
+            %1467 = arith.divsi %1449, %P : index
+            %1468 = arith.index_cast %1467 : index to i64
+            %1469 = arith.sitofp %1468 : i64 to f64
+            %1470 = arith.addf %1466, %1469 : f64
+            %1471 = arith.muli %1331, %L : index
+            %1472 = arith.addi %1471, %1465 : index
+            %1473 = arith.muli %1331, %K : index
+            %1474 = arith.addi %1473, %1450 : index
+            memref.store %1470, %1447[%1474, %1472] : memref<?x?xf64>
+          }
+          scf.for %1475 = %1454 to %L step %1332 {
+            %1476 = memref.load %d[%1450, %1475] : memref<?x?xf64>
+            %1477 = arith.divsi %1449, %P : index
+            %1478 = arith.index_cast %1477 : index to i64
+            %1479 = arith.sitofp %1478 : i64 to f64
+            %1480 = arith.addf %1476, %1479 : f64
+            %1481 = arith.muli %1331, %L : index
+            %1482 = arith.addi %1481, %1475 : index
+            %1483 = arith.muli %1331, %K : index
+            %1484 = arith.addi %1483, %1450 : index
+            memref.store %1480, %1447[%1484, %1482] : memref<?x?xf64>
           }
           scf.reduce
         }
-        %757 = arith.muli %744, %656 : index
-        %758 = arith.subi %653, %757 : index
-        %759 = arith.minsi %656, %758 : index
-        %760 = arith.muli %757, %655 : index
-        %761 = memref.reinterpret_cast %w2 to offset: [%760], sizes: [%759, %655], strides: [%655, 1] : memref<?x?xf64> to memref<?x?xf64, strided<[?, 1], offset: ?>>
-        %762 = arith.muli %651, %653 : index
-        %763 = arith.addi %762, %757 : index
-        %764 = arith.muli %763, %654 : index
-        %765 = memref.reinterpret_cast %gz to offset: [%764], sizes: [%759, %654], strides: [%654, 1] : memref<?x?xf64> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+        %1485 = arith.muli %1448, %1336 : index
+        %1486 = arith.subi %1333, %1485 : index
+        %1487 = arith.minsi %1336, %1486 : index
+        %1488 = arith.muli %1485, %1335 : index
+        %1489 = memref.reinterpret_cast %w2 to offset: [%1488], sizes: [%1487, %1335], strides: [%1335, 1] : memref<?x?xf64> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+        %1490 = arith.muli %1331, %1333 : index
+        %1491 = arith.addi %1490, %1485 : index
+        %1492 = arith.muli %1491, %1334 : index
+        %1493 = memref.reinterpret_cast %gz to offset: [%1492], sizes: [%1487, %1334], strides: [%1334, 1] : memref<?x?xf64> to memref<?x?xf64, strided<[?, 1], offset: ?>>
         // As block products: each thread's rows in blocks of 3; per block of 5 columns and 7 terms,
         // that block of the column buffer copied to the thread's buffer, then each block product added to the output.
-        %766 = arith.constant 0 : index
-        %767 = arith.constant 1 : index
-        %768 = arith.constant 3 : index
-        %769 = arith.constant 5 : index
-        %770 = arith.constant 7 : index
-        %771 = arith.constant 3 : index
-        %772 = func.call @omp_get_max_threads() : () -> i32
-        %773 = arith.index_cast %772 : i32 to index
-        %774 = arith.subi %773, %767 : index
-        %775 = arith.addi %759, %774 : index
-        %776 = arith.divui %775, %773 : index
-        %777 = arith.subi %771, %767 : index
-        %778 = arith.addi %776, %777 : index
-        %779 = arith.divui %778, %771 : index
-        %780 = arith.muli %779, %771 : index
-        scf.parallel (%781) = (%766) to (%773) step (%767) {
-          %782 = memref.alloca() {alignment = 64 : i64} : memref<7x13xf64>
-          %783 = arith.muli %781, %780 : index
-          %784 = arith.minsi %783, %759 : index
-          %785 = arith.addi %784, %780 : index
-          %786 = arith.minsi %785, %759 : index
-          %787 = arith.subi %786, %784 : index
-          %788 = memref.subview %765[%784, %766] [%787, %654] [1, 1] : memref<?x?xf64, strided<[?, 1], offset: ?>> to memref<?x?xf64, strided<[?, 1], offset: ?>>
-          %789 = arith.constant 0.0 : f64
-          linalg.fill ins(%789 : f64) outs(%788 : memref<?x?xf64, strided<[?, 1], offset: ?>>)
-          scf.for %790 = %766 to %654 step %769 {
-            %791 = arith.subi %654, %790 : index
-            %792 = arith.minsi %769, %791 : index
-            scf.for %793 = %766 to %655 step %770 {
-              %794 = arith.subi %655, %793 : index
-              %795 = arith.minsi %770, %794 : index
-              %796 = arith.addi %651, %793 : index
-              %797 = memref.subview %782[0, 0] [%795, %792] [1, 1] : memref<7x13xf64> to memref<?x?xf64, strided<[13, 1]>>
-              %798 = memref.subview %743[%796, %790] [%795, %792] [1, 1] : memref<?x?xf64> to memref<?x?xf64, strided<[?, 1], offset: ?>>
-              linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%798 : memref<?x?xf64, strided<[?, 1], offset: ?>>) outs(%797 : memref<?x?xf64, strided<[13, 1]>>) {
-                ^bb0(%799: f64, %800: f64):
-                linalg.yield %799 : f64
+        %1494 = arith.constant 0 : index
+        %1495 = arith.constant 1 : index
+        %1496 = arith.constant 3 : index
+        %1497 = arith.constant 5 : index
+        %1498 = arith.constant 7 : index
+        %1499 = arith.constant 3 : index
+        %1500 = func.call @omp_get_max_threads() : () -> i32
+        %1501 = arith.index_cast %1500 : i32 to index
+        %1502 = arith.subi %1501, %1495 : index
+        %1503 = arith.addi %1487, %1502 : index
+        %1504 = arith.divui %1503, %1501 : index
+        %1505 = arith.subi %1499, %1495 : index
+        %1506 = arith.addi %1504, %1505 : index
+        %1507 = arith.divui %1506, %1499 : index
+        %1508 = arith.muli %1507, %1499 : index
+        scf.parallel (%1509) = (%1494) to (%1501) step (%1495) {
+          %1510 = memref.alloca() {alignment = 64 : i64} : memref<7x13xf64>
+          %1511 = arith.muli %1509, %1508 : index
+          %1512 = arith.minsi %1511, %1487 : index
+          %1513 = arith.addi %1512, %1508 : index
+          %1514 = arith.minsi %1513, %1487 : index
+          %1515 = arith.subi %1514, %1512 : index
+          %1516 = memref.subview %1493[%1512, %1494] [%1515, %1334] [1, 1] : memref<?x?xf64, strided<[?, 1], offset: ?>> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+          %1517 = arith.constant 0.0 : f64
+          linalg.fill ins(%1517 : f64) outs(%1516 : memref<?x?xf64, strided<[?, 1], offset: ?>>)
+          scf.for %1518 = %1494 to %1334 step %1497 {
+            %1519 = arith.subi %1334, %1518 : index
+            %1520 = arith.minsi %1497, %1519 : index
+            scf.for %1521 = %1494 to %1335 step %1498 {
+              %1522 = arith.subi %1335, %1521 : index
+              %1523 = arith.minsi %1498, %1522 : index
+              %1524 = arith.addi %1331, %1521 : index
+              %1525 = memref.subview %1510[0, 0] [%1523, %1520] [1, 1] : memref<7x13xf64> to memref<?x?xf64, strided<[13, 1]>>
+              %1526 = memref.subview %1447[%1524, %1518] [%1523, %1520] [1, 1] : memref<?x?xf64> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+              linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%1526 : memref<?x?xf64, strided<[?, 1], offset: ?>>) outs(%1525 : memref<?x?xf64, strided<[13, 1]>>) {
+                ^bb0(%1527: f64, %1528: f64):
+                linalg.yield %1527 : f64
               }
-              scf.for %801 = %784 to %786 step %768 {
-                %802 = arith.subi %786, %801 : index
-                %803 = arith.minsi %768, %802 : index
-                %804 = memref.subview %761[%801, %796] [%803, %795] [1, 1] : memref<?x?xf64, strided<[?, 1], offset: ?>> to memref<?x?xf64, strided<[?, 1], offset: ?>>
-                %805 = memref.subview %765[%801, %790] [%803, %792] [1, 1] : memref<?x?xf64, strided<[?, 1], offset: ?>> to memref<?x?xf64, strided<[?, 1], offset: ?>>
-                linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%804, %797 : memref<?x?xf64, strided<[?, 1], offset: ?>>, memref<?x?xf64, strided<[13, 1]>>) outs(%805 : memref<?x?xf64, strided<[?, 1], offset: ?>>) attrs = {sb_gemm_f64} {
-                  ^bb0(%806: f64, %807: f64, %808: f64):
-                  %809 = arith.mulf %806, %807 : f64
-                  %810 = arith.addf %808, %809 fastmath<reassoc> : f64
-                  linalg.yield %810 : f64
+              scf.for %1529 = %1512 to %1514 step %1496 {
+                %1530 = arith.subi %1514, %1529 : index
+                %1531 = arith.minsi %1496, %1530 : index
+                %1532 = memref.subview %1489[%1529, %1524] [%1531, %1523] [1, 1] : memref<?x?xf64, strided<[?, 1], offset: ?>> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+                %1533 = memref.subview %1493[%1529, %1518] [%1531, %1520] [1, 1] : memref<?x?xf64, strided<[?, 1], offset: ?>> to memref<?x?xf64, strided<[?, 1], offset: ?>>
+                linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%1532, %1525 : memref<?x?xf64, strided<[?, 1], offset: ?>>, memref<?x?xf64, strided<[13, 1]>>) outs(%1533 : memref<?x?xf64, strided<[?, 1], offset: ?>>) attrs = {sb_gemm_f64} {
+                  ^bb0(%1534: f64, %1535: f64, %1536: f64):
+                  %1537 = arith.mulf %1534, %1535 : f64
+                  %1538 = arith.addf %1536, %1537 fastmath<reassoc> : f64
+                  linalg.yield %1538 : f64
                 }
               }
             }
@@ -3680,7 +5292,7 @@ module attributes {transform.with_named_sequence} {
           scf.reduce
         }
       }
-      memref.dealloc %743 : memref<?x?xf64>
+      memref.dealloc %1447 : memref<?x?xf64>
     }
     return
   }
