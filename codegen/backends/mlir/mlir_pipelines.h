@@ -95,8 +95,9 @@ std::string mlir_gemm_mark(const std::string& type);
 // tile hoisted out of the k loop into vector registers, and the contraction lowered to outer
 // products, that is FMAs of a broadcast element of A by a row of B. The rows past the whole
 // tiles (fewer than mr) are tiled alike one row at a time, 1 x nr, and vectorised as whole tiles:
-// a grouped convolution's im2col product of 4 rows, all of them scalar loops before, took 0.38x
-// the time (mlir im2col, grouped_conv2d, 32 groups of 4 x 36 x 3136). Partial column tiles and
+// a grouped convolution's im2col products of 4 rows, all of them scalar loops before, took 0.21x
+// the time, and those of 12 rows (8 + 4) 0.29-0.31x (mlir im2col on grouped_conv2d and
+// grouped_pointwise; results/vm/mlir-row-tiles-20261207). Partial column tiles and
 // steps stay linalg ops (the parallel-loops schedule makes them loops).
 std::string mlir_gemm_schedule(const std::string& type, int64_t mr, int64_t nr);
 

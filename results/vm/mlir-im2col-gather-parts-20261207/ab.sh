@@ -1,0 +1,10 @@
+#!/bin/bash
+B=/work/main/build/bin/specbench
+R=/tmp/Rgp
+for r in 1 2 3; do
+  for side in old new new old; do
+    n=$(ls $R/out-$side-*.json 2>/dev/null | wc -l)
+    $B --root $R/$side --cache-dir $R/cache-$side bench conv2d conv2d_s2 grouped_conv2d grouped_pointwise -b mlir --variant mlir/im2col --repetitions 5 --no-probes --out $R/out-$side-$n.json > $R/log-$side-$n.txt 2>&1
+  done
+done
+echo DONE
