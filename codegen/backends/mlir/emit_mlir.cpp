@@ -405,16 +405,8 @@ class Body {
         store();
       } else {
         const int j = loops.back();
-        const std::string& e = extent(j);
-        std::vector<std::pair<std::string, std::string>> parts{{zero, e}};
-        if (const std::optional<int64_t> edge = exact_tap_edge(spec_, st, *g.gathered)) {
-          const std::string c = constant(std::to_string(*edge), DType::Index);
-          const std::string p = op("arith.minsi", {c, e}, DType::Index);
-          const std::string t =
-              op("arith.maxsi", {op("arith.subi", {e, c}, DType::Index), p}, DType::Index);
-          parts = {{zero, p}, {p, t}, {t, e}};
-        }
-        for (const auto& [lo, hi] : parts) {
+        for (const auto& [lo, hi] :
+             edge_parts(zero, extent(j), exact_tap_edge(spec_, st, *g.gathered))) {
           auto part = [&, lo = lo, hi = hi] {
             loop_var_[j] = fresh();
             w_.open("scf.for " + loop_var_[j] + " = " + lo + " to " + hi + " step " + one + " {");
@@ -1314,6 +1306,21 @@ class Body {
     return exact_tap_edge(spec_, st, *st.rhs);
   }
 
+  // The range [zero, n) (index values) in the parts of emit_row_segments and emit_im2col: the
+  // `edge` elements at either end and those between (each part clamped into the range, so that a
+  // short range's middle and last parts may be empty); the whole range as one part without an
+  // edge.
+  std::vector<std::pair<std::string, std::string>> edge_parts(const std::string& zero,
+                                                              const std::string& n,
+                                                              std::optional<int64_t> edge) {
+    if (!edge) return {{zero, n}};
+    const std::string e = constant(std::to_string(*edge), DType::Index);
+    const std::string p = op("arith.minsi", {e, n}, DType::Index);
+    const std::string t =
+        op("arith.maxsi", {op("arith.subi", {n, e}, DType::Index), p}, DType::Index);
+    return {{zero, p}, {p, t}, {t, n}};
+  }
+
   // `st`'s rows in parts, the ends `edge` outputs wide (row_edge; 0: whole rows).
   void emit_row_segments(const Statement& st, const std::string& out_mem,
                          const std::string& out_ty, int64_t edge) {
@@ -1340,14 +1347,8 @@ class Body {
       strides += "1, ";
     }
     const std::string& n = extents_[st.out][static_cast<size_t>(inner)];
-    std::vector<std::pair<std::string, std::string>> parts{{zero, n}};
-    if (split) {
-      const std::string e = constant(std::to_string(edge), DType::Index);
-      const std::string p = op("arith.minsi", {e, n}, DType::Index);
-      const std::string t =
-          op("arith.maxsi", {op("arith.subi", {n, e}, DType::Index), p}, DType::Index);
-      parts = {{zero, p}, {p, t}, {t, n}};
-    }
+    const std::vector<std::pair<std::string, std::string>> parts =
+        edge_parts(zero, n, split ? std::optional<int64_t>(edge) : std::nullopt);
     const std::string sty =
         "memref<?x" + std::string(mlir_type(out_elem)) + ", strided<[1], offset: ?>>";
     for (const auto& range : parts) {
