@@ -490,11 +490,7 @@ class Body {
     // A group's few rows would run on one thread: with enough (element, group) pairs for the
     // threads, each thread gathers and multiplies whole pairs in a buffer of its own, one after
     // another (as the cpu and mojo im2col variants do).
-    thread_count_ = true;
-    const std::string threads32 = fresh();
-    w_.line(threads32 + " = func.call @omp_get_max_threads() : () -> i32");
-    const std::string threads = fresh();
-    w_.line(threads + " = arith.index_cast " + threads32 + " : i32 to index");
+    const std::string threads = max_threads();
     const std::string pairs = op("arith.muli", {product(g.batch), groups}, DType::Index);
     const std::string enough =
         cmp("arith.cmpi", "sge", pairs,
@@ -503,12 +499,7 @@ class Body {
         enough,
         [&] {
           w_.line("// Pairs of a batch element and a group side by side, a chunk per thread.");
-          const std::string chunk =
-              op("arith.divui",
-                 {op("arith.addi", {pairs, op("arith.subi", {threads, one}, DType::Index)},
-                     DType::Index),
-                  threads},
-                 DType::Index);
+          const std::string chunk = ceil_div(pairs, threads, one);
           const std::string t = fresh();
           w_.open("scf.parallel (" + t + ") = (" + zero + ") to (" + threads + ") step (" + one +
                   ") {");
@@ -561,6 +552,22 @@ class Body {
     // grow the stack on every iteration.
     std::string pack;
   };
+
+  // libomp's thread count (omp_get_max_threads, declared in the module), as an index value.
+  std::string max_threads() {
+    thread_count_ = true;
+    const std::string threads32 = fresh();
+    w_.line(threads32 + " = func.call @omp_get_max_threads() : () -> i32");
+    const std::string threads = fresh();
+    w_.line(threads + " = arith.index_cast " + threads32 + " : i32 to index");
+    return threads;
+  }
+  // ceil(a / b) of index values a >= 0 and b > 0; `one` is the index constant 1.
+  std::string ceil_div(const std::string& a, const std::string& b, const std::string& one) {
+    return op("arith.divui",
+              {op("arith.addi", {a, op("arith.subi", {b, one}, DType::Index)}, DType::Index), b},
+              DType::Index);
+  }
 
   // The type of a thread's buffer for a packed block of the second operand (emit_block_products):
   // kc rows of nc elements, each padded by kGemmPackPadBytes.
@@ -636,21 +643,10 @@ class Body {
     auto upto = [&](const std::string& block, const std::string& at, const std::string& n) {
       return op("arith.minsi", {block, op("arith.subi", {n, at}, DType::Index)}, DType::Index);
     };
-    auto ceil_div = [&](const std::string& a, const std::string& b) {
-      return op("arith.divui",
-                {op("arith.addi", {a, op("arith.subi", {b, one}, DType::Index)}, DType::Index), b},
-                DType::Index);
-    };
     // The threads and each one's rows: ceil(rows / threads), rounded up to whole register tiles.
-    std::string threads = one;
-    if (!g.serial) {
-      const std::string threads32 = fresh();
-      w_.line(threads32 + " = func.call @omp_get_max_threads() : () -> i32");
-      threads = fresh();
-      w_.line(threads + " = arith.index_cast " + threads32 + " : i32 to index");
-    }
+    const std::string threads = g.serial ? one : max_threads();
     const std::string chunk =
-        op("arith.muli", {ceil_div(ceil_div(rows, threads), tile), tile}, DType::Index);
+        op("arith.muli", {ceil_div(ceil_div(rows, threads, one), tile, one), tile}, DType::Index);
     const std::string t = fresh();
     if (g.serial)
       w_.open("scf.for " + t + " = " + zero + " to " + one + " step " + one + " {");
