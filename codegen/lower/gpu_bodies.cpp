@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
 #include <set>
 #include <string>
 #include <utility>
@@ -200,18 +201,21 @@ Block block_tree_body(const std::string& acc, ReduceOp op, DType t, const ExprPt
                       barrier(), assign("sb_s", div(s, imm(2)))})};
 }
 
+// The index of output dimension `d` of statement `st` at flat output index `flat` (row-major):
+// flat / (extents after d) % extent d; the outermost needs no remainder.
+ExprPtr output_index(const Spec& spec, const Statement& st, size_t d, const ExprPtr& flat) {
+  const std::string& out = spec.tensors[st.out].name;
+  ExprPtr e = flat;
+  for (size_t j = st.rank() - 1; j > d; --j) e = div(e, extent(st.out, static_cast<int>(j), out));
+  if (d > 0) e = mod(e, extent(st.out, static_cast<int>(d), out));
+  return e;
+}
+
 // Lets binding statement `st`'s output indices from the flat output index `flat` (row-major).
 Block bind_outputs_body(const Spec& spec, const Statement& st, const ExprPtr& flat) {
-  const std::string& out = spec.tensors[st.out].name;
   Block b;
-  const size_t rank = st.rank();
-  for (size_t d = 0; d < rank; ++d) {
-    // Index d = flat / (extents after d) % extent d; the outermost needs no remainder.
-    ExprPtr e = flat;
-    for (size_t j = rank - 1; j > d; --j) e = div(e, extent(st.out, static_cast<int>(j), out));
-    if (d > 0) e = mod(e, extent(st.out, static_cast<int>(d), out));
-    b.push_back(let_index(static_cast<int>(d), st.vars[d].name, e));
-  }
+  for (size_t d = 0; d < st.rank(); ++d)
+    b.push_back(let_index(static_cast<int>(d), st.vars[d].name, output_index(spec, st, d, flat)));
   return b;
 }
 
@@ -640,11 +644,174 @@ ScanBodies scan_bodies_of(const Spec& spec, const Statement& st, const ScanMatch
   return out;
 }
 
+// The row-major flat index of read `r` of statement `st` at its subscripts (one of an integer
+// type, a read of an integer tensor, converted to an index).
+ExprPtr read_flat(const Spec& spec, const Statement& st, const sb::Expr& r) {
+  const std::string& name = spec.tensors[r.ref].name;
+  auto sub = [&](size_t d) {
+    const sb::Expr& a = *r.args[d];
+    if (scalar(a.type).kind == ScalarKind::SignedInt)
+      return cast(int_t(), spec_leaf(spec, st, a, float_t(a.type)));
+    return spec_leaf(spec, st, a, int_t());
+  };
+  ExprPtr f = sub(0);
+  for (size_t d = 1; d < r.args.size(); ++d)
+    f = add(mul(f, extent(r.ref, static_cast<int>(d), name)), sub(d));
+  return f;
+}
+
+// The output dimensions spec expression `e` reads outside the expressions of `skip`.
+void dims_used(const sb::Expr& e, const Statement& st, const std::set<const sb::Expr*>& skip,
+               std::set<int>* dims) {
+  if (skip.count(&e)) return;
+  if (e.kind == sb::ExprKind::IndexVar && static_cast<size_t>(e.ref) < st.rank())
+    dims->insert(e.ref);
+  for (const auto& a : e.args) dims_used(*a, st, skip, dims);
+}
+
+// Whether every tensor of `ts` is aligned to `bytes`.
+ExprPtr all_aligned(const Spec& spec, const std::vector<int>& ts, int64_t bytes) {
+  ExprPtr c;
+  for (int t : ts) {
+    ExprPtr a = binary(BinOp::Eq, mod(address(t, spec.tensors[t].name), imm(bytes)), imm(0));
+    c = c ? binary(BinOp::And, c, a) : a;
+  }
+  return c;
+}
+
+// The tensors of m.contiguous, in order of first appearance.
+std::vector<int> vector_tensors(const VectorizeMatch& m) {
+  std::vector<int> vt;
+  for (const sb::Expr* r : m.contiguous)
+    if (std::find(vt.begin(), vt.end(), r->ref) == vt.end()) vt.push_back(r->ref);
+  return vt;
+}
+
+Block vectorized_body_of(const Spec& spec, const Statement& st, const VectorizeMatch& m) {
+  const std::string& out_name = spec.tensors[st.out].name;
+  const DType ot = spec.tensors[st.out].type;
+  const std::vector<int> vt = vector_tensors(m);  // the tensors loaded as vectors
+  const int lanes = vector_lanes(spec, st, m);
+  // Row-contiguous reads of the vector width load as vectors when the output's rows hold whole
+  // vectors (checked at run time); narrower or wider ones stay per lane.
+  std::vector<const sb::Expr*> rows;
+  for (const sb::Expr* r : m.row_contiguous)
+    if (dtype_bytes(spec.tensors[r->ref].type) * lanes == 16) rows.push_back(r);
+
+  const ExprPtr v = var("sb_v", int_t());
+  const ExprPtr stride = var("sb_stride", int_t());
+  auto flat = [&](int q) { return q ? add(mul(imm(lanes), v), imm(q)) : mul(imm(lanes), v); };
+  auto vec_of = [&](int t) { return gpu_vec_t(spec.tensors[t].type, lanes); };
+
+  // The vector loop; `row_loads`: whether the reads in `rows` load as vectors.
+  auto vector_loop = [&](bool row_loads) {
+    Block body;
+    for (int t : vt)
+      body.push_back(let("sb_vec_" + spec.tensors[t].name,
+                         element(t, vec_of(t), flat(0), spec.tensors[t].name)));
+    std::set<const sb::Expr*> skip(m.contiguous.begin(), m.contiguous.end());
+    if (row_loads) skip.insert(rows.begin(), rows.end());
+    // The output indices the rhs needs beyond the vector loads (other reads, arithmetic).
+    std::set<int> needed;
+    dims_used(*st.rhs, st, skip, &needed);
+    // Binds dimensions `dims` at lane q: declared (mutable) the first time, assigned at a later
+    // lane.
+    std::map<int, int> bound;  // dimension -> the lane it holds
+    auto bind = [&](const std::set<int>& dims, int q) {
+      for (int d : dims) {
+        auto it = bound.find(d);
+        if (it != bound.end() && it->second == q) continue;
+        ExprPtr x = output_index(spec, st, static_cast<size_t>(d), flat(q));
+        const std::string& n = st.vars[d].name;
+        body.push_back(it == bound.end() ? let_index(d, n, x, /*mut=*/true)
+                                         : assign_index(d, n, x));
+        bound[d] = q;
+      }
+    };
+    if (row_loads) {
+      // Lane 0's indices address the vector: the other lanes differ only in the innermost one.
+      std::set<int> at;
+      for (const sb::Expr* r : rows) dims_used(*r, st, {}, &at);
+      bind(at, 0);
+      for (size_t i = 0; i < rows.size(); ++i)
+        body.push_back(let("sb_row" + std::to_string(i), element(rows[i]->ref, vec_of(rows[i]->ref),
+                                                                 read_flat(spec, st, *rows[i]),
+                                                                 spec.tensors[rows[i]->ref].name)));
+    }
+    // The result, lane by lane (zeros first: the loop IR declares no variable without a value).
+    const Type res_t = gpu_vec_t(ot, lanes);
+    body.push_back(let("sb_res", make_vec(std::vector<ExprPtr>(lanes, identity(ReduceOp::Sum, ot))),
+                       /*mut=*/true));
+    for (int q = 0; q < lanes; ++q) {
+      std::vector<Override> o;
+      for (const sb::Expr* r : m.contiguous)
+        o.push_back({r, to_string(*r, spec, &st),
+                     lane(var("sb_vec_" + spec.tensors[r->ref].name, vec_of(r->ref)), q)});
+      if (row_loads)
+        for (size_t i = 0; i < rows.size(); ++i)
+          o.push_back({rows[i], to_string(*rows[i], spec, &st),
+                       lane(var("sb_row" + std::to_string(i), vec_of(rows[i]->ref)), q)});
+      bind(needed, q);
+      body.push_back(
+          assign_lane("sb_res", res_t, q, spec_leaf(spec, st, *st.rhs, float_t(ot), std::move(o))));
+    }
+    body.push_back(put(st.out, out_name, flat(0), var("sb_res", res_t)));
+    return for_loop("sb_v", var("sb_first", int_t()), var("sb_vectors", int_t()), stride,
+                    ForKind::Serial, std::move(body));
+  };
+
+  std::vector<int> aligned = vt;
+  aligned.push_back(st.out);
+  Block vec = {let("sb_vectors", div(var("sb_total", int_t()), imm(lanes)))};
+  if (rows.empty()) {
+    vec.push_back(vector_loop(false));
+  } else {
+    std::vector<int> row_ts;
+    for (const sb::Expr* r : rows)
+      if (std::find(row_ts.begin(), row_ts.end(), r->ref) == row_ts.end()) row_ts.push_back(r->ref);
+    const int inner = static_cast<int>(st.rank()) - 1;
+    vec.push_back(comment("Rows of whole vectors: the reads along a row load as vectors too."));
+    vec.push_back(
+        if_then(binary(BinOp::And,
+                       binary(BinOp::Eq, mod(extent(st.out, inner, out_name), imm(lanes)), imm(0)),
+                       all_aligned(spec, row_ts, 16)),
+                {vector_loop(true)}, {vector_loop(false)}));
+  }
+  vec.push_back(assign("sb_done", mul(var("sb_vectors", int_t()), imm(lanes))));
+
+  const ExprPtr t = var("sb_t", int_t());
+  Block tail = bind_outputs_body(spec, st, t);
+  tail.push_back(compute());
+  return {let("sb_total", output_count_of(spec, st)),
+          let("sb_first",
+              add(mul(gpu(GpuIndex::BlockX), gpu(GpuIndex::BlockDimX)), gpu(GpuIndex::ThreadX))),
+          let("sb_stride", mul(gpu(GpuIndex::BlockDimX), gpu(GpuIndex::GridDimX))),
+          comment("Elements written by the vector loop."),
+          let("sb_done", imm(0), /*mut=*/true),
+          comment(std::to_string(lanes) +
+                  "-lane vectors need every vector-accessed buffer 16-byte aligned."),
+          if_then(all_aligned(spec, aligned, 16), std::move(vec)),
+          comment("The scalar tail (everything when a buffer is not aligned)."),
+          for_loop("sb_t", add(var("sb_done", int_t()), var("sb_first", int_t())),
+                   var("sb_total", int_t()), stride, ForKind::Serial, std::move(tail))};
+}
+
 }  // namespace
 
 }  // namespace sb::loops
 
 namespace sb {
+
+int vector_lanes(const Spec& spec, const Statement& st, const VectorizeMatch& m) {
+  int widest = dtype_bytes(spec.tensors[st.out].type);
+  for (int t : loops::vector_tensors(m))
+    widest = std::max(widest, dtype_bytes(spec.tensors[t].type));
+  return 16 / widest;
+}
+
+loops::Block vectorized_body(const Spec& spec, const Statement& st, const VectorizeMatch& m) {
+  return loops::vectorized_body_of(spec, st, m);
+}
 
 loops::Block transpose_tile(const Spec& spec, const Statement& st, const TransposeMatch& m,
                             int64_t tile, int64_t rows) {

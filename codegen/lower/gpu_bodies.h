@@ -53,6 +53,18 @@ ScalarReduceBodies scalar_reduce_bodies(const Spec& spec, const Statement& st, c
                                         GpuKernel kind, int64_t block_size,
                                         const std::string& part);
 
+// The vectorized grid-stride loop (GpuKernel::Vectorized) of elementwise statement `st`
+// (match_vectorized `m`): where the output and every tensor of m.contiguous are 16-byte aligned,
+// each thread loops over vectors of 16 / (the widest of their elements) lanes, loading those
+// tensors' vectors (sb_vec_<name>) and computing each lane of the output's vector from them
+// (sb_res), then storing it; where also the output's rows hold whole vectors and the reads of
+// m.row_contiguous of that width are aligned, those load as vectors too (sb_row<i>, at lane 0's
+// indices). The output indices a lane needs beyond those loads are bound per lane. A scalar
+// grid-stride loop does the elements past the last vector, and all of them when not aligned.
+loops::Block vectorized_body(const Spec& spec, const Statement& st, const VectorizeMatch& m);
+// Its lanes: 16 bytes of the widest element of the output and the tensors of m.contiguous.
+int vector_lanes(const Spec& spec, const Statement& st, const VectorizeMatch& m);
+
 // The row reduction `red` of statement `st` (GpuKernel::WarpPerRow under `warp`, else
 // BlockPerRow): one warp (one block) per output element, its lanes (threads) striding the
 // reduction, folded by warp shuffles (a shared-memory tree); lane (thread) 0 applies the rest of

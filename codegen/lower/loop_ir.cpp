@@ -5,7 +5,7 @@
 namespace sb::loops {
 
 bool operator==(const Type& a, const Type& b) {
-  return a.kind == b.kind && a.elem == b.elem && a.mut == b.mut;
+  return a.kind == b.kind && a.elem == b.elem && a.mut == b.mut && a.lanes == b.lanes;
 }
 
 std::string to_string(const Type& t) {
@@ -19,7 +19,8 @@ std::string to_string(const Type& t) {
     case TypeKind::Float:
       return dtype_name(t.elem);
     case TypeKind::Vec:
-      return std::string("vec<") + dtype_name(t.elem) + ">";
+      return std::string("vec<") + dtype_name(t.elem) +
+             (t.lanes ? " x " + std::to_string(t.lanes) : std::string()) + ">";
     case TypeKind::Ptr:
       return std::string("ptr<") + (t.mut ? "" : "const ") + dtype_name(t.elem) + ">";
   }
@@ -356,6 +357,40 @@ ExprPtr warp(WarpOp w, ReduceOp op, ExprPtr value) {
   return make(std::move(e));
 }
 
+ExprPtr lane(ExprPtr v, int q) {
+  SB_ASSERT(v && v->type.kind == TypeKind::Vec && q >= 0 && (!v->type.lanes || q < v->type.lanes),
+            "loop IR lane of a vector, within its lanes");
+  Expr e;
+  e.kind = ExprKind::Lane;
+  e.type = float_t(v->type.elem);
+  e.ival = q;
+  e.args = {std::move(v)};
+  return make(std::move(e));
+}
+
+ExprPtr make_vec(std::vector<ExprPtr> lanes) {
+  SB_ASSERT(!lanes.empty() && lanes[0], "loop IR vector of no lanes");
+  const DType t = lanes[0]->type.elem;
+  for (const ExprPtr& l : lanes)
+    SB_ASSERT(l && l->type.kind == TypeKind::Float && l->type.elem == t,
+              "loop IR vector of lanes of one scalar type");
+  Expr e;
+  e.kind = ExprKind::MakeVec;
+  e.type = gpu_vec_t(t, static_cast<int>(lanes.size()));
+  e.args = std::move(lanes);
+  return make(std::move(e));
+}
+
+ExprPtr address(int tensor, const std::string& text) {
+  SB_ASSERT(tensor >= 0, "loop IR address of a spec tensor");
+  Expr e;
+  e.kind = ExprKind::Address;
+  e.type = int_t();
+  e.ival = tensor;
+  e.name = text;
+  return make(std::move(e));
+}
+
 ExprPtr round_up(ExprPtr a, ExprPtr b) {
   return mul(div(sub(add(std::move(a), b), imm(1)), b), b);
 }
@@ -487,6 +522,45 @@ StmtPtr let_index(int v, const std::string& text, ExprPtr value, bool mut) {
   s.mut = mut;
   s.type = int_t();
   s.exprs = {std::move(value)};
+  return make(std::move(s));
+}
+
+StmtPtr assign_index(int v, const std::string& text, ExprPtr value) {
+  SB_ASSERT(v >= 0 && value && value->type.kind == TypeKind::Int,
+            "loop IR assignment of an index variable: an integer value");
+  Stmt s;
+  s.kind = StmtKind::Assign;
+  s.name = text;
+  s.index_var = v;
+  s.type = int_t();
+  s.exprs = {std::move(value)};
+  return make(std::move(s));
+}
+
+StmtPtr assign_lane(const std::string& v, Type t, int q, ExprPtr value) {
+  SB_ASSERT(t.kind == TypeKind::Vec && t.lanes > 0 && q >= 0 && q < t.lanes && value &&
+                value->type.kind == TypeKind::Float && value->type.elem == t.elem,
+            "loop IR assignment of a GPU vector's lane: a scalar of its type, within its lanes");
+  Stmt s;
+  s.kind = StmtKind::Assign;
+  s.name = v;
+  s.type = t;
+  s.lane = q;
+  s.exprs = {std::move(value)};
+  return make(std::move(s));
+}
+
+StmtPtr put(int tensor, const std::string& text, ExprPtr flat, ExprPtr value) {
+  SB_ASSERT(tensor >= 0 && flat && value && flat->type.kind == TypeKind::Int &&
+                (value->type.kind == TypeKind::Float ||
+                 (value->type.kind == TypeKind::Vec && value->type.lanes > 0)),
+            "loop IR put of a scalar or a GPU vector into a spec tensor at an integer index");
+  Stmt s;
+  s.kind = StmtKind::Put;
+  s.name = text;
+  s.tensor = tensor;
+  s.type = value->type;
+  s.exprs = {std::move(value), std::move(flat)};
   return make(std::move(s));
 }
 
@@ -670,6 +744,7 @@ class ExprDump : public ExprFunctor<void(std::ostream&)> {
     o << "element<" << e.name << ">[";
     visit(*e.args[0], o);
     o << "]";
+    if (e.type.kind == TypeKind::Vec) o << ":" << to_string(e.type);
   }
   void visit_identity(const Expr& e, std::ostream& o) override {
     o << "identity<" << reduce_name(e.rop) << ", " << dtype_name(e.elem) << ">";
@@ -678,6 +753,14 @@ class ExprDump : public ExprFunctor<void(std::ostream&)> {
     fn(std::string(e.warp == WarpOp::Scan ? "warp_scan<" : "warp_all<") + reduce_name(e.rop) + ">",
        e, o);
   }
+  void visit_lane(const Expr& e, std::ostream& o) override {
+    visit(*e.args[0], o);
+    o << ".lane<" << e.ival << ">";
+  }
+  void visit_make_vec(const Expr& e, std::ostream& o) override {
+    fn("make<" + to_string(e.type) + ">", e, o);
+  }
+  void visit_address(const Expr& e, std::ostream& o) override { o << "address<" << e.name << ">"; }
 
  private:
   void fn(const std::string& name, const Expr& e, std::ostream& o) {
@@ -734,7 +817,14 @@ class StmtDump : public StmtFunctor<void(int)> {
               << ": " << to_string(s.type) << " = " << text(*s.exprs[0]) << "\n";
   }
   void visit_assign(const Stmt& s, int ind) override {
-    line(ind) << s.name << " = " << text(*s.exprs[0]) << "\n";
+    line(ind) << (s.index_var >= 0 ? "index<" + s.name + ">" : s.name)
+              << (s.lane >= 0 ? ".lane<" + std::to_string(s.lane) + ">" : "") << " = "
+              << text(*s.exprs[0]) << "\n";
+  }
+  void visit_put(const Stmt& s, int ind) override {
+    line(ind) << "element<" << s.name << ">[" << text(*s.exprs[1]) << "]";
+    if (s.type.kind == TypeKind::Vec) o_ << ":" << to_string(s.type);
+    o_ << " = " << text(*s.exprs[0]) << "\n";
   }
   void visit_alloc(const Stmt& s, int ind) override {
     line(ind) << "alloc " << s.name << ": " << to_string(s.type);

@@ -45,6 +45,10 @@
 //   expression of that statement, `spec`, its index variables bound as above) and Compute (the
 //   statement's assignment at its index variables); in both, each spec expression in
 //   `overrides` is replaced by a loop IR value. Their `name` is the spec's text, for dumps.
+// - GPU vectors (gpu_vec_t: `lanes` elements, at most 16 bytes): an Element of that type loads
+//   the vector at its flat index, a multiple of the lanes, and Put stores one there; both need
+//   the tensor's Address aligned to the vector. Lane takes one lane, MakeVec builds one from
+//   its lanes. A Put of a scalar stores one element.
 //
 // A host kernel body (lower/host_bodies.h) may use two leaves of a running scan
 // (lower/running_scans.h) `spec`, the reduction of the statement, which only the host printers
@@ -83,6 +87,7 @@ struct Type {
   // also be of a storage type, F16 or BF16, which a Cast widens to F32)
   DType elem = DType::Unknown;
   bool mut = false;             // Ptr: the pointee may be written
+  int lanes = 0;                // Vec: 0 for one native vector, else a GPU vector of this many
 };
 
 inline Type void_t() { return {}; }
@@ -90,9 +95,13 @@ inline Type int_t() { return {TypeKind::Int}; }    // a 64-bit signed integer
 inline Type bool_t() { return {TypeKind::Bool}; }
 inline Type float_t(DType d) { return {TypeKind::Float, d}; }
 inline Type vec_t(DType d) { return {TypeKind::Vec, d}; }  // one native vector of d
+// A GPU vector of `n` lanes of d (n * bytes of d at most 16): loaded and stored as one access.
+inline Type gpu_vec_t(DType d, int n) {
+  return {TypeKind::Vec, d, false, n};
+}
 inline Type ptr_t(DType d, bool mut) { return {TypeKind::Ptr, d, mut}; }
 bool operator==(const Type& a, const Type& b);
-std::string to_string(const Type& t);  // "int", "f32", "vec<f32>", "ptr<const f32>", ...
+std::string to_string(const Type& t);  // "int", "f32", "vec<f32>", "vec<f32 x 4>", ...
 
 // ---- Expressions -----------------------------------------------------------------------------
 
@@ -118,6 +127,9 @@ enum class ExprKind {
   Spec,       // spec: an expression of the spec statement; name: its text
   Identity,   // the identity of reduction `rop` over `elem` (type float of elem)
   Warp,       // warp: a warp-wide reduction `rop` of args {value} (the header's comment)
+  Lane,       // args {vector}: its lane `ival` (a constant), a scalar of its elem
+  MakeVec,    // args: the lanes of a GPU vector, in order (type: gpu_vec_t)
+  Address,    // the address of the spec's tensor `ival` (type int); name: the tensor's
 };
 
 enum class WarpOp { AllReduce, Scan };
@@ -210,6 +222,11 @@ ExprPtr spec_leaf(const Spec& spec, const Statement& st, const sb::Expr& e, Type
 // The reductions of the spec's arithmetic (the header's comment); `elem` is a spec scalar type.
 ExprPtr identity(ReduceOp op, DType elem);
 ExprPtr warp(WarpOp w, ReduceOp op, ExprPtr value);
+// Lane `q` of vector `v`; the GPU vector of `lanes` (scalars of one type); the address of the
+// spec's tensor `tensor` (named `text`).
+ExprPtr lane(ExprPtr v, int q);
+ExprPtr make_vec(std::vector<ExprPtr> lanes);
+ExprPtr address(int tensor, const std::string& text);
 // (a + b - 1) / b * b: a rounded up to a multiple of b (non-negative a, positive b).
 ExprPtr round_up(ExprPtr a, ExprPtr b);
 
@@ -234,6 +251,7 @@ enum class StmtKind {
   Atomic,     // tensor[exprs[1]] = tensor[exprs[1]] (+) exprs[0], atomically (the header's)
   FoldRange,  // name = name (+) the terms of reduction `spec` over [exprs[0], exprs[1])
   ScanWalk,   // the walk of running scan `spec` up to output exprs[0], its fold in `name`
+  Put,        // element exprs[1] (its flat index) of the spec's tensor `tensor` = exprs[0]
 };
 enum class ForKind { Serial, Parallel, Vector, Unrolled };
 enum class MemScope { Register, StackLocal, HeapScratch, Shared };
@@ -260,10 +278,12 @@ struct Stmt {
   // Store: {value, index...}; Evaluate: {call}; Return: {} or {value}.
   std::vector<ExprPtr> exprs;
   ExprPtr threads;  // For Parallel: at most this many threads (null: the target's choice)
-  // Let, For: binds the spec statement's index variable (then `name` is its text)
+  // Let, For: binds the spec statement's index variable (then `name` is its text); Assign:
+  // assigns it
   int index_var = -1;
+  int lane = -1;                 // Assign: to this lane of vector `name` (a GPU vector)
   ReduceOp rop = ReduceOp::Sum;  // Fold, Atomic
-  int tensor = -1;               // Atomic: the spec's tensor
+  int tensor = -1;               // Atomic, Put: the spec's tensor
   const sb::Expr* spec = nullptr;  // FoldRange, ScanWalk: the statement's running scan
   // Compute: the spec expressions replaced by loop IR values
   std::vector<Override> overrides;
@@ -286,6 +306,13 @@ StmtPtr comment(const std::string& text);
 StmtPtr barrier();
 // A Let of the spec statement's index variable `v` (named `text` in the spec).
 StmtPtr let_index(int v, const std::string& text, ExprPtr value, bool mut = false);
+StmtPtr assign_index(int v, const std::string& text, ExprPtr value);
+// Lane `q` of GPU vector `v` (of type `t`) = `value`.
+StmtPtr assign_lane(const std::string& v, Type t, int q, ExprPtr value);
+// Element `flat` of the spec's tensor `tensor` (named `text`) = `value`; a GPU vector value
+// (gpu_vec_t) stores its lanes from there, `flat` a multiple of them and the tensor aligned to
+// the vector (as a vector Element is loaded).
+StmtPtr put(int tensor, const std::string& text, ExprPtr flat, ExprPtr value);
 StmtPtr compute(std::vector<Override> overrides = {});
 StmtPtr fold(const std::string& v, ReduceOp op, Type t, ExprPtr value);
 StmtPtr while_loop(ExprPtr cond, Block body);
@@ -393,6 +420,12 @@ class ExprFunctor<R(Args...)> {
         return visit_identity(e, args...);
       case ExprKind::Warp:
         return visit_warp(e, args...);
+      case ExprKind::Lane:
+        return visit_lane(e, args...);
+      case ExprKind::MakeVec:
+        return visit_make_vec(e, args...);
+      case ExprKind::Address:
+        return visit_address(e, args...);
     }
     SB_ASSERT(false, "loop IR expression of unknown kind");
     return visit_int_imm(e, args...);
@@ -420,6 +453,9 @@ class ExprFunctor<R(Args...)> {
   virtual R visit_spec(const Expr& e, Args... args) = 0;
   virtual R visit_identity(const Expr& e, Args... args) = 0;
   virtual R visit_warp(const Expr& e, Args... args) = 0;
+  virtual R visit_lane(const Expr& e, Args... args) = 0;
+  virtual R visit_make_vec(const Expr& e, Args... args) = 0;
+  virtual R visit_address(const Expr& e, Args... args) = 0;
 };
 
 template <typename Sig>
@@ -463,6 +499,8 @@ class StmtFunctor<R(Args...)> {
         return visit_fold_range(s, args...);
       case StmtKind::ScanWalk:
         return visit_scan_walk(s, args...);
+      case StmtKind::Put:
+        return visit_put(s, args...);
     }
     SB_ASSERT(false, "loop IR statement of unknown kind");
     return visit_comment(s, args...);
@@ -485,6 +523,7 @@ class StmtFunctor<R(Args...)> {
   virtual R visit_atomic(const Stmt& s, Args... args) = 0;
   virtual R visit_fold_range(const Stmt& s, Args... args) = 0;
   virtual R visit_scan_walk(const Stmt& s, Args... args) = 0;
+  virtual R visit_put(const Stmt& s, Args... args) = 0;
 };
 
 // Every statement of `b`, pre-order (bodies, then else branches / on_fail), for checks and

@@ -212,7 +212,7 @@ TEST(EmitCudaShapes, SoftmaxRowsAndElementwiseStatements) {
   }
   EXPECT_NE(c.find("SB_SHARED_ARRAY(float, sb_warps_f32, 4);"), std::string::npos);
   EXPECT_NE(c.find("SB_DYNAMIC_SHARED(float, sb_rows);"), std::string::npos);
-  EXPECT_NE(c.find("const float4 sb_vec_x = reinterpret_cast<const float4*>(x)[sb_v];"),
+  EXPECT_NE(c.find("const float4 sb_vec_x = *reinterpret_cast<const float4*>(&x[4 * sb_v]);"),
             std::string::npos);
   EXPECT_NE(c.find("#define SB_SHARED_ARRAY(T, name, n) __shared__ T name[n]"), std::string::npos);
   EXPECT_EQ(c.find("<<<"), c.rfind("<<<")) << "only the SB_LAUNCH definition launches";
@@ -240,9 +240,14 @@ TEST(EmitCudaShapes, VectorizedLoadsRowReadsAsVectorsWhenRowsHoldWholeVectors) {
   EXPECT_EQ(s.tensors[vm.row_contiguous[1]->ref].name, "w");
 
   const std::string c = find_emitter("cuda")->emit(s).content;
-  EXPECT_NE(c.find("if (N % 4 == 0 && (((uintptr_t)b) & 15) == 0) {"), std::string::npos) << c;
-  EXPECT_NE(c.find("sb_row0 = *reinterpret_cast<const float4*>(&b[j]);"), std::string::npos) << c;
-  EXPECT_NE(c.find("a[i] + sb_row0.x + bt[j * M + i] + (float)w[j]"), std::string::npos) << c;
+  EXPECT_NE(c.find("if (N % 4 == 0 && (uintptr_t)b % 16 == 0) {"), std::string::npos) << c;
+  EXPECT_NE(c.find("const float4 sb_row0 = *reinterpret_cast<const float4*>(&b[j]);"),
+            std::string::npos)
+      << c;
+  EXPECT_NE(c.find("sb_res.x = a[i] + sb_row0.x + bt[j * M + i] + (float)w[j];"), std::string::npos)
+      << c;
+  // Lane 1 binds the indices the per-lane reads need again; the row's own j is lane 0's.
+  EXPECT_NE(c.find("i = (4 * sb_v + 1) / N;\n"), std::string::npos) << c;
   // The f64 read is not of the 4-lane width: per lane in both loops.
   EXPECT_EQ(c.find("reinterpret_cast<const double2*>"), std::string::npos) << c;
   EXPECT_NE(c.find("} else {"), std::string::npos);

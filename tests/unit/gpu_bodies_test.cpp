@@ -96,6 +96,49 @@ TEST(GpuBodies, ElementKernelsBindEveryOutputIndexFromTheFlatIndex) {
   EXPECT_NE(d.find("let index<c>: int = (sb_t % extent<y, 1>)"), std::string::npos) << d;
 }
 
+TEST(GpuBodies, AVectorizedLoopSetsItsLanesByTheWidestElementAndLoadsRowsAsVectors) {
+  // a is contiguous (f64: 2 lanes of 16 bytes), b a row read of f32 (8 bytes a vector of 2: per
+  // lane), w a row read of f64 (a vector).
+  const Spec spec = load_rc_spec(
+      "  a: {type: f64, shape: [R, C], role: in}\n"
+      "  b: {type: f32, shape: [C], role: in}\n"
+      "  w: {type: f64, shape: [C], role: in}\n"
+      "  y: {type: f32, shape: [R, C], role: out}\n",
+      "  y[r, c] = f32(a[r, c] + w[c]) + b[c] * f32(r)\n");
+  VectorizeMatch m;
+  std::string why;
+  ASSERT_TRUE(match_vectorized(spec, spec.stmts[0], &m, &why)) << why;
+  EXPECT_EQ(vector_lanes(spec, spec.stmts[0], m), 2);
+  const loops::Block b = vectorized_body(spec, spec.stmts[0], m);
+  const std::string d = loops::dump(b);
+  EXPECT_NE(d.find("if (((address<a> % 16) == 0) && ((address<y> % 16) == 0)) {"),
+            std::string::npos)
+      << d;
+  EXPECT_NE(d.find("let sb_vec_a: vec<f64 x 2> = element<a>[(2 * sb_v)]:vec<f64 x 2>"),
+            std::string::npos)
+      << d;
+  EXPECT_NE(d.find("if (((extent<y, 1> % 2) == 0) && ((address<w> % 16) == 0)) {"),
+            std::string::npos)
+      << d;
+  EXPECT_NE(d.find("let sb_row0: vec<f64 x 2> = element<w>[spec<c>]:vec<f64 x 2>"),
+            std::string::npos)
+      << d;
+  EXPECT_EQ(d.find("element<b>"), std::string::npos) << "an f32 row read stays per lane: " << d;
+  // Lane 1 of the row form: r (read by arithmetic) and c (by b[c]) bound again, the lane's
+  // vector values in place of the reads.
+  EXPECT_NE(d.find("index<r> = (((2 * sb_v) + 1) / extent<y, 1>)"), std::string::npos) << d;
+  EXPECT_NE(d.find("sb_res.lane<1> = spec<f32(a[r, c] + w[c]) + b[c] * f32(r) with a[r, c] = "
+                   "sb_vec_a.lane<1>, w[c] = sb_row0.lane<1>>"),
+            std::string::npos)
+      << d;
+  EXPECT_NE(d.find("element<y>[(2 * sb_v)]:vec<f32 x 2> = sb_res"), std::string::npos) << d;
+  // Every output element not stored by a vector is computed by the scalar tail.
+  EXPECT_NE(d.find("for sb_t in [(sb_done + sb_first), sb_total) step sb_stride serial {"),
+            std::string::npos)
+      << d;
+  EXPECT_EQ(count(b).computes, 1);
+}
+
 TEST(GpuBodies, ScalarReductionsFoldPerBlockByTheirKind) {
   const Spec spec = load_rc_spec(rc_tensors({"x", "z"}), "  z = sum(c in 0..C: x[c] * x[c])\n");
   const Expr& red = *spec.stmts[0].rhs;

@@ -112,6 +112,9 @@ class KindCount : public ExprFunctor<int()> {
   int visit_spec(const Expr&) override { return 1; }
   int visit_identity(const Expr&) override { return 1; }
   int visit_warp(const Expr& e) override { return 1 + sum(e); }
+  int visit_lane(const Expr& e) override { return 1 + sum(e); }
+  int visit_make_vec(const Expr& e) override { return 1 + sum(e); }
+  int visit_address(const Expr&) override { return 1; }
 
  private:
   int sum(const Expr& e) {
@@ -144,6 +147,9 @@ class MissingFma : public ExprFunctor<int()> {
   int visit_spec(const Expr&) override { return 1; }
   int visit_identity(const Expr&) override { return 1; }
   int visit_warp(const Expr&) override { return 1; }
+  int visit_lane(const Expr&) override { return 1; }
+  int visit_make_vec(const Expr&) override { return 1; }
+  int visit_address(const Expr&) override { return 1; }
 };
 
 TEST(LoopIr, StrictFunctorVisitsEveryKindAndMissingHandlersStayAbstract) {
@@ -211,6 +217,34 @@ TEST(LoopIr, GpuNodesAndSpecLeavesDump) {
                      *spec_expr(other, float_t(DType::F32), "a")));
   EXPECT_FALSE(equal(*warp(WarpOp::Scan, ReduceOp::Sum, imm(1)),
                      *warp(WarpOp::AllReduce, ReduceOp::Sum, imm(1))));
+}
+
+TEST(LoopIr, GpuVectorNodesDump) {
+  const Type v4 = gpu_vec_t(DType::F32, 4);
+  const ExprPtr v = var("sb_v", int_t());
+  const ExprPtr flat = mul(imm(4), v);
+  const ExprPtr a = element(0, v4, flat, "a");
+  std::vector<ExprPtr> lanes;
+  for (int q = 0; q < 4; ++q) lanes.push_back(lane(var("sb_vec_a", v4), q));
+  const Block b = {if_then(binary(BinOp::Eq, mod(address(0, "a"), imm(16)), imm(0)),
+                           {let("sb_vec_a", a), let_index(1, "j", mod(flat, imm(8)), /*mut=*/true),
+                            assign_index(1, "j", mod(add(flat, imm(1)), imm(8))),
+                            put(1, "y", flat, make_vec(lanes))}),
+                   put(1, "y", v, lane(var("sb_vec_a", v4), 3))};
+  EXPECT_EQ(dump(b),
+            "if ((address<a> % 16) == 0) {\n"
+            "  let sb_vec_a: vec<f32 x 4> = element<a>[(4 * sb_v)]:vec<f32 x 4>\n"
+            "  var index<j>: int = ((4 * sb_v) % 8)\n"
+            "  index<j> = (((4 * sb_v) + 1) % 8)\n"
+            "  element<y>[(4 * sb_v)]:vec<f32 x 4> = make<vec<f32 x 4>>(sb_vec_a.lane<0>, "
+            "sb_vec_a.lane<1>, sb_vec_a.lane<2>, sb_vec_a.lane<3>)\n"
+            "}\n"
+            "element<y>[sb_v] = sb_vec_a.lane<3>\n");
+  // A GPU vector is not a native one, and vectors of other lane counts differ.
+  EXPECT_FALSE(v4 == vec_t(DType::F32));
+  EXPECT_FALSE(v4 == gpu_vec_t(DType::F32, 2));
+  EXPECT_EQ(b[1]->tensor, 1);
+  EXPECT_EQ(b[0]->body[2]->index_var, 1);
 }
 
 TEST(LoopIr, HostScanLeavesDump) {

@@ -53,6 +53,14 @@ class FakeLeaves : public LoopLeaves {
     line_("ATOMIC_" + std::string(reduce_name(op)) + "(T" + std::to_string(tensor) + "[" + index +
           "], " + value + ")");
   }
+  std::string element_vector(int t, const std::string& flat, int lanes) override {
+    return "T" + std::to_string(t) + "<" + flat + ">x" + std::to_string(lanes);
+  }
+  std::string address(int t) override { return "ADDR" + std::to_string(t); }
+  void put(int t, const std::string& flat, const std::string& value, int lanes) override {
+    line_("PUT(T" + std::to_string(t) + "<" + flat + ">x" + std::to_string(lanes) + ", " + value +
+          ")");
+  }
   std::string gpu_index(GpuIndex g) override { return std::string("G:") + gpu_index_name(g); }
   void barrier() override { line_("BARRIER"); }
   void shared_array(const std::string& name, DType, const std::string& count) override {
@@ -222,6 +230,62 @@ TEST(LoopPrinters, MojoUnrollsATileWithoutRegistersAsAComptimeLoop) {
                      "    FOLD_sum(acc, SPEC{a})\n"),
             std::string::npos)
       << got;
+}
+
+// A vectorized body's nodes (lower/gpu_bodies.h: vectorized_body): an alignment check, a
+// vector load, an index variable bound and then assigned again, a lane override and a vector
+// store.
+Block vector_body(const sb::Expr& read) {
+  const Type v2 = gpu_vec_t(DType::F64, 2);
+  const ExprPtr v = var("sb_v", int_t());
+  std::vector<ExprPtr> rs;
+  Block lanes;
+  for (int q = 0; q < 2; ++q) {
+    const ExprPtr flat = add(mul(imm(2), v), imm(q));
+    lanes.push_back(q ? assign_index(0, "i", flat) : let_index(0, "i", flat, /*mut=*/true));
+    lanes.push_back(let("sb_r" + std::to_string(q),
+                        spec_expr(read, float_t(DType::F64), "x[i]",
+                                  {{&read, "x[i]", lane(var("sb_vec_x", v2), q)}})));
+    rs.push_back(var("sb_r" + std::to_string(q), float_t(DType::F64)));
+  }
+  Block then = {let("sb_vec_x", element(0, v2, mul(imm(2), v), "x"))};
+  append(then, std::move(lanes));
+  then.push_back(put(1, "y", mul(imm(2), v), make_vec(rs)));
+  return {if_then(binary(BinOp::Eq, mod(address(1, "y"), imm(16)), imm(0)), std::move(then)),
+          put(1, "y", v, lane(var("sb_vec_x", v2), 1))};
+}
+
+TEST(LoopPrinters, CSpellsCudaVectorsAndTheirLanes) {
+  const sb::Expr read;
+  CodeWriter w(0);
+  FakeLeaves leaves([&w](const std::string& l) { w.line(l); });
+  print_c_block(vector_body(read), leaves, w, CCompiler::Nvcc);
+  EXPECT_EQ(w.str(),
+            "if (ADDR1 % 16 == 0) {\n"
+            "  const double2 sb_vec_x = T0<2 * sb_v>x2;\n"
+            "  int64_t v0 = 2 * sb_v + 0;\n"
+            "  const double sb_r0 = SPEC{sb_vec_x.x};\n"
+            "  v0 = 2 * sb_v + 1;\n"
+            "  const double sb_r1 = SPEC{sb_vec_x.y};\n"
+            "  PUT(T1<2 * sb_v>x2, make_double2(sb_r0, sb_r1))\n"
+            "}\n"
+            "PUT(T1<sb_v>x0, sb_vec_x.y)\n");
+}
+
+TEST(LoopPrinters, MojoSpellsSimdVectorsAndTheirLanes) {
+  const sb::Expr read;
+  PyWriter w(0);
+  FakeLeaves leaves([&w](const std::string& l) { w.line(l); });
+  print_mojo_block(vector_body(read), leaves, w);
+  EXPECT_EQ(w.str(),
+            "if ADDR1 % 16 == 0:\n"
+            "    var sb_vec_x = T0<2 * sb_v>x2\n"
+            "    var v0 = 2 * sb_v + 0\n"
+            "    var sb_r0 = SPEC{sb_vec_x[0]}\n"
+            "    v0 = 2 * sb_v + 1\n"
+            "    var sb_r1 = SPEC{sb_vec_x[1]}\n"
+            "    PUT(T1<2 * sb_v>x2, SIMD[DType.float64, 2](sb_r0, sb_r1))\n"
+            "PUT(T1<sb_v>x0, sb_vec_x[1])\n");
 }
 
 }  // namespace

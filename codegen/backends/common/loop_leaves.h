@@ -50,6 +50,14 @@ class LoopLeaves {
   virtual void atomic_fold(int tensor, const std::string& index, ReduceOp op, DType t,
                            const std::string& value) = 0;
 
+  // GPU vectors (lower/loop_ir.h): the `lanes` elements of tensor `t` from element `flat` (a
+  // multiple of `lanes`, the tensor aligned to them) as one vector load, an operand of any
+  // operator; the address of tensor `t` as an integer, an operand of any operator; the line
+  // storing `value` to element `flat` of tensor `t`, a vector of `lanes` (0: one element).
+  virtual std::string element_vector(int t, const std::string& flat, int lanes) = 0;
+  virtual std::string address(int t) = 0;
+  virtual void put(int t, const std::string& flat, const std::string& value, int lanes) = 0;
+
   // A GPU index, as an operand of any operator (a 64-bit integer).
   virtual std::string gpu_index(loops::GpuIndex g) = 0;
   // The block's barrier, as a line.
@@ -119,6 +127,13 @@ class HostLeaves : public StmtLeaves<Lowering, Writer> {
  public:
   using StmtLeaves<Lowering, Writer>::StmtLeaves;
   std::string element(int, const std::string&) override { return fail("a tensor element"); }
+  std::string element_vector(int, const std::string&, int) override {
+    return fail("a vector of tensor elements");
+  }
+  std::string address(int) override { return fail("a tensor's address"); }
+  void put(int, const std::string&, const std::string&, int) override {
+    fail("a store to a tensor element");
+  }
   std::string warp(loops::WarpOp, ReduceOp, DType, const std::string&) override {
     return fail("a warp reduction");
   }

@@ -20,6 +20,14 @@ const char* scalar_c(DType t) {
 
 std::string simd_c(DType t) { return std::string("sb_simd_") + dtype_name(t); }
 
+// A GPU vector (gpu_vec_t) as its CUDA vector type (float4, double2, ...).
+std::string cuda_vector_c(const Type& t) {
+  const ScalarType& s = scalar(t.elem);
+  const char* v = t.lanes == 4 ? s.cuda_vector4 : t.lanes == 2 ? s.cuda_vector2 : nullptr;
+  SB_ASSERT(v, "no CUDA vector of " + std::to_string(t.lanes) + " " + s.name);
+  return v;
+}
+
 std::string type_c(const Type& t) {
   switch (t.kind) {
     case TypeKind::Void:
@@ -31,7 +39,7 @@ std::string type_c(const Type& t) {
     case TypeKind::Float:
       return scalar_c(t.elem);
     case TypeKind::Vec:
-      return simd_c(t.elem);
+      return t.lanes ? cuda_vector_c(t) : simd_c(t.elem);
     case TypeKind::Ptr:
       return std::string(t.mut ? "" : "const ") + scalar_c(t.elem) + "*";
   }
@@ -178,6 +186,9 @@ class CExpr : public ExprFunctor<std::string(int)> {
     return leaves_of(s_, "size").size(static_cast<int>(e.ival));
   }
   std::string visit_element(const Expr& e, int) override {
+    if (e.type.kind == TypeKind::Vec)
+      return leaves_of(s_, "vector element")
+          .element_vector(static_cast<int>(e.ival), print(*e.args[0]), e.type.lanes);
     return leaves_of(s_, "element").element(static_cast<int>(e.ival), print(*e.args[0]));
   }
   std::string visit_spec(const Expr& e, int parent) override {
@@ -190,6 +201,22 @@ class CExpr : public ExprFunctor<std::string(int)> {
   }
   std::string visit_warp(const Expr& e, int) override {
     return leaves_of(s_, "warp reduction").warp(e.warp, e.rop, e.type.elem, print(*e.args[0]));
+  }
+  // A CUDA vector's lanes are its members x, y, z, w; a GCC vector's are subscripts.
+  std::string visit_lane(const Expr& e, int) override {
+    static const char* const kMember[] = {"x", "y", "z", "w"};
+    const Expr& v = *e.args[0];
+    if (!v.type.lanes) return print(v, kTop) + "[" + std::to_string(e.ival) + "]";
+    SB_ASSERT(e.ival < 4, "a CUDA vector lane past w");
+    return print(v, kTop) + "." + kMember[e.ival];
+  }
+  std::string visit_make_vec(const Expr& e, int) override {
+    std::string s = "make_" + cuda_vector_c(e.type) + "(";
+    for (size_t i = 0; i < e.args.size(); ++i) s += (i ? ", " : "") + print(*e.args[i]);
+    return s + ")";
+  }
+  std::string visit_address(const Expr& e, int) override {
+    return leaves_of(s_, "address").address(static_cast<int>(e.ival));
   }
 
  private:
@@ -267,7 +294,16 @@ class CStmt : public StmtFunctor<void()> {
         s.index_var >= 0 ? leaves_of(scope_, "index variable").index_var(s.index_var) : s.name;
     w_.line((top_const ? "const " : "") + type_c(s.type) + " " + name + " = " + e(v) + ";");
   }
-  void visit_assign(const Stmt& s) override { w_.line(update(s.name, *s.exprs[0])); }
+  void visit_assign(const Stmt& s) override {
+    if (s.lane >= 0) {
+      w_.line(CExpr(scope_).print(*lane(var(s.name, s.type), s.lane)) + " = " + e(*s.exprs[0]) +
+              ";");
+      return;
+    }
+    const std::string name =
+        s.index_var >= 0 ? leaves_of(scope_, "index variable").index_var(s.index_var) : s.name;
+    w_.line(update(name, *s.exprs[0]));
+  }
   void visit_alloc(const Stmt& s) override {
     scope_.buffers[s.name] = s.scope;
     switch (s.scope) {
@@ -343,6 +379,9 @@ class CStmt : public StmtFunctor<void()> {
   }
   void visit_scan_walk(const Stmt& s) override {
     leaves_of(scope_, "scan walk").scan_walk(*s.spec, s.name, e(*s.exprs[0], kRel + 1));
+  }
+  void visit_put(const Stmt& s) override {
+    leaves_of(scope_, "put").put(s.tensor, e(*s.exprs[1]), e(*s.exprs[0]), s.type.lanes);
   }
 
  private:

@@ -68,22 +68,6 @@ std::string combine(ReduceOp op, DType t, const std::string& a, const std::strin
   return a;
 }
 
-// Binds the output indices from the flat output index `flat` (row-major de-linearisation).
-// With `only`, binds just the indices in it.
-void bind_outputs(StmtLowering& L, CodeWriter& w, const std::string& flat = "sb_t",
-                  const std::set<int>* only = nullptr) {
-  const Statement& st = L.stmt();
-  const size_t rank = st.rank();
-  for (size_t d = 0; d < rank; ++d) {
-    if (only && !only->count(static_cast<int>(d))) continue;
-    // Index d = flat / (extents after d) % extent d; the outermost needs no modulo.
-    std::string e = flat;
-    for (size_t j = rank - 1; j > d; --j) e += " / " + L.extent(st.out, j, kPrecMul + 1);
-    if (d > 0) e += " % " + L.extent(st.out, d, kPrecMul + 1);
-    w.line("const int64_t " + L.var_name(static_cast<int>(d)) + " = " + e + ";");
-  }
-}
-
 // `if (cond) {then} else {else}` with both branches written by callbacks at the right indent.
 void if_else(CodeWriter& w, const std::string& cond, const std::function<void(CodeWriter&)>& then_,
              const std::function<void(CodeWriter&)>& else_) {
@@ -381,131 +365,8 @@ void Gen::vectorized(size_t k, const Statement& st, const VectorizeMatch& m) {
   const std::string text = source_text(st, spec_);
   StmtLowering L(spec_, st, &h_);
   CodeWriter w(1);
-  // Tensors loaded as vectors, in order of first appearance; the widest element sets the lanes.
-  std::vector<int> vt;
-  for (const Expr* r : m.contiguous)
-    if (std::find(vt.begin(), vt.end(), r->ref) == vt.end()) vt.push_back(r->ref);
-  int widest = dtype_bytes(spec_.tensors[st.out].type);
-  for (int t : vt) widest = std::max(widest, dtype_bytes(spec_.tensors[t].type));
-  const int lanes = 16 / widest;
-  const std::set<const Expr*> contiguous(m.contiguous.begin(), m.contiguous.end());
-
-  std::string ptrs;
-  for (int t : vt) ptrs += "(uintptr_t)" + L.tensor_name(t) + " | ";
-  const std::string out = L.tensor_name(st.out);
-  ptrs += "(uintptr_t)" + out;
-  const std::string out_vt = vector_type(spec_.tensors[st.out].type, lanes);
-
-  w.line("const int64_t sb_total = " + L.element_count(st.out, 0) + ";");
-  w.line("const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;");
-  w.line("const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;");
-  w.line("int64_t sb_done = 0;  // elements written by the vector loop");
-  w.line("// " + str(lanes) + "-lane vectors need every vector-accessed buffer 16-byte aligned.");
-  // Row-contiguous reads of the vector width load as vectors when the output's rows hold whole
-  // vectors (checked at run time); narrower or wider ones stay per lane.
-  std::vector<const Expr*> rows;
-  for (const Expr* r : m.row_contiguous)
-    if (dtype_bytes(spec_.tensors[r->ref].type) * lanes == 16) rows.push_back(r);
-
-  // Writes the vector loop to `o`; `row_loads`: whether the reads in `rows` load as vectors.
-  auto vector_loop = [&](bool row_loads, CodeWriter& o) {
-    o.open("for (int64_t sb_v = sb_first; sb_v < sb_vectors; sb_v += sb_stride) {");
-    for (int t : vt) {
-      const std::string n = c_name(spec_.tensors[t].name);
-      const std::string vty = vector_type(spec_.tensors[t].type, lanes);
-      o.line("const " + vty + " sb_vec_" + n + " = reinterpret_cast<const " + vty + "*>(" + n +
-             ")[sb_v];");
-    }
-    std::set<const Expr*> skip(contiguous);
-    if (row_loads) {
-      // Lane 0's indices address the vector: the other lanes differ only in the innermost one.
-      std::set<int> at;
-      for (const Expr* r : rows)
-        for (const auto& a : r->args)
-          for (size_t d = 0; d < st.rank(); ++d)
-            if (depends_on(*a, static_cast<int>(d))) at.insert(static_cast<int>(d));
-      for (size_t i = 0; i < rows.size(); ++i)
-        o.line(vector_type(spec_.tensors[rows[i]->ref].type, lanes) + " sb_row" + str(i) + ";");
-      CodeWriter blk(o.indent() + 1);
-      blk.line("const int64_t sb_t = " + str(lanes) + " * sb_v;");
-      bind_outputs(L, blk, "sb_t", &at);
-      L.clear_overrides();
-      for (size_t i = 0; i < rows.size(); ++i) {
-        const std::string vty = vector_type(spec_.tensors[rows[i]->ref].type, lanes);
-        blk.line("sb_row" + str(i) + " = *reinterpret_cast<const " + vty + "*>(&" +
-                 L.expr(*rows[i], blk, kPrecUnary) + ");");
-        skip.insert(rows[i]);
-      }
-      o.line("{");
-      o.raw(blk.str());
-      o.line("}");
-    }
-    o.line(out_vt + " sb_res;");
-    // The output indices the rhs needs beyond the vector loads (other reads, arithmetic).
-    std::set<int> needed;
-    std::function<void(const Expr&)> collect = [&](const Expr& e) {
-      if (skip.count(&e)) return;
-      if (e.kind == ExprKind::IndexVar && static_cast<size_t>(e.ref) < st.rank())
-        needed.insert(e.ref);
-      for (const auto& a : e.args) collect(*a);
-    };
-    collect(*st.rhs);
-    const bool bind = !needed.empty();
-    for (int q = 0; q < lanes; ++q) {
-      L.clear_overrides();
-      for (const Expr* r : m.contiguous)
-        L.set_override(r, "sb_vec_" + c_name(spec_.tensors[r->ref].name) + "." + kLane[q]);
-      if (row_loads)
-        for (size_t i = 0; i < rows.size(); ++i)
-          L.set_override(rows[i], "sb_row" + str(i) + "." + kLane[q]);
-      CodeWriter lane(o.indent() + 1);
-      if (bind) {
-        lane.line("const int64_t sb_t = " + str(lanes) + " * sb_v + " + str(q) + ";");
-        bind_outputs(L, lane, "sb_t", &needed);
-      }
-      const std::string rhs = L.expr(*st.rhs, lane);
-      const std::string set = "sb_res." + std::string(kLane[q]) + " = " + rhs + ";";
-      if (lane.str().empty()) {
-        o.line(set);
-      } else {
-        lane.line(set);
-        o.line("{");
-        o.raw(lane.str());
-        o.line("}");
-      }
-    }
-    L.clear_overrides();
-    o.line("reinterpret_cast<" + out_vt + "*>(" + out + ")[sb_v] = sb_res;");
-    o.close();
-  };
-
-  w.open("if (((" + ptrs + ") & 15) == 0) {");
-  w.line("const int64_t sb_vectors = sb_total / " + str(lanes) + ";");
-  if (rows.empty()) {
-    vector_loop(false, w);
-  } else {
-    std::string row_ptrs;
-    std::set<int> seen;
-    for (const Expr* r : rows)
-      if (seen.insert(r->ref).second)
-        row_ptrs += (row_ptrs.empty() ? "(uintptr_t)" : " | (uintptr_t)") + L.tensor_name(r->ref);
-    w.line("// Rows of whole vectors: the reads along a row load as vectors too.");
-    w.open("if (" + L.extent(st.out, st.rank() - 1, kPrecMul + 1) + " % " + str(lanes) +
-           " == 0 && ((" + row_ptrs + ") & 15) == 0) {");
-    vector_loop(true, w);
-    CodeWriter per_lane(w.indent());
-    vector_loop(false, per_lane);
-    w.close("} else {");
-    w.raw(per_lane.str());
-    w.line("}");
-  }
-  w.line("sb_done = sb_vectors * " + str(lanes) + ";");
-  w.close();
-  w.line("// The scalar tail (everything when a buffer is not aligned).");
-  w.open("for (int64_t sb_t = sb_done + sb_first; sb_t < sb_total; sb_t += sb_stride) {");
-  bind_outputs(L, w);
-  L.assign(w);
-  w.close();
+  print_body(vectorized_body(spec_, st, m), L, w);
+  const int lanes = vector_lanes(spec_, st, m);
   const std::string name = fn(k);
   kernel("// " + text + "\n", name, bs_, L, st.out, {}, w);
 
@@ -866,6 +727,20 @@ class Gen::Leaves : public GpuLeaves<StmtLowering, CodeWriter> {
   // An f16 or bf16 element is a struct that reads as float.
   std::string element(int t, const std::string& flat) override {
     return L_.tensor_name(t) + "[" + flat + "]";
+  }
+  std::string element_vector(int t, const std::string& flat, int lanes) override {
+    return "*reinterpret_cast<const " + vector_type(g_.spec_.tensors[t].type, lanes) + "*>(&" +
+           L_.tensor_name(t) + "[" + flat + "])";
+  }
+  std::string address(int t) override { return "(uintptr_t)" + L_.tensor_name(t); }
+  void put(int t, const std::string& flat, const std::string& value, int lanes) override {
+    const DType d = g_.spec_.tensors[t].type;
+    SB_ASSERT(!is_storage_type(d), "a store of an f16 or bf16 element through put");
+    const std::string at = L_.tensor_name(t) + "[" + flat + "]";
+    if (lanes == 0)
+      w_.line(at + " = " + value + ";");
+    else
+      w_.line("*reinterpret_cast<" + vector_type(d, lanes) + "*>(&" + at + ") = " + value + ";");
   }
 
  private:
@@ -1728,6 +1603,8 @@ std::string dump_kernel_bodies(const Spec& spec, const GpuMapping& m, const Vari
         break;
       }
       case GpuKernel::Vectorized:
+        body("kernel", vectorized_body(spec, st, g.vec));
+        break;
       case GpuKernel::RegisterBlocked:
       case GpuKernel::FusedRows:
       case GpuKernel::FusedAttention:

@@ -256,6 +256,9 @@ class Printer final : public ExprFunctor<std::string()>, public StmtFunctor<void
   std::string visit_gpu(const Expr&) override { return unsupported("Gpu"); }
   std::string visit_element(const Expr&) override { return unsupported("Element"); }
   std::string visit_warp(const Expr&) override { return unsupported("Warp"); }
+  std::string visit_lane(const Expr&) override { return unsupported("Lane"); }
+  std::string visit_make_vec(const Expr&) override { return unsupported("MakeVec"); }
+  std::string visit_address(const Expr&) override { return unsupported("Address"); }
   std::string visit_index_var(const Expr& e) override {
     return leaves_.index_var(static_cast<int>(e.ival));
   }
@@ -359,7 +362,10 @@ class Printer final : public ExprFunctor<std::string()>, public StmtFunctor<void
     const std::string v = value(s.exprs[0]);
     bind(s.name, Binding{v, s.exprs[0]->type, s.mut, s.index_var});
   }
-  void visit_assign(const Stmt& s) override { rebind(s.name, value(s.exprs[0])); }
+  void visit_assign(const Stmt& s) override {
+    if (s.lane >= 0) return unsupported_stmt("an assignment to a lane");
+    rebind(s.name, value(s.exprs[0]));
+  }
   void visit_alloc(const Stmt& s) override {
     SB_ASSERT(s.scope == MemScope::StackLocal || s.scope == MemScope::Register,
               std::string("an mlir host body allocating ") + mem_scope_name(s.scope) + " memory");
@@ -412,6 +418,7 @@ class Printer final : public ExprFunctor<std::string()>, public StmtFunctor<void
   void visit_compute(const Stmt&) override { unsupported_stmt("Compute"); }
   void visit_while(const Stmt&) override { unsupported_stmt("While"); }
   void visit_atomic(const Stmt&) override { unsupported_stmt("Atomic"); }
+  void visit_put(const Stmt&) override { unsupported_stmt("Put"); }
 
   MlirLeaves& leaves_;
   CodeWriter& w_;

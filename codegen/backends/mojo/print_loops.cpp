@@ -16,13 +16,15 @@ namespace sb::loops {
 
 namespace {
 
+// A spec scalar type (a GPU body's vectors and shared arrays may be of any, a host body's are
+// f32 or f64).
 const char* scalar_mojo(DType t) {
-  SB_ASSERT(is_float(t), "loop IR scalar type of the mojo printer");
+  SB_ASSERT(t != DType::Unknown && scalar(t).mojo_type, "loop IR scalar type of the mojo printer");
   return scalar(t).mojo_type;
 }
 
 const char* dtype_mojo(DType t) {
-  SB_ASSERT(is_float(t), "loop IR scalar type of the mojo printer");
+  SB_ASSERT(t != DType::Unknown && scalar(t).mojo_dtype, "loop IR scalar type of the mojo printer");
   return scalar(t).mojo_dtype;
 }
 
@@ -184,7 +186,9 @@ class MExpr : public ExprFunctor<std::string(int)> {
       case TypeKind::Float:
         return scalar_mojo(t.elem);
       case TypeKind::Vec:
-        return vec_type(t.elem);
+        return t.lanes ? std::string("SIMD[") + dtype_mojo(t.elem) + ", " +
+                             std::to_string(t.lanes) + "]"
+                       : vec_type(t.elem);
       case TypeKind::Ptr:
         return std::string("Pointer[") + scalar_mojo(t.elem) + ", " +
                (t.mut ? "MutUntrackedOrigin]" : "ImmUntrackedOrigin]");
@@ -274,6 +278,9 @@ class MExpr : public ExprFunctor<std::string(int)> {
     return leaves_of(env_, "size").size(static_cast<int>(e.ival));
   }
   std::string visit_element(const Expr& e, int) override {
+    if (e.type.kind == TypeKind::Vec)
+      return leaves_of(env_, "vector element")
+          .element_vector(static_cast<int>(e.ival), print(*e.args[0]), e.type.lanes);
     return leaves_of(env_, "element").element(static_cast<int>(e.ival), print(*e.args[0]));
   }
   std::string visit_spec(const Expr& e, int parent) override {
@@ -286,6 +293,21 @@ class MExpr : public ExprFunctor<std::string(int)> {
   }
   std::string visit_warp(const Expr& e, int) override {
     return leaves_of(env_, "warp reduction").warp(e.warp, e.rop, e.type.elem, print(*e.args[0]));
+  }
+  std::string visit_lane(const Expr& e, int) override {
+    return print(*e.args[0], kTop) + "[" + std::to_string(e.ival) + "]";
+  }
+  // Lanes all equal: one value, which the constructor splats.
+  std::string visit_make_vec(const Expr& e, int) override {
+    bool splat = true;
+    for (const ExprPtr& a : e.args) splat = splat && equal(*a, *e.args[0]);
+    if (splat) return type(e.type) + "(" + print(*e.args[0]) + ")";
+    std::string s = type(e.type) + "(";
+    for (size_t i = 0; i < e.args.size(); ++i) s += (i ? ", " : "") + print(*e.args[i]);
+    return s + ")";
+  }
+  std::string visit_address(const Expr& e, int) override {
+    return leaves_of(env_, "address").address(static_cast<int>(e.ival));
   }
 
  private:
@@ -359,6 +381,14 @@ class MojoPrinter : public StmtFunctor<void()> {
     w_.line("var " + name + " = " + e(*s.exprs[0]));
   }
   void visit_assign(const Stmt& s) override {
+    if (s.lane >= 0) {
+      w_.line(e(*lane(var(s.name, s.type), s.lane)) + " = " + e(*s.exprs[0]));
+      return;
+    }
+    if (s.index_var >= 0) {
+      update(leaves_of(env_, "index variable").index_var(s.index_var), *s.exprs[0]);
+      return;
+    }
     MExpr p(env_, lanes_);
     update(p.print(*var(s.name, s.type)), *s.exprs[0]);
   }
@@ -464,6 +494,9 @@ class MojoPrinter : public StmtFunctor<void()> {
   }
   void visit_scan_walk(const Stmt& s) override {
     leaves_of(env_, "scan walk").scan_walk(*s.spec, s.name, e(*s.exprs[0], kCmp + 1));
+  }
+  void visit_put(const Stmt& s) override {
+    leaves_of(env_, "put").put(s.tensor, e(*s.exprs[1]), e(*s.exprs[0]), s.type.lanes);
   }
 
  private:

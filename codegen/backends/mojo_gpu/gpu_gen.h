@@ -137,21 +137,6 @@ class Gen {
     return "";
   }
 
-  // Binds the output indices (all, or those in `only`) from the flat output index `flat`
-  // (row-major de-linearisation); `declare`: as new variables, else as assignments.
-  void bind_outputs(MojoStmt& L, PyWriter& w, const std::string& flat,
-                    const std::set<int>* only = nullptr, bool declare = true) {
-    const Statement& st = L.stmt();
-    const size_t rank = st.rank();
-    for (size_t d = 0; d < rank; ++d) {
-      if (only && !only->count(static_cast<int>(d))) continue;
-      std::string e = flat;
-      for (size_t j = rank - 1; j > d; --j) e += " // " + L.extent(st.out, j, kMojoPrecMul + 1);
-      if (d > 0) e += " % " + L.extent(st.out, d, kMojoPrecMul + 1);
-      w.line((declare ? "var " : "") + L.var_name(static_cast<int>(d)) + " = " + e);
-    }
-  }
-
   // The kernel: comments, @export, signature from L's uses, the sizes converted to Int, `body`.
   std::string kernel(const std::string& comments, const std::string& name, MojoStmt& L,
                      const PyWriter& body, const std::vector<std::string>& extra = {},
@@ -288,72 +273,12 @@ class Gen {
     const std::string text = source_text(st, spec_);
     MojoStmt L(spec_, st, needs_.stmt);
     PyWriter w(1);
-    use_gpu({"block_idx", "block_dim", "thread_idx", "grid_dim"});
-    std::vector<int> vt;  // tensors loaded as vectors, in order of first appearance
-    for (const Expr* r : m.contiguous)
-      if (std::find(vt.begin(), vt.end(), r->ref) == vt.end()) vt.push_back(r->ref);
-    const DType ot = spec_.tensors[st.out].type;
-    int widest = dtype_bytes(ot);
-    for (int t : vt) widest = std::max(widest, dtype_bytes(spec_.tensors[t].type));
-    const int lanes = 16 / widest;
+    print_body(vectorized_body(spec_, st, m), L, w);
+    const int lanes = vector_lanes(spec_, st, m);
     const std::string ls = str(lanes);
-    auto width = [&](int t) {
-      return "width=" + ls + ", alignment=" + str(lanes * dtype_bytes(spec_.tensors[t].type));
-    };
-
-    std::string ptrs;
-    for (int t : vt) ptrs += "Int(" + L.tensor_name(t) + ") | ";
-    const std::string out = L.tensor_name(st.out);
-    ptrs += "Int(" + out + ")";
-
-    const std::string total = L.element_count(st.out);
-    w.line("var sb_total = " + total);
-    w.line("var sb_first = " + std::string(kThreadIndex));
-    w.line("var sb_stride = " + std::string(kGridThreads));
-    w.line("var sb_done = 0  # elements written by the vector loop");
-    w.line("# " + ls + "-lane vectors need every vector-accessed buffer 16-byte aligned.");
-    if (!vt.empty()) ptrs = "(" + ptrs + ")";
-    w.open("if (" + ptrs + " & 15) == 0:");
-    w.line("var sb_vectors = sb_total // " + ls);
-    w.open("for sb_v in range(sb_first, sb_vectors, sb_stride):");
-    for (int t : vt) {
-      const std::string n = mojo_ident(spec_.tensors[t].name);
-      w.line("var sb_vec_" + n + " = " + n + ".unsafe_load[" + width(t) + "](" + ls + " * sb_v)");
-    }
-    w.line("var sb_res = SIMD[" + std::string(mojo_dtype_name(ot)) + ", " + ls + "]()");
-    // The output indices the rhs needs beyond the vector loads (other reads, arithmetic).
-    const std::set<const Expr*> skip(m.contiguous.begin(), m.contiguous.end());
-    std::set<int> needed;
-    std::function<void(const Expr&)> collect = [&](const Expr& e) {
-      if (skip.count(&e)) return;
-      if (e.kind == ExprKind::IndexVar && static_cast<size_t>(e.ref) < st.rank())
-        needed.insert(e.ref);
-      for (const auto& a : e.args) collect(*a);
-    };
-    collect(*st.rhs);
-    for (int d : needed) w.line("var " + L.var_name(d) + ": Int");
-    for (int q = 0; q < lanes; ++q) {
-      L.clear_overrides();
-      for (const Expr* r : m.contiguous)
-        L.set_override(r, "sb_vec_" + mojo_ident(spec_.tensors[r->ref].name) + "[" + str(q) + "]");
-      if (!needed.empty())
-        bind_outputs(L, w, "(" + ls + " * sb_v + " + str(q) + ")", &needed, /*declare=*/false);
-      const std::string rhs = L.expr(*st.rhs, w);
-      w.line("sb_res[" + str(q) + "] = " + rhs);
-    }
-    L.clear_overrides();
-    w.line(out + ".unsafe_store[" + width(st.out) + "](" + ls + " * sb_v, sb_res)");
-    w.dedent();
-    w.line("sb_done = sb_vectors * " + ls);
-    w.dedent();
-    w.line("# The scalar tail (everything when a buffer is not aligned).");
-    w.open("for sb_t in range(sb_done + sb_first, sb_total, sb_stride):");
-    bind_outputs(L, w, "sb_t");
-    L.assign(w);
-    w.dedent();
     const std::string launch = "blocks of " + str(bs_) + " threads, grid = min(ceil(ceil(" +
-                               total + " / " + ls + ") / " + str(bs_) + "), SMs * " + str(bps_) +
-                               ")";
+                               L.element_count(st.out) + " / " + ls + ") / " + str(bs_) +
+                               "), SMs * " + str(bps_) + ")";
     open_stmt(k, st);
     grid_lines(st, [&](StmtLowering& H) { return vector_grid(st, lanes, bs_, H, body_); });
     this->launch(fn(k), "sb_grid", bs_, L);

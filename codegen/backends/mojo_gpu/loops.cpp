@@ -61,8 +61,26 @@ class Gen::Leaves : public GpuLeaves<MojoStmt, PyWriter> {
   std::string element(int t, const std::string& flat) override {
     return widened(g_.spec_.tensors[t].type, L_.tensor_name(t) + "[unsafe_offset=" + flat + "]");
   }
+  std::string element_vector(int t, const std::string& flat, int lanes) override {
+    return L_.tensor_name(t) + ".unsafe_load[" + width(t, lanes) + "](" + flat + ")";
+  }
+  std::string address(int t) override { return "Int(" + L_.tensor_name(t) + ")"; }
+  void put(int t, const std::string& flat, const std::string& value, int lanes) override {
+    SB_ASSERT(!is_storage_type(g_.spec_.tensors[t].type),
+              "a store of an f16 or bf16 element through put");
+    if (lanes == 0)
+      w_.line(L_.tensor_name(t) + "[unsafe_offset=" + flat + "] = " + value);
+    else
+      w_.line(L_.tensor_name(t) + ".unsafe_store[" + width(t, lanes) + "](" + flat + ", " + value +
+              ")");
+  }
 
  private:
+  // The parameters of a vector access of `lanes` elements of tensor `t`, aligned to its size.
+  std::string width(int t, int lanes) const {
+    return "width=" + std::to_string(lanes) +
+           ", alignment=" + std::to_string(lanes * dtype_bytes(g_.spec_.tensors[t].type));
+  }
   Gen& g_;
 };
 

@@ -148,21 +148,22 @@ __global__ void __launch_bounds__(256) sb_vectorized_s0(
     const float* __restrict__ grad, const float* __restrict__ m, const float* __restrict__ beta1,
     float* __restrict__ m_out, const int64_t N) {
   const int64_t sb_total = N;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
-  int64_t sb_done = 0;  // elements written by the vector loop
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
+  // Elements written by the vector loop.
+  int64_t sb_done = 0;
   // 4-lane vectors need every vector-accessed buffer 16-byte aligned.
-  if ((((uintptr_t)m | (uintptr_t)grad | (uintptr_t)m_out) & 15) == 0) {
+  if ((uintptr_t)m % 16 == 0 && (uintptr_t)grad % 16 == 0 && (uintptr_t)m_out % 16 == 0) {
     const int64_t sb_vectors = sb_total / 4;
     for (int64_t sb_v = sb_first; sb_v < sb_vectors; sb_v += sb_stride) {
-      const float4 sb_vec_m = reinterpret_cast<const float4*>(m)[sb_v];
-      const float4 sb_vec_grad = reinterpret_cast<const float4*>(grad)[sb_v];
-      float4 sb_res;
+      const float4 sb_vec_m = *reinterpret_cast<const float4*>(&m[4 * sb_v]);
+      const float4 sb_vec_grad = *reinterpret_cast<const float4*>(&grad[4 * sb_v]);
+      float4 sb_res = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
       sb_res.x = beta1[0] * sb_vec_m.x + (1.0f - beta1[0]) * sb_vec_grad.x;
       sb_res.y = beta1[0] * sb_vec_m.y + (1.0f - beta1[0]) * sb_vec_grad.y;
       sb_res.z = beta1[0] * sb_vec_m.z + (1.0f - beta1[0]) * sb_vec_grad.z;
       sb_res.w = beta1[0] * sb_vec_m.w + (1.0f - beta1[0]) * sb_vec_grad.w;
-      reinterpret_cast<float4*>(m_out)[sb_v] = sb_res;
+      *reinterpret_cast<float4*>(&m_out[4 * sb_v]) = sb_res;
     }
     sb_done = sb_vectors * 4;
   }
@@ -178,21 +179,22 @@ __global__ void __launch_bounds__(256) sb_vectorized_s1(
     const float* __restrict__ grad, const float* __restrict__ v, const float* __restrict__ beta2,
     float* __restrict__ v_out, const int64_t N) {
   const int64_t sb_total = N;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
-  int64_t sb_done = 0;  // elements written by the vector loop
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
+  // Elements written by the vector loop.
+  int64_t sb_done = 0;
   // 4-lane vectors need every vector-accessed buffer 16-byte aligned.
-  if ((((uintptr_t)v | (uintptr_t)grad | (uintptr_t)v_out) & 15) == 0) {
+  if ((uintptr_t)v % 16 == 0 && (uintptr_t)grad % 16 == 0 && (uintptr_t)v_out % 16 == 0) {
     const int64_t sb_vectors = sb_total / 4;
     for (int64_t sb_v = sb_first; sb_v < sb_vectors; sb_v += sb_stride) {
-      const float4 sb_vec_v = reinterpret_cast<const float4*>(v)[sb_v];
-      const float4 sb_vec_grad = reinterpret_cast<const float4*>(grad)[sb_v];
-      float4 sb_res;
+      const float4 sb_vec_v = *reinterpret_cast<const float4*>(&v[4 * sb_v]);
+      const float4 sb_vec_grad = *reinterpret_cast<const float4*>(&grad[4 * sb_v]);
+      float4 sb_res = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
       sb_res.x = beta2[0] * sb_vec_v.x + (1.0f - beta2[0]) * sb_vec_grad.x * sb_vec_grad.x;
       sb_res.y = beta2[0] * sb_vec_v.y + (1.0f - beta2[0]) * sb_vec_grad.y * sb_vec_grad.y;
       sb_res.z = beta2[0] * sb_vec_v.z + (1.0f - beta2[0]) * sb_vec_grad.z * sb_vec_grad.z;
       sb_res.w = beta2[0] * sb_vec_v.w + (1.0f - beta2[0]) * sb_vec_grad.w * sb_vec_grad.w;
-      reinterpret_cast<float4*>(v_out)[sb_v] = sb_res;
+      *reinterpret_cast<float4*>(&v_out[4 * sb_v]) = sb_res;
     }
     sb_done = sb_vectors * 4;
   }
@@ -210,22 +212,23 @@ __global__ void __launch_bounds__(256) sb_vectorized_s2(
     const float* __restrict__ beta2_correction, float* __restrict__ param_out,
     const float* __restrict__ m_out, const float* __restrict__ v_out, const int64_t N) {
   const int64_t sb_total = N;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
-  int64_t sb_done = 0;  // elements written by the vector loop
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
+  // Elements written by the vector loop.
+  int64_t sb_done = 0;
   // 4-lane vectors need every vector-accessed buffer 16-byte aligned.
-  if ((((uintptr_t)param | (uintptr_t)m_out | (uintptr_t)v_out | (uintptr_t)param_out) & 15) == 0) {
+  if ((uintptr_t)param % 16 == 0 && (uintptr_t)m_out % 16 == 0 && (uintptr_t)v_out % 16 == 0 && (uintptr_t)param_out % 16 == 0) {
     const int64_t sb_vectors = sb_total / 4;
     for (int64_t sb_v = sb_first; sb_v < sb_vectors; sb_v += sb_stride) {
-      const float4 sb_vec_param = reinterpret_cast<const float4*>(param)[sb_v];
-      const float4 sb_vec_m_out = reinterpret_cast<const float4*>(m_out)[sb_v];
-      const float4 sb_vec_v_out = reinterpret_cast<const float4*>(v_out)[sb_v];
-      float4 sb_res;
+      const float4 sb_vec_param = *reinterpret_cast<const float4*>(&param[4 * sb_v]);
+      const float4 sb_vec_m_out = *reinterpret_cast<const float4*>(&m_out[4 * sb_v]);
+      const float4 sb_vec_v_out = *reinterpret_cast<const float4*>(&v_out[4 * sb_v]);
+      float4 sb_res = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
       sb_res.x = sb_vec_param.x - lr[0] * (sb_vec_m_out.x / beta1_correction[0] / (sqrtf(sb_vec_v_out.x / beta2_correction[0]) + eps[0]) + weight_decay[0] * sb_vec_param.x);
       sb_res.y = sb_vec_param.y - lr[0] * (sb_vec_m_out.y / beta1_correction[0] / (sqrtf(sb_vec_v_out.y / beta2_correction[0]) + eps[0]) + weight_decay[0] * sb_vec_param.y);
       sb_res.z = sb_vec_param.z - lr[0] * (sb_vec_m_out.z / beta1_correction[0] / (sqrtf(sb_vec_v_out.z / beta2_correction[0]) + eps[0]) + weight_decay[0] * sb_vec_param.z);
       sb_res.w = sb_vec_param.w - lr[0] * (sb_vec_m_out.w / beta1_correction[0] / (sqrtf(sb_vec_v_out.w / beta2_correction[0]) + eps[0]) + weight_decay[0] * sb_vec_param.w);
-      reinterpret_cast<float4*>(param_out)[sb_v] = sb_res;
+      *reinterpret_cast<float4*>(&param_out[4 * sb_v]) = sb_res;
     }
     sb_done = sb_vectors * 4;
   }

@@ -161,14 +161,15 @@ def sb_vectorized_s0(grad: Pointer[Float32, ImmUntrackedOrigin],
     var sb_total = N
     var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    var sb_done = 0  # elements written by the vector loop
+    # Elements written by the vector loop.
+    var sb_done = 0
     # 4-lane vectors need every vector-accessed buffer 16-byte aligned.
-    if ((Int(m) | Int(grad) | Int(m_out)) & 15) == 0:
+    if Int(m) % 16 == 0 and Int(grad) % 16 == 0 and Int(m_out) % 16 == 0:
         var sb_vectors = sb_total // 4
         for sb_v in range(sb_first, sb_vectors, sb_stride):
             var sb_vec_m = m.unsafe_load[width=4, alignment=16](4 * sb_v)
             var sb_vec_grad = grad.unsafe_load[width=4, alignment=16](4 * sb_v)
-            var sb_res = SIMD[DType.float32, 4]()
+            var sb_res = SIMD[DType.float32, 4](Float32(0.0))
             sb_res[0] = beta1[] * sb_vec_m[0] + (Float32(1.0) - beta1[]) * sb_vec_grad[0]
             sb_res[1] = beta1[] * sb_vec_m[1] + (Float32(1.0) - beta1[]) * sb_vec_grad[1]
             sb_res[2] = beta1[] * sb_vec_m[2] + (Float32(1.0) - beta1[]) * sb_vec_grad[2]
@@ -192,14 +193,15 @@ def sb_vectorized_s1(grad: Pointer[Float32, ImmUntrackedOrigin],
     var sb_total = N
     var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    var sb_done = 0  # elements written by the vector loop
+    # Elements written by the vector loop.
+    var sb_done = 0
     # 4-lane vectors need every vector-accessed buffer 16-byte aligned.
-    if ((Int(v) | Int(grad) | Int(v_out)) & 15) == 0:
+    if Int(v) % 16 == 0 and Int(grad) % 16 == 0 and Int(v_out) % 16 == 0:
         var sb_vectors = sb_total // 4
         for sb_v in range(sb_first, sb_vectors, sb_stride):
             var sb_vec_v = v.unsafe_load[width=4, alignment=16](4 * sb_v)
             var sb_vec_grad = grad.unsafe_load[width=4, alignment=16](4 * sb_v)
-            var sb_res = SIMD[DType.float32, 4]()
+            var sb_res = SIMD[DType.float32, 4](Float32(0.0))
             sb_res[0] = beta2[] * sb_vec_v[0] + (Float32(1.0) - beta2[]) * sb_vec_grad[0] * sb_vec_grad[0]
             sb_res[1] = beta2[] * sb_vec_v[1] + (Float32(1.0) - beta2[]) * sb_vec_grad[1] * sb_vec_grad[1]
             sb_res[2] = beta2[] * sb_vec_v[2] + (Float32(1.0) - beta2[]) * sb_vec_grad[2] * sb_vec_grad[2]
@@ -228,15 +230,16 @@ def sb_vectorized_s2(param: Pointer[Float32, ImmUntrackedOrigin],
     var sb_total = N
     var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    var sb_done = 0  # elements written by the vector loop
+    # Elements written by the vector loop.
+    var sb_done = 0
     # 4-lane vectors need every vector-accessed buffer 16-byte aligned.
-    if ((Int(param) | Int(m_out) | Int(v_out) | Int(param_out)) & 15) == 0:
+    if Int(param) % 16 == 0 and Int(m_out) % 16 == 0 and Int(v_out) % 16 == 0 and Int(param_out) % 16 == 0:
         var sb_vectors = sb_total // 4
         for sb_v in range(sb_first, sb_vectors, sb_stride):
             var sb_vec_param = param.unsafe_load[width=4, alignment=16](4 * sb_v)
             var sb_vec_m_out = m_out.unsafe_load[width=4, alignment=16](4 * sb_v)
             var sb_vec_v_out = v_out.unsafe_load[width=4, alignment=16](4 * sb_v)
-            var sb_res = SIMD[DType.float32, 4]()
+            var sb_res = SIMD[DType.float32, 4](Float32(0.0))
             sb_res[0] = sb_vec_param[0] - lr[] * (sb_vec_m_out[0] / beta1_correction[] / (sqrt(sb_vec_v_out[0] / beta2_correction[]) + eps[]) + weight_decay[] * sb_vec_param[0])
             sb_res[1] = sb_vec_param[1] - lr[] * (sb_vec_m_out[1] / beta1_correction[] / (sqrt(sb_vec_v_out[1] / beta2_correction[]) + eps[]) + weight_decay[] * sb_vec_param[1])
             sb_res[2] = sb_vec_param[2] - lr[] * (sb_vec_m_out[2] / beta1_correction[] / (sqrt(sb_vec_v_out[2] / beta2_correction[]) + eps[]) + weight_decay[] * sb_vec_param[2])

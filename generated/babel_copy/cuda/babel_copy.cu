@@ -77,18 +77,19 @@ __global__ void __launch_bounds__(1024) sb_grid_stride_s0(
 __global__ void __launch_bounds__(256) sb_vectorized_s0(
     const double* __restrict__ a, double* __restrict__ c, const int64_t N) {
   const int64_t sb_total = N;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
-  int64_t sb_done = 0;  // elements written by the vector loop
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
+  // Elements written by the vector loop.
+  int64_t sb_done = 0;
   // 2-lane vectors need every vector-accessed buffer 16-byte aligned.
-  if ((((uintptr_t)a | (uintptr_t)c) & 15) == 0) {
+  if ((uintptr_t)a % 16 == 0 && (uintptr_t)c % 16 == 0) {
     const int64_t sb_vectors = sb_total / 2;
     for (int64_t sb_v = sb_first; sb_v < sb_vectors; sb_v += sb_stride) {
-      const double2 sb_vec_a = reinterpret_cast<const double2*>(a)[sb_v];
-      double2 sb_res;
+      const double2 sb_vec_a = *reinterpret_cast<const double2*>(&a[2 * sb_v]);
+      double2 sb_res = make_double2(0.0, 0.0);
       sb_res.x = sb_vec_a.x;
       sb_res.y = sb_vec_a.y;
-      reinterpret_cast<double2*>(c)[sb_v] = sb_res;
+      *reinterpret_cast<double2*>(&c[2 * sb_v]) = sb_res;
     }
     sb_done = sb_vectors * 2;
   }

@@ -67,13 +67,14 @@ def sb_vectorized_s0(a: Pointer[Float64, ImmUntrackedOrigin],
     var sb_total = N
     var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    var sb_done = 0  # elements written by the vector loop
+    # Elements written by the vector loop.
+    var sb_done = 0
     # 2-lane vectors need every vector-accessed buffer 16-byte aligned.
-    if ((Int(a) | Int(c)) & 15) == 0:
+    if Int(a) % 16 == 0 and Int(c) % 16 == 0:
         var sb_vectors = sb_total // 2
         for sb_v in range(sb_first, sb_vectors, sb_stride):
             var sb_vec_a = a.unsafe_load[width=2, alignment=16](2 * sb_v)
-            var sb_res = SIMD[DType.float64, 2]()
+            var sb_res = SIMD[DType.float64, 2](Float64(0.0))
             sb_res[0] = sb_vec_a[0]
             sb_res[1] = sb_vec_a[1]
             c.unsafe_store[width=2, alignment=16](2 * sb_v, sb_res)

@@ -69,13 +69,14 @@ def sb_vectorized_s0(x: Pointer[Float32, ImmUntrackedOrigin],
     var sb_total = N
     var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    var sb_done = 0  # elements written by the vector loop
+    # Elements written by the vector loop.
+    var sb_done = 0
     # 4-lane vectors need every vector-accessed buffer 16-byte aligned.
-    if ((Int(x) | Int(y)) & 15) == 0:
+    if Int(x) % 16 == 0 and Int(y) % 16 == 0:
         var sb_vectors = sb_total // 4
         for sb_v in range(sb_first, sb_vectors, sb_stride):
             var sb_vec_x = x.unsafe_load[width=4, alignment=16](4 * sb_v)
-            var sb_res = SIMD[DType.float32, 4]()
+            var sb_res = SIMD[DType.float32, 4](Float32(0.0))
             sb_res[0] = Float32(0.5) * sb_vec_x[0] * (Float32(1.0) + tanh(sqrt(Float32(2.0) / Float32(3.1415927)) * (sb_vec_x[0] + Float32(0.044715) * sb_vec_x[0] * sb_vec_x[0] * sb_vec_x[0])))
             sb_res[1] = Float32(0.5) * sb_vec_x[1] * (Float32(1.0) + tanh(sqrt(Float32(2.0) / Float32(3.1415927)) * (sb_vec_x[1] + Float32(0.044715) * sb_vec_x[1] * sb_vec_x[1] * sb_vec_x[1])))
             sb_res[2] = Float32(0.5) * sb_vec_x[2] * (Float32(1.0) + tanh(sqrt(Float32(2.0) / Float32(3.1415927)) * (sb_vec_x[2] + Float32(0.044715) * sb_vec_x[2] * sb_vec_x[2] * sb_vec_x[2])))

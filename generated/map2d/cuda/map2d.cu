@@ -88,20 +88,21 @@ __global__ void __launch_bounds__(256) sb_grid_stride_s0(
 __global__ void __launch_bounds__(256) sb_vectorized_s0(
     const int32_t* __restrict__ a, int32_t* __restrict__ b, const int64_t R, const int64_t C) {
   const int64_t sb_total = R * C;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
-  int64_t sb_done = 0;  // elements written by the vector loop
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
+  // Elements written by the vector loop.
+  int64_t sb_done = 0;
   // 4-lane vectors need every vector-accessed buffer 16-byte aligned.
-  if ((((uintptr_t)a | (uintptr_t)b) & 15) == 0) {
+  if ((uintptr_t)a % 16 == 0 && (uintptr_t)b % 16 == 0) {
     const int64_t sb_vectors = sb_total / 4;
     for (int64_t sb_v = sb_first; sb_v < sb_vectors; sb_v += sb_stride) {
-      const int4 sb_vec_a = reinterpret_cast<const int4*>(a)[sb_v];
-      int4 sb_res;
+      const int4 sb_vec_a = *reinterpret_cast<const int4*>(&a[4 * sb_v]);
+      int4 sb_res = make_int4(0, 0, 0, 0);
       sb_res.x = sb_add_i32(sb_vec_a.x, 10);
       sb_res.y = sb_add_i32(sb_vec_a.y, 10);
       sb_res.z = sb_add_i32(sb_vec_a.z, 10);
       sb_res.w = sb_add_i32(sb_vec_a.w, 10);
-      reinterpret_cast<int4*>(b)[sb_v] = sb_res;
+      *reinterpret_cast<int4*>(&b[4 * sb_v]) = sb_res;
     }
     sb_done = sb_vectors * 4;
   }

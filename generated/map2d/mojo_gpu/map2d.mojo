@@ -73,13 +73,14 @@ def sb_vectorized_s0(a: Pointer[Int32, ImmUntrackedOrigin], b: Pointer[Int32, Mu
     var sb_total = R * C
     var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    var sb_done = 0  # elements written by the vector loop
+    # Elements written by the vector loop.
+    var sb_done = 0
     # 4-lane vectors need every vector-accessed buffer 16-byte aligned.
-    if ((Int(a) | Int(b)) & 15) == 0:
+    if Int(a) % 16 == 0 and Int(b) % 16 == 0:
         var sb_vectors = sb_total // 4
         for sb_v in range(sb_first, sb_vectors, sb_stride):
             var sb_vec_a = a.unsafe_load[width=4, alignment=16](4 * sb_v)
-            var sb_res = SIMD[DType.int32, 4]()
+            var sb_res = SIMD[DType.int32, 4](Int32(0))
             sb_res[0] = sb_vec_a[0] + Int32(10)
             sb_res[1] = sb_vec_a[1] + Int32(10)
             sb_res[2] = sb_vec_a[2] + Int32(10)

@@ -83,72 +83,45 @@ __global__ void __launch_bounds__(256) sb_vectorized_s0(
     const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ c,
     const int64_t M, const int64_t N) {
   const int64_t sb_total = M * N;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
-  int64_t sb_done = 0;  // elements written by the vector loop
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
+  // Elements written by the vector loop.
+  int64_t sb_done = 0;
   // 4-lane vectors need every vector-accessed buffer 16-byte aligned.
-  if ((((uintptr_t)c) & 15) == 0) {
+  if ((uintptr_t)c % 16 == 0) {
     const int64_t sb_vectors = sb_total / 4;
     // Rows of whole vectors: the reads along a row load as vectors too.
-    if (N % 4 == 0 && (((uintptr_t)b) & 15) == 0) {
+    if (N % 4 == 0 && (uintptr_t)b % 16 == 0) {
       for (int64_t sb_v = sb_first; sb_v < sb_vectors; sb_v += sb_stride) {
-        float4 sb_row0;
-        {
-          const int64_t sb_t = 4 * sb_v;
-          const int64_t j = sb_t % N;
-          sb_row0 = *reinterpret_cast<const float4*>(&b[j]);
-        }
-        float4 sb_res;
-        {
-          const int64_t sb_t = 4 * sb_v + 0;
-          const int64_t i = sb_t / N;
-          sb_res.x = a[i] + sb_row0.x;
-        }
-        {
-          const int64_t sb_t = 4 * sb_v + 1;
-          const int64_t i = sb_t / N;
-          sb_res.y = a[i] + sb_row0.y;
-        }
-        {
-          const int64_t sb_t = 4 * sb_v + 2;
-          const int64_t i = sb_t / N;
-          sb_res.z = a[i] + sb_row0.z;
-        }
-        {
-          const int64_t sb_t = 4 * sb_v + 3;
-          const int64_t i = sb_t / N;
-          sb_res.w = a[i] + sb_row0.w;
-        }
-        reinterpret_cast<float4*>(c)[sb_v] = sb_res;
+        int64_t j = 4 * sb_v % N;
+        const float4 sb_row0 = *reinterpret_cast<const float4*>(&b[j]);
+        float4 sb_res = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        int64_t i = 4 * sb_v / N;
+        sb_res.x = a[i] + sb_row0.x;
+        i = (4 * sb_v + 1) / N;
+        sb_res.y = a[i] + sb_row0.y;
+        i = (4 * sb_v + 2) / N;
+        sb_res.z = a[i] + sb_row0.z;
+        i = (4 * sb_v + 3) / N;
+        sb_res.w = a[i] + sb_row0.w;
+        *reinterpret_cast<float4*>(&c[4 * sb_v]) = sb_res;
       }
     } else {
       for (int64_t sb_v = sb_first; sb_v < sb_vectors; sb_v += sb_stride) {
-        float4 sb_res;
-        {
-          const int64_t sb_t = 4 * sb_v + 0;
-          const int64_t i = sb_t / N;
-          const int64_t j = sb_t % N;
-          sb_res.x = a[i] + b[j];
-        }
-        {
-          const int64_t sb_t = 4 * sb_v + 1;
-          const int64_t i = sb_t / N;
-          const int64_t j = sb_t % N;
-          sb_res.y = a[i] + b[j];
-        }
-        {
-          const int64_t sb_t = 4 * sb_v + 2;
-          const int64_t i = sb_t / N;
-          const int64_t j = sb_t % N;
-          sb_res.z = a[i] + b[j];
-        }
-        {
-          const int64_t sb_t = 4 * sb_v + 3;
-          const int64_t i = sb_t / N;
-          const int64_t j = sb_t % N;
-          sb_res.w = a[i] + b[j];
-        }
-        reinterpret_cast<float4*>(c)[sb_v] = sb_res;
+        float4 sb_res = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        int64_t i = 4 * sb_v / N;
+        int64_t j = 4 * sb_v % N;
+        sb_res.x = a[i] + b[j];
+        i = (4 * sb_v + 1) / N;
+        j = (4 * sb_v + 1) % N;
+        sb_res.y = a[i] + b[j];
+        i = (4 * sb_v + 2) / N;
+        j = (4 * sb_v + 2) % N;
+        sb_res.z = a[i] + b[j];
+        i = (4 * sb_v + 3) / N;
+        j = (4 * sb_v + 3) % N;
+        sb_res.w = a[i] + b[j];
+        *reinterpret_cast<float4*>(&c[4 * sb_v]) = sb_res;
       }
     }
     sb_done = sb_vectors * 4;

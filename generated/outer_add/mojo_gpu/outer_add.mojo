@@ -79,27 +79,42 @@ def sb_vectorized_s0(a: Pointer[Float32, ImmUntrackedOrigin],
     var sb_total = M * N
     var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    var sb_done = 0  # elements written by the vector loop
+    # Elements written by the vector loop.
+    var sb_done = 0
     # 4-lane vectors need every vector-accessed buffer 16-byte aligned.
-    if (Int(c) & 15) == 0:
+    if Int(c) % 16 == 0:
         var sb_vectors = sb_total // 4
-        for sb_v in range(sb_first, sb_vectors, sb_stride):
-            var sb_res = SIMD[DType.float32, 4]()
-            var i: Int
-            var j: Int
-            i = (4 * sb_v + 0) // N
-            j = (4 * sb_v + 0) % N
-            sb_res[0] = a[unsafe_offset=i] + b[unsafe_offset=j]
-            i = (4 * sb_v + 1) // N
-            j = (4 * sb_v + 1) % N
-            sb_res[1] = a[unsafe_offset=i] + b[unsafe_offset=j]
-            i = (4 * sb_v + 2) // N
-            j = (4 * sb_v + 2) % N
-            sb_res[2] = a[unsafe_offset=i] + b[unsafe_offset=j]
-            i = (4 * sb_v + 3) // N
-            j = (4 * sb_v + 3) % N
-            sb_res[3] = a[unsafe_offset=i] + b[unsafe_offset=j]
-            c.unsafe_store[width=4, alignment=16](4 * sb_v, sb_res)
+        # Rows of whole vectors: the reads along a row load as vectors too.
+        if N % 4 == 0 and Int(b) % 16 == 0:
+            for sb_v in range(sb_first, sb_vectors, sb_stride):
+                var j = 4 * sb_v % N
+                var sb_row0 = b.unsafe_load[width=4, alignment=16](j)
+                var sb_res = SIMD[DType.float32, 4](Float32(0.0))
+                var i = 4 * sb_v // N
+                sb_res[0] = a[unsafe_offset=i] + sb_row0[0]
+                i = (4 * sb_v + 1) // N
+                sb_res[1] = a[unsafe_offset=i] + sb_row0[1]
+                i = (4 * sb_v + 2) // N
+                sb_res[2] = a[unsafe_offset=i] + sb_row0[2]
+                i = (4 * sb_v + 3) // N
+                sb_res[3] = a[unsafe_offset=i] + sb_row0[3]
+                c.unsafe_store[width=4, alignment=16](4 * sb_v, sb_res)
+        else:
+            for sb_v in range(sb_first, sb_vectors, sb_stride):
+                var sb_res = SIMD[DType.float32, 4](Float32(0.0))
+                var i = 4 * sb_v // N
+                var j = 4 * sb_v % N
+                sb_res[0] = a[unsafe_offset=i] + b[unsafe_offset=j]
+                i = (4 * sb_v + 1) // N
+                j = (4 * sb_v + 1) % N
+                sb_res[1] = a[unsafe_offset=i] + b[unsafe_offset=j]
+                i = (4 * sb_v + 2) // N
+                j = (4 * sb_v + 2) % N
+                sb_res[2] = a[unsafe_offset=i] + b[unsafe_offset=j]
+                i = (4 * sb_v + 3) // N
+                j = (4 * sb_v + 3) % N
+                sb_res[3] = a[unsafe_offset=i] + b[unsafe_offset=j]
+                c.unsafe_store[width=4, alignment=16](4 * sb_v, sb_res)
         sb_done = sb_vectors * 4
     # The scalar tail (everything when a buffer is not aligned).
     for sb_t in range(sb_done + sb_first, sb_total, sb_stride):

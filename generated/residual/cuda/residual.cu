@@ -81,21 +81,22 @@ __global__ void __launch_bounds__(256) sb_vectorized_s0(
     const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ y,
     const int64_t N) {
   const int64_t sb_total = N;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
-  int64_t sb_done = 0;  // elements written by the vector loop
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
+  // Elements written by the vector loop.
+  int64_t sb_done = 0;
   // 4-lane vectors need every vector-accessed buffer 16-byte aligned.
-  if ((((uintptr_t)a | (uintptr_t)b | (uintptr_t)y) & 15) == 0) {
+  if ((uintptr_t)a % 16 == 0 && (uintptr_t)b % 16 == 0 && (uintptr_t)y % 16 == 0) {
     const int64_t sb_vectors = sb_total / 4;
     for (int64_t sb_v = sb_first; sb_v < sb_vectors; sb_v += sb_stride) {
-      const float4 sb_vec_a = reinterpret_cast<const float4*>(a)[sb_v];
-      const float4 sb_vec_b = reinterpret_cast<const float4*>(b)[sb_v];
-      float4 sb_res;
+      const float4 sb_vec_a = *reinterpret_cast<const float4*>(&a[4 * sb_v]);
+      const float4 sb_vec_b = *reinterpret_cast<const float4*>(&b[4 * sb_v]);
+      float4 sb_res = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
       sb_res.x = sb_vec_a.x + sb_vec_b.x;
       sb_res.y = sb_vec_a.y + sb_vec_b.y;
       sb_res.z = sb_vec_a.z + sb_vec_b.z;
       sb_res.w = sb_vec_a.w + sb_vec_b.w;
-      reinterpret_cast<float4*>(y)[sb_v] = sb_res;
+      *reinterpret_cast<float4*>(&y[4 * sb_v]) = sb_res;
     }
     sb_done = sb_vectors * 4;
   }

@@ -71,14 +71,15 @@ def sb_vectorized_s0(a: Pointer[Float32, ImmUntrackedOrigin],
     var sb_total = N
     var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    var sb_done = 0  # elements written by the vector loop
+    # Elements written by the vector loop.
+    var sb_done = 0
     # 4-lane vectors need every vector-accessed buffer 16-byte aligned.
-    if ((Int(a) | Int(b) | Int(y)) & 15) == 0:
+    if Int(a) % 16 == 0 and Int(b) % 16 == 0 and Int(y) % 16 == 0:
         var sb_vectors = sb_total // 4
         for sb_v in range(sb_first, sb_vectors, sb_stride):
             var sb_vec_a = a.unsafe_load[width=4, alignment=16](4 * sb_v)
             var sb_vec_b = b.unsafe_load[width=4, alignment=16](4 * sb_v)
-            var sb_res = SIMD[DType.float32, 4]()
+            var sb_res = SIMD[DType.float32, 4](Float32(0.0))
             sb_res[0] = sb_vec_a[0] + sb_vec_b[0]
             sb_res[1] = sb_vec_a[1] + sb_vec_b[1]
             sb_res[2] = sb_vec_a[2] + sb_vec_b[2]

@@ -77,20 +77,21 @@ __global__ void __launch_bounds__(256) sb_grid_stride_s0(
 __global__ void __launch_bounds__(256) sb_vectorized_s0(
     const float* __restrict__ x, float* __restrict__ y, const int64_t N) {
   const int64_t sb_total = N;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
-  int64_t sb_done = 0;  // elements written by the vector loop
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
+  // Elements written by the vector loop.
+  int64_t sb_done = 0;
   // 4-lane vectors need every vector-accessed buffer 16-byte aligned.
-  if ((((uintptr_t)x | (uintptr_t)y) & 15) == 0) {
+  if ((uintptr_t)x % 16 == 0 && (uintptr_t)y % 16 == 0) {
     const int64_t sb_vectors = sb_total / 4;
     for (int64_t sb_v = sb_first; sb_v < sb_vectors; sb_v += sb_stride) {
-      const float4 sb_vec_x = reinterpret_cast<const float4*>(x)[sb_v];
-      float4 sb_res;
+      const float4 sb_vec_x = *reinterpret_cast<const float4*>(&x[4 * sb_v]);
+      float4 sb_res = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
       sb_res.x = sb_vec_x.x > 20.0f ? sb_vec_x.x : log1pf(expf(sb_vec_x.x));
       sb_res.y = sb_vec_x.y > 20.0f ? sb_vec_x.y : log1pf(expf(sb_vec_x.y));
       sb_res.z = sb_vec_x.z > 20.0f ? sb_vec_x.z : log1pf(expf(sb_vec_x.z));
       sb_res.w = sb_vec_x.w > 20.0f ? sb_vec_x.w : log1pf(expf(sb_vec_x.w));
-      reinterpret_cast<float4*>(y)[sb_v] = sb_res;
+      *reinterpret_cast<float4*>(&y[4 * sb_v]) = sb_res;
     }
     sb_done = sb_vectors * 4;
   }

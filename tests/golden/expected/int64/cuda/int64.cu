@@ -316,57 +316,42 @@ __global__ void __launch_bounds__(256) sb_vectorized_s0(
     const int64_t* __restrict__ ids, const float* __restrict__ w, float* __restrict__ g,
     const int64_t N, const int64_t C) {
   const int64_t sb_total = N * C;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
-  int64_t sb_done = 0;  // elements written by the vector loop
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
+  // Elements written by the vector loop.
+  int64_t sb_done = 0;
   // 4-lane vectors need every vector-accessed buffer 16-byte aligned.
-  if ((((uintptr_t)g) & 15) == 0) {
+  if ((uintptr_t)g % 16 == 0) {
     const int64_t sb_vectors = sb_total / 4;
     // Rows of whole vectors: the reads along a row load as vectors too.
-    if (C % 4 == 0 && (((uintptr_t)w) & 15) == 0) {
+    if (C % 4 == 0 && (uintptr_t)w % 16 == 0) {
       for (int64_t sb_v = sb_first; sb_v < sb_vectors; sb_v += sb_stride) {
-        float4 sb_row0;
-        {
-          const int64_t sb_t = 4 * sb_v;
-          const int64_t i = sb_t / C;
-          const int64_t c = sb_t % C;
-          sb_row0 = *reinterpret_cast<const float4*>(&w[ids[i] * C + c]);
-        }
-        float4 sb_res;
+        int64_t i = 4 * sb_v / C;
+        int64_t c = 4 * sb_v % C;
+        const float4 sb_row0 = *reinterpret_cast<const float4*>(&w[(int64_t)ids[i] * C + c]);
+        float4 sb_res = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
         sb_res.x = sb_row0.x;
         sb_res.y = sb_row0.y;
         sb_res.z = sb_row0.z;
         sb_res.w = sb_row0.w;
-        reinterpret_cast<float4*>(g)[sb_v] = sb_res;
+        *reinterpret_cast<float4*>(&g[4 * sb_v]) = sb_res;
       }
     } else {
       for (int64_t sb_v = sb_first; sb_v < sb_vectors; sb_v += sb_stride) {
-        float4 sb_res;
-        {
-          const int64_t sb_t = 4 * sb_v + 0;
-          const int64_t i = sb_t / C;
-          const int64_t c = sb_t % C;
-          sb_res.x = w[ids[i] * C + c];
-        }
-        {
-          const int64_t sb_t = 4 * sb_v + 1;
-          const int64_t i = sb_t / C;
-          const int64_t c = sb_t % C;
-          sb_res.y = w[ids[i] * C + c];
-        }
-        {
-          const int64_t sb_t = 4 * sb_v + 2;
-          const int64_t i = sb_t / C;
-          const int64_t c = sb_t % C;
-          sb_res.z = w[ids[i] * C + c];
-        }
-        {
-          const int64_t sb_t = 4 * sb_v + 3;
-          const int64_t i = sb_t / C;
-          const int64_t c = sb_t % C;
-          sb_res.w = w[ids[i] * C + c];
-        }
-        reinterpret_cast<float4*>(g)[sb_v] = sb_res;
+        float4 sb_res = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        int64_t i = 4 * sb_v / C;
+        int64_t c = 4 * sb_v % C;
+        sb_res.x = w[ids[i] * C + c];
+        i = (4 * sb_v + 1) / C;
+        c = (4 * sb_v + 1) % C;
+        sb_res.y = w[ids[i] * C + c];
+        i = (4 * sb_v + 2) / C;
+        c = (4 * sb_v + 2) % C;
+        sb_res.z = w[ids[i] * C + c];
+        i = (4 * sb_v + 3) / C;
+        c = (4 * sb_v + 3) % C;
+        sb_res.w = w[ids[i] * C + c];
+        *reinterpret_cast<float4*>(&g[4 * sb_v]) = sb_res;
       }
     }
     sb_done = sb_vectors * 4;
@@ -384,19 +369,20 @@ __global__ void __launch_bounds__(256) sb_vectorized_s1(
     const int64_t* __restrict__ a, const int64_t* __restrict__ b, int64_t* __restrict__ q,
     const int64_t N) {
   const int64_t sb_total = N;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
-  int64_t sb_done = 0;  // elements written by the vector loop
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
+  // Elements written by the vector loop.
+  int64_t sb_done = 0;
   // 2-lane vectors need every vector-accessed buffer 16-byte aligned.
-  if ((((uintptr_t)b | (uintptr_t)a | (uintptr_t)q) & 15) == 0) {
+  if ((uintptr_t)b % 16 == 0 && (uintptr_t)a % 16 == 0 && (uintptr_t)q % 16 == 0) {
     const int64_t sb_vectors = sb_total / 2;
     for (int64_t sb_v = sb_first; sb_v < sb_vectors; sb_v += sb_stride) {
-      const longlong2 sb_vec_b = reinterpret_cast<const longlong2*>(b)[sb_v];
-      const longlong2 sb_vec_a = reinterpret_cast<const longlong2*>(a)[sb_v];
-      longlong2 sb_res;
+      const longlong2 sb_vec_b = *reinterpret_cast<const longlong2*>(&b[2 * sb_v]);
+      const longlong2 sb_vec_a = *reinterpret_cast<const longlong2*>(&a[2 * sb_v]);
+      longlong2 sb_res = make_longlong2(0, 0);
       sb_res.x = sb_vec_b.x == 0 ? 0 : (sb_vec_b.x == -1 ? sb_neg_i64(sb_vec_a.x) : sb_vec_a.x / (sb_vec_b.x == 0 || sb_vec_b.x == -1 ? 1 : sb_vec_b.x));
       sb_res.y = sb_vec_b.y == 0 ? 0 : (sb_vec_b.y == -1 ? sb_neg_i64(sb_vec_a.y) : sb_vec_a.y / (sb_vec_b.y == 0 || sb_vec_b.y == -1 ? 1 : sb_vec_b.y));
-      reinterpret_cast<longlong2*>(q)[sb_v] = sb_res;
+      *reinterpret_cast<longlong2*>(&q[2 * sb_v]) = sb_res;
     }
     sb_done = sb_vectors * 2;
   }
@@ -412,19 +398,20 @@ __global__ void __launch_bounds__(256) sb_vectorized_s2(
     const int64_t* __restrict__ a, const int64_t* __restrict__ b, int64_t* __restrict__ r,
     const int64_t N) {
   const int64_t sb_total = N;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
-  int64_t sb_done = 0;  // elements written by the vector loop
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
+  // Elements written by the vector loop.
+  int64_t sb_done = 0;
   // 2-lane vectors need every vector-accessed buffer 16-byte aligned.
-  if ((((uintptr_t)b | (uintptr_t)a | (uintptr_t)r) & 15) == 0) {
+  if ((uintptr_t)b % 16 == 0 && (uintptr_t)a % 16 == 0 && (uintptr_t)r % 16 == 0) {
     const int64_t sb_vectors = sb_total / 2;
     for (int64_t sb_v = sb_first; sb_v < sb_vectors; sb_v += sb_stride) {
-      const longlong2 sb_vec_b = reinterpret_cast<const longlong2*>(b)[sb_v];
-      const longlong2 sb_vec_a = reinterpret_cast<const longlong2*>(a)[sb_v];
-      longlong2 sb_res;
+      const longlong2 sb_vec_b = *reinterpret_cast<const longlong2*>(&b[2 * sb_v]);
+      const longlong2 sb_vec_a = *reinterpret_cast<const longlong2*>(&a[2 * sb_v]);
+      longlong2 sb_res = make_longlong2(0, 0);
       sb_res.x = sb_vec_b.x == 0 || sb_vec_b.x == -1 ? 0 : sb_vec_a.x % (sb_vec_b.x == 0 || sb_vec_b.x == -1 ? 1 : sb_vec_b.x);
       sb_res.y = sb_vec_b.y == 0 || sb_vec_b.y == -1 ? 0 : sb_vec_a.y % (sb_vec_b.y == 0 || sb_vec_b.y == -1 ? 1 : sb_vec_b.y);
-      reinterpret_cast<longlong2*>(r)[sb_v] = sb_res;
+      *reinterpret_cast<longlong2*>(&r[2 * sb_v]) = sb_res;
     }
     sb_done = sb_vectors * 2;
   }
@@ -440,19 +427,20 @@ __global__ void __launch_bounds__(256) sb_vectorized_s3(
     const int64_t* __restrict__ a, const int64_t* __restrict__ b, int64_t* __restrict__ m,
     const int64_t N) {
   const int64_t sb_total = N;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
-  int64_t sb_done = 0;  // elements written by the vector loop
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
+  // Elements written by the vector loop.
+  int64_t sb_done = 0;
   // 2-lane vectors need every vector-accessed buffer 16-byte aligned.
-  if ((((uintptr_t)a | (uintptr_t)b | (uintptr_t)m) & 15) == 0) {
+  if ((uintptr_t)a % 16 == 0 && (uintptr_t)b % 16 == 0 && (uintptr_t)m % 16 == 0) {
     const int64_t sb_vectors = sb_total / 2;
     for (int64_t sb_v = sb_first; sb_v < sb_vectors; sb_v += sb_stride) {
-      const longlong2 sb_vec_a = reinterpret_cast<const longlong2*>(a)[sb_v];
-      const longlong2 sb_vec_b = reinterpret_cast<const longlong2*>(b)[sb_v];
-      longlong2 sb_res;
+      const longlong2 sb_vec_a = *reinterpret_cast<const longlong2*>(&a[2 * sb_v]);
+      const longlong2 sb_vec_b = *reinterpret_cast<const longlong2*>(&b[2 * sb_v]);
+      longlong2 sb_res = make_longlong2(0, 0);
       sb_res.x = sb_vec_a.x > 0 ? sb_max_i64(sb_vec_a.x, sb_mul_i64(sb_vec_b.x, 7)) : sb_min_i64(sb_vec_a.x, sb_neg_i64(sb_vec_b.x));
       sb_res.y = sb_vec_a.y > 0 ? sb_max_i64(sb_vec_a.y, sb_mul_i64(sb_vec_b.y, 7)) : sb_min_i64(sb_vec_a.y, sb_neg_i64(sb_vec_b.y));
-      reinterpret_cast<longlong2*>(m)[sb_v] = sb_res;
+      *reinterpret_cast<longlong2*>(&m[2 * sb_v]) = sb_res;
     }
     sb_done = sb_vectors * 2;
   }
@@ -489,18 +477,19 @@ __global__ void sb_vectorized_s5(const int64_t* __restrict__ ids, const int64_t*
 __global__ void __launch_bounds__(256) sb_vectorized_s6(
     const int64_t* __restrict__ a, double* __restrict__ f, const int64_t N) {
   const int64_t sb_total = N;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
-  int64_t sb_done = 0;  // elements written by the vector loop
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
+  // Elements written by the vector loop.
+  int64_t sb_done = 0;
   // 2-lane vectors need every vector-accessed buffer 16-byte aligned.
-  if ((((uintptr_t)a | (uintptr_t)f) & 15) == 0) {
+  if ((uintptr_t)a % 16 == 0 && (uintptr_t)f % 16 == 0) {
     const int64_t sb_vectors = sb_total / 2;
     for (int64_t sb_v = sb_first; sb_v < sb_vectors; sb_v += sb_stride) {
-      const longlong2 sb_vec_a = reinterpret_cast<const longlong2*>(a)[sb_v];
-      double2 sb_res;
+      const longlong2 sb_vec_a = *reinterpret_cast<const longlong2*>(&a[2 * sb_v]);
+      double2 sb_res = make_double2(0.0, 0.0);
       sb_res.x = (double)sb_vec_a.x * 0.5;
       sb_res.y = (double)sb_vec_a.y * 0.5;
-      reinterpret_cast<double2*>(f)[sb_v] = sb_res;
+      *reinterpret_cast<double2*>(&f[2 * sb_v]) = sb_res;
     }
     sb_done = sb_vectors * 2;
   }
@@ -515,18 +504,19 @@ __global__ void __launch_bounds__(256) sb_vectorized_s6(
 __global__ void __launch_bounds__(256) sb_vectorized_s7(
     const int64_t* __restrict__ b, int32_t* __restrict__ t, const int64_t N) {
   const int64_t sb_total = N;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
-  int64_t sb_done = 0;  // elements written by the vector loop
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
+  // Elements written by the vector loop.
+  int64_t sb_done = 0;
   // 2-lane vectors need every vector-accessed buffer 16-byte aligned.
-  if ((((uintptr_t)b | (uintptr_t)t) & 15) == 0) {
+  if ((uintptr_t)b % 16 == 0 && (uintptr_t)t % 16 == 0) {
     const int64_t sb_vectors = sb_total / 2;
     for (int64_t sb_v = sb_first; sb_v < sb_vectors; sb_v += sb_stride) {
-      const longlong2 sb_vec_b = reinterpret_cast<const longlong2*>(b)[sb_v];
-      int2 sb_res;
+      const longlong2 sb_vec_b = *reinterpret_cast<const longlong2*>(&b[2 * sb_v]);
+      int2 sb_res = make_int2(0, 0);
       sb_res.x = sb_mul_i32((int32_t)sb_vec_b.x, 3);
       sb_res.y = sb_mul_i32((int32_t)sb_vec_b.y, 3);
-      reinterpret_cast<int2*>(t)[sb_v] = sb_res;
+      *reinterpret_cast<int2*>(&t[2 * sb_v]) = sb_res;
     }
     sb_done = sb_vectors * 2;
   }
@@ -542,19 +532,20 @@ __global__ void __launch_bounds__(256) sb_vectorized_s8(
     const int64_t* __restrict__ a, const int32_t* __restrict__ t, int64_t* __restrict__ u,
     const int64_t N) {
   const int64_t sb_total = N;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
-  int64_t sb_done = 0;  // elements written by the vector loop
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
+  // Elements written by the vector loop.
+  int64_t sb_done = 0;
   // 2-lane vectors need every vector-accessed buffer 16-byte aligned.
-  if ((((uintptr_t)t | (uintptr_t)a | (uintptr_t)u) & 15) == 0) {
+  if ((uintptr_t)t % 16 == 0 && (uintptr_t)a % 16 == 0 && (uintptr_t)u % 16 == 0) {
     const int64_t sb_vectors = sb_total / 2;
     for (int64_t sb_v = sb_first; sb_v < sb_vectors; sb_v += sb_stride) {
-      const int2 sb_vec_t = reinterpret_cast<const int2*>(t)[sb_v];
-      const longlong2 sb_vec_a = reinterpret_cast<const longlong2*>(a)[sb_v];
-      longlong2 sb_res;
+      const int2 sb_vec_t = *reinterpret_cast<const int2*>(&t[2 * sb_v]);
+      const longlong2 sb_vec_a = *reinterpret_cast<const longlong2*>(&a[2 * sb_v]);
+      longlong2 sb_res = make_longlong2(0, 0);
       sb_res.x = sb_add_i64((int64_t)sb_vec_t.x, sb_mul_i64(sb_vec_a.x, 2));
       sb_res.y = sb_add_i64((int64_t)sb_vec_t.y, sb_mul_i64(sb_vec_a.y, 2));
-      reinterpret_cast<longlong2*>(u)[sb_v] = sb_res;
+      *reinterpret_cast<longlong2*>(&u[2 * sb_v]) = sb_res;
     }
     sb_done = sb_vectors * 2;
   }

@@ -348,27 +348,39 @@ def sb_vectorized_s0(ids: Pointer[Int64, ImmUntrackedOrigin],
     var sb_total = N * C
     var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    var sb_done = 0  # elements written by the vector loop
+    # Elements written by the vector loop.
+    var sb_done = 0
     # 4-lane vectors need every vector-accessed buffer 16-byte aligned.
-    if (Int(g) & 15) == 0:
+    if Int(g) % 16 == 0:
         var sb_vectors = sb_total // 4
-        for sb_v in range(sb_first, sb_vectors, sb_stride):
-            var sb_res = SIMD[DType.float32, 4]()
-            var i: Int
-            var c: Int
-            i = (4 * sb_v + 0) // C
-            c = (4 * sb_v + 0) % C
-            sb_res[0] = w[unsafe_offset=Int(ids[unsafe_offset=i]) * C + c]
-            i = (4 * sb_v + 1) // C
-            c = (4 * sb_v + 1) % C
-            sb_res[1] = w[unsafe_offset=Int(ids[unsafe_offset=i]) * C + c]
-            i = (4 * sb_v + 2) // C
-            c = (4 * sb_v + 2) % C
-            sb_res[2] = w[unsafe_offset=Int(ids[unsafe_offset=i]) * C + c]
-            i = (4 * sb_v + 3) // C
-            c = (4 * sb_v + 3) % C
-            sb_res[3] = w[unsafe_offset=Int(ids[unsafe_offset=i]) * C + c]
-            g.unsafe_store[width=4, alignment=16](4 * sb_v, sb_res)
+        # Rows of whole vectors: the reads along a row load as vectors too.
+        if C % 4 == 0 and Int(w) % 16 == 0:
+            for sb_v in range(sb_first, sb_vectors, sb_stride):
+                var i = 4 * sb_v // C
+                var c = 4 * sb_v % C
+                var sb_row0 = w.unsafe_load[width=4, alignment=16](Int(ids[unsafe_offset=i]) * C + c)
+                var sb_res = SIMD[DType.float32, 4](Float32(0.0))
+                sb_res[0] = sb_row0[0]
+                sb_res[1] = sb_row0[1]
+                sb_res[2] = sb_row0[2]
+                sb_res[3] = sb_row0[3]
+                g.unsafe_store[width=4, alignment=16](4 * sb_v, sb_res)
+        else:
+            for sb_v in range(sb_first, sb_vectors, sb_stride):
+                var sb_res = SIMD[DType.float32, 4](Float32(0.0))
+                var i = 4 * sb_v // C
+                var c = 4 * sb_v % C
+                sb_res[0] = w[unsafe_offset=Int(ids[unsafe_offset=i]) * C + c]
+                i = (4 * sb_v + 1) // C
+                c = (4 * sb_v + 1) % C
+                sb_res[1] = w[unsafe_offset=Int(ids[unsafe_offset=i]) * C + c]
+                i = (4 * sb_v + 2) // C
+                c = (4 * sb_v + 2) % C
+                sb_res[2] = w[unsafe_offset=Int(ids[unsafe_offset=i]) * C + c]
+                i = (4 * sb_v + 3) // C
+                c = (4 * sb_v + 3) % C
+                sb_res[3] = w[unsafe_offset=Int(ids[unsafe_offset=i]) * C + c]
+                g.unsafe_store[width=4, alignment=16](4 * sb_v, sb_res)
         sb_done = sb_vectors * 4
     # The scalar tail (everything when a buffer is not aligned).
     for sb_t in range(sb_done + sb_first, sb_total, sb_stride):
@@ -386,14 +398,15 @@ def sb_vectorized_s1(a: Pointer[Int64, ImmUntrackedOrigin], b: Pointer[Int64, Im
     var sb_total = N
     var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    var sb_done = 0  # elements written by the vector loop
+    # Elements written by the vector loop.
+    var sb_done = 0
     # 2-lane vectors need every vector-accessed buffer 16-byte aligned.
-    if ((Int(b) | Int(a) | Int(q)) & 15) == 0:
+    if Int(b) % 16 == 0 and Int(a) % 16 == 0 and Int(q) % 16 == 0:
         var sb_vectors = sb_total // 2
         for sb_v in range(sb_first, sb_vectors, sb_stride):
             var sb_vec_b = b.unsafe_load[width=2, alignment=16](2 * sb_v)
             var sb_vec_a = a.unsafe_load[width=2, alignment=16](2 * sb_v)
-            var sb_res = SIMD[DType.int64, 2]()
+            var sb_res = SIMD[DType.int64, 2](Int64(0))
             sb_res[0] = Int64(0) if sb_vec_b[0] == Int64(0) else (-sb_vec_a[0] if sb_vec_b[0] == Int64(-1) else sb_div_i64(sb_vec_a[0], Int64(1) if sb_vec_b[0] == Int64(0) or sb_vec_b[0] == Int64(-1) else sb_vec_b[0]))
             sb_res[1] = Int64(0) if sb_vec_b[1] == Int64(0) else (-sb_vec_a[1] if sb_vec_b[1] == Int64(-1) else sb_div_i64(sb_vec_a[1], Int64(1) if sb_vec_b[1] == Int64(0) or sb_vec_b[1] == Int64(-1) else sb_vec_b[1]))
             q.unsafe_store[width=2, alignment=16](2 * sb_v, sb_res)
@@ -413,14 +426,15 @@ def sb_vectorized_s2(a: Pointer[Int64, ImmUntrackedOrigin], b: Pointer[Int64, Im
     var sb_total = N
     var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    var sb_done = 0  # elements written by the vector loop
+    # Elements written by the vector loop.
+    var sb_done = 0
     # 2-lane vectors need every vector-accessed buffer 16-byte aligned.
-    if ((Int(b) | Int(a) | Int(r)) & 15) == 0:
+    if Int(b) % 16 == 0 and Int(a) % 16 == 0 and Int(r) % 16 == 0:
         var sb_vectors = sb_total // 2
         for sb_v in range(sb_first, sb_vectors, sb_stride):
             var sb_vec_b = b.unsafe_load[width=2, alignment=16](2 * sb_v)
             var sb_vec_a = a.unsafe_load[width=2, alignment=16](2 * sb_v)
-            var sb_res = SIMD[DType.int64, 2]()
+            var sb_res = SIMD[DType.int64, 2](Int64(0))
             sb_res[0] = Int64(0) if sb_vec_b[0] == Int64(0) or sb_vec_b[0] == Int64(-1) else sb_mod_i64(sb_vec_a[0], Int64(1) if sb_vec_b[0] == Int64(0) or sb_vec_b[0] == Int64(-1) else sb_vec_b[0])
             sb_res[1] = Int64(0) if sb_vec_b[1] == Int64(0) or sb_vec_b[1] == Int64(-1) else sb_mod_i64(sb_vec_a[1], Int64(1) if sb_vec_b[1] == Int64(0) or sb_vec_b[1] == Int64(-1) else sb_vec_b[1])
             r.unsafe_store[width=2, alignment=16](2 * sb_v, sb_res)
@@ -440,14 +454,15 @@ def sb_vectorized_s3(a: Pointer[Int64, ImmUntrackedOrigin], b: Pointer[Int64, Im
     var sb_total = N
     var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    var sb_done = 0  # elements written by the vector loop
+    # Elements written by the vector loop.
+    var sb_done = 0
     # 2-lane vectors need every vector-accessed buffer 16-byte aligned.
-    if ((Int(a) | Int(b) | Int(m)) & 15) == 0:
+    if Int(a) % 16 == 0 and Int(b) % 16 == 0 and Int(m) % 16 == 0:
         var sb_vectors = sb_total // 2
         for sb_v in range(sb_first, sb_vectors, sb_stride):
             var sb_vec_a = a.unsafe_load[width=2, alignment=16](2 * sb_v)
             var sb_vec_b = b.unsafe_load[width=2, alignment=16](2 * sb_v)
-            var sb_res = SIMD[DType.int64, 2]()
+            var sb_res = SIMD[DType.int64, 2](Int64(0))
             sb_res[0] = sb_max(sb_vec_a[0], sb_vec_b[0] * Int64(7)) if sb_vec_a[0] > Int64(0) else sb_min(sb_vec_a[0], -sb_vec_b[0])
             sb_res[1] = sb_max(sb_vec_a[1], sb_vec_b[1] * Int64(7)) if sb_vec_a[1] > Int64(0) else sb_min(sb_vec_a[1], -sb_vec_b[1])
             m.unsafe_store[width=2, alignment=16](2 * sb_v, sb_res)
@@ -493,13 +508,14 @@ def sb_vectorized_s6(a: Pointer[Int64, ImmUntrackedOrigin], f: Pointer[Float64, 
     var sb_total = N
     var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    var sb_done = 0  # elements written by the vector loop
+    # Elements written by the vector loop.
+    var sb_done = 0
     # 2-lane vectors need every vector-accessed buffer 16-byte aligned.
-    if ((Int(a) | Int(f)) & 15) == 0:
+    if Int(a) % 16 == 0 and Int(f) % 16 == 0:
         var sb_vectors = sb_total // 2
         for sb_v in range(sb_first, sb_vectors, sb_stride):
             var sb_vec_a = a.unsafe_load[width=2, alignment=16](2 * sb_v)
-            var sb_res = SIMD[DType.float64, 2]()
+            var sb_res = SIMD[DType.float64, 2](Float64(0.0))
             sb_res[0] = Float64(sb_vec_a[0]) * Float64(0.5)
             sb_res[1] = Float64(sb_vec_a[1]) * Float64(0.5)
             f.unsafe_store[width=2, alignment=16](2 * sb_v, sb_res)
@@ -519,13 +535,14 @@ def sb_vectorized_s7(b: Pointer[Int64, ImmUntrackedOrigin], t: Pointer[Int32, Mu
     var sb_total = N
     var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    var sb_done = 0  # elements written by the vector loop
+    # Elements written by the vector loop.
+    var sb_done = 0
     # 2-lane vectors need every vector-accessed buffer 16-byte aligned.
-    if ((Int(b) | Int(t)) & 15) == 0:
+    if Int(b) % 16 == 0 and Int(t) % 16 == 0:
         var sb_vectors = sb_total // 2
         for sb_v in range(sb_first, sb_vectors, sb_stride):
             var sb_vec_b = b.unsafe_load[width=2, alignment=16](2 * sb_v)
-            var sb_res = SIMD[DType.int32, 2]()
+            var sb_res = SIMD[DType.int32, 2](Int32(0))
             sb_res[0] = Int32(sb_vec_b[0]) * Int32(3)
             sb_res[1] = Int32(sb_vec_b[1]) * Int32(3)
             t.unsafe_store[width=2, alignment=8](2 * sb_v, sb_res)
@@ -545,14 +562,15 @@ def sb_vectorized_s8(a: Pointer[Int64, ImmUntrackedOrigin], t: Pointer[Int32, Im
     var sb_total = N
     var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    var sb_done = 0  # elements written by the vector loop
+    # Elements written by the vector loop.
+    var sb_done = 0
     # 2-lane vectors need every vector-accessed buffer 16-byte aligned.
-    if ((Int(t) | Int(a) | Int(u)) & 15) == 0:
+    if Int(t) % 16 == 0 and Int(a) % 16 == 0 and Int(u) % 16 == 0:
         var sb_vectors = sb_total // 2
         for sb_v in range(sb_first, sb_vectors, sb_stride):
             var sb_vec_t = t.unsafe_load[width=2, alignment=8](2 * sb_v)
             var sb_vec_a = a.unsafe_load[width=2, alignment=16](2 * sb_v)
-            var sb_res = SIMD[DType.int64, 2]()
+            var sb_res = SIMD[DType.int64, 2](Int64(0))
             sb_res[0] = Int64(sb_vec_t[0]) + sb_vec_a[0] * Int64(2)
             sb_res[1] = Int64(sb_vec_t[1]) + sb_vec_a[1] * Int64(2)
             u.unsafe_store[width=2, alignment=16](2 * sb_v, sb_res)

@@ -198,20 +198,21 @@ __global__ void __launch_bounds__(128) sb_thread_per_output_s8(
 __global__ void __launch_bounds__(256) sb_vectorized_s0(
     const float* __restrict__ x, float* __restrict__ a, const int64_t N) {
   const int64_t sb_total = N;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
-  int64_t sb_done = 0;  // elements written by the vector loop
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
+  // Elements written by the vector loop.
+  int64_t sb_done = 0;
   // 4-lane vectors need every vector-accessed buffer 16-byte aligned.
-  if ((((uintptr_t)x | (uintptr_t)a) & 15) == 0) {
+  if ((uintptr_t)x % 16 == 0 && (uintptr_t)a % 16 == 0) {
     const int64_t sb_vectors = sb_total / 4;
     for (int64_t sb_v = sb_first; sb_v < sb_vectors; sb_v += sb_stride) {
-      const float4 sb_vec_x = reinterpret_cast<const float4*>(x)[sb_v];
-      float4 sb_res;
+      const float4 sb_vec_x = *reinterpret_cast<const float4*>(&x[4 * sb_v]);
+      float4 sb_res = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
       sb_res.x = sb_vec_x.x > 2.0f ? sb_vec_x.x : log1pf(expf(sb_vec_x.x));
       sb_res.y = sb_vec_x.y > 2.0f ? sb_vec_x.y : log1pf(expf(sb_vec_x.y));
       sb_res.z = sb_vec_x.z > 2.0f ? sb_vec_x.z : log1pf(expf(sb_vec_x.z));
       sb_res.w = sb_vec_x.w > 2.0f ? sb_vec_x.w : log1pf(expf(sb_vec_x.w));
-      reinterpret_cast<float4*>(a)[sb_v] = sb_res;
+      *reinterpret_cast<float4*>(&a[4 * sb_v]) = sb_res;
     }
     sb_done = sb_vectors * 4;
   }
@@ -226,20 +227,21 @@ __global__ void __launch_bounds__(256) sb_vectorized_s0(
 __global__ void __launch_bounds__(256) sb_vectorized_s1(
     const float* __restrict__ x, float* __restrict__ c, const int64_t N) {
   const int64_t sb_total = N;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
-  int64_t sb_done = 0;  // elements written by the vector loop
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
+  // Elements written by the vector loop.
+  int64_t sb_done = 0;
   // 4-lane vectors need every vector-accessed buffer 16-byte aligned.
-  if ((((uintptr_t)x | (uintptr_t)c) & 15) == 0) {
+  if ((uintptr_t)x % 16 == 0 && (uintptr_t)c % 16 == 0) {
     const int64_t sb_vectors = sb_total / 4;
     for (int64_t sb_v = sb_first; sb_v < sb_vectors; sb_v += sb_stride) {
-      const float4 sb_vec_x = reinterpret_cast<const float4*>(x)[sb_v];
-      float4 sb_res;
+      const float4 sb_vec_x = *reinterpret_cast<const float4*>(&x[4 * sb_v]);
+      float4 sb_res = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
       sb_res.x = expf(sb_vec_x.x > 0.0f ? -sb_vec_x.x : sb_vec_x.x);
       sb_res.y = expf(sb_vec_x.y > 0.0f ? -sb_vec_x.y : sb_vec_x.y);
       sb_res.z = expf(sb_vec_x.z > 0.0f ? -sb_vec_x.z : sb_vec_x.z);
       sb_res.w = expf(sb_vec_x.w > 0.0f ? -sb_vec_x.w : sb_vec_x.w);
-      reinterpret_cast<float4*>(c)[sb_v] = sb_res;
+      *reinterpret_cast<float4*>(&c[4 * sb_v]) = sb_res;
     }
     sb_done = sb_vectors * 4;
   }
@@ -254,20 +256,21 @@ __global__ void __launch_bounds__(256) sb_vectorized_s1(
 __global__ void __launch_bounds__(256) sb_vectorized_s2(
     const float* __restrict__ x, float* __restrict__ d, const int64_t N) {
   const int64_t sb_total = N;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
-  int64_t sb_done = 0;  // elements written by the vector loop
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
+  // Elements written by the vector loop.
+  int64_t sb_done = 0;
   // 4-lane vectors need every vector-accessed buffer 16-byte aligned.
-  if ((((uintptr_t)x | (uintptr_t)d) & 15) == 0) {
+  if ((uintptr_t)x % 16 == 0 && (uintptr_t)d % 16 == 0) {
     const int64_t sb_vectors = sb_total / 4;
     for (int64_t sb_v = sb_first; sb_v < sb_vectors; sb_v += sb_stride) {
-      const float4 sb_vec_x = reinterpret_cast<const float4*>(x)[sb_v];
-      float4 sb_res;
+      const float4 sb_vec_x = *reinterpret_cast<const float4*>(&x[4 * sb_v]);
+      float4 sb_res = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
       sb_res.x = log1pf(sb_vec_x.x > 0.0f ? expf(-sb_vec_x.x) : expf(sb_vec_x.x)) + sb_max_f32(sb_vec_x.x, 0.0f);
       sb_res.y = log1pf(sb_vec_x.y > 0.0f ? expf(-sb_vec_x.y) : expf(sb_vec_x.y)) + sb_max_f32(sb_vec_x.y, 0.0f);
       sb_res.z = log1pf(sb_vec_x.z > 0.0f ? expf(-sb_vec_x.z) : expf(sb_vec_x.z)) + sb_max_f32(sb_vec_x.z, 0.0f);
       sb_res.w = log1pf(sb_vec_x.w > 0.0f ? expf(-sb_vec_x.w) : expf(sb_vec_x.w)) + sb_max_f32(sb_vec_x.w, 0.0f);
-      reinterpret_cast<float4*>(d)[sb_v] = sb_res;
+      *reinterpret_cast<float4*>(&d[4 * sb_v]) = sb_res;
     }
     sb_done = sb_vectors * 4;
   }
@@ -282,20 +285,21 @@ __global__ void __launch_bounds__(256) sb_vectorized_s2(
 __global__ void __launch_bounds__(256) sb_vectorized_s3(
     const float* __restrict__ x, int32_t* __restrict__ k, const int64_t N) {
   const int64_t sb_total = N;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
-  int64_t sb_done = 0;  // elements written by the vector loop
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
+  // Elements written by the vector loop.
+  int64_t sb_done = 0;
   // 4-lane vectors need every vector-accessed buffer 16-byte aligned.
-  if ((((uintptr_t)x | (uintptr_t)k) & 15) == 0) {
+  if ((uintptr_t)x % 16 == 0 && (uintptr_t)k % 16 == 0) {
     const int64_t sb_vectors = sb_total / 4;
     for (int64_t sb_v = sb_first; sb_v < sb_vectors; sb_v += sb_stride) {
-      const float4 sb_vec_x = reinterpret_cast<const float4*>(x)[sb_v];
-      int4 sb_res;
+      const float4 sb_vec_x = *reinterpret_cast<const float4*>(&x[4 * sb_v]);
+      int4 sb_res = make_int4(0, 0, 0, 0);
       sb_res.x = sb_f32_to_i32(expf(sb_min_f32(sb_vec_x.x, 3.0f)));
       sb_res.y = sb_f32_to_i32(expf(sb_min_f32(sb_vec_x.y, 3.0f)));
       sb_res.z = sb_f32_to_i32(expf(sb_min_f32(sb_vec_x.z, 3.0f)));
       sb_res.w = sb_f32_to_i32(expf(sb_min_f32(sb_vec_x.w, 3.0f)));
-      reinterpret_cast<int4*>(k)[sb_v] = sb_res;
+      *reinterpret_cast<int4*>(&k[4 * sb_v]) = sb_res;
     }
     sb_done = sb_vectors * 4;
   }
@@ -310,20 +314,21 @@ __global__ void __launch_bounds__(256) sb_vectorized_s3(
 __global__ void __launch_bounds__(256) sb_vectorized_s4(
     const float* __restrict__ m, float* __restrict__ b, const int64_t H, const int64_t W) {
   const int64_t sb_total = H * W;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
-  int64_t sb_done = 0;  // elements written by the vector loop
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
+  // Elements written by the vector loop.
+  int64_t sb_done = 0;
   // 4-lane vectors need every vector-accessed buffer 16-byte aligned.
-  if ((((uintptr_t)m | (uintptr_t)b) & 15) == 0) {
+  if ((uintptr_t)m % 16 == 0 && (uintptr_t)b % 16 == 0) {
     const int64_t sb_vectors = sb_total / 4;
     for (int64_t sb_v = sb_first; sb_v < sb_vectors; sb_v += sb_stride) {
-      const float4 sb_vec_m = reinterpret_cast<const float4*>(m)[sb_v];
-      float4 sb_res;
+      const float4 sb_vec_m = *reinterpret_cast<const float4*>(&m[4 * sb_v]);
+      float4 sb_res = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
       sb_res.x = sb_max_f32(expf(sb_vec_m.x), 0.5f) * (sb_vec_m.x < 0.0f ? tanhf(sb_vec_m.x) : sb_vec_m.x);
       sb_res.y = sb_max_f32(expf(sb_vec_m.y), 0.5f) * (sb_vec_m.y < 0.0f ? tanhf(sb_vec_m.y) : sb_vec_m.y);
       sb_res.z = sb_max_f32(expf(sb_vec_m.z), 0.5f) * (sb_vec_m.z < 0.0f ? tanhf(sb_vec_m.z) : sb_vec_m.z);
       sb_res.w = sb_max_f32(expf(sb_vec_m.w), 0.5f) * (sb_vec_m.w < 0.0f ? tanhf(sb_vec_m.w) : sb_vec_m.w);
-      reinterpret_cast<float4*>(b)[sb_v] = sb_res;
+      *reinterpret_cast<float4*>(&b[4 * sb_v]) = sb_res;
     }
     sb_done = sb_vectors * 4;
   }
@@ -339,64 +344,45 @@ __global__ void __launch_bounds__(256) sb_vectorized_s4(
 __global__ void __launch_bounds__(256) sb_vectorized_s5(
     const float* __restrict__ z, float* __restrict__ e, const int64_t H, const int64_t W) {
   const int64_t sb_total = H * W;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
-  int64_t sb_done = 0;  // elements written by the vector loop
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
+  // Elements written by the vector loop.
+  int64_t sb_done = 0;
   // 4-lane vectors need every vector-accessed buffer 16-byte aligned.
-  if ((((uintptr_t)z | (uintptr_t)e) & 15) == 0) {
+  if ((uintptr_t)z % 16 == 0 && (uintptr_t)e % 16 == 0) {
     const int64_t sb_vectors = sb_total / 4;
     for (int64_t sb_v = sb_first; sb_v < sb_vectors; sb_v += sb_stride) {
-      const float4 sb_vec_z = reinterpret_cast<const float4*>(z)[sb_v];
-      float4 sb_res;
-      {
-        const int64_t sb_t = 4 * sb_v + 0;
-        const int64_t i = sb_t / W;
-        const int64_t j = sb_t % W;
-        const int64_t sb_ld0_z_i1 = j - 1;
-        const float sb_ld0_z =
-            (sb_ld0_z_i1 >= 0 && sb_ld0_z_i1 < W) ? z[i * W + sb_ld0_z_i1] : 0.0f;
-        const int64_t sb_ld1_z_i1 = j + 1;
-        const float sb_ld1_z =
-            (sb_ld1_z_i1 >= 0 && sb_ld1_z_i1 < W) ? z[i * W + sb_ld1_z_i1] : 0.0f;
-        sb_res.x = sb_ld0_z > 0.0f ? expf(sb_ld1_z) : sb_vec_z.x;
-      }
-      {
-        const int64_t sb_t = 4 * sb_v + 1;
-        const int64_t i = sb_t / W;
-        const int64_t j = sb_t % W;
-        const int64_t sb_ld2_z_i1 = j - 1;
-        const float sb_ld2_z =
-            (sb_ld2_z_i1 >= 0 && sb_ld2_z_i1 < W) ? z[i * W + sb_ld2_z_i1] : 0.0f;
-        const int64_t sb_ld3_z_i1 = j + 1;
-        const float sb_ld3_z =
-            (sb_ld3_z_i1 >= 0 && sb_ld3_z_i1 < W) ? z[i * W + sb_ld3_z_i1] : 0.0f;
-        sb_res.y = sb_ld2_z > 0.0f ? expf(sb_ld3_z) : sb_vec_z.y;
-      }
-      {
-        const int64_t sb_t = 4 * sb_v + 2;
-        const int64_t i = sb_t / W;
-        const int64_t j = sb_t % W;
-        const int64_t sb_ld4_z_i1 = j - 1;
-        const float sb_ld4_z =
-            (sb_ld4_z_i1 >= 0 && sb_ld4_z_i1 < W) ? z[i * W + sb_ld4_z_i1] : 0.0f;
-        const int64_t sb_ld5_z_i1 = j + 1;
-        const float sb_ld5_z =
-            (sb_ld5_z_i1 >= 0 && sb_ld5_z_i1 < W) ? z[i * W + sb_ld5_z_i1] : 0.0f;
-        sb_res.z = sb_ld4_z > 0.0f ? expf(sb_ld5_z) : sb_vec_z.z;
-      }
-      {
-        const int64_t sb_t = 4 * sb_v + 3;
-        const int64_t i = sb_t / W;
-        const int64_t j = sb_t % W;
-        const int64_t sb_ld6_z_i1 = j - 1;
-        const float sb_ld6_z =
-            (sb_ld6_z_i1 >= 0 && sb_ld6_z_i1 < W) ? z[i * W + sb_ld6_z_i1] : 0.0f;
-        const int64_t sb_ld7_z_i1 = j + 1;
-        const float sb_ld7_z =
-            (sb_ld7_z_i1 >= 0 && sb_ld7_z_i1 < W) ? z[i * W + sb_ld7_z_i1] : 0.0f;
-        sb_res.w = sb_ld6_z > 0.0f ? expf(sb_ld7_z) : sb_vec_z.w;
-      }
-      reinterpret_cast<float4*>(e)[sb_v] = sb_res;
+      const float4 sb_vec_z = *reinterpret_cast<const float4*>(&z[4 * sb_v]);
+      float4 sb_res = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+      int64_t i = 4 * sb_v / W;
+      int64_t j = 4 * sb_v % W;
+      const int64_t sb_ld0_z_i1 = j - 1;
+      const float sb_ld0_z = (sb_ld0_z_i1 >= 0 && sb_ld0_z_i1 < W) ? z[i * W + sb_ld0_z_i1] : 0.0f;
+      const int64_t sb_ld1_z_i1 = j + 1;
+      const float sb_ld1_z = (sb_ld1_z_i1 >= 0 && sb_ld1_z_i1 < W) ? z[i * W + sb_ld1_z_i1] : 0.0f;
+      sb_res.x = sb_ld0_z > 0.0f ? expf(sb_ld1_z) : sb_vec_z.x;
+      i = (4 * sb_v + 1) / W;
+      j = (4 * sb_v + 1) % W;
+      const int64_t sb_ld2_z_i1 = j - 1;
+      const float sb_ld2_z = (sb_ld2_z_i1 >= 0 && sb_ld2_z_i1 < W) ? z[i * W + sb_ld2_z_i1] : 0.0f;
+      const int64_t sb_ld3_z_i1 = j + 1;
+      const float sb_ld3_z = (sb_ld3_z_i1 >= 0 && sb_ld3_z_i1 < W) ? z[i * W + sb_ld3_z_i1] : 0.0f;
+      sb_res.y = sb_ld2_z > 0.0f ? expf(sb_ld3_z) : sb_vec_z.y;
+      i = (4 * sb_v + 2) / W;
+      j = (4 * sb_v + 2) % W;
+      const int64_t sb_ld4_z_i1 = j - 1;
+      const float sb_ld4_z = (sb_ld4_z_i1 >= 0 && sb_ld4_z_i1 < W) ? z[i * W + sb_ld4_z_i1] : 0.0f;
+      const int64_t sb_ld5_z_i1 = j + 1;
+      const float sb_ld5_z = (sb_ld5_z_i1 >= 0 && sb_ld5_z_i1 < W) ? z[i * W + sb_ld5_z_i1] : 0.0f;
+      sb_res.z = sb_ld4_z > 0.0f ? expf(sb_ld5_z) : sb_vec_z.z;
+      i = (4 * sb_v + 3) / W;
+      j = (4 * sb_v + 3) % W;
+      const int64_t sb_ld6_z_i1 = j - 1;
+      const float sb_ld6_z = (sb_ld6_z_i1 >= 0 && sb_ld6_z_i1 < W) ? z[i * W + sb_ld6_z_i1] : 0.0f;
+      const int64_t sb_ld7_z_i1 = j + 1;
+      const float sb_ld7_z = (sb_ld7_z_i1 >= 0 && sb_ld7_z_i1 < W) ? z[i * W + sb_ld7_z_i1] : 0.0f;
+      sb_res.w = sb_ld6_z > 0.0f ? expf(sb_ld7_z) : sb_vec_z.w;
+      *reinterpret_cast<float4*>(&e[4 * sb_v]) = sb_res;
     }
     sb_done = sb_vectors * 4;
   }
@@ -416,39 +402,28 @@ __global__ void __launch_bounds__(256) sb_vectorized_s5(
 __global__ void __launch_bounds__(256) sb_vectorized_s6(
     const float* __restrict__ m, float* __restrict__ t, const int64_t H, const int64_t W) {
   const int64_t sb_total = W * H;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
-  int64_t sb_done = 0;  // elements written by the vector loop
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
+  // Elements written by the vector loop.
+  int64_t sb_done = 0;
   // 4-lane vectors need every vector-accessed buffer 16-byte aligned.
-  if ((((uintptr_t)t) & 15) == 0) {
+  if ((uintptr_t)t % 16 == 0) {
     const int64_t sb_vectors = sb_total / 4;
     for (int64_t sb_v = sb_first; sb_v < sb_vectors; sb_v += sb_stride) {
-      float4 sb_res;
-      {
-        const int64_t sb_t = 4 * sb_v + 0;
-        const int64_t j = sb_t / H;
-        const int64_t i = sb_t % H;
-        sb_res.x = m[i * W + j] > 0.0f ? m[i * W + j] : expm1f(m[i * W + j]);
-      }
-      {
-        const int64_t sb_t = 4 * sb_v + 1;
-        const int64_t j = sb_t / H;
-        const int64_t i = sb_t % H;
-        sb_res.y = m[i * W + j] > 0.0f ? m[i * W + j] : expm1f(m[i * W + j]);
-      }
-      {
-        const int64_t sb_t = 4 * sb_v + 2;
-        const int64_t j = sb_t / H;
-        const int64_t i = sb_t % H;
-        sb_res.z = m[i * W + j] > 0.0f ? m[i * W + j] : expm1f(m[i * W + j]);
-      }
-      {
-        const int64_t sb_t = 4 * sb_v + 3;
-        const int64_t j = sb_t / H;
-        const int64_t i = sb_t % H;
-        sb_res.w = m[i * W + j] > 0.0f ? m[i * W + j] : expm1f(m[i * W + j]);
-      }
-      reinterpret_cast<float4*>(t)[sb_v] = sb_res;
+      float4 sb_res = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+      int64_t j = 4 * sb_v / H;
+      int64_t i = 4 * sb_v % H;
+      sb_res.x = m[i * W + j] > 0.0f ? m[i * W + j] : expm1f(m[i * W + j]);
+      j = (4 * sb_v + 1) / H;
+      i = (4 * sb_v + 1) % H;
+      sb_res.y = m[i * W + j] > 0.0f ? m[i * W + j] : expm1f(m[i * W + j]);
+      j = (4 * sb_v + 2) / H;
+      i = (4 * sb_v + 2) % H;
+      sb_res.z = m[i * W + j] > 0.0f ? m[i * W + j] : expm1f(m[i * W + j]);
+      j = (4 * sb_v + 3) / H;
+      i = (4 * sb_v + 3) % H;
+      sb_res.w = m[i * W + j] > 0.0f ? m[i * W + j] : expm1f(m[i * W + j]);
+      *reinterpret_cast<float4*>(&t[4 * sb_v]) = sb_res;
     }
     sb_done = sb_vectors * 4;
   }
@@ -481,36 +456,25 @@ __global__ void __launch_bounds__(256) sb_vectorized_s8(
     const float* __restrict__ m, const float* __restrict__ mx, float* __restrict__ p,
     const int64_t H, const int64_t W) {
   const int64_t sb_total = H * W;
-  const int64_t sb_first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t sb_stride = (int64_t)blockDim.x * gridDim.x;
-  int64_t sb_done = 0;  // elements written by the vector loop
+  const int64_t sb_first = (int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x;
+  const int64_t sb_stride = (int64_t)blockDim.x * (int64_t)gridDim.x;
+  // Elements written by the vector loop.
+  int64_t sb_done = 0;
   // 4-lane vectors need every vector-accessed buffer 16-byte aligned.
-  if ((((uintptr_t)m | (uintptr_t)p) & 15) == 0) {
+  if ((uintptr_t)m % 16 == 0 && (uintptr_t)p % 16 == 0) {
     const int64_t sb_vectors = sb_total / 4;
     for (int64_t sb_v = sb_first; sb_v < sb_vectors; sb_v += sb_stride) {
-      const float4 sb_vec_m = reinterpret_cast<const float4*>(m)[sb_v];
-      float4 sb_res;
-      {
-        const int64_t sb_t = 4 * sb_v + 0;
-        const int64_t i = sb_t / W;
-        sb_res.x = sb_vec_m.x > mx[i] - 1.0f ? expf(sb_vec_m.x - mx[i]) : 0.0f;
-      }
-      {
-        const int64_t sb_t = 4 * sb_v + 1;
-        const int64_t i = sb_t / W;
-        sb_res.y = sb_vec_m.y > mx[i] - 1.0f ? expf(sb_vec_m.y - mx[i]) : 0.0f;
-      }
-      {
-        const int64_t sb_t = 4 * sb_v + 2;
-        const int64_t i = sb_t / W;
-        sb_res.z = sb_vec_m.z > mx[i] - 1.0f ? expf(sb_vec_m.z - mx[i]) : 0.0f;
-      }
-      {
-        const int64_t sb_t = 4 * sb_v + 3;
-        const int64_t i = sb_t / W;
-        sb_res.w = sb_vec_m.w > mx[i] - 1.0f ? expf(sb_vec_m.w - mx[i]) : 0.0f;
-      }
-      reinterpret_cast<float4*>(p)[sb_v] = sb_res;
+      const float4 sb_vec_m = *reinterpret_cast<const float4*>(&m[4 * sb_v]);
+      float4 sb_res = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+      int64_t i = 4 * sb_v / W;
+      sb_res.x = sb_vec_m.x > mx[i] - 1.0f ? expf(sb_vec_m.x - mx[i]) : 0.0f;
+      i = (4 * sb_v + 1) / W;
+      sb_res.y = sb_vec_m.y > mx[i] - 1.0f ? expf(sb_vec_m.y - mx[i]) : 0.0f;
+      i = (4 * sb_v + 2) / W;
+      sb_res.z = sb_vec_m.z > mx[i] - 1.0f ? expf(sb_vec_m.z - mx[i]) : 0.0f;
+      i = (4 * sb_v + 3) / W;
+      sb_res.w = sb_vec_m.w > mx[i] - 1.0f ? expf(sb_vec_m.w - mx[i]) : 0.0f;
+      *reinterpret_cast<float4*>(&p[4 * sb_v]) = sb_res;
     }
     sb_done = sb_vectors * 4;
   }

@@ -245,13 +245,14 @@ def sb_vectorized_s0(x: Pointer[Float32, ImmUntrackedOrigin],
     var sb_total = N
     var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    var sb_done = 0  # elements written by the vector loop
+    # Elements written by the vector loop.
+    var sb_done = 0
     # 4-lane vectors need every vector-accessed buffer 16-byte aligned.
-    if ((Int(x) | Int(a)) & 15) == 0:
+    if Int(x) % 16 == 0 and Int(a) % 16 == 0:
         var sb_vectors = sb_total // 4
         for sb_v in range(sb_first, sb_vectors, sb_stride):
             var sb_vec_x = x.unsafe_load[width=4, alignment=16](4 * sb_v)
-            var sb_res = SIMD[DType.float32, 4]()
+            var sb_res = SIMD[DType.float32, 4](Float32(0.0))
             sb_res[0] = sb_vec_x[0] if sb_vec_x[0] > Float32(2.0) else log1p(sb_exp_f32(sb_vec_x[0]))
             sb_res[1] = sb_vec_x[1] if sb_vec_x[1] > Float32(2.0) else log1p(sb_exp_f32(sb_vec_x[1]))
             sb_res[2] = sb_vec_x[2] if sb_vec_x[2] > Float32(2.0) else log1p(sb_exp_f32(sb_vec_x[2]))
@@ -273,13 +274,14 @@ def sb_vectorized_s1(x: Pointer[Float32, ImmUntrackedOrigin],
     var sb_total = N
     var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    var sb_done = 0  # elements written by the vector loop
+    # Elements written by the vector loop.
+    var sb_done = 0
     # 4-lane vectors need every vector-accessed buffer 16-byte aligned.
-    if ((Int(x) | Int(c)) & 15) == 0:
+    if Int(x) % 16 == 0 and Int(c) % 16 == 0:
         var sb_vectors = sb_total // 4
         for sb_v in range(sb_first, sb_vectors, sb_stride):
             var sb_vec_x = x.unsafe_load[width=4, alignment=16](4 * sb_v)
-            var sb_res = SIMD[DType.float32, 4]()
+            var sb_res = SIMD[DType.float32, 4](Float32(0.0))
             sb_res[0] = sb_exp_f32(-sb_vec_x[0] if sb_vec_x[0] > Float32(0.0) else sb_vec_x[0])
             sb_res[1] = sb_exp_f32(-sb_vec_x[1] if sb_vec_x[1] > Float32(0.0) else sb_vec_x[1])
             sb_res[2] = sb_exp_f32(-sb_vec_x[2] if sb_vec_x[2] > Float32(0.0) else sb_vec_x[2])
@@ -301,13 +303,14 @@ def sb_vectorized_s2(x: Pointer[Float32, ImmUntrackedOrigin],
     var sb_total = N
     var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    var sb_done = 0  # elements written by the vector loop
+    # Elements written by the vector loop.
+    var sb_done = 0
     # 4-lane vectors need every vector-accessed buffer 16-byte aligned.
-    if ((Int(x) | Int(d)) & 15) == 0:
+    if Int(x) % 16 == 0 and Int(d) % 16 == 0:
         var sb_vectors = sb_total // 4
         for sb_v in range(sb_first, sb_vectors, sb_stride):
             var sb_vec_x = x.unsafe_load[width=4, alignment=16](4 * sb_v)
-            var sb_res = SIMD[DType.float32, 4]()
+            var sb_res = SIMD[DType.float32, 4](Float32(0.0))
             sb_res[0] = log1p(sb_exp_f32(-sb_vec_x[0]) if sb_vec_x[0] > Float32(0.0) else sb_exp_f32(sb_vec_x[0])) + sb_max(sb_vec_x[0], Float32(0.0))
             sb_res[1] = log1p(sb_exp_f32(-sb_vec_x[1]) if sb_vec_x[1] > Float32(0.0) else sb_exp_f32(sb_vec_x[1])) + sb_max(sb_vec_x[1], Float32(0.0))
             sb_res[2] = log1p(sb_exp_f32(-sb_vec_x[2]) if sb_vec_x[2] > Float32(0.0) else sb_exp_f32(sb_vec_x[2])) + sb_max(sb_vec_x[2], Float32(0.0))
@@ -329,13 +332,14 @@ def sb_vectorized_s3(x: Pointer[Float32, ImmUntrackedOrigin], k: Pointer[Int32, 
     var sb_total = N
     var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    var sb_done = 0  # elements written by the vector loop
+    # Elements written by the vector loop.
+    var sb_done = 0
     # 4-lane vectors need every vector-accessed buffer 16-byte aligned.
-    if ((Int(x) | Int(k)) & 15) == 0:
+    if Int(x) % 16 == 0 and Int(k) % 16 == 0:
         var sb_vectors = sb_total // 4
         for sb_v in range(sb_first, sb_vectors, sb_stride):
             var sb_vec_x = x.unsafe_load[width=4, alignment=16](4 * sb_v)
-            var sb_res = SIMD[DType.int32, 4]()
+            var sb_res = SIMD[DType.int32, 4](Int32(0))
             sb_res[0] = sb_f32_to_i32(sb_exp_f32(sb_min(sb_vec_x[0], Float32(3.0))))
             sb_res[1] = sb_f32_to_i32(sb_exp_f32(sb_min(sb_vec_x[1], Float32(3.0))))
             sb_res[2] = sb_f32_to_i32(sb_exp_f32(sb_min(sb_vec_x[2], Float32(3.0))))
@@ -359,13 +363,14 @@ def sb_vectorized_s4(m: Pointer[Float32, ImmUntrackedOrigin],
     var sb_total = H * W
     var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    var sb_done = 0  # elements written by the vector loop
+    # Elements written by the vector loop.
+    var sb_done = 0
     # 4-lane vectors need every vector-accessed buffer 16-byte aligned.
-    if ((Int(m) | Int(b)) & 15) == 0:
+    if Int(m) % 16 == 0 and Int(b) % 16 == 0:
         var sb_vectors = sb_total // 4
         for sb_v in range(sb_first, sb_vectors, sb_stride):
             var sb_vec_m = m.unsafe_load[width=4, alignment=16](4 * sb_v)
-            var sb_res = SIMD[DType.float32, 4]()
+            var sb_res = SIMD[DType.float32, 4](Float32(0.0))
             sb_res[0] = sb_max(sb_exp_f32(sb_vec_m[0]), Float32(0.5)) * (tanh(sb_vec_m[0]) if sb_vec_m[0] < Float32(0.0) else sb_vec_m[0])
             sb_res[1] = sb_max(sb_exp_f32(sb_vec_m[1]), Float32(0.5)) * (tanh(sb_vec_m[1]) if sb_vec_m[1] < Float32(0.0) else sb_vec_m[1])
             sb_res[2] = sb_max(sb_exp_f32(sb_vec_m[2]), Float32(0.5)) * (tanh(sb_vec_m[2]) if sb_vec_m[2] < Float32(0.0) else sb_vec_m[2])
@@ -390,17 +395,16 @@ def sb_vectorized_s5(z: Pointer[Float32, ImmUntrackedOrigin],
     var sb_total = H * W
     var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    var sb_done = 0  # elements written by the vector loop
+    # Elements written by the vector loop.
+    var sb_done = 0
     # 4-lane vectors need every vector-accessed buffer 16-byte aligned.
-    if ((Int(z) | Int(e)) & 15) == 0:
+    if Int(z) % 16 == 0 and Int(e) % 16 == 0:
         var sb_vectors = sb_total // 4
         for sb_v in range(sb_first, sb_vectors, sb_stride):
             var sb_vec_z = z.unsafe_load[width=4, alignment=16](4 * sb_v)
-            var sb_res = SIMD[DType.float32, 4]()
-            var i: Int
-            var j: Int
-            i = (4 * sb_v + 0) // W
-            j = (4 * sb_v + 0) % W
+            var sb_res = SIMD[DType.float32, 4](Float32(0.0))
+            var i = 4 * sb_v // W
+            var j = 4 * sb_v % W
             var sb_ld0_z_i1 = j - 1
             var sb_ld0_z = (
                 z[unsafe_offset=i * W + sb_ld0_z_i1]
@@ -491,16 +495,15 @@ def sb_vectorized_s6(m: Pointer[Float32, ImmUntrackedOrigin],
     var sb_total = W * H
     var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    var sb_done = 0  # elements written by the vector loop
+    # Elements written by the vector loop.
+    var sb_done = 0
     # 4-lane vectors need every vector-accessed buffer 16-byte aligned.
-    if (Int(t) & 15) == 0:
+    if Int(t) % 16 == 0:
         var sb_vectors = sb_total // 4
         for sb_v in range(sb_first, sb_vectors, sb_stride):
-            var sb_res = SIMD[DType.float32, 4]()
-            var j: Int
-            var i: Int
-            j = (4 * sb_v + 0) // H
-            i = (4 * sb_v + 0) % H
+            var sb_res = SIMD[DType.float32, 4](Float32(0.0))
+            var j = 4 * sb_v // H
+            var i = 4 * sb_v % H
             sb_res[0] = m[unsafe_offset=i * W + j] if m[unsafe_offset=i * W + j] > Float32(0.0) else expm1(m[unsafe_offset=i * W + j])
             j = (4 * sb_v + 1) // H
             i = (4 * sb_v + 1) % H
@@ -551,15 +554,15 @@ def sb_vectorized_s8(m: Pointer[Float32, ImmUntrackedOrigin],
     var sb_total = H * W
     var sb_first = Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)
     var sb_stride = Int(block_dim.x) * Int(grid_dim.x)
-    var sb_done = 0  # elements written by the vector loop
+    # Elements written by the vector loop.
+    var sb_done = 0
     # 4-lane vectors need every vector-accessed buffer 16-byte aligned.
-    if ((Int(m) | Int(p)) & 15) == 0:
+    if Int(m) % 16 == 0 and Int(p) % 16 == 0:
         var sb_vectors = sb_total // 4
         for sb_v in range(sb_first, sb_vectors, sb_stride):
             var sb_vec_m = m.unsafe_load[width=4, alignment=16](4 * sb_v)
-            var sb_res = SIMD[DType.float32, 4]()
-            var i: Int
-            i = (4 * sb_v + 0) // W
+            var sb_res = SIMD[DType.float32, 4](Float32(0.0))
+            var i = 4 * sb_v // W
             sb_res[0] = sb_exp_f32(sb_vec_m[0] - mx[unsafe_offset=i]) if sb_vec_m[0] > mx[unsafe_offset=i] - Float32(1.0) else Float32(0.0)
             i = (4 * sb_v + 1) // W
             sb_res[1] = sb_exp_f32(sb_vec_m[1] - mx[unsafe_offset=i]) if sb_vec_m[1] > mx[unsafe_offset=i] - Float32(1.0) else Float32(0.0)
