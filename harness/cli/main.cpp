@@ -380,51 +380,31 @@ std::string format_verify_rows(const std::vector<sb::VerifyRecord>& records,
                           rows);
 }
 
-int cmd_verify(const Globals& g, const std::vector<std::string>& kernels,
-               const std::vector<std::string>& backends_asked, int seeds, bool verbose) {
-  std::vector<std::string> backends = select_backends(backends_asked);
-  std::vector<sb::Spec> all = load_specs(g);
-  auto specs = select_specs(all, kernels);
-  bool build_failed = false;
-  auto targets = build(g, specs, backends, build_failed);
-  sb::VerifyOptions vo;
-  vo.seeds = seeds;
-  auto records = sb::verify(targets, vo, progress);
-  std::cout << format_verify_rows(records, targets, verbose);
-  if (std::string traffic = sb::format_traffic_table(records); !traffic.empty())
-    std::cout << "\n" << traffic;
-  std::string failures = sb::format_verify_failures(records);
-  if (!failures.empty()) std::cout << "\n" << failures;
-  std::cout << "\n" << sb::format_verify_totals(records) << "\n";
-  return build_failed || !sb::failed_variants(records).empty() ? 1 : 0;
-}
-
-// {"<kernel>": FNV-1a-64 of its spec file} for the results context.
-nlohmann::json spec_hashes(const std::vector<sb::Target>& targets) {
-  nlohmann::json h = nlohmann::json::object();
-  for (const auto& t : targets) {
-    std::ifstream in(t.spec->path, std::ios::binary);
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    h[t.spec->name] = sb::hex64(sb::fnv1a64(ss.str()));
-  }
-  return h;
-}
-
-struct BenchFlags {
-  std::string out;
-  int repetitions = 5;  // compare's test needs at least 4 a side at alpha 0.05
-  double min_time = 0.05;
-  std::string sizes = "bench";
-  bool no_probes = false;
-};
+// Which of a spec's size lists a command runs at: bench's (bench, run, nightly) or verify's.
+enum class SizeList { Bench, Verify };
 
 // `--sizes`: "bench", "verify", or explicit points "N=1024,4096" (several names separated by
-// spaces or ';', their lists zipped as the spec's are: "M=64,128 N=32,64"). Explicit points
-// replace the bench lists of the selected specs (the emitted code does not depend on them).
+// spaces or ';', their lists zipped as the spec's are: "M=64,128 N=32,64"). Explicit points, or
+// the other list, replace list `use` of the selected specs (the emitted code does not depend on
+// them).
 void apply_sizes(const std::string& sizes, std::vector<sb::Spec>& all,
-                 const std::vector<const sb::Spec*>& chosen) {
-  if (sizes == "bench" || sizes == "verify") return;
+                 const std::vector<const sb::Spec*>& chosen, SizeList use = SizeList::Bench) {
+  auto is_chosen = [&](const sb::Spec& spec) {
+    return std::any_of(chosen.begin(), chosen.end(),
+                       [&](const sb::Spec* c) { return c->name == spec.name; });
+  };
+  auto list = [&](sb::SizeParam& p) -> std::vector<int64_t>& {
+    return use == SizeList::Bench ? p.bench : p.verify;
+  };
+  if (sizes == "bench" || sizes == "verify") {
+    // bench's own list is the default; verify at the bench sizes copies them (bench keeps the
+    // verify list: `--sizes verify` there picks it by BenchOptions::verify_sizes).
+    if (use == SizeList::Verify && sizes == "bench")
+      for (sb::Spec& spec : all)
+        if (is_chosen(spec))
+          for (auto& p : spec.sizes) p.verify = p.bench;
+    return;
+  }
   std::vector<std::pair<std::string, std::vector<int64_t>>> given;
   std::string item;
   auto bad = [&](const std::string& why) {
@@ -466,10 +446,9 @@ void apply_sizes(const std::string& sizes, std::vector<sb::Spec>& all,
           "values, or one)");
     points = std::max(points, v.size());
   }
+  const char* which = use == SizeList::Bench ? " bench" : " verify";
   for (sb::Spec& spec : all) {
-    if (std::none_of(chosen.begin(), chosen.end(),
-                     [&](const sb::Spec* c) { return c->name == spec.name; }))
-      continue;
+    if (!is_chosen(spec)) continue;
     std::vector<std::string> names;
     for (const auto& p : spec.sizes) names.push_back(p.name);
     for (const auto& [n, v] : given)
@@ -480,10 +459,10 @@ void apply_sizes(const std::string& sizes, std::vector<sb::Spec>& all,
       auto it = std::find_if(given.begin(), given.end(),
                              [&](const auto& gv) { return gv.first == p.name; });
       if (it != given.end()) {
-        p.bench = it->second;
-      } else if (p.bench.size() != 1) {
-        bad("kernel '" + spec.name + "' lists " + std::to_string(p.bench.size()) +
-            " bench values for size '" + p.name + "': give " + p.name + "=... too");
+        list(p) = it->second;
+      } else if (list(p).size() != 1) {
+        bad("kernel '" + spec.name + "' lists " + std::to_string(list(p).size()) + which +
+            " values for size '" + p.name + "': give " + p.name + "=... too");
       }
     }
     // The spec's checks at every size point hold at these too (extents of at least 1, sizes
@@ -492,6 +471,47 @@ void apply_sizes(const std::string& sizes, std::vector<sb::Spec>& all,
       bad("kernel '" + spec.name + "': " + sb::escape_control(st.error().message));
   }
 }
+
+int cmd_verify(const Globals& g, const std::vector<std::string>& kernels,
+               const std::vector<std::string>& backends_asked, int seeds, bool verbose,
+               const std::string& sizes) {
+  std::vector<std::string> backends = select_backends(backends_asked);
+  std::vector<sb::Spec> all = load_specs(g);
+  auto specs = select_specs(all, kernels);
+  apply_sizes(sizes, all, specs, SizeList::Verify);
+  bool build_failed = false;
+  auto targets = build(g, specs, backends, build_failed);
+  sb::VerifyOptions vo;
+  vo.seeds = seeds;
+  auto records = sb::verify(targets, vo, progress);
+  std::cout << format_verify_rows(records, targets, verbose);
+  if (std::string traffic = sb::format_traffic_table(records); !traffic.empty())
+    std::cout << "\n" << traffic;
+  std::string failures = sb::format_verify_failures(records);
+  if (!failures.empty()) std::cout << "\n" << failures;
+  std::cout << "\n" << sb::format_verify_totals(records) << "\n";
+  return build_failed || !sb::failed_variants(records).empty() ? 1 : 0;
+}
+
+// {"<kernel>": FNV-1a-64 of its spec file} for the results context.
+nlohmann::json spec_hashes(const std::vector<sb::Target>& targets) {
+  nlohmann::json h = nlohmann::json::object();
+  for (const auto& t : targets) {
+    std::ifstream in(t.spec->path, std::ios::binary);
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    h[t.spec->name] = sb::hex64(sb::fnv1a64(ss.str()));
+  }
+  return h;
+}
+
+struct BenchFlags {
+  std::string out;
+  int repetitions = 5;  // compare's test needs at least 4 a side at alpha 0.05
+  double min_time = 0.05;
+  std::string sizes = "bench";
+  bool no_probes = false;
+};
 
 // run_context plus how specbench and its benchmark library were built: Google Benchmark's own
 // "library_build_type" describes the library (Debian's libbenchmark is built with assertions,
@@ -1376,6 +1396,12 @@ int real_main(int argc, char** argv) {
   add_seeds(verify_sc);
   bool verbose = false;
   verify_sc->add_flag("-v,--verbose", verbose, "one row per check instead of one per variant");
+  std::string verify_sizes = "verify";
+  verify_sc
+      ->add_option("--sizes", verify_sizes,
+                   "which size points to check: the spec's verify or bench sizes, or explicit "
+                   "points: N=100000 (several names zipped: \"M=64,128 N=32,64\")")
+      ->capture_default_str();
 
   auto* bench_sc = app.add_subcommand("bench", "benchmark verified variants; write results JSON");
   add_kernels(bench_sc);
@@ -1502,7 +1528,7 @@ int real_main(int argc, char** argv) {
     }
     if (*gen) return cmd_gen(g, spec_paths, check, dump);
     if (*build_sc) return cmd_build(g, kernels, backends, facts);
-    if (*verify_sc) return cmd_verify(g, kernels, backends, seeds, verbose);
+    if (*verify_sc) return cmd_verify(g, kernels, backends, seeds, verbose, verify_sizes);
     if (*bench_sc) return cmd_bench(g, kernels, backends, bf);
     if (*run_sc) return cmd_run(g, kernels, backends, seeds, bf);
     if (*list_sc) return cmd_list(g, strategies, backends_json);

@@ -52,4 +52,10 @@ expect_message(2 "bench values for size" bench matmul -b cpu --sizes M=8 --no-pr
 expect_message(2 "a dividend in a shape or a range must be at least 0"
                bench maxpool2d -b cpu --sizes "N=1 H=1 W=5" --no-probes)
 expect_message(2 "huge" bench --sizes huge)
+# verify takes the same points, in place of the spec's verify lists.
+expect(2 verify --sizes huge)
+expect_message(2 "kernel 'saxpy' has no size 'M'" verify saxpy -b cpu --sizes M=5)
+expect_message(2 "verify values for size" verify matmul -b cpu --sizes M=8)
+expect_message(0 "saxpy +cpu +omp_simd +N=100003 +seed 1 +pass"
+               verify saxpy -b cpu --variant omp_simd --sizes N=100003 -v)
 expect_message(2 "format" export nothing.json --format xml)
