@@ -112,8 +112,10 @@ host::HostStrategy im2col() {
   s.info.name = "im2col";
   s.info.doc =
       "convolutions (weights times gathered columns) as an im2col gather into a K x N buffer, "
-      "its first loop in parallel, then blocked_matmul's block products per batch element (and "
-      "group); contractions and other statements as blocked_matmul";
+      "its first loop in parallel and its rows in parts (unchecked where every read is inside), "
+      "then blocked_matmul's block products per batch element and group (groups side by side, "
+      "one per thread, where there are at least twice as many as threads); contractions and "
+      "other statements as blocked_matmul";
   // Not matched with the cpu and mojo im2col variants: the block products are blocked_matmul's
   // (transform_gemm), not their micro-kernel.
   s.info.algorithm = "im2col_transform_gemm";
