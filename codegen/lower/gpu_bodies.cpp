@@ -161,6 +161,195 @@ Block matmul_tile_body(const Spec& spec, const Statement& st, const MatmulMatch&
                 {alloc("sb_tb", bt, {imm(tile * (tile + 1))}, MemScope::Shared, std::move(body))})};
 }
 
+Block register_blocked_body(const Spec& spec, const Statement& st, const MatmulMatch& m,
+                            const RegisterTile& t) {
+  SB_ASSERT(m.red && m.a && m.b && t.bm % t.tm == 0 && t.bn % t.tn == 0,
+            "a register-blocked matmul of a matched product, its tiles whole per thread");
+  const sb::Expr& red = *m.red;
+  const IndexVar& kv = st.vars[red.ref];
+  const std::string& out = spec.tensors[st.out].name;
+  const int base = m.batched ? 1 : 0;  // a batch of products: the batch index first
+  const Type rt = float_t(scalar(red.type).printed_as);
+  const int64_t RM = t.bm / t.tm, RN = t.bn / t.tn, NT = RM * RN;
+  auto v = [](const std::string& n) { return var(n, int_t()); };
+  const ExprPtr tid = v("sb_tid"), tr = v("sb_tr"), tc = v("sb_tc"), k0 = v("sb_k0");
+  const ExprPtr hi = v("sb_hi"), bz = v("sb_bz"), mv = v("sb_m"), nv = v("sb_n"), kk = v("sb_kk");
+  // Tiles and registers hold values: f16 and bf16 elements converted to f32 once, on load.
+  auto value_of = [&](const sb::Expr& read) {
+    return float_t(compute_type(spec.tensors[read.ref].type));
+  };
+  const Type at = value_of(*m.a), bt = value_of(*m.b);
+  auto unrolled = [&](const std::string& n, int64_t count, Block body) {
+    return for_loop(n, imm(0), imm(count), imm(1), ForKind::Unrolled, std::move(body));
+  };
+
+  Block body = {let("sb_tid", gpu(GpuIndex::ThreadX)),
+                comment("Rows sb_tr + m * " + std::to_string(RM) + " and columns sb_tc + n * " +
+                        std::to_string(RN) + " of the block's tile."),
+                let("sb_tr", div(tid, imm(RN))),
+                let("sb_tc", mod(tid, imm(RN))),
+                let("sb_row0", mul(gpu(GpuIndex::BlockY), imm(t.bm))),
+                let("sb_col0", mul(gpu(GpuIndex::BlockX), imm(t.bn))),
+                let("sb_lo", spec_leaf(spec, st, *kv.lo, int_t())),
+                let("sb_hi", spec_leaf(spec, st, *kv.hi, int_t()))};
+
+  // Each operand's tile, loaded by the block's threads in turn.
+  struct Operand {
+    const sb::Expr* read;
+    bool k_inner, batched;
+    int xd;  // the output dimension across k
+    int64_t X;
+    ExprPtr first;  // the tile's first row or column
+    std::string tile, flag;
+    Type value;
+  };
+  const std::vector<Operand> ops = {
+      {m.a, m.a_k_inner, m.a_batched, base, t.bm, v("sb_row0"), "sb_ta", "sb_vec_a", at},
+      {m.b, m.b_k_inner, m.b_batched, base + 1, t.bn, v("sb_col0"), "sb_tb", "sb_vec_b", bt}};
+  Block loads;
+  for (const Operand& o : ops) {
+    const Tensor& tn = spec.tensors[o.read->ref];
+    const int W = 16 / dtype_bytes(tn.type);
+    // Vectors: no boundary rule, not f16 or bf16 (those load one at a time, widened), and the
+    // tile's contiguous extent a multiple of W.
+    const bool vec = tn.boundary == Boundary::None && !is_storage_type(tn.type) &&
+                     (o.k_inner ? t.bk : o.X) % W == 0;
+    const int64_t inner = o.k_inner ? t.bk : o.X, per = vec ? W : 1;
+    const ExprPtr lim = extent(st.out, o.xd, out), X = imm(o.X);
+    const ExprPtr r = v("sb_r"), c = v("sb_c");
+    const ExprPtr in_k = o.k_inner ? c : r, in_x = o.k_inner ? r : c;
+    if (vec) {
+      // Rows of a whole number of vectors: the last (contiguous) extent a multiple of W; a
+      // batched operand's products then start on vectors too, each a whole number of rows
+      // apart. Vectors start at k = lo + a multiple of bk (k contiguous), so lo must be one too
+      // unless it is a literal multiple of W.
+      const int last = static_cast<int>(o.read->args.size()) - 1;
+      ExprPtr f =
+          binary(BinOp::And, binary(BinOp::Eq, mod(address(o.read->ref, tn.name), imm(16)), imm(0)),
+                 binary(BinOp::Eq, mod(extent(o.read->ref, last, tn.name), imm(W)), imm(0)));
+      const bool lo_aligned =
+          !o.k_inner || (kv.lo->kind == sb::ExprKind::IntLit && kv.lo->ival % W == 0);
+      if (!lo_aligned)
+        f = binary(BinOp::And, f, binary(BinOp::Eq, mod(v("sb_lo"), imm(W)), imm(0)));
+      body.push_back(let(o.flag, f));
+    }
+    // The element at (x, k) into `dest`: zero outside the operand.
+    auto guarded = [&](const ExprPtr& x, const ExprPtr& k, const ExprPtr& dest) {
+      Block g;
+      if (o.batched) g.push_back(let_index(0, st.vars[0].name, bz));
+      g.push_back(let_index(o.xd, st.vars[o.xd].name, x));
+      g.push_back(let_index(red.ref, kv.name, k));
+      g.push_back(let("sb_x", identity(ReduceOp::Sum, o.value.elem), /*mut=*/true));
+      g.push_back(
+          if_then(binary(BinOp::And, binary(BinOp::Lt, index_var(o.xd, st.vars[o.xd].name), lim),
+                         binary(BinOp::Lt, index_var(red.ref, kv.name), hi)),
+                  {assign("sb_x", spec_leaf(spec, st, *o.read, o.value))}));
+      g.push_back(store(o.tile, o.value, {dest}, var("sb_x", o.value)));
+      return g;
+    };
+    Block each = {let("sb_r", div(v("sb_l"), imm(inner / per))),
+                  let("sb_c", per > 1 ? mul(mod(v("sb_l"), imm(inner / per)), imm(per))
+                                      : mod(v("sb_l"), imm(inner / per)))};
+    const ExprPtr gx = add(o.first, in_x), gk = add(k0, in_k);
+    if (!vec) {
+      append(each, guarded(gx, gk, add(mul(in_k, X), in_x)));
+    } else {
+      const ExprPtr sgx = v("sb_gx"), sgk = v("sb_gk");
+      each.push_back(let("sb_gx", gx));
+      each.push_back(let("sb_gk", gk));
+      auto dest = [&](const ExprPtr& q) {
+        return o.k_inner ? add(mul(add(c, q), X), r) : add(add(mul(r, X), c), q);
+      };
+      const ExprPtr whole = o.k_inner ? binary(BinOp::And, binary(BinOp::Lt, sgx, lim),
+                                               binary(BinOp::Le, add(sgk, imm(W)), hi))
+                                      : binary(BinOp::And, binary(BinOp::Lt, sgk, hi),
+                                               binary(BinOp::Le, add(sgx, imm(W)), lim));
+      // The row-major offset of the vector's first element.
+      const ExprPtr row = o.k_inner ? sgx : sgk, col = o.k_inner ? sgk : sgx;
+      const int last = static_cast<int>(o.read->args.size()) - 1;
+      ExprPtr at_row = row;
+      if (o.batched) at_row = add(mul(bz, extent(o.read->ref, 1, tn.name)), row);
+      const ExprPtr flat = add(mul(at_row, extent(o.read->ref, last, tn.name)), col);
+      const Type vt = gpu_vec_t(tn.type, W);
+      Block whole_v = {let("sb_v", element(o.read->ref, vt, flat, tn.name))};
+      for (int q = 0; q < W; ++q)
+        whole_v.push_back(store(o.tile, o.value, {dest(imm(q))}, lane(var("sb_v", vt), q)));
+      const ExprPtr sq = v("sb_q");
+      Block part =
+          guarded(o.k_inner ? sgx : add(sgx, sq), o.k_inner ? add(sgk, sq) : sgk, dest(sq));
+      each.push_back(if_then(binary(BinOp::And, var(o.flag, bool_t()), whole), std::move(whole_v),
+                             {unrolled("sb_q", W, std::move(part))}));
+    }
+    loads.push_back(comment("Tile of " + to_string(*o.read, spec, &st) + ": " +
+                            std::to_string(t.bk) + " k x " + std::to_string(o.X) +
+                            ", loaded along " + (o.k_inner ? kv.name : st.vars[o.xd].name) +
+                            (vec ? " in vectors of " + std::to_string(W) : std::string()) + "."));
+    loads.push_back(
+        for_loop("sb_l", tid, imm(t.bk * o.X / per), imm(NT), ForKind::Serial, std::move(each)));
+  }
+
+  // The products of the tiles' first `count` k, folded into the registers.
+  auto products = [&](ExprPtr count, ForKind kind) {
+    const std::vector<Override> from_regs = {
+        {m.a, to_string(*m.a, spec, &st), load("sb_ra", at, {mv})},
+        {m.b, to_string(*m.b, spec, &st), load("sb_rb", bt, {nv})}};
+    return for_loop(
+        "sb_kk", imm(0), std::move(count), imm(1), kind,
+        {unrolled("sb_m", t.tm,
+                  {store("sb_ra", at, {mv},
+                         load("sb_ta", at, {add(add(mul(kk, imm(t.bm)), tr), mul(mv, imm(RM)))}))}),
+         unrolled("sb_n", t.tn,
+                  {store("sb_rb", bt, {nv},
+                         load("sb_tb", bt, {add(add(mul(kk, imm(t.bn)), tc), mul(nv, imm(RN)))}))}),
+         unrolled("sb_m", t.tm,
+                  {unrolled("sb_n", t.tn,
+                            {fold_at("sb_acc", {mv, nv}, red.rop, rt,
+                                     spec_leaf(spec, st, *red.args[0], rt, from_regs))})})});
+  };
+  append(loads, {barrier(),
+                 if_then(binary(BinOp::Le, add(k0, imm(t.bk)), hi),
+                         {products(imm(t.bk), ForKind::Unrolled)},
+                         {products(sub(hi, k0), ForKind::Serial)}),
+                 barrier()});
+
+  Block done;
+  if (m.batched) done.push_back(let_index(0, st.vars[0].name, bz));
+  const ExprPtr iv = index_var(base, st.vars[base].name),
+                jv = index_var(base + 1, st.vars[base + 1].name);
+  done.push_back(unrolled(
+      "sb_m", t.tm,
+      {unrolled("sb_n", t.tn,
+                {let_index(base, st.vars[base].name, add(add(v("sb_row0"), tr), mul(mv, imm(RM)))),
+                 let_index(base + 1, st.vars[base + 1].name,
+                           add(add(v("sb_col0"), tc), mul(nv, imm(RN)))),
+                 if_then(binary(BinOp::And, binary(BinOp::Lt, iv, extent(st.out, base, out)),
+                                binary(BinOp::Lt, jv, extent(st.out, base + 1, out))),
+                         {compute({{&red, to_string(red, spec, &st),
+                                    load("sb_acc", rt, {mv, nv})}})})})}));
+  Block product = {
+      unrolled(
+          "sb_m", t.tm,
+          {unrolled("sb_n", t.tn, {store("sb_acc", rt, {mv, nv}, identity(red.rop, rt.elem))})}),
+      for_loop("sb_k0", v("sb_lo"), hi, imm(t.bk), ForKind::Serial, std::move(loads))};
+  append(product, std::move(done));
+  Block regs = {
+      alloc("sb_acc", rt, {imm(t.tm), imm(t.tn)}, MemScope::Register,
+            {alloc("sb_ra", at, {imm(t.tm)}, MemScope::Register,
+                   {alloc("sb_rb", bt, {imm(t.tn)}, MemScope::Register, std::move(product))})})};
+  if (m.batched) {
+    body.push_back(
+        comment("Every thread of a block walks the same products, so the barriers stay uniform."));
+    body.push_back(for_loop("sb_bz", gpu(GpuIndex::BlockZ), extent(st.out, 0, out),
+                            gpu(GpuIndex::GridDimZ), ForKind::Serial, std::move(regs)));
+  } else {
+    append(body, std::move(regs));
+  }
+  return {comment("The [k][row] tile of " + to_string(*m.a, spec, &st) +
+                  ", then the [k][column] tile of " + to_string(*m.b, spec, &st) + "."),
+          alloc("sb_ta", at, {imm(t.bk * t.bm)}, MemScope::Shared,
+                {alloc("sb_tb", bt, {imm(t.bk * t.bn)}, MemScope::Shared, std::move(body))})};
+}
+
 // The block's fold of `acc` (every thread's value of reduction `op` over `t`), `tid` the thread's
 // index: warp shuffles, then one value per warp through shared memory (sb_warps) folded by the
 // first warp. Afterwards the first warp's `acc` is the block's total.
@@ -811,6 +1000,11 @@ int vector_lanes(const Spec& spec, const Statement& st, const VectorizeMatch& m)
 
 loops::Block vectorized_body(const Spec& spec, const Statement& st, const VectorizeMatch& m) {
   return loops::vectorized_body_of(spec, st, m);
+}
+
+loops::Block register_blocked_body(const Spec& spec, const Statement& st, const MatmulMatch& m,
+                                   const RegisterTile& t) {
+  return loops::register_blocked_body(spec, st, m, t);
 }
 
 loops::Block transpose_tile(const Spec& spec, const Statement& st, const TransposeMatch& m,

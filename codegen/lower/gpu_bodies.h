@@ -33,6 +33,21 @@ loops::Block transpose_tile(const Spec& spec, const Statement& st, const Transpo
 // products. The thread at row sb_row and column sb_col folds its output's terms in sb_acc.
 loops::Block matmul_tile(const Spec& spec, const Statement& st, const MatmulMatch& m, int64_t tile);
 
+// The register-blocked matrix product (GpuKernel::RegisterBlocked) `m` of statement `st`:
+// bm x bn output tiles, a block of (bm / tm) * (bn / tn) threads per tile, each thread holding
+// tm x tn outputs in registers (sb_acc; rows sb_tr + m * bm / tm, columns sb_tc + n * bn / tn);
+// the reduction's range in steps of bk through shared-memory tiles of both operands (sb_ta,
+// sb_tb) stored [k][row or column], loaded by the block's threads in turn, as 16-byte vectors
+// where the operand allows (no boundary rule, not f16 or bf16, the tile's contiguous extent a
+// multiple of them) and its address, rows and k's lower bound are aligned (checked at run time),
+// else one element at a time, zero outside the operand; a batch of products (m.batched) along
+// the grid's z, every thread of a block walking the same products.
+struct RegisterTile {
+  int64_t bm, bn, bk, tm, tn;
+};
+loops::Block register_blocked_body(const Spec& spec, const Statement& st, const MatmulMatch& m,
+                                   const RegisterTile& t);
+
 // One thread per output element of statement `st` (GpuKernel::ThreadPerElement; a scalar output:
 // the one thread of a <<<1, 1>>> launch), or under `grid_stride` (GpuKernel::GridStride) a loop
 // of each thread over the flat outputs, a grid's threads apart.

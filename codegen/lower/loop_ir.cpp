@@ -585,6 +585,14 @@ StmtPtr fold(const std::string& v, ReduceOp op, Type t, ExprPtr value) {
   return make(std::move(s));
 }
 
+StmtPtr fold_at(const std::string& buf, std::vector<ExprPtr> index, ReduceOp op, Type t,
+                ExprPtr value) {
+  SB_ASSERT(!index.empty(), "loop IR fold into a buffer's element without its index");
+  Stmt s = *fold(buf, op, t, std::move(value));
+  for (ExprPtr& i : index) s.exprs.push_back(std::move(i));
+  return make(std::move(s));
+}
+
 StmtPtr while_loop(ExprPtr cond, Block body) {
   SB_ASSERT(cond && cond->type.kind == TypeKind::Bool, "loop IR while of a condition");
   Stmt s;
@@ -865,7 +873,9 @@ class StmtDump : public StmtFunctor<void(int)> {
               << ">[" << text(*s.exprs[1]) << "], " << text(*s.exprs[0]) << ")\n";
   }
   void visit_fold(const Stmt& s, int ind) override {
-    line(ind) << s.name << " = " << reduce_name(s.rop) << "<" << to_string(s.type) << ">(" << s.name
+    std::string target = s.name;
+    for (size_t i = 1; i < s.exprs.size(); ++i) target += "[" + text(*s.exprs[i]) + "]";
+    line(ind) << target << " = " << reduce_name(s.rop) << "<" << to_string(s.type) << ">(" << target
               << ", " << text(*s.exprs[0]) << ")\n";
   }
   void visit_fold_range(const Stmt& s, int ind) override {

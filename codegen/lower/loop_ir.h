@@ -246,7 +246,8 @@ enum class StmtKind {
   Comment,
   Barrier,    // GPU: the block's threads wait for each other
   Compute,    // the spec statement's assignment (the header's comment)
-  Fold,       // name = name (+) exprs[0], under reduction `rop` of type `type` (the header's)
+  Fold,       // name[exprs[1..]] = name[...] (+) exprs[0] under reduction `rop` of type `type`
+              // (the header's); without indices, variable name
   While,      // while exprs[0] holds: body
   Atomic,     // tensor[exprs[1]] = tensor[exprs[1]] (+) exprs[0], atomically (the header's)
   FoldRange,  // name = name (+) the terms of reduction `spec` over [exprs[0], exprs[1])
@@ -315,6 +316,9 @@ StmtPtr assign_lane(const std::string& v, Type t, int q, ExprPtr value);
 StmtPtr put(int tensor, const std::string& text, ExprPtr flat, ExprPtr value);
 StmtPtr compute(std::vector<Override> overrides = {});
 StmtPtr fold(const std::string& v, ReduceOp op, Type t, ExprPtr value);
+// The same fold into element `index` of register buffer `buf`.
+StmtPtr fold_at(const std::string& buf, std::vector<ExprPtr> index, ReduceOp op, Type t,
+                ExprPtr value);
 StmtPtr while_loop(ExprPtr cond, Block body);
 StmtPtr atomic_fold(int tensor, ExprPtr index, ReduceOp op, Type t, ExprPtr value);
 // The running scan's leaves (the header's comment), of reduction `red` (`text` its spec text).

@@ -5,16 +5,16 @@
 #include <gtest/gtest.h>
 
 #include <unistd.h>
-#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <string>
 
-#include "lower/patterns.h"
-#include "driver.h"
 #include "backends/common/emit_common.h"
 #include "backends/cuda/cuda_kernels.h"
 #include "backends/emitter.h"
+#include "driver.h"
+#include "lower/gpu_bodies.h"
+#include "lower/patterns.h"
 
 namespace sb {
 namespace {
@@ -273,7 +273,7 @@ TEST(EmitCudaShapes, MatmulWithAnEpilogue) {
   EXPECT_EQ(r.value().tensors[m.b->ref].name, "w");
   const std::string c = find_emitter("cuda")->emit(r.value()).content;
   EXPECT_NE(c.find("q[m * N + n] = sb_max_f32(sb_acc + bias[n], 0.0f);"), std::string::npos) << c;
-  EXPECT_NE(c.find("const float4 sb_v = *reinterpret_cast<const float4*>(p + sb_gx * K + sb_gk);"),
+  EXPECT_NE(c.find("const float4 sb_v = *reinterpret_cast<const float4*>(&p[sb_gx * K + sb_gk]);"),
             std::string::npos);
 }
 
@@ -307,7 +307,7 @@ TEST(EmitCudaShapes, TransposedMatmulOperands) {
   // weight[o, c] is loaded along c (its contiguous subscript), in float4 vectors when aligned.
   EXPECT_NE(c.find("// Tile of weight[o, c]: 8 k x 64, loaded along c in vectors of 4."),
             std::string::npos);
-  EXPECT_NE(c.find("*reinterpret_cast<const float4*>(weight + sb_gx * C + sb_gk);"),
+  EXPECT_NE(c.find("*reinterpret_cast<const float4*>(&weight[sb_gx * C + sb_gk]);"),
             std::string::npos);
   EXPECT_NE(c.find("// Tile of y[t, q]: 8 k x 64, loaded along q in vectors of 4."),
             std::string::npos);
@@ -343,20 +343,22 @@ TEST(EmitCudaShapes, BatchedProductsAlongTheGridsZ) {
       load("bmmr", sizes, tensors, compute, "    - {name: r, strategy: register_blocked_matmul}\n");
   ASSERT_TRUE(rb.ok()) << format_error(rb.error());
   const std::string rc = find_emitter("cuda")->emit(rb.value()).content;
-  EXPECT_NE(rc.find("for (int64_t sb_bz = blockIdx.z; sb_bz < sb_nb; sb_bz += gridDim.z) {"),
-            std::string::npos)
+  EXPECT_NE(
+      rc.find(
+          "for (int64_t sb_bz = (int64_t)blockIdx.z; sb_bz < B; sb_bz += (int64_t)gridDim.z) {"),
+      std::string::npos)
       << rc;
   EXPECT_NE(rc.find("(unsigned)(sb_nb < 65535 ? sb_nb : 65535));"), std::string::npos) << rc;
   // Vector loads of the batched a: its rows (K, its last extent) a whole number of vectors, so
   // that every product, K * M elements on, starts on a vector too; the load is at (h, i, k).
-  EXPECT_NE(rc.find("const bool sb_vec_a = ((uintptr_t)a & 15) == 0 && K % 4 == 0;"),
+  EXPECT_NE(rc.find("const bool sb_vec_a = (uintptr_t)a % 16 == 0 && K % 4 == 0;"),
             std::string::npos)
       << rc;
-  EXPECT_NE(rc.find("reinterpret_cast<const float4*>(a + (sb_bz * M + sb_gx) * K + sb_gk)"),
+  EXPECT_NE(rc.find("reinterpret_cast<const float4*>(&a[(sb_bz * M + sb_gx) * K + sb_gk])"),
             std::string::npos)
       << rc;
   // w is shared: no batch subscript.
-  EXPECT_NE(rc.find("reinterpret_cast<const float4*>(w + sb_gk * N + sb_gx)"), std::string::npos)
+  EXPECT_NE(rc.find("reinterpret_cast<const float4*>(&w[sb_gk * N + sb_gx])"), std::string::npos)
       << rc;
   const std::string mg = find_emitter("mojo_gpu")->emit(rb.value()).content;
   EXPECT_NE(mg.find("for sb_bz in range(Int(block_idx.z), B, Int(grid_dim.z)):"),
@@ -418,9 +420,9 @@ TEST(EmitCudaShapes, AffineSubscripts) {
   EXPECT_TRUE(a->atoms.empty());
 }
 
-// register_blocked_matmul's operand tiles, as the cuda and mojo_gpu kernels both load them.
-std::array<cuda::TileOperand, 2> operands(const std::string& b_type, const std::string& lo,
-                                          int64_t bk) {
+// register_blocked_matmul's kernel body (lower/gpu_bodies.h), which the cuda and mojo_gpu
+// printers both print, for 64 x 64 tiles `bk` deep: how it loads its operand tiles.
+std::string register_body(const std::string& b_type, const std::string& lo, int64_t bk) {
   Result<Spec> r = load("mm", "  M: {bench: [64], verify: [5]}\n  N: {bench: [64], verify: [6]}\n"
                               "  K: {bench: [64], verify: [7]}\n",
                         "  a: {type: f32, shape: [M, K], role: in}\n"
@@ -429,40 +431,52 @@ std::array<cuda::TileOperand, 2> operands(const std::string& b_type, const std::
                         "  c[i, j] = sum(k in " + lo + "..K: a[i, k] * b[k, j])\n",
                         "    - {name: rb, strategy: register_blocked_matmul}\n");
   EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().message);
-  static std::deque<Spec> keep;  // the operands point into the spec
-  keep.push_back(std::move(r.value()));
-  const Spec& spec = keep.back();
+  const Spec& spec = r.value();
   MatmulMatch m;
   std::string why;
   EXPECT_TRUE(match_matmul(spec, spec.stmts[0], &m, &why)) << why;
-  return cuda::tile_operands(spec, spec.stmts[0], m, 64, 64, bk, "i", "j", "M", "N");
+  return loops::dump(register_blocked_body(spec, spec.stmts[0], m, {64, 64, bk, 4, 4}));
+}
+
+bool has(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
 }
 
 TEST(EmitCudaTiles, OperandsLoadVectorsWhereTheirTypeAndTileAllow) {
-  const auto f32 = operands("f32", "0", 8);
-  EXPECT_TRUE(f32[0].k_inner);   // a[i, k]
-  EXPECT_FALSE(f32[1].k_inner);  // b[k, j]
-  EXPECT_EQ(f32[0].W, 4);
-  EXPECT_TRUE(f32[0].vec);
-  EXPECT_TRUE(f32[1].vec);
-  EXPECT_TRUE(f32[0].lo_aligned);
-  EXPECT_EQ(f32[0].tile, "sb_ta");
-  EXPECT_EQ(f32[1].lim, "N");
+  // a[i, k] loads along k, b[k, j] along j; each in vectors of 16 bytes where it may, behind a
+  // run-time check of its address and rows.
+  const std::string f32 = register_body("f32", "0", 8);
+  EXPECT_TRUE(has(f32, "Tile of a[i, k]: 8 k x 64, loaded along k in vectors of 4.")) << f32;
+  EXPECT_TRUE(has(f32, "Tile of b[k, j]: 8 k x 64, loaded along j in vectors of 4.")) << f32;
+  EXPECT_TRUE(has(f32,
+                  "let sb_vec_a: bool = (((address<a> % 16) == 0) && ((extent<a, 1> % 4) == "
+                  "0))\n"))
+      << f32;
+  EXPECT_TRUE(has(f32, "let sb_v: vec<f32 x 4> = element<a>[((sb_gx * extent<a, 1>) + sb_gk)]"))
+      << f32;
+  // The registers: a 4 x 4 tile of outputs per thread, folded from the tiles' values.
+  EXPECT_TRUE(has(f32, "alloc sb_acc: f32[4][4] register")) << f32;
+  EXPECT_TRUE(has(f32,
+                  "sb_acc[sb_m][sb_n] = sum<f32>(sb_acc[sb_m][sb_n], spec<a[i, k] * b[k, j] "
+                  "with a[i, k] = sb_ra[sb_m], b[k, j] = sb_rb[sb_n]>)"))
+      << f32;
   // a loads along k: a tile 6 deep is not whole vectors; b loads along its 64 columns.
-  const auto deep6 = operands("f32", "0", 6);
-  EXPECT_FALSE(deep6[0].vec);
-  EXPECT_TRUE(deep6[1].vec);
+  const std::string deep6 = register_body("f32", "0", 6);
+  EXPECT_FALSE(has(deep6, "let sb_vec_a")) << deep6;
+  EXPECT_TRUE(has(deep6, "let sb_vec_b")) << deep6;
   // f16 loads one element at a time, widened.
-  const auto half = operands("f16", "0", 8);
-  EXPECT_EQ(half[1].W, 8);
-  EXPECT_FALSE(half[1].vec);
-  EXPECT_TRUE(half[0].vec);
+  const std::string half = register_body("f16", "0", 8);
+  EXPECT_FALSE(has(half, "let sb_vec_b")) << half;
+  EXPECT_TRUE(has(half, "let sb_vec_a")) << half;
   // k from 1: a's vectors along k need the bound checked; b's along j do not.
-  const auto from1 = operands("f32", "1", 8);
-  EXPECT_FALSE(from1[0].lo_aligned);
-  EXPECT_TRUE(from1[1].lo_aligned);
-  const auto from4 = operands("f32", "4", 8);
-  EXPECT_TRUE(from4[0].lo_aligned);
+  const std::string from1 = register_body("f32", "1", 8);
+  EXPECT_TRUE(has(from1, "((extent<a, 1> % 4) == 0)) && ((sb_lo % 4) == 0))")) << from1;
+  EXPECT_TRUE(has(from1,
+                  "let sb_vec_b: bool = (((address<b> % 16) == 0) && ((extent<b, 1> % 4) "
+                  "== 0))\n"))
+      << from1;
+  const std::string from4 = register_body("f32", "4", 8);
+  EXPECT_FALSE(has(from4, "sb_lo % 4")) << from4;
 }
 
 }  // namespace

@@ -288,5 +288,45 @@ TEST(LoopPrinters, MojoSpellsSimdVectorsAndTheirLanes) {
             "PUT(T1<sb_v>x0, sb_vec_x[1])\n");
 }
 
+// A GPU thread's register tile (lower/gpu_bodies.h: register_blocked_body): a 2 x 4 buffer of
+// scalars folded in unrolled loops, then read.
+Block register_tile_body() {
+  const Type f = float_t(DType::F32);
+  const ExprPtr m = var("sb_m", int_t()), n = var("sb_n", int_t());
+  auto unrolled = [](const std::string& v, int64_t count, Block body) {
+    return for_loop(v, imm(0), imm(count), imm(1), ForKind::Unrolled, std::move(body));
+  };
+  return {alloc(
+      "acc", f, {imm(2), imm(4)}, MemScope::Register,
+      {unrolled("sb_m", 2,
+                {unrolled("sb_n", 4,
+                          {store("acc", f, {m, n}, identity(ReduceOp::Sum, DType::F32)),
+                           fold_at("acc", {m, n}, ReduceOp::Sum, f, load("t", f, {add(m, n)}))})}),
+       store("out", f, {imm(0)}, load("acc", f, {imm(1), imm(3)}))})};
+}
+
+TEST(LoopPrinters, MojoHoldsARegisterTileOfScalarsAsOneSimdValue) {
+  PyWriter w(0);
+  FakeLeaves leaves([&w](const std::string& l) { w.line(l); });
+  print_mojo_block(register_tile_body(), leaves, w);
+  EXPECT_EQ(w.str(),
+            "var acc = SIMD[DType.float32, 8]()\n"
+            "comptime for sb_m in range(2):\n"
+            "    comptime for sb_n in range(4):\n"
+            "        acc[sb_m * 4 + sb_n] = ID_sum\n"
+            "        FOLD_sum(acc[sb_m * 4 + sb_n], t[unsafe_offset=sb_m + sb_n])\n"
+            "out[unsafe_offset=0] = acc[1 * 4 + 3]\n");
+}
+
+TEST(LoopPrinters, CHoldsARegisterTileAsAnArrayForNvcc) {
+  CodeWriter w(0);
+  FakeLeaves leaves([&w](const std::string& l) { w.line(l); });
+  print_c_block(register_tile_body(), leaves, w, CCompiler::Nvcc);
+  const std::string got = w.str();
+  EXPECT_NE(got.find("float acc[2][4];\n"), std::string::npos) << got;
+  EXPECT_NE(got.find("FOLD_sum(acc[sb_m][sb_n], t[sb_m + sb_n])\n"), std::string::npos) << got;
+  EXPECT_NE(got.find("out[0] = acc[1][3];\n"), std::string::npos) << got;
+}
+
 }  // namespace
 }  // namespace sb::loops

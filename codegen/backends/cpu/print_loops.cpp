@@ -371,7 +371,9 @@ class CStmt : public StmtFunctor<void()> {
         .atomic_fold(s.tensor, e(*s.exprs[1]), s.rop, s.type.elem, e(*s.exprs[0]));
   }
   void visit_fold(const Stmt& s) override {
-    leaves_of(scope_, "fold").fold(s.name, s.rop, s.type.elem, e(*s.exprs[0]));
+    std::vector<ExprPtr> idx(s.exprs.begin() + 1, s.exprs.end());
+    const std::string target = idx.empty() ? s.name : e(*load(s.name, s.type, idx));
+    leaves_of(scope_, "fold").fold(target, s.rop, s.type.elem, e(*s.exprs[0]));
   }
   void visit_fold_range(const Stmt& s) override {
     leaves_of(scope_, "fold of a range")

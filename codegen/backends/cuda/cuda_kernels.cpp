@@ -68,19 +68,6 @@ std::string combine(ReduceOp op, DType t, const std::string& a, const std::strin
   return a;
 }
 
-// `if (cond) {then} else {else}` with both branches written by callbacks at the right indent.
-void if_else(CodeWriter& w, const std::string& cond, const std::function<void(CodeWriter&)>& then_,
-             const std::function<void(CodeWriter&)>& else_) {
-  CodeWriter t(w.indent() + 1), e(w.indent() + 1);
-  then_(t);
-  else_(e);
-  w.line("if (" + cond + ") {");
-  w.raw(t.str());
-  w.line("} else {");
-  w.raw(e.str());
-  w.line("}");
-}
-
 // The 16-byte vector type holding `lanes` elements of `t` (or 8 bytes for two f32/i32).
 std::string vector_type(DType t, int lanes) {
   const ScalarType& s = scalar(t);
@@ -89,8 +76,6 @@ std::string vector_type(DType t, int lanes) {
             "no CUDA vector of " + std::to_string(lanes) + " " + s.name);
   return v;
 }
-
-const char* const kLane[] = {"x", "y", "z", "w"};
 
 // The comment block above a kernel (lines "// ...\n"), each line wrapped at 100 columns except
 // the statements' own text, which is kept whole.
@@ -496,163 +481,10 @@ void Gen::tiled_matmul(size_t k, const Statement& st, const MatmulMatch& m) {
 void Gen::register_blocked(size_t k, const Statement& st, const MatmulMatch& m) {
   const std::string text = source_text(st, spec_);
   const int64_t BM = p("bm"), BN = p("bn"), BK = p("bk"), TM = p("tm"), TN = p("tn");
-  const int64_t RM = BM / TM, RN = BN / TN, NT = RM * RN;
-  const Expr& red = *m.red;
-  const DType rt = value_type(red);
+  const int64_t NT = (BM / TM) * (BN / TN);
   StmtLowering L(spec_, st, &h_);
   CodeWriter w(1);
-  // A batch of products: the batch index first, the products along the grid's z.
-  const int base = m.batched ? 1 : 0;
-  const std::string iv = L.var_name(base), jv = L.var_name(base + 1), kv = L.var_name(red.ref);
-  const std::string bv = m.batched ? L.var_name(0) : "";
-  const std::string M = L.extent(st.out, static_cast<size_t>(base), kPrecRel + 1);
-  const std::string N = L.extent(st.out, static_cast<size_t>(base) + 1, kPrecRel + 1);
-  const Tensor& A = spec_.tensors[m.a->ref];
-  const Tensor& B = spec_.tensors[m.b->ref];
-  // Tiles and registers hold values: f16 and bf16 elements converted to f32 once, on load.
-  const std::string at = c_type(compute_type(A.type)), bt = c_type(compute_type(B.type));
-  const IndexVar& var = st.vars[red.ref];
-
-  w.line("SB_SHARED_ARRAY(" + at + ", sb_ta, " + str(BK * BM) + ");  // [k][row] tile of " +
-         to_string(*m.a, spec_, &st));
-  w.line("SB_SHARED_ARRAY(" + bt + ", sb_tb, " + str(BK * BN) + ");  // [k][column] tile of " +
-         to_string(*m.b, spec_, &st));
-  w.line("const int sb_tid = threadIdx.x;");
-  w.line("const int sb_tr = sb_tid / " + str(RN) + ";  // rows sb_tr + m * " + str(RM) +
-         " of the block's tile");
-  w.line("const int sb_tc = sb_tid % " + str(RN) + ";  // columns sb_tc + n * " + str(RN));
-  w.line("const int64_t sb_row0 = (int64_t)blockIdx.y * " + str(BM) + ";");
-  w.line("const int64_t sb_col0 = (int64_t)blockIdx.x * " + str(BN) + ";");
-  const std::string lo = L.expr(*var.lo, w);
-  w.line("const int64_t sb_hi = " + L.expr(*var.hi, w) + ";");
-
-  const std::array<TileOperand, 2> ops = tile_operands(spec_, st, m, BM, BN, BK, iv, jv, M, N);
-  for (const TileOperand& o : ops) {
-    if (!o.vec) continue;
-    // Rows of a whole number of vectors: the last (contiguous) extent a multiple of W. A batched
-    // operand's products then start on vectors too, each a whole number of rows apart.
-    const size_t last = o.read->args.size() - 1;
-    w.line("const bool " + o.flag + " = ((uintptr_t)" + L.tensor_name(o.read->ref) +
-           " & 15) == 0 && " + L.extent(o.read->ref, last, kPrecMul + 1) + " % " + str(o.W) +
-           " == 0" +
-           (o.lo_aligned ? std::string() : " && (" + lo + ") % " + str(o.W) + " == 0") + ";");
-  }
-  const std::string rct = c_type(rt);
-  w.line(rct + " sb_acc[" + str(TM) + "][" + str(TN) + "];");
-  w.line(at + " sb_ra[" + str(TM) + "];");
-  w.line(bt + " sb_rb[" + str(TN) + "];");
-  auto mn_loops = [&](CodeWriter& x, const std::function<void(CodeWriter&)>& inner) {
-    x.line("#pragma unroll");
-    x.open("for (int sb_m = 0; sb_m < " + str(TM) + "; ++sb_m) {");
-    x.line("#pragma unroll");
-    x.open("for (int sb_n = 0; sb_n < " + str(TN) + "; ++sb_n) {");
-    inner(x);
-    x.close();
-    x.close();
-  };
-  if (m.batched) {
-    // Every thread of a block walks the same products, so the barriers stay uniform.
-    w.line("const int64_t sb_nb = " + L.extent(st.out, 0) + ";  // products");
-    w.open("for (int64_t sb_bz = blockIdx.z; sb_bz < sb_nb; sb_bz += gridDim.z) {");
-  }
-  mn_loops(w,
-           [&](CodeWriter& x) { x.line("sb_acc[sb_m][sb_n] = " + identity(red.rop, rt) + ";"); });
-  w.open("for (int64_t sb_k0 = " + lo + "; sb_k0 < sb_hi; sb_k0 += " + str(BK) + ") {");
-  for (const TileOperand& o : ops) {
-    const std::string X = str(o.X);
-    const std::string name = L.tensor_name(o.read->ref);
-    w.line("// Tile of " + to_string(*o.read, spec_, &st) + ": " + str(BK) + " k x " + X +
-           ", loaded along " + (o.k_inner ? kv : o.xv) +
-           (o.vec ? " in vectors of " + str(o.W) : std::string()) + ".");
-    const std::string in_k = o.k_inner ? "sb_c" : "sb_r";  // tile coordinates of element l
-    const std::string in_x = o.k_inner ? "sb_r" : "sb_c";
-    const int64_t inner = o.k_inner ? BK : o.X;
-    const int W = o.vec ? o.W : 1;
-    w.open("for (int sb_l = sb_tid; sb_l < " + str(BK * o.X / W) + "; sb_l += " + str(NT) + ") {");
-    w.line("const int sb_r = sb_l / " + str(inner / W) + ";");
-    w.line("const int sb_c = sb_l % " + str(inner / W) + (W > 1 ? " * " + str(W) : "") + ";");
-    const std::string gx = o.base + " + " + in_x, gk = "sb_k0 + " + in_k;
-    const std::string cond = o.xv + " < " + o.lim + " && " + kv + " < sb_hi";
-    // The indices of one element, the batch index first where the operand has it.
-    auto binds = [&](const std::string& x, const std::string& kk) {
-      std::vector<std::string> b;
-      if (o.batched) b.push_back(bv + " = sb_bz");
-      b.push_back(o.xv + " = " + x);
-      b.push_back(kv + " = " + kk);
-      return b;
-    };
-    if (!o.vec) {
-      guarded_load(w, L, *o.read, binds(gx, gk), cond,
-                   o.tile + "[" + in_k + " * " + X + " + " + in_x + "]", false);
-      w.close();
-      continue;
-    }
-    w.line("const int64_t sb_gx = " + gx + ";");
-    w.line("const int64_t sb_gk = " + gk + ";");
-    const std::string vt = vector_type(o.t->type, W);
-    std::vector<std::string> subs;
-    if (o.batched) subs.push_back("sb_bz");
-    subs.push_back(o.k_inner ? "sb_gx" : "sb_gk");
-    subs.push_back(o.k_inner ? "sb_gk" : "sb_gx");
-    const std::string whole = o.k_inner ? "sb_gx < " + o.lim + " && sb_gk + " + str(W) + " <= sb_hi"
-                                        : "sb_gk < sb_hi && sb_gx + " + str(W) + " <= " + o.lim;
-    auto dest = [&](const std::string& q) {
-      return o.k_inner ? o.tile + "[(sb_c + " + q + ") * " + X + " + sb_r]"
-                       : o.tile + "[sb_r * " + X + " + sb_c + " + q + "]";
-    };
-    if_else(
-        w, o.flag + " && " + whole,
-        [&](CodeWriter& x) {
-          x.line("const " + vt + " sb_v = *reinterpret_cast<const " + vt + "*>(" + name + " + " +
-                 L.flat_index(o.read->ref, subs) + ");");
-          for (int q = 0; q < W; ++q) x.line(dest(str(q)) + " = sb_v." + kLane[q] + ";");
-        },
-        [&](CodeWriter& x) {
-          x.line("#pragma unroll");
-          x.open("for (int sb_q = 0; sb_q < " + str(W) + "; ++sb_q) {");
-          guarded_load(x, L, *o.read,
-                       binds(std::string("sb_gx") + (o.k_inner ? "" : " + sb_q"),
-                             std::string("sb_gk") + (o.k_inner ? " + sb_q" : "")),
-                       cond, dest("sb_q"), false);
-          x.close();
-        });
-    w.close();
-  }
-  w.line("__syncthreads();");
-  L.set_override(m.a, "sb_ra[sb_m]");
-  L.set_override(m.b, "sb_rb[sb_n]");
-  auto products = [&](CodeWriter& x, const std::string& count, bool unroll) {
-    if (unroll) x.line("#pragma unroll");
-    x.open("for (int sb_kk = 0; sb_kk < " + count + "; ++sb_kk) {");
-    x.line("#pragma unroll");
-    x.line("for (int sb_m = 0; sb_m < " + str(TM) + "; ++sb_m) sb_ra[sb_m] = sb_ta[sb_kk * " +
-           str(BM) + " + sb_tr + sb_m * " + str(RM) + "];");
-    x.line("#pragma unroll");
-    x.line("for (int sb_n = 0; sb_n < " + str(TN) + "; ++sb_n) sb_rb[sb_n] = sb_tb[sb_kk * " +
-           str(BN) + " + sb_tc + sb_n * " + str(RN) + "];");
-    mn_loops(x, [&](CodeWriter& y) {
-      const std::string b = L.expr(*red.args[0], y, kPrecAdd + 1);
-      y.line(fold_line(red.rop, rt, "sb_acc[sb_m][sb_n]", b, h_));
-    });
-    x.close();
-  };
-  if_else(
-      w, "sb_k0 + " + str(BK) + " <= sb_hi", [&](CodeWriter& x) { products(x, str(BK), true); },
-      [&](CodeWriter& x) { products(x, "sb_hi - sb_k0", false); });
-  L.clear_overrides();
-  w.line("__syncthreads();");
-  w.close();
-  L.set_override(&red, "sb_acc[sb_m][sb_n]");
-  if (m.batched) w.line("const int64_t " + bv + " = sb_bz;");
-  mn_loops(w, [&](CodeWriter& x) {
-    x.line("const int64_t " + iv + " = sb_row0 + sb_tr + sb_m * " + str(RM) + ";");
-    x.line("const int64_t " + jv + " = sb_col0 + sb_tc + sb_n * " + str(RN) + ";");
-    x.open("if (" + iv + " < " + M + " && " + jv + " < " + N + ") {");
-    L.assign(x);
-    x.close();
-  });
-  if (m.batched) w.close();
-  L.clear_overrides();
+  print_body(register_blocked_body(spec_, st, m, {BM, BN, BK, TM, TN}), L, w);
   const std::string name = fn(k);
   kernel("// " + text + "\n// " + str(BM) + " x " + str(BN) + " output tiles, " + str(TM) + " x " +
              str(TN) + " outputs per thread in registers; k in steps of " + str(BK) +
@@ -1515,27 +1347,6 @@ VariantCode Gen::run() {
 
 }  // namespace
 
-std::array<TileOperand, 2> tile_operands(const Spec& spec, const Statement& st,
-                                         const MatmulMatch& m, int64_t bm, int64_t bn, int64_t bk,
-                                         const std::string& iv, const std::string& jv,
-                                         const std::string& M, const std::string& N) {
-  const IndexVar& k = st.vars[m.red->ref];
-  auto operand = [&](const Expr* read, bool k_inner, bool batched, const std::string& xv,
-                     const std::string& lim, const std::string& base, const std::string& tile,
-                     const std::string& flag, int64_t X) {
-    TileOperand o{read, &spec.tensors[read->ref], k_inner, batched, xv, lim, base, tile, flag, X,
-                  0, false, false};
-    o.W = 16 / dtype_bytes(o.t->type);
-    o.vec = o.t->boundary == Boundary::None && !is_storage_type(o.t->type) &&
-            (k_inner ? bk : X) % o.W == 0;
-    // Vectors start at k = lo + a multiple of bk (k contiguous) or at a multiple of the tile.
-    o.lo_aligned = !k_inner || (k.lo->kind == ExprKind::IntLit && k.lo->ival % o.W == 0);
-    return o;
-  };
-  return {operand(m.a, m.a_k_inner, m.a_batched, iv, M, "sb_row0", "sb_ta", "sb_vec_a", bm),
-          operand(m.b, m.b_k_inner, m.b_batched, jv, N, "sb_col0", "sb_tb", "sb_vec_b", bn)};
-}
-
 VariantCode lower_variant(const Spec& spec, const Variant& v, const CudaStrategy& s,
                           FileParts& file) {
   return Gen(spec, v, s, file).run();
@@ -1606,6 +1417,11 @@ std::string dump_kernel_bodies(const Spec& spec, const GpuMapping& m, const Vari
         body("kernel", vectorized_body(spec, st, g.vec));
         break;
       case GpuKernel::RegisterBlocked:
+        body("kernel", register_blocked_body(
+                           spec, st, g.mm,
+                           {param(v, info, "bm"), param(v, info, "bn"), param(v, info, "bk"),
+                            param(v, info, "tm"), param(v, info, "tn")}));
+        break;
       case GpuKernel::FusedRows:
       case GpuKernel::FusedAttention:
         not_yet();

@@ -22,32 +22,6 @@ namespace sb::cuda {
 // memory at a time (its q and k tiles hold this many depths of each query and key).
 constexpr int64_t kAttentionDepthChunk = 32;
 
-// One operand of register_blocked_matmul's shared-memory tiles, as both GPU printers load it: a
-// tile of X rows (or columns) by bk values of k, stored [k][x], consecutive threads loading along
-// the operand's contiguous subscript, W = 16 bytes of elements at a time where `vec`.
-struct TileOperand {
-  const Expr* read;
-  const Tensor* t;
-  bool k_inner;  // k is the operand's contiguous (last) subscript
-  bool batched;  // read with the batch index first; else shared by the products
-  std::string xv, lim, base, tile, flag;  // its index variable and bound, the kernel's names
-  int64_t X;
-  int W;     // elements in 16 bytes
-  bool vec;  // loads vectors: no boundary rule, not f16/bf16 (those load one at a time,
-             // widened), and the tile's contiguous extent a multiple of W
-  // Where it loads vectors, whether they start aligned at every tile without a check of k's lower
-  // bound: k is not contiguous, or the bound is a literal multiple of W. The kernel checks the
-  // base address and that the rows are whole vectors either way.
-  bool lo_aligned;
-};
-
-// The two operands, a then b, of product `m` (statement `st`, its index variables `iv`, `jv` and
-// their bounds `M`, `N` as the printer spells them) with bm x bk and bk x bn tiles.
-std::array<TileOperand, 2> tile_operands(const Spec& spec, const Statement& st,
-                                         const MatmulMatch& m, int64_t bm, int64_t bn, int64_t bk,
-                                         const std::string& iv, const std::string& jv,
-                                         const std::string& M, const std::string& N);
-
 // File-level pieces shared by every variant of one generated file.
 struct FileParts {
   HelperSet helpers;                                  // portable helpers (emit_common.h)

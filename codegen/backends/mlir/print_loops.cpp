@@ -394,6 +394,7 @@ class Printer final : public ExprFunctor<std::string()>, public StmtFunctor<void
   }
   void visit_comment(const Stmt& s) override { w_.line("// " + s.text); }
   void visit_fold(const Stmt& s) override {
+    if (s.exprs.size() > 1) return unsupported_stmt("a fold into a buffer's element");
     const std::string v = value(s.exprs[0]);
     rebind(s.name, leaves_.fold(s.rop, s.type.elem, lookup(s.name).ssa, v));
   }

@@ -110,6 +110,9 @@ struct Env {
   std::map<std::string, int64_t> values;
   std::map<std::string, std::string> renames;
   std::set<std::string> registers;
+  // Register buffers of scalars held as one SIMD value each (their dimensions): indexed at
+  // compile time, so a loop over them stays a `comptime for`.
+  std::map<std::string, std::vector<int64_t>> simd_registers;
   LoopLeaves* leaves = nullptr;
 };
 
@@ -160,6 +163,14 @@ class MExpr : public ExprFunctor<std::string(int)> {
  public:
   MExpr(const Env& env, const std::map<DType, std::string>& lanes) : env_(env), lanes_(lanes) {}
   std::string print(const Expr& e, int parent = 0) { return visit(e, parent); }
+  // Element `e.args` of a SIMD register buffer: the value's lane at their row-major index.
+  std::string simd_element(const Expr& e) {
+    const std::vector<int64_t>& dims = env_.simd_registers.at(e.name);
+    SB_ASSERT(e.args.size() == dims.size(), "SIMD register " + e.name + " indexed by its rank");
+    ExprPtr flat = e.args[0];
+    for (size_t i = 1; i < e.args.size(); ++i) flat = add(mul(flat, imm(dims[i])), e.args[i]);
+    return e.name + "[" + print(*flat) + "]";
+  }
   std::string register_name(const Expr& e) {
     std::string s = e.name;
     for (size_t i = 0; i < e.args.size(); ++i) {
@@ -239,6 +250,7 @@ class MExpr : public ExprFunctor<std::string(int)> {
   }
   std::string visit_load(const Expr& e, int) override {
     if (env_.registers.count(e.name)) return register_name(e);
+    if (env_.simd_registers.count(e.name)) return simd_element(e);
     SB_ASSERT(e.args.size() == 1, "load of a multi-dimensional memory buffer");
     if (e.width == Width::Vector)
       return e.name + ".unsafe_load[width=" + lanes_name(e.type.elem) + "](" + print(*e.args[0]) +
@@ -395,13 +407,23 @@ class MojoPrinter : public StmtFunctor<void()> {
   void visit_alloc(const Stmt& s) override {
     switch (s.scope) {
       case MemScope::Register: {
-        // One variable per element, for every element the largest tile may have.
         std::vector<int64_t> dims;
         for (const ExprPtr& d : s.exprs) {
           std::set<int64_t> v = possible_values(*d, m_);
           SB_ASSERT(!v.empty(), "register buffer of a run-time size: " + to_string(*d));
           dims.push_back(*v.rbegin());
         }
+        // Scalars of a power-of-two count (a GPU thread's tile): one SIMD value.
+        int64_t count = 1;
+        for (int64_t d : dims) count *= d;
+        if (s.type.kind == TypeKind::Float && (count & (count - 1)) == 0) {
+          w_.line("var " + s.name + " = SIMD[" + dtype_mojo(s.type.elem) + ", " +
+                  std::to_string(count) + "]()");
+          env_.simd_registers[s.name] = dims;
+          for (const StmtPtr& b : s.body) visit(*b);
+          return;
+        }
+        // Else one variable per element, for every element the largest tile may have.
         SB_ASSERT(dims.size() <= 2, "register buffer of more than two dimensions");
         MExpr p(env_, lanes_);
         const std::string zero =
@@ -436,9 +458,9 @@ class MojoPrinter : public StmtFunctor<void()> {
   void visit_store(const Stmt& s) override {
     const Expr& value = *s.exprs[0];
     MExpr p(env_, lanes_);
-    if (env_.registers.count(s.name)) {
+    if (env_.registers.count(s.name) || env_.simd_registers.count(s.name)) {
       std::vector<ExprPtr> idx(s.exprs.begin() + 1, s.exprs.end());
-      update(p.register_name(*load(s.name, s.type, idx)), value);
+      update(p.print(*load(s.name, s.type, idx)), value);
       return;
     }
     SB_ASSERT(s.exprs.size() == 2, "store to a multi-dimensional memory buffer");
@@ -486,7 +508,9 @@ class MojoPrinter : public StmtFunctor<void()> {
         .atomic_fold(s.tensor, e(*s.exprs[1]), s.rop, s.type.elem, e(*s.exprs[0]));
   }
   void visit_fold(const Stmt& s) override {
-    leaves_of(env_, "fold").fold(s.name, s.rop, s.type.elem, e(*s.exprs[0]));
+    std::vector<ExprPtr> idx(s.exprs.begin() + 1, s.exprs.end());
+    const std::string target = idx.empty() ? s.name : e(*load(s.name, s.type, idx));
+    leaves_of(env_, "fold").fold(target, s.rop, s.type.elem, e(*s.exprs[0]));
   }
   void visit_fold_range(const Stmt& s) override {
     leaves_of(env_, "fold of a range")

@@ -7,7 +7,9 @@
 // v1 < v2 < ... are known (possible_values), so the iterations below v1 are printed as they are
 // and each further range under `comptime if EXTENT > v:`. That keeps a register buffer as named
 // variables (`acc3_0`, declared as zeros: a leading zero fill of them is not printed), which
-// Mojo keeps in registers. Vector loops print as plain loops (LLVM
+// Mojo keeps in registers. A register buffer of scalars of a power-of-two count (a GPU thread's
+// tile) is one SIMD value instead, its elements lanes at their row-major index, and a loop over
+// it stays a `comptime for`. Vector loops print as plain loops (LLVM
 // vectorises them). Heap and stack buffers are `alloc(Layout[T](count=n))`, freed after their
 // body; Mojo keeps no buffer between calls (persistent is ignored) and its alloc reports no
 // failure to the caller, so on_fail is not printed. The inline hint is not printed.

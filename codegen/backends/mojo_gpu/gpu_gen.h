@@ -481,7 +481,6 @@ class Gen {
   std::string register_blocked(const GpuStep& g);  // matmul.cpp
   // A batch of products (matmul.cpp): opens the loop binding L's batch index to each product
   // along the grid's z that this block computes.
-  void open_batch_loop(const Statement& st, MojoStmt& L, PyWriter& w);
   std::string tiled_transpose(const GpuStep& g);   // transpose.cpp
   // Prints kernel body `b` (lower/gpu_bodies.h) into `w` through statement printer `L`, its
   // leaves spelled by Leaves (loops.cpp).

@@ -151,27 +151,27 @@ def sb_register_blocked_matmul_s0(a: Pointer[BFloat16, ImmUntrackedOrigin],
     var sb_ta = stack_allocation[512, Float32, address_space=AddressSpace.SHARED]()
     var sb_tb = stack_allocation[512, Float32, address_space=AddressSpace.SHARED]()
     var sb_tid = Int(thread_idx.x)
-    var sb_tr = sb_tid // 16  # rows sb_tr + m * 16 of the block's tile
-    var sb_tc = sb_tid % 16  # columns sb_tc + n * 16
+    # Rows sb_tr + m * 16 and columns sb_tc + n * 16 of the block's tile.
+    var sb_tr = sb_tid // 16
+    var sb_tc = sb_tid % 16
     var sb_row0 = Int(block_idx.y) * 64
     var sb_col0 = Int(block_idx.x) * 64
-    # Indices, assigned where they are bound.
-    var i: Int
-    var j: Int
-    var k: Int
+    var sb_lo = 0
     var sb_hi = K
-    # Registers: sb_acc[m * 4 + n], sb_ra[m], sb_rb[n].
-    var sb_acc = SIMD[DType.float32, 16](Float32(0.0))
+    var sb_acc = SIMD[DType.float32, 16]()
     var sb_ra = SIMD[DType.float32, 4]()
     var sb_rb = SIMD[DType.float32, 4]()
-    for sb_k0 in range(0, sb_hi, 8):
+    comptime for sb_m in range(4):
+        comptime for sb_n in range(4):
+            sb_acc[sb_m * 4 + sb_n] = Float32(0.0)
+    for sb_k0 in range(sb_lo, sb_hi, 8):
         # Tile of a[i, k]: 8 k x 64, loaded along k.
         for sb_l in range(sb_tid, 512, 256):
             var sb_r = sb_l // 8
             var sb_c = sb_l % 8
-            i = sb_row0 + sb_r
-            k = sb_k0 + sb_c
-            var sb_x = Float32(0)
+            var i = sb_row0 + sb_r
+            var k = sb_k0 + sb_c
+            var sb_x = Float32(0.0)
             if i < M and k < sb_hi:
                 sb_x = a[unsafe_offset=i * K + k].cast[DType.float32]()
             sb_ta[unsafe_offset=sb_c * 64 + sb_r] = sb_x
@@ -179,9 +179,9 @@ def sb_register_blocked_matmul_s0(a: Pointer[BFloat16, ImmUntrackedOrigin],
         for sb_l in range(sb_tid, 512, 256):
             var sb_r = sb_l // 64
             var sb_c = sb_l % 64
-            j = sb_col0 + sb_c
-            k = sb_k0 + sb_r
-            var sb_x = Float32(0)
+            var j = sb_col0 + sb_c
+            var k = sb_k0 + sb_r
+            var sb_x = Float32(0.0)
             if j < N and k < sb_hi:
                 sb_x = b[unsafe_offset=k * N + j].cast[DType.float32]()
             sb_tb[unsafe_offset=sb_r * 64 + sb_c] = sb_x
@@ -207,7 +207,7 @@ def sb_register_blocked_matmul_s0(a: Pointer[BFloat16, ImmUntrackedOrigin],
         barrier()
     comptime for sb_m in range(4):
         comptime for sb_n in range(4):
-            i = sb_row0 + sb_tr + sb_m * 16
-            j = sb_col0 + sb_tc + sb_n * 16
+            var i = sb_row0 + sb_tr + sb_m * 16
+            var j = sb_col0 + sb_tc + sb_n * 16
             if i < M and j < N:
                 y[unsafe_offset=i * N + j] = sb_acc[sb_m * 4 + sb_n]

@@ -169,44 +169,47 @@ __global__ void __launch_bounds__(256) sb_tiled_matmul_s0(
 __global__ void __launch_bounds__(256) sb_register_blocked_matmul_s0(
     const float* __restrict__ a, const float* __restrict__ w, float* __restrict__ c,
     const int64_t B, const int64_t M, const int64_t N, const int64_t K) {
-  SB_SHARED_ARRAY(float, sb_ta, 512);  // [k][row] tile of a[b, i, k]
-  SB_SHARED_ARRAY(float, sb_tb, 512);  // [k][column] tile of w[b, k, j]
-  const int sb_tid = threadIdx.x;
-  const int sb_tr = sb_tid / 16;  // rows sb_tr + m * 16 of the block's tile
-  const int sb_tc = sb_tid % 16;  // columns sb_tc + n * 16
+  // The [k][row] tile of a[b, i, k], then the [k][column] tile of w[b, k, j].
+  SB_SHARED_ARRAY(float, sb_ta, 512);
+  SB_SHARED_ARRAY(float, sb_tb, 512);
+  const int64_t sb_tid = (int64_t)threadIdx.x;
+  // Rows sb_tr + m * 16 and columns sb_tc + n * 16 of the block's tile.
+  const int64_t sb_tr = sb_tid / 16;
+  const int64_t sb_tc = sb_tid % 16;
   const int64_t sb_row0 = (int64_t)blockIdx.y * 64;
   const int64_t sb_col0 = (int64_t)blockIdx.x * 64;
+  const int64_t sb_lo = 0;
   const int64_t sb_hi = K;
-  const bool sb_vec_a = ((uintptr_t)a & 15) == 0 && K % 4 == 0;
-  const bool sb_vec_b = ((uintptr_t)w & 15) == 0 && N % 4 == 0;
-  float sb_acc[4][4];
-  float sb_ra[4];
-  float sb_rb[4];
-  const int64_t sb_nb = B;  // products
-  for (int64_t sb_bz = blockIdx.z; sb_bz < sb_nb; sb_bz += gridDim.z) {
+  const bool sb_vec_a = (uintptr_t)a % 16 == 0 && K % 4 == 0;
+  const bool sb_vec_b = (uintptr_t)w % 16 == 0 && N % 4 == 0;
+  // Every thread of a block walks the same products, so the barriers stay uniform.
+  for (int64_t sb_bz = (int64_t)blockIdx.z; sb_bz < B; sb_bz += (int64_t)gridDim.z) {
+    float sb_acc[4][4];
+    float sb_ra[4];
+    float sb_rb[4];
     #pragma unroll
-    for (int sb_m = 0; sb_m < 4; ++sb_m) {
+    for (int64_t sb_m = 0; sb_m < 4; ++sb_m) {
       #pragma unroll
-      for (int sb_n = 0; sb_n < 4; ++sb_n) {
+      for (int64_t sb_n = 0; sb_n < 4; ++sb_n) {
         sb_acc[sb_m][sb_n] = 0.0f;
       }
     }
-    for (int64_t sb_k0 = 0; sb_k0 < sb_hi; sb_k0 += 8) {
+    for (int64_t sb_k0 = sb_lo; sb_k0 < sb_hi; sb_k0 += 8) {
       // Tile of a[b, i, k]: 8 k x 64, loaded along k in vectors of 4.
-      for (int sb_l = sb_tid; sb_l < 128; sb_l += 256) {
-        const int sb_r = sb_l / 2;
-        const int sb_c = sb_l % 2 * 4;
+      for (int64_t sb_l = sb_tid; sb_l < 128; sb_l += 256) {
+        const int64_t sb_r = sb_l / 2;
+        const int64_t sb_c = sb_l % 2 * 4;
         const int64_t sb_gx = sb_row0 + sb_r;
         const int64_t sb_gk = sb_k0 + sb_c;
-        if (sb_vec_a && sb_gx < M && sb_gk + 4 <= sb_hi) {
-          const float4 sb_v = *reinterpret_cast<const float4*>(a + (sb_bz * M + sb_gx) * K + sb_gk);
+        if (sb_vec_a && (sb_gx < M && sb_gk + 4 <= sb_hi)) {
+          const float4 sb_v = *reinterpret_cast<const float4*>(&a[(sb_bz * M + sb_gx) * K + sb_gk]);
           sb_ta[(sb_c + 0) * 64 + sb_r] = sb_v.x;
           sb_ta[(sb_c + 1) * 64 + sb_r] = sb_v.y;
           sb_ta[(sb_c + 2) * 64 + sb_r] = sb_v.z;
           sb_ta[(sb_c + 3) * 64 + sb_r] = sb_v.w;
         } else {
           #pragma unroll
-          for (int sb_q = 0; sb_q < 4; ++sb_q) {
+          for (int64_t sb_q = 0; sb_q < 4; ++sb_q) {
             const int64_t b = sb_bz;
             const int64_t i = sb_gx;
             const int64_t k = sb_gk + sb_q;
@@ -219,20 +222,20 @@ __global__ void __launch_bounds__(256) sb_register_blocked_matmul_s0(
         }
       }
       // Tile of w[b, k, j]: 8 k x 64, loaded along j in vectors of 4.
-      for (int sb_l = sb_tid; sb_l < 128; sb_l += 256) {
-        const int sb_r = sb_l / 16;
-        const int sb_c = sb_l % 16 * 4;
+      for (int64_t sb_l = sb_tid; sb_l < 128; sb_l += 256) {
+        const int64_t sb_r = sb_l / 16;
+        const int64_t sb_c = sb_l % 16 * 4;
         const int64_t sb_gx = sb_col0 + sb_c;
         const int64_t sb_gk = sb_k0 + sb_r;
-        if (sb_vec_b && sb_gk < sb_hi && sb_gx + 4 <= N) {
-          const float4 sb_v = *reinterpret_cast<const float4*>(w + (sb_bz * K + sb_gk) * N + sb_gx);
+        if (sb_vec_b && (sb_gk < sb_hi && sb_gx + 4 <= N)) {
+          const float4 sb_v = *reinterpret_cast<const float4*>(&w[(sb_bz * K + sb_gk) * N + sb_gx]);
           sb_tb[sb_r * 64 + sb_c + 0] = sb_v.x;
           sb_tb[sb_r * 64 + sb_c + 1] = sb_v.y;
           sb_tb[sb_r * 64 + sb_c + 2] = sb_v.z;
           sb_tb[sb_r * 64 + sb_c + 3] = sb_v.w;
         } else {
           #pragma unroll
-          for (int sb_q = 0; sb_q < 4; ++sb_q) {
+          for (int64_t sb_q = 0; sb_q < 4; ++sb_q) {
             const int64_t b = sb_bz;
             const int64_t j = sb_gx + sb_q;
             const int64_t k = sb_gk;
@@ -247,29 +250,37 @@ __global__ void __launch_bounds__(256) sb_register_blocked_matmul_s0(
       __syncthreads();
       if (sb_k0 + 8 <= sb_hi) {
         #pragma unroll
-        for (int sb_kk = 0; sb_kk < 8; ++sb_kk) {
+        for (int64_t sb_kk = 0; sb_kk < 8; ++sb_kk) {
           #pragma unroll
-          for (int sb_m = 0; sb_m < 4; ++sb_m) sb_ra[sb_m] = sb_ta[sb_kk * 64 + sb_tr + sb_m * 16];
+          for (int64_t sb_m = 0; sb_m < 4; ++sb_m) {
+            sb_ra[sb_m] = sb_ta[sb_kk * 64 + sb_tr + sb_m * 16];
+          }
           #pragma unroll
-          for (int sb_n = 0; sb_n < 4; ++sb_n) sb_rb[sb_n] = sb_tb[sb_kk * 64 + sb_tc + sb_n * 16];
+          for (int64_t sb_n = 0; sb_n < 4; ++sb_n) {
+            sb_rb[sb_n] = sb_tb[sb_kk * 64 + sb_tc + sb_n * 16];
+          }
           #pragma unroll
-          for (int sb_m = 0; sb_m < 4; ++sb_m) {
+          for (int64_t sb_m = 0; sb_m < 4; ++sb_m) {
             #pragma unroll
-            for (int sb_n = 0; sb_n < 4; ++sb_n) {
+            for (int64_t sb_n = 0; sb_n < 4; ++sb_n) {
               sb_acc[sb_m][sb_n] += sb_ra[sb_m] * sb_rb[sb_n];
             }
           }
         }
       } else {
-        for (int sb_kk = 0; sb_kk < sb_hi - sb_k0; ++sb_kk) {
+        for (int64_t sb_kk = 0; sb_kk < sb_hi - sb_k0; ++sb_kk) {
           #pragma unroll
-          for (int sb_m = 0; sb_m < 4; ++sb_m) sb_ra[sb_m] = sb_ta[sb_kk * 64 + sb_tr + sb_m * 16];
+          for (int64_t sb_m = 0; sb_m < 4; ++sb_m) {
+            sb_ra[sb_m] = sb_ta[sb_kk * 64 + sb_tr + sb_m * 16];
+          }
           #pragma unroll
-          for (int sb_n = 0; sb_n < 4; ++sb_n) sb_rb[sb_n] = sb_tb[sb_kk * 64 + sb_tc + sb_n * 16];
+          for (int64_t sb_n = 0; sb_n < 4; ++sb_n) {
+            sb_rb[sb_n] = sb_tb[sb_kk * 64 + sb_tc + sb_n * 16];
+          }
           #pragma unroll
-          for (int sb_m = 0; sb_m < 4; ++sb_m) {
+          for (int64_t sb_m = 0; sb_m < 4; ++sb_m) {
             #pragma unroll
-            for (int sb_n = 0; sb_n < 4; ++sb_n) {
+            for (int64_t sb_n = 0; sb_n < 4; ++sb_n) {
               sb_acc[sb_m][sb_n] += sb_ra[sb_m] * sb_rb[sb_n];
             }
           }
@@ -279,9 +290,9 @@ __global__ void __launch_bounds__(256) sb_register_blocked_matmul_s0(
     }
     const int64_t b = sb_bz;
     #pragma unroll
-    for (int sb_m = 0; sb_m < 4; ++sb_m) {
+    for (int64_t sb_m = 0; sb_m < 4; ++sb_m) {
       #pragma unroll
-      for (int sb_n = 0; sb_n < 4; ++sb_n) {
+      for (int64_t sb_n = 0; sb_n < 4; ++sb_n) {
         const int64_t i = sb_row0 + sb_tr + sb_m * 16;
         const int64_t j = sb_col0 + sb_tc + sb_n * 16;
         if (i < M && j < N) {

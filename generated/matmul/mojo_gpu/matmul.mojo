@@ -151,29 +151,29 @@ def sb_register_blocked_matmul_s0(a: Pointer[Float32, ImmUntrackedOrigin],
     var sb_ta = stack_allocation[512, Float32, address_space=AddressSpace.SHARED]()
     var sb_tb = stack_allocation[512, Float32, address_space=AddressSpace.SHARED]()
     var sb_tid = Int(thread_idx.x)
-    var sb_tr = sb_tid // 16  # rows sb_tr + m * 16 of the block's tile
-    var sb_tc = sb_tid % 16  # columns sb_tc + n * 16
+    # Rows sb_tr + m * 16 and columns sb_tc + n * 16 of the block's tile.
+    var sb_tr = sb_tid // 16
+    var sb_tc = sb_tid % 16
     var sb_row0 = Int(block_idx.y) * 64
     var sb_col0 = Int(block_idx.x) * 64
-    # Indices, assigned where they are bound.
-    var i: Int
-    var j: Int
-    var k: Int
+    var sb_lo = 0
     var sb_hi = K
-    var sb_vec_a = (Int(a) & 15) == 0 and K % 4 == 0
-    var sb_vec_b = (Int(b) & 15) == 0 and N % 4 == 0
-    # Registers: sb_acc[m * 4 + n], sb_ra[m], sb_rb[n].
-    var sb_acc = SIMD[DType.float32, 16](Float32(0.0))
+    var sb_vec_a = Int(a) % 16 == 0 and K % 4 == 0
+    var sb_vec_b = Int(b) % 16 == 0 and N % 4 == 0
+    var sb_acc = SIMD[DType.float32, 16]()
     var sb_ra = SIMD[DType.float32, 4]()
     var sb_rb = SIMD[DType.float32, 4]()
-    for sb_k0 in range(0, sb_hi, 8):
+    comptime for sb_m in range(4):
+        comptime for sb_n in range(4):
+            sb_acc[sb_m * 4 + sb_n] = Float32(0.0)
+    for sb_k0 in range(sb_lo, sb_hi, 8):
         # Tile of a[i, k]: 8 k x 64, loaded along k in vectors of 4.
         for sb_l in range(sb_tid, 128, 256):
             var sb_r = sb_l // 2
             var sb_c = sb_l % 2 * 4
             var sb_gx = sb_row0 + sb_r
             var sb_gk = sb_k0 + sb_c
-            if sb_vec_a and sb_gx < M and sb_gk + 4 <= sb_hi:
+            if sb_vec_a and (sb_gx < M and sb_gk + 4 <= sb_hi):
                 var sb_v = a.unsafe_load[width=4, alignment=16](sb_gx * K + sb_gk)
                 sb_ta[unsafe_offset=(sb_c + 0) * 64 + sb_r] = sb_v[0]
                 sb_ta[unsafe_offset=(sb_c + 1) * 64 + sb_r] = sb_v[1]
@@ -181,9 +181,9 @@ def sb_register_blocked_matmul_s0(a: Pointer[Float32, ImmUntrackedOrigin],
                 sb_ta[unsafe_offset=(sb_c + 3) * 64 + sb_r] = sb_v[3]
             else:
                 comptime for sb_q in range(4):
-                    i = sb_gx
-                    k = sb_gk + sb_q
-                    var sb_x = Float32(0)
+                    var i = sb_gx
+                    var k = sb_gk + sb_q
+                    var sb_x = Float32(0.0)
                     if i < M and k < sb_hi:
                         sb_x = a[unsafe_offset=i * K + k]
                     sb_ta[unsafe_offset=(sb_c + sb_q) * 64 + sb_r] = sb_x
@@ -193,7 +193,7 @@ def sb_register_blocked_matmul_s0(a: Pointer[Float32, ImmUntrackedOrigin],
             var sb_c = sb_l % 16 * 4
             var sb_gx = sb_col0 + sb_c
             var sb_gk = sb_k0 + sb_r
-            if sb_vec_b and sb_gk < sb_hi and sb_gx + 4 <= N:
+            if sb_vec_b and (sb_gk < sb_hi and sb_gx + 4 <= N):
                 var sb_v = b.unsafe_load[width=4, alignment=16](sb_gk * N + sb_gx)
                 sb_tb[unsafe_offset=sb_r * 64 + sb_c + 0] = sb_v[0]
                 sb_tb[unsafe_offset=sb_r * 64 + sb_c + 1] = sb_v[1]
@@ -201,9 +201,9 @@ def sb_register_blocked_matmul_s0(a: Pointer[Float32, ImmUntrackedOrigin],
                 sb_tb[unsafe_offset=sb_r * 64 + sb_c + 3] = sb_v[3]
             else:
                 comptime for sb_q in range(4):
-                    j = sb_gx + sb_q
-                    k = sb_gk
-                    var sb_x = Float32(0)
+                    var j = sb_gx + sb_q
+                    var k = sb_gk
+                    var sb_x = Float32(0.0)
                     if j < N and k < sb_hi:
                         sb_x = b[unsafe_offset=k * N + j]
                     sb_tb[unsafe_offset=sb_r * 64 + sb_c + sb_q] = sb_x
@@ -229,7 +229,7 @@ def sb_register_blocked_matmul_s0(a: Pointer[Float32, ImmUntrackedOrigin],
         barrier()
     comptime for sb_m in range(4):
         comptime for sb_n in range(4):
-            i = sb_row0 + sb_tr + sb_m * 16
-            j = sb_col0 + sb_tc + sb_n * 16
+            var i = sb_row0 + sb_tr + sb_m * 16
+            var j = sb_col0 + sb_tc + sb_n * 16
             if i < M and j < N:
                 c[unsafe_offset=i * N + j] = sb_acc[sb_m * 4 + sb_n]

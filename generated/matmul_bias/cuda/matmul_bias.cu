@@ -161,42 +161,45 @@ __global__ void __launch_bounds__(256) sb_tiled_matmul_s0(
 __global__ void __launch_bounds__(256) sb_register_blocked_matmul_s0(
     const float* __restrict__ inp, const float* __restrict__ weight, const float* __restrict__ bias,
     float* __restrict__ y, const int64_t BT, const int64_t C, const int64_t OC) {
-  SB_SHARED_ARRAY(float, sb_ta, 512);  // [k][row] tile of inp[r, c]
-  SB_SHARED_ARRAY(float, sb_tb, 512);  // [k][column] tile of weight[o, c]
-  const int sb_tid = threadIdx.x;
-  const int sb_tr = sb_tid / 16;  // rows sb_tr + m * 16 of the block's tile
-  const int sb_tc = sb_tid % 16;  // columns sb_tc + n * 16
+  // The [k][row] tile of inp[r, c], then the [k][column] tile of weight[o, c].
+  SB_SHARED_ARRAY(float, sb_ta, 512);
+  SB_SHARED_ARRAY(float, sb_tb, 512);
+  const int64_t sb_tid = (int64_t)threadIdx.x;
+  // Rows sb_tr + m * 16 and columns sb_tc + n * 16 of the block's tile.
+  const int64_t sb_tr = sb_tid / 16;
+  const int64_t sb_tc = sb_tid % 16;
   const int64_t sb_row0 = (int64_t)blockIdx.y * 64;
   const int64_t sb_col0 = (int64_t)blockIdx.x * 64;
+  const int64_t sb_lo = 0;
   const int64_t sb_hi = C;
-  const bool sb_vec_a = ((uintptr_t)inp & 15) == 0 && C % 4 == 0;
-  const bool sb_vec_b = ((uintptr_t)weight & 15) == 0 && C % 4 == 0;
+  const bool sb_vec_a = (uintptr_t)inp % 16 == 0 && C % 4 == 0;
+  const bool sb_vec_b = (uintptr_t)weight % 16 == 0 && C % 4 == 0;
   float sb_acc[4][4];
   float sb_ra[4];
   float sb_rb[4];
   #pragma unroll
-  for (int sb_m = 0; sb_m < 4; ++sb_m) {
+  for (int64_t sb_m = 0; sb_m < 4; ++sb_m) {
     #pragma unroll
-    for (int sb_n = 0; sb_n < 4; ++sb_n) {
+    for (int64_t sb_n = 0; sb_n < 4; ++sb_n) {
       sb_acc[sb_m][sb_n] = 0.0f;
     }
   }
-  for (int64_t sb_k0 = 0; sb_k0 < sb_hi; sb_k0 += 8) {
+  for (int64_t sb_k0 = sb_lo; sb_k0 < sb_hi; sb_k0 += 8) {
     // Tile of inp[r, c]: 8 k x 64, loaded along c in vectors of 4.
-    for (int sb_l = sb_tid; sb_l < 128; sb_l += 256) {
-      const int sb_r = sb_l / 2;
-      const int sb_c = sb_l % 2 * 4;
+    for (int64_t sb_l = sb_tid; sb_l < 128; sb_l += 256) {
+      const int64_t sb_r = sb_l / 2;
+      const int64_t sb_c = sb_l % 2 * 4;
       const int64_t sb_gx = sb_row0 + sb_r;
       const int64_t sb_gk = sb_k0 + sb_c;
-      if (sb_vec_a && sb_gx < BT && sb_gk + 4 <= sb_hi) {
-        const float4 sb_v = *reinterpret_cast<const float4*>(inp + sb_gx * C + sb_gk);
+      if (sb_vec_a && (sb_gx < BT && sb_gk + 4 <= sb_hi)) {
+        const float4 sb_v = *reinterpret_cast<const float4*>(&inp[sb_gx * C + sb_gk]);
         sb_ta[(sb_c + 0) * 64 + sb_r] = sb_v.x;
         sb_ta[(sb_c + 1) * 64 + sb_r] = sb_v.y;
         sb_ta[(sb_c + 2) * 64 + sb_r] = sb_v.z;
         sb_ta[(sb_c + 3) * 64 + sb_r] = sb_v.w;
       } else {
         #pragma unroll
-        for (int sb_q = 0; sb_q < 4; ++sb_q) {
+        for (int64_t sb_q = 0; sb_q < 4; ++sb_q) {
           const int64_t r = sb_gx;
           const int64_t c = sb_gk + sb_q;
           float sb_x = 0.0f;
@@ -208,20 +211,20 @@ __global__ void __launch_bounds__(256) sb_register_blocked_matmul_s0(
       }
     }
     // Tile of weight[o, c]: 8 k x 64, loaded along c in vectors of 4.
-    for (int sb_l = sb_tid; sb_l < 128; sb_l += 256) {
-      const int sb_r = sb_l / 2;
-      const int sb_c = sb_l % 2 * 4;
+    for (int64_t sb_l = sb_tid; sb_l < 128; sb_l += 256) {
+      const int64_t sb_r = sb_l / 2;
+      const int64_t sb_c = sb_l % 2 * 4;
       const int64_t sb_gx = sb_col0 + sb_r;
       const int64_t sb_gk = sb_k0 + sb_c;
-      if (sb_vec_b && sb_gx < OC && sb_gk + 4 <= sb_hi) {
-        const float4 sb_v = *reinterpret_cast<const float4*>(weight + sb_gx * C + sb_gk);
+      if (sb_vec_b && (sb_gx < OC && sb_gk + 4 <= sb_hi)) {
+        const float4 sb_v = *reinterpret_cast<const float4*>(&weight[sb_gx * C + sb_gk]);
         sb_tb[(sb_c + 0) * 64 + sb_r] = sb_v.x;
         sb_tb[(sb_c + 1) * 64 + sb_r] = sb_v.y;
         sb_tb[(sb_c + 2) * 64 + sb_r] = sb_v.z;
         sb_tb[(sb_c + 3) * 64 + sb_r] = sb_v.w;
       } else {
         #pragma unroll
-        for (int sb_q = 0; sb_q < 4; ++sb_q) {
+        for (int64_t sb_q = 0; sb_q < 4; ++sb_q) {
           const int64_t o = sb_gx;
           const int64_t c = sb_gk + sb_q;
           float sb_x = 0.0f;
@@ -235,29 +238,37 @@ __global__ void __launch_bounds__(256) sb_register_blocked_matmul_s0(
     __syncthreads();
     if (sb_k0 + 8 <= sb_hi) {
       #pragma unroll
-      for (int sb_kk = 0; sb_kk < 8; ++sb_kk) {
+      for (int64_t sb_kk = 0; sb_kk < 8; ++sb_kk) {
         #pragma unroll
-        for (int sb_m = 0; sb_m < 4; ++sb_m) sb_ra[sb_m] = sb_ta[sb_kk * 64 + sb_tr + sb_m * 16];
+        for (int64_t sb_m = 0; sb_m < 4; ++sb_m) {
+          sb_ra[sb_m] = sb_ta[sb_kk * 64 + sb_tr + sb_m * 16];
+        }
         #pragma unroll
-        for (int sb_n = 0; sb_n < 4; ++sb_n) sb_rb[sb_n] = sb_tb[sb_kk * 64 + sb_tc + sb_n * 16];
+        for (int64_t sb_n = 0; sb_n < 4; ++sb_n) {
+          sb_rb[sb_n] = sb_tb[sb_kk * 64 + sb_tc + sb_n * 16];
+        }
         #pragma unroll
-        for (int sb_m = 0; sb_m < 4; ++sb_m) {
+        for (int64_t sb_m = 0; sb_m < 4; ++sb_m) {
           #pragma unroll
-          for (int sb_n = 0; sb_n < 4; ++sb_n) {
+          for (int64_t sb_n = 0; sb_n < 4; ++sb_n) {
             sb_acc[sb_m][sb_n] += sb_ra[sb_m] * sb_rb[sb_n];
           }
         }
       }
     } else {
-      for (int sb_kk = 0; sb_kk < sb_hi - sb_k0; ++sb_kk) {
+      for (int64_t sb_kk = 0; sb_kk < sb_hi - sb_k0; ++sb_kk) {
         #pragma unroll
-        for (int sb_m = 0; sb_m < 4; ++sb_m) sb_ra[sb_m] = sb_ta[sb_kk * 64 + sb_tr + sb_m * 16];
+        for (int64_t sb_m = 0; sb_m < 4; ++sb_m) {
+          sb_ra[sb_m] = sb_ta[sb_kk * 64 + sb_tr + sb_m * 16];
+        }
         #pragma unroll
-        for (int sb_n = 0; sb_n < 4; ++sb_n) sb_rb[sb_n] = sb_tb[sb_kk * 64 + sb_tc + sb_n * 16];
+        for (int64_t sb_n = 0; sb_n < 4; ++sb_n) {
+          sb_rb[sb_n] = sb_tb[sb_kk * 64 + sb_tc + sb_n * 16];
+        }
         #pragma unroll
-        for (int sb_m = 0; sb_m < 4; ++sb_m) {
+        for (int64_t sb_m = 0; sb_m < 4; ++sb_m) {
           #pragma unroll
-          for (int sb_n = 0; sb_n < 4; ++sb_n) {
+          for (int64_t sb_n = 0; sb_n < 4; ++sb_n) {
             sb_acc[sb_m][sb_n] += sb_ra[sb_m] * sb_rb[sb_n];
           }
         }
@@ -266,9 +277,9 @@ __global__ void __launch_bounds__(256) sb_register_blocked_matmul_s0(
     __syncthreads();
   }
   #pragma unroll
-  for (int sb_m = 0; sb_m < 4; ++sb_m) {
+  for (int64_t sb_m = 0; sb_m < 4; ++sb_m) {
     #pragma unroll
-    for (int sb_n = 0; sb_n < 4; ++sb_n) {
+    for (int64_t sb_n = 0; sb_n < 4; ++sb_n) {
       const int64_t r = sb_row0 + sb_tr + sb_m * 16;
       const int64_t o = sb_col0 + sb_tc + sb_n * 16;
       if (r < BT && o < OC) {

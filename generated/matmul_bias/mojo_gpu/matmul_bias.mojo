@@ -156,29 +156,29 @@ def sb_register_blocked_matmul_s0(inp: Pointer[Float32, ImmUntrackedOrigin],
     var sb_ta = stack_allocation[512, Float32, address_space=AddressSpace.SHARED]()
     var sb_tb = stack_allocation[512, Float32, address_space=AddressSpace.SHARED]()
     var sb_tid = Int(thread_idx.x)
-    var sb_tr = sb_tid // 16  # rows sb_tr + m * 16 of the block's tile
-    var sb_tc = sb_tid % 16  # columns sb_tc + n * 16
+    # Rows sb_tr + m * 16 and columns sb_tc + n * 16 of the block's tile.
+    var sb_tr = sb_tid // 16
+    var sb_tc = sb_tid % 16
     var sb_row0 = Int(block_idx.y) * 64
     var sb_col0 = Int(block_idx.x) * 64
-    # Indices, assigned where they are bound.
-    var r: Int
-    var o: Int
-    var c: Int
+    var sb_lo = 0
     var sb_hi = C
-    var sb_vec_a = (Int(inp) & 15) == 0 and C % 4 == 0
-    var sb_vec_b = (Int(weight) & 15) == 0 and C % 4 == 0
-    # Registers: sb_acc[m * 4 + n], sb_ra[m], sb_rb[n].
-    var sb_acc = SIMD[DType.float32, 16](Float32(0.0))
+    var sb_vec_a = Int(inp) % 16 == 0 and C % 4 == 0
+    var sb_vec_b = Int(weight) % 16 == 0 and C % 4 == 0
+    var sb_acc = SIMD[DType.float32, 16]()
     var sb_ra = SIMD[DType.float32, 4]()
     var sb_rb = SIMD[DType.float32, 4]()
-    for sb_k0 in range(0, sb_hi, 8):
+    comptime for sb_m in range(4):
+        comptime for sb_n in range(4):
+            sb_acc[sb_m * 4 + sb_n] = Float32(0.0)
+    for sb_k0 in range(sb_lo, sb_hi, 8):
         # Tile of inp[r, c]: 8 k x 64, loaded along c in vectors of 4.
         for sb_l in range(sb_tid, 128, 256):
             var sb_r = sb_l // 2
             var sb_c = sb_l % 2 * 4
             var sb_gx = sb_row0 + sb_r
             var sb_gk = sb_k0 + sb_c
-            if sb_vec_a and sb_gx < BT and sb_gk + 4 <= sb_hi:
+            if sb_vec_a and (sb_gx < BT and sb_gk + 4 <= sb_hi):
                 var sb_v = inp.unsafe_load[width=4, alignment=16](sb_gx * C + sb_gk)
                 sb_ta[unsafe_offset=(sb_c + 0) * 64 + sb_r] = sb_v[0]
                 sb_ta[unsafe_offset=(sb_c + 1) * 64 + sb_r] = sb_v[1]
@@ -186,9 +186,9 @@ def sb_register_blocked_matmul_s0(inp: Pointer[Float32, ImmUntrackedOrigin],
                 sb_ta[unsafe_offset=(sb_c + 3) * 64 + sb_r] = sb_v[3]
             else:
                 comptime for sb_q in range(4):
-                    r = sb_gx
-                    c = sb_gk + sb_q
-                    var sb_x = Float32(0)
+                    var r = sb_gx
+                    var c = sb_gk + sb_q
+                    var sb_x = Float32(0.0)
                     if r < BT and c < sb_hi:
                         sb_x = inp[unsafe_offset=r * C + c]
                     sb_ta[unsafe_offset=(sb_c + sb_q) * 64 + sb_r] = sb_x
@@ -198,7 +198,7 @@ def sb_register_blocked_matmul_s0(inp: Pointer[Float32, ImmUntrackedOrigin],
             var sb_c = sb_l % 2 * 4
             var sb_gx = sb_col0 + sb_r
             var sb_gk = sb_k0 + sb_c
-            if sb_vec_b and sb_gx < OC and sb_gk + 4 <= sb_hi:
+            if sb_vec_b and (sb_gx < OC and sb_gk + 4 <= sb_hi):
                 var sb_v = weight.unsafe_load[width=4, alignment=16](sb_gx * C + sb_gk)
                 sb_tb[unsafe_offset=(sb_c + 0) * 64 + sb_r] = sb_v[0]
                 sb_tb[unsafe_offset=(sb_c + 1) * 64 + sb_r] = sb_v[1]
@@ -206,9 +206,9 @@ def sb_register_blocked_matmul_s0(inp: Pointer[Float32, ImmUntrackedOrigin],
                 sb_tb[unsafe_offset=(sb_c + 3) * 64 + sb_r] = sb_v[3]
             else:
                 comptime for sb_q in range(4):
-                    o = sb_gx
-                    c = sb_gk + sb_q
-                    var sb_x = Float32(0)
+                    var o = sb_gx
+                    var c = sb_gk + sb_q
+                    var sb_x = Float32(0.0)
                     if o < OC and c < sb_hi:
                         sb_x = weight[unsafe_offset=o * C + c]
                     sb_tb[unsafe_offset=(sb_c + sb_q) * 64 + sb_r] = sb_x
@@ -234,7 +234,7 @@ def sb_register_blocked_matmul_s0(inp: Pointer[Float32, ImmUntrackedOrigin],
         barrier()
     comptime for sb_m in range(4):
         comptime for sb_n in range(4):
-            r = sb_row0 + sb_tr + sb_m * 16
-            o = sb_col0 + sb_tc + sb_n * 16
+            var r = sb_row0 + sb_tr + sb_m * 16
+            var o = sb_col0 + sb_tc + sb_n * 16
             if r < BT and o < OC:
                 y[unsafe_offset=r * OC + o] = sb_acc[sb_m * 4 + sb_n] + bias[unsafe_offset=o]

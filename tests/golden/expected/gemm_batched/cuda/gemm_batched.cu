@@ -479,44 +479,47 @@ __global__ void __launch_bounds__(256) sb_tiled_s5(
 __global__ void __launch_bounds__(64) sb_register_blocked_s0(
     const float* __restrict__ a, const float* __restrict__ w, float* __restrict__ c,
     const int64_t B, const int64_t M, const int64_t N, const int64_t K) {
-  SB_SHARED_ARRAY(float, sb_ta, 64);  // [k][row] tile of a[b, i, k]
-  SB_SHARED_ARRAY(float, sb_tb, 64);  // [k][column] tile of w[b, k, j]
-  const int sb_tid = threadIdx.x;
-  const int sb_tr = sb_tid / 8;  // rows sb_tr + m * 8 of the block's tile
-  const int sb_tc = sb_tid % 8;  // columns sb_tc + n * 8
+  // The [k][row] tile of a[b, i, k], then the [k][column] tile of w[b, k, j].
+  SB_SHARED_ARRAY(float, sb_ta, 64);
+  SB_SHARED_ARRAY(float, sb_tb, 64);
+  const int64_t sb_tid = (int64_t)threadIdx.x;
+  // Rows sb_tr + m * 8 and columns sb_tc + n * 8 of the block's tile.
+  const int64_t sb_tr = sb_tid / 8;
+  const int64_t sb_tc = sb_tid % 8;
   const int64_t sb_row0 = (int64_t)blockIdx.y * 16;
   const int64_t sb_col0 = (int64_t)blockIdx.x * 16;
+  const int64_t sb_lo = 0;
   const int64_t sb_hi = K;
-  const bool sb_vec_a = ((uintptr_t)a & 15) == 0 && K % 4 == 0;
-  const bool sb_vec_b = ((uintptr_t)w & 15) == 0 && N % 4 == 0;
-  float sb_acc[2][2];
-  float sb_ra[2];
-  float sb_rb[2];
-  const int64_t sb_nb = B;  // products
-  for (int64_t sb_bz = blockIdx.z; sb_bz < sb_nb; sb_bz += gridDim.z) {
+  const bool sb_vec_a = (uintptr_t)a % 16 == 0 && K % 4 == 0;
+  const bool sb_vec_b = (uintptr_t)w % 16 == 0 && N % 4 == 0;
+  // Every thread of a block walks the same products, so the barriers stay uniform.
+  for (int64_t sb_bz = (int64_t)blockIdx.z; sb_bz < B; sb_bz += (int64_t)gridDim.z) {
+    float sb_acc[2][2];
+    float sb_ra[2];
+    float sb_rb[2];
     #pragma unroll
-    for (int sb_m = 0; sb_m < 2; ++sb_m) {
+    for (int64_t sb_m = 0; sb_m < 2; ++sb_m) {
       #pragma unroll
-      for (int sb_n = 0; sb_n < 2; ++sb_n) {
+      for (int64_t sb_n = 0; sb_n < 2; ++sb_n) {
         sb_acc[sb_m][sb_n] = 0.0f;
       }
     }
-    for (int64_t sb_k0 = 0; sb_k0 < sb_hi; sb_k0 += 4) {
+    for (int64_t sb_k0 = sb_lo; sb_k0 < sb_hi; sb_k0 += 4) {
       // Tile of a[b, i, k]: 4 k x 16, loaded along k in vectors of 4.
-      for (int sb_l = sb_tid; sb_l < 16; sb_l += 64) {
-        const int sb_r = sb_l / 1;
-        const int sb_c = sb_l % 1 * 4;
+      for (int64_t sb_l = sb_tid; sb_l < 16; sb_l += 64) {
+        const int64_t sb_r = sb_l / 1;
+        const int64_t sb_c = sb_l % 1 * 4;
         const int64_t sb_gx = sb_row0 + sb_r;
         const int64_t sb_gk = sb_k0 + sb_c;
-        if (sb_vec_a && sb_gx < M && sb_gk + 4 <= sb_hi) {
-          const float4 sb_v = *reinterpret_cast<const float4*>(a + (sb_bz * M + sb_gx) * K + sb_gk);
+        if (sb_vec_a && (sb_gx < M && sb_gk + 4 <= sb_hi)) {
+          const float4 sb_v = *reinterpret_cast<const float4*>(&a[(sb_bz * M + sb_gx) * K + sb_gk]);
           sb_ta[(sb_c + 0) * 16 + sb_r] = sb_v.x;
           sb_ta[(sb_c + 1) * 16 + sb_r] = sb_v.y;
           sb_ta[(sb_c + 2) * 16 + sb_r] = sb_v.z;
           sb_ta[(sb_c + 3) * 16 + sb_r] = sb_v.w;
         } else {
           #pragma unroll
-          for (int sb_q = 0; sb_q < 4; ++sb_q) {
+          for (int64_t sb_q = 0; sb_q < 4; ++sb_q) {
             const int64_t b = sb_bz;
             const int64_t i = sb_gx;
             const int64_t k = sb_gk + sb_q;
@@ -529,20 +532,20 @@ __global__ void __launch_bounds__(64) sb_register_blocked_s0(
         }
       }
       // Tile of w[b, k, j]: 4 k x 16, loaded along j in vectors of 4.
-      for (int sb_l = sb_tid; sb_l < 16; sb_l += 64) {
-        const int sb_r = sb_l / 4;
-        const int sb_c = sb_l % 4 * 4;
+      for (int64_t sb_l = sb_tid; sb_l < 16; sb_l += 64) {
+        const int64_t sb_r = sb_l / 4;
+        const int64_t sb_c = sb_l % 4 * 4;
         const int64_t sb_gx = sb_col0 + sb_c;
         const int64_t sb_gk = sb_k0 + sb_r;
-        if (sb_vec_b && sb_gk < sb_hi && sb_gx + 4 <= N) {
-          const float4 sb_v = *reinterpret_cast<const float4*>(w + (sb_bz * K + sb_gk) * N + sb_gx);
+        if (sb_vec_b && (sb_gk < sb_hi && sb_gx + 4 <= N)) {
+          const float4 sb_v = *reinterpret_cast<const float4*>(&w[(sb_bz * K + sb_gk) * N + sb_gx]);
           sb_tb[sb_r * 16 + sb_c + 0] = sb_v.x;
           sb_tb[sb_r * 16 + sb_c + 1] = sb_v.y;
           sb_tb[sb_r * 16 + sb_c + 2] = sb_v.z;
           sb_tb[sb_r * 16 + sb_c + 3] = sb_v.w;
         } else {
           #pragma unroll
-          for (int sb_q = 0; sb_q < 4; ++sb_q) {
+          for (int64_t sb_q = 0; sb_q < 4; ++sb_q) {
             const int64_t b = sb_bz;
             const int64_t j = sb_gx + sb_q;
             const int64_t k = sb_gk;
@@ -557,29 +560,37 @@ __global__ void __launch_bounds__(64) sb_register_blocked_s0(
       __syncthreads();
       if (sb_k0 + 4 <= sb_hi) {
         #pragma unroll
-        for (int sb_kk = 0; sb_kk < 4; ++sb_kk) {
+        for (int64_t sb_kk = 0; sb_kk < 4; ++sb_kk) {
           #pragma unroll
-          for (int sb_m = 0; sb_m < 2; ++sb_m) sb_ra[sb_m] = sb_ta[sb_kk * 16 + sb_tr + sb_m * 8];
+          for (int64_t sb_m = 0; sb_m < 2; ++sb_m) {
+            sb_ra[sb_m] = sb_ta[sb_kk * 16 + sb_tr + sb_m * 8];
+          }
           #pragma unroll
-          for (int sb_n = 0; sb_n < 2; ++sb_n) sb_rb[sb_n] = sb_tb[sb_kk * 16 + sb_tc + sb_n * 8];
+          for (int64_t sb_n = 0; sb_n < 2; ++sb_n) {
+            sb_rb[sb_n] = sb_tb[sb_kk * 16 + sb_tc + sb_n * 8];
+          }
           #pragma unroll
-          for (int sb_m = 0; sb_m < 2; ++sb_m) {
+          for (int64_t sb_m = 0; sb_m < 2; ++sb_m) {
             #pragma unroll
-            for (int sb_n = 0; sb_n < 2; ++sb_n) {
+            for (int64_t sb_n = 0; sb_n < 2; ++sb_n) {
               sb_acc[sb_m][sb_n] += sb_ra[sb_m] * sb_rb[sb_n];
             }
           }
         }
       } else {
-        for (int sb_kk = 0; sb_kk < sb_hi - sb_k0; ++sb_kk) {
+        for (int64_t sb_kk = 0; sb_kk < sb_hi - sb_k0; ++sb_kk) {
           #pragma unroll
-          for (int sb_m = 0; sb_m < 2; ++sb_m) sb_ra[sb_m] = sb_ta[sb_kk * 16 + sb_tr + sb_m * 8];
+          for (int64_t sb_m = 0; sb_m < 2; ++sb_m) {
+            sb_ra[sb_m] = sb_ta[sb_kk * 16 + sb_tr + sb_m * 8];
+          }
           #pragma unroll
-          for (int sb_n = 0; sb_n < 2; ++sb_n) sb_rb[sb_n] = sb_tb[sb_kk * 16 + sb_tc + sb_n * 8];
+          for (int64_t sb_n = 0; sb_n < 2; ++sb_n) {
+            sb_rb[sb_n] = sb_tb[sb_kk * 16 + sb_tc + sb_n * 8];
+          }
           #pragma unroll
-          for (int sb_m = 0; sb_m < 2; ++sb_m) {
+          for (int64_t sb_m = 0; sb_m < 2; ++sb_m) {
             #pragma unroll
-            for (int sb_n = 0; sb_n < 2; ++sb_n) {
+            for (int64_t sb_n = 0; sb_n < 2; ++sb_n) {
               sb_acc[sb_m][sb_n] += sb_ra[sb_m] * sb_rb[sb_n];
             }
           }
@@ -589,9 +600,9 @@ __global__ void __launch_bounds__(64) sb_register_blocked_s0(
     }
     const int64_t b = sb_bz;
     #pragma unroll
-    for (int sb_m = 0; sb_m < 2; ++sb_m) {
+    for (int64_t sb_m = 0; sb_m < 2; ++sb_m) {
       #pragma unroll
-      for (int sb_n = 0; sb_n < 2; ++sb_n) {
+      for (int64_t sb_n = 0; sb_n < 2; ++sb_n) {
         const int64_t i = sb_row0 + sb_tr + sb_m * 8;
         const int64_t j = sb_col0 + sb_tc + sb_n * 8;
         if (i < M && j < N) {
@@ -609,44 +620,47 @@ __global__ void __launch_bounds__(64) sb_register_blocked_s1(
     const float* __restrict__ a, const float* __restrict__ wt, const float* __restrict__ bias,
     float* __restrict__ d, const int64_t B, const int64_t M, const int64_t N, const int64_t K,
     const int64_t L) {
-  SB_SHARED_ARRAY(float, sb_ta, 64);  // [k][row] tile of a[b, i, k]
-  SB_SHARED_ARRAY(float, sb_tb, 64);  // [k][column] tile of wt[j, k]
-  const int sb_tid = threadIdx.x;
-  const int sb_tr = sb_tid / 8;  // rows sb_tr + m * 8 of the block's tile
-  const int sb_tc = sb_tid % 8;  // columns sb_tc + n * 8
+  // The [k][row] tile of a[b, i, k], then the [k][column] tile of wt[j, k].
+  SB_SHARED_ARRAY(float, sb_ta, 64);
+  SB_SHARED_ARRAY(float, sb_tb, 64);
+  const int64_t sb_tid = (int64_t)threadIdx.x;
+  // Rows sb_tr + m * 8 and columns sb_tc + n * 8 of the block's tile.
+  const int64_t sb_tr = sb_tid / 8;
+  const int64_t sb_tc = sb_tid % 8;
   const int64_t sb_row0 = (int64_t)blockIdx.y * 16;
   const int64_t sb_col0 = (int64_t)blockIdx.x * 16;
+  const int64_t sb_lo = L;
   const int64_t sb_hi = K;
-  const bool sb_vec_a = ((uintptr_t)a & 15) == 0 && K % 4 == 0 && (L) % 4 == 0;
-  const bool sb_vec_b = ((uintptr_t)wt & 15) == 0 && K % 4 == 0 && (L) % 4 == 0;
-  float sb_acc[2][2];
-  float sb_ra[2];
-  float sb_rb[2];
-  const int64_t sb_nb = B;  // products
-  for (int64_t sb_bz = blockIdx.z; sb_bz < sb_nb; sb_bz += gridDim.z) {
+  const bool sb_vec_a = (uintptr_t)a % 16 == 0 && K % 4 == 0 && sb_lo % 4 == 0;
+  const bool sb_vec_b = (uintptr_t)wt % 16 == 0 && K % 4 == 0 && sb_lo % 4 == 0;
+  // Every thread of a block walks the same products, so the barriers stay uniform.
+  for (int64_t sb_bz = (int64_t)blockIdx.z; sb_bz < B; sb_bz += (int64_t)gridDim.z) {
+    float sb_acc[2][2];
+    float sb_ra[2];
+    float sb_rb[2];
     #pragma unroll
-    for (int sb_m = 0; sb_m < 2; ++sb_m) {
+    for (int64_t sb_m = 0; sb_m < 2; ++sb_m) {
       #pragma unroll
-      for (int sb_n = 0; sb_n < 2; ++sb_n) {
+      for (int64_t sb_n = 0; sb_n < 2; ++sb_n) {
         sb_acc[sb_m][sb_n] = 0.0f;
       }
     }
-    for (int64_t sb_k0 = L; sb_k0 < sb_hi; sb_k0 += 4) {
+    for (int64_t sb_k0 = sb_lo; sb_k0 < sb_hi; sb_k0 += 4) {
       // Tile of a[b, i, k]: 4 k x 16, loaded along k in vectors of 4.
-      for (int sb_l = sb_tid; sb_l < 16; sb_l += 64) {
-        const int sb_r = sb_l / 1;
-        const int sb_c = sb_l % 1 * 4;
+      for (int64_t sb_l = sb_tid; sb_l < 16; sb_l += 64) {
+        const int64_t sb_r = sb_l / 1;
+        const int64_t sb_c = sb_l % 1 * 4;
         const int64_t sb_gx = sb_row0 + sb_r;
         const int64_t sb_gk = sb_k0 + sb_c;
-        if (sb_vec_a && sb_gx < M && sb_gk + 4 <= sb_hi) {
-          const float4 sb_v = *reinterpret_cast<const float4*>(a + (sb_bz * M + sb_gx) * K + sb_gk);
+        if (sb_vec_a && (sb_gx < M && sb_gk + 4 <= sb_hi)) {
+          const float4 sb_v = *reinterpret_cast<const float4*>(&a[(sb_bz * M + sb_gx) * K + sb_gk]);
           sb_ta[(sb_c + 0) * 16 + sb_r] = sb_v.x;
           sb_ta[(sb_c + 1) * 16 + sb_r] = sb_v.y;
           sb_ta[(sb_c + 2) * 16 + sb_r] = sb_v.z;
           sb_ta[(sb_c + 3) * 16 + sb_r] = sb_v.w;
         } else {
           #pragma unroll
-          for (int sb_q = 0; sb_q < 4; ++sb_q) {
+          for (int64_t sb_q = 0; sb_q < 4; ++sb_q) {
             const int64_t b = sb_bz;
             const int64_t i = sb_gx;
             const int64_t k = sb_gk + sb_q;
@@ -659,20 +673,20 @@ __global__ void __launch_bounds__(64) sb_register_blocked_s1(
         }
       }
       // Tile of wt[j, k]: 4 k x 16, loaded along k in vectors of 4.
-      for (int sb_l = sb_tid; sb_l < 16; sb_l += 64) {
-        const int sb_r = sb_l / 1;
-        const int sb_c = sb_l % 1 * 4;
+      for (int64_t sb_l = sb_tid; sb_l < 16; sb_l += 64) {
+        const int64_t sb_r = sb_l / 1;
+        const int64_t sb_c = sb_l % 1 * 4;
         const int64_t sb_gx = sb_col0 + sb_r;
         const int64_t sb_gk = sb_k0 + sb_c;
-        if (sb_vec_b && sb_gx < N && sb_gk + 4 <= sb_hi) {
-          const float4 sb_v = *reinterpret_cast<const float4*>(wt + sb_gx * K + sb_gk);
+        if (sb_vec_b && (sb_gx < N && sb_gk + 4 <= sb_hi)) {
+          const float4 sb_v = *reinterpret_cast<const float4*>(&wt[sb_gx * K + sb_gk]);
           sb_tb[(sb_c + 0) * 16 + sb_r] = sb_v.x;
           sb_tb[(sb_c + 1) * 16 + sb_r] = sb_v.y;
           sb_tb[(sb_c + 2) * 16 + sb_r] = sb_v.z;
           sb_tb[(sb_c + 3) * 16 + sb_r] = sb_v.w;
         } else {
           #pragma unroll
-          for (int sb_q = 0; sb_q < 4; ++sb_q) {
+          for (int64_t sb_q = 0; sb_q < 4; ++sb_q) {
             const int64_t j = sb_gx;
             const int64_t k = sb_gk + sb_q;
             float sb_x = 0.0f;
@@ -686,29 +700,37 @@ __global__ void __launch_bounds__(64) sb_register_blocked_s1(
       __syncthreads();
       if (sb_k0 + 4 <= sb_hi) {
         #pragma unroll
-        for (int sb_kk = 0; sb_kk < 4; ++sb_kk) {
+        for (int64_t sb_kk = 0; sb_kk < 4; ++sb_kk) {
           #pragma unroll
-          for (int sb_m = 0; sb_m < 2; ++sb_m) sb_ra[sb_m] = sb_ta[sb_kk * 16 + sb_tr + sb_m * 8];
+          for (int64_t sb_m = 0; sb_m < 2; ++sb_m) {
+            sb_ra[sb_m] = sb_ta[sb_kk * 16 + sb_tr + sb_m * 8];
+          }
           #pragma unroll
-          for (int sb_n = 0; sb_n < 2; ++sb_n) sb_rb[sb_n] = sb_tb[sb_kk * 16 + sb_tc + sb_n * 8];
+          for (int64_t sb_n = 0; sb_n < 2; ++sb_n) {
+            sb_rb[sb_n] = sb_tb[sb_kk * 16 + sb_tc + sb_n * 8];
+          }
           #pragma unroll
-          for (int sb_m = 0; sb_m < 2; ++sb_m) {
+          for (int64_t sb_m = 0; sb_m < 2; ++sb_m) {
             #pragma unroll
-            for (int sb_n = 0; sb_n < 2; ++sb_n) {
+            for (int64_t sb_n = 0; sb_n < 2; ++sb_n) {
               sb_acc[sb_m][sb_n] += sb_rb[sb_n] * sb_ra[sb_m];
             }
           }
         }
       } else {
-        for (int sb_kk = 0; sb_kk < sb_hi - sb_k0; ++sb_kk) {
+        for (int64_t sb_kk = 0; sb_kk < sb_hi - sb_k0; ++sb_kk) {
           #pragma unroll
-          for (int sb_m = 0; sb_m < 2; ++sb_m) sb_ra[sb_m] = sb_ta[sb_kk * 16 + sb_tr + sb_m * 8];
+          for (int64_t sb_m = 0; sb_m < 2; ++sb_m) {
+            sb_ra[sb_m] = sb_ta[sb_kk * 16 + sb_tr + sb_m * 8];
+          }
           #pragma unroll
-          for (int sb_n = 0; sb_n < 2; ++sb_n) sb_rb[sb_n] = sb_tb[sb_kk * 16 + sb_tc + sb_n * 8];
+          for (int64_t sb_n = 0; sb_n < 2; ++sb_n) {
+            sb_rb[sb_n] = sb_tb[sb_kk * 16 + sb_tc + sb_n * 8];
+          }
           #pragma unroll
-          for (int sb_m = 0; sb_m < 2; ++sb_m) {
+          for (int64_t sb_m = 0; sb_m < 2; ++sb_m) {
             #pragma unroll
-            for (int sb_n = 0; sb_n < 2; ++sb_n) {
+            for (int64_t sb_n = 0; sb_n < 2; ++sb_n) {
               sb_acc[sb_m][sb_n] += sb_rb[sb_n] * sb_ra[sb_m];
             }
           }
@@ -718,9 +740,9 @@ __global__ void __launch_bounds__(64) sb_register_blocked_s1(
     }
     const int64_t b = sb_bz;
     #pragma unroll
-    for (int sb_m = 0; sb_m < 2; ++sb_m) {
+    for (int64_t sb_m = 0; sb_m < 2; ++sb_m) {
       #pragma unroll
-      for (int sb_n = 0; sb_n < 2; ++sb_n) {
+      for (int64_t sb_n = 0; sb_n < 2; ++sb_n) {
         const int64_t i = sb_row0 + sb_tr + sb_m * 8;
         const int64_t j = sb_col0 + sb_tc + sb_n * 8;
         if (i < M && j < N) {
@@ -737,44 +759,47 @@ __global__ void __launch_bounds__(64) sb_register_blocked_s1(
 __global__ void __launch_bounds__(64) sb_register_blocked_s2(
     const float* __restrict__ wt, const float* __restrict__ at, float* __restrict__ e,
     const int64_t B, const int64_t M, const int64_t N, const int64_t K) {
-  SB_SHARED_ARRAY(float, sb_ta, 64);  // [k][row] tile of at[b, k, i]
-  SB_SHARED_ARRAY(float, sb_tb, 64);  // [k][column] tile of wt[j, k]
-  const int sb_tid = threadIdx.x;
-  const int sb_tr = sb_tid / 8;  // rows sb_tr + m * 8 of the block's tile
-  const int sb_tc = sb_tid % 8;  // columns sb_tc + n * 8
+  // The [k][row] tile of at[b, k, i], then the [k][column] tile of wt[j, k].
+  SB_SHARED_ARRAY(float, sb_ta, 64);
+  SB_SHARED_ARRAY(float, sb_tb, 64);
+  const int64_t sb_tid = (int64_t)threadIdx.x;
+  // Rows sb_tr + m * 8 and columns sb_tc + n * 8 of the block's tile.
+  const int64_t sb_tr = sb_tid / 8;
+  const int64_t sb_tc = sb_tid % 8;
   const int64_t sb_row0 = (int64_t)blockIdx.y * 16;
   const int64_t sb_col0 = (int64_t)blockIdx.x * 16;
+  const int64_t sb_lo = 0;
   const int64_t sb_hi = K;
-  const bool sb_vec_a = ((uintptr_t)at & 15) == 0 && M % 4 == 0;
-  const bool sb_vec_b = ((uintptr_t)wt & 15) == 0 && K % 4 == 0;
-  float sb_acc[2][2];
-  float sb_ra[2];
-  float sb_rb[2];
-  const int64_t sb_nb = B;  // products
-  for (int64_t sb_bz = blockIdx.z; sb_bz < sb_nb; sb_bz += gridDim.z) {
+  const bool sb_vec_a = (uintptr_t)at % 16 == 0 && M % 4 == 0;
+  const bool sb_vec_b = (uintptr_t)wt % 16 == 0 && K % 4 == 0;
+  // Every thread of a block walks the same products, so the barriers stay uniform.
+  for (int64_t sb_bz = (int64_t)blockIdx.z; sb_bz < B; sb_bz += (int64_t)gridDim.z) {
+    float sb_acc[2][2];
+    float sb_ra[2];
+    float sb_rb[2];
     #pragma unroll
-    for (int sb_m = 0; sb_m < 2; ++sb_m) {
+    for (int64_t sb_m = 0; sb_m < 2; ++sb_m) {
       #pragma unroll
-      for (int sb_n = 0; sb_n < 2; ++sb_n) {
+      for (int64_t sb_n = 0; sb_n < 2; ++sb_n) {
         sb_acc[sb_m][sb_n] = 0.0f;
       }
     }
-    for (int64_t sb_k0 = 0; sb_k0 < sb_hi; sb_k0 += 4) {
+    for (int64_t sb_k0 = sb_lo; sb_k0 < sb_hi; sb_k0 += 4) {
       // Tile of at[b, k, i]: 4 k x 16, loaded along i in vectors of 4.
-      for (int sb_l = sb_tid; sb_l < 16; sb_l += 64) {
-        const int sb_r = sb_l / 4;
-        const int sb_c = sb_l % 4 * 4;
+      for (int64_t sb_l = sb_tid; sb_l < 16; sb_l += 64) {
+        const int64_t sb_r = sb_l / 4;
+        const int64_t sb_c = sb_l % 4 * 4;
         const int64_t sb_gx = sb_row0 + sb_c;
         const int64_t sb_gk = sb_k0 + sb_r;
-        if (sb_vec_a && sb_gk < sb_hi && sb_gx + 4 <= M) {
-          const float4 sb_v = *reinterpret_cast<const float4*>(at + (sb_bz * K + sb_gk) * M + sb_gx);
+        if (sb_vec_a && (sb_gk < sb_hi && sb_gx + 4 <= M)) {
+          const float4 sb_v = *reinterpret_cast<const float4*>(&at[(sb_bz * K + sb_gk) * M + sb_gx]);
           sb_ta[sb_r * 16 + sb_c + 0] = sb_v.x;
           sb_ta[sb_r * 16 + sb_c + 1] = sb_v.y;
           sb_ta[sb_r * 16 + sb_c + 2] = sb_v.z;
           sb_ta[sb_r * 16 + sb_c + 3] = sb_v.w;
         } else {
           #pragma unroll
-          for (int sb_q = 0; sb_q < 4; ++sb_q) {
+          for (int64_t sb_q = 0; sb_q < 4; ++sb_q) {
             const int64_t b = sb_bz;
             const int64_t i = sb_gx + sb_q;
             const int64_t k = sb_gk;
@@ -787,20 +812,20 @@ __global__ void __launch_bounds__(64) sb_register_blocked_s2(
         }
       }
       // Tile of wt[j, k]: 4 k x 16, loaded along k in vectors of 4.
-      for (int sb_l = sb_tid; sb_l < 16; sb_l += 64) {
-        const int sb_r = sb_l / 1;
-        const int sb_c = sb_l % 1 * 4;
+      for (int64_t sb_l = sb_tid; sb_l < 16; sb_l += 64) {
+        const int64_t sb_r = sb_l / 1;
+        const int64_t sb_c = sb_l % 1 * 4;
         const int64_t sb_gx = sb_col0 + sb_r;
         const int64_t sb_gk = sb_k0 + sb_c;
-        if (sb_vec_b && sb_gx < N && sb_gk + 4 <= sb_hi) {
-          const float4 sb_v = *reinterpret_cast<const float4*>(wt + sb_gx * K + sb_gk);
+        if (sb_vec_b && (sb_gx < N && sb_gk + 4 <= sb_hi)) {
+          const float4 sb_v = *reinterpret_cast<const float4*>(&wt[sb_gx * K + sb_gk]);
           sb_tb[(sb_c + 0) * 16 + sb_r] = sb_v.x;
           sb_tb[(sb_c + 1) * 16 + sb_r] = sb_v.y;
           sb_tb[(sb_c + 2) * 16 + sb_r] = sb_v.z;
           sb_tb[(sb_c + 3) * 16 + sb_r] = sb_v.w;
         } else {
           #pragma unroll
-          for (int sb_q = 0; sb_q < 4; ++sb_q) {
+          for (int64_t sb_q = 0; sb_q < 4; ++sb_q) {
             const int64_t j = sb_gx;
             const int64_t k = sb_gk + sb_q;
             float sb_x = 0.0f;
@@ -814,29 +839,37 @@ __global__ void __launch_bounds__(64) sb_register_blocked_s2(
       __syncthreads();
       if (sb_k0 + 4 <= sb_hi) {
         #pragma unroll
-        for (int sb_kk = 0; sb_kk < 4; ++sb_kk) {
+        for (int64_t sb_kk = 0; sb_kk < 4; ++sb_kk) {
           #pragma unroll
-          for (int sb_m = 0; sb_m < 2; ++sb_m) sb_ra[sb_m] = sb_ta[sb_kk * 16 + sb_tr + sb_m * 8];
+          for (int64_t sb_m = 0; sb_m < 2; ++sb_m) {
+            sb_ra[sb_m] = sb_ta[sb_kk * 16 + sb_tr + sb_m * 8];
+          }
           #pragma unroll
-          for (int sb_n = 0; sb_n < 2; ++sb_n) sb_rb[sb_n] = sb_tb[sb_kk * 16 + sb_tc + sb_n * 8];
+          for (int64_t sb_n = 0; sb_n < 2; ++sb_n) {
+            sb_rb[sb_n] = sb_tb[sb_kk * 16 + sb_tc + sb_n * 8];
+          }
           #pragma unroll
-          for (int sb_m = 0; sb_m < 2; ++sb_m) {
+          for (int64_t sb_m = 0; sb_m < 2; ++sb_m) {
             #pragma unroll
-            for (int sb_n = 0; sb_n < 2; ++sb_n) {
+            for (int64_t sb_n = 0; sb_n < 2; ++sb_n) {
               sb_acc[sb_m][sb_n] += sb_ra[sb_m] * sb_rb[sb_n];
             }
           }
         }
       } else {
-        for (int sb_kk = 0; sb_kk < sb_hi - sb_k0; ++sb_kk) {
+        for (int64_t sb_kk = 0; sb_kk < sb_hi - sb_k0; ++sb_kk) {
           #pragma unroll
-          for (int sb_m = 0; sb_m < 2; ++sb_m) sb_ra[sb_m] = sb_ta[sb_kk * 16 + sb_tr + sb_m * 8];
+          for (int64_t sb_m = 0; sb_m < 2; ++sb_m) {
+            sb_ra[sb_m] = sb_ta[sb_kk * 16 + sb_tr + sb_m * 8];
+          }
           #pragma unroll
-          for (int sb_n = 0; sb_n < 2; ++sb_n) sb_rb[sb_n] = sb_tb[sb_kk * 16 + sb_tc + sb_n * 8];
+          for (int64_t sb_n = 0; sb_n < 2; ++sb_n) {
+            sb_rb[sb_n] = sb_tb[sb_kk * 16 + sb_tc + sb_n * 8];
+          }
           #pragma unroll
-          for (int sb_m = 0; sb_m < 2; ++sb_m) {
+          for (int64_t sb_m = 0; sb_m < 2; ++sb_m) {
             #pragma unroll
-            for (int sb_n = 0; sb_n < 2; ++sb_n) {
+            for (int64_t sb_n = 0; sb_n < 2; ++sb_n) {
               sb_acc[sb_m][sb_n] += sb_ra[sb_m] * sb_rb[sb_n];
             }
           }
@@ -846,9 +879,9 @@ __global__ void __launch_bounds__(64) sb_register_blocked_s2(
     }
     const int64_t b = sb_bz;
     #pragma unroll
-    for (int sb_m = 0; sb_m < 2; ++sb_m) {
+    for (int64_t sb_m = 0; sb_m < 2; ++sb_m) {
       #pragma unroll
-      for (int sb_n = 0; sb_n < 2; ++sb_n) {
+      for (int64_t sb_n = 0; sb_n < 2; ++sb_n) {
         const int64_t i = sb_row0 + sb_tr + sb_m * 8;
         const int64_t j = sb_col0 + sb_tc + sb_n * 8;
         if (i < M && j < N) {
@@ -865,42 +898,45 @@ __global__ void __launch_bounds__(64) sb_register_blocked_s2(
 __global__ void __launch_bounds__(64) sb_register_blocked_s3(
     const double* __restrict__ x, const double* __restrict__ y, double* __restrict__ g,
     const int64_t B, const int64_t M, const int64_t N, const int64_t K) {
-  SB_SHARED_ARRAY(double, sb_ta, 64);  // [k][row] tile of x[i, k]
-  SB_SHARED_ARRAY(double, sb_tb, 64);  // [k][column] tile of y[b, j, k]
-  const int sb_tid = threadIdx.x;
-  const int sb_tr = sb_tid / 8;  // rows sb_tr + m * 8 of the block's tile
-  const int sb_tc = sb_tid % 8;  // columns sb_tc + n * 8
+  // The [k][row] tile of x[i, k], then the [k][column] tile of y[b, j, k].
+  SB_SHARED_ARRAY(double, sb_ta, 64);
+  SB_SHARED_ARRAY(double, sb_tb, 64);
+  const int64_t sb_tid = (int64_t)threadIdx.x;
+  // Rows sb_tr + m * 8 and columns sb_tc + n * 8 of the block's tile.
+  const int64_t sb_tr = sb_tid / 8;
+  const int64_t sb_tc = sb_tid % 8;
   const int64_t sb_row0 = (int64_t)blockIdx.y * 16;
   const int64_t sb_col0 = (int64_t)blockIdx.x * 16;
+  const int64_t sb_lo = 0;
   const int64_t sb_hi = K;
-  const bool sb_vec_a = ((uintptr_t)x & 15) == 0 && K % 2 == 0;
-  const bool sb_vec_b = ((uintptr_t)y & 15) == 0 && K % 2 == 0;
-  double sb_acc[2][2];
-  double sb_ra[2];
-  double sb_rb[2];
-  const int64_t sb_nb = B;  // products
-  for (int64_t sb_bz = blockIdx.z; sb_bz < sb_nb; sb_bz += gridDim.z) {
+  const bool sb_vec_a = (uintptr_t)x % 16 == 0 && K % 2 == 0;
+  const bool sb_vec_b = (uintptr_t)y % 16 == 0 && K % 2 == 0;
+  // Every thread of a block walks the same products, so the barriers stay uniform.
+  for (int64_t sb_bz = (int64_t)blockIdx.z; sb_bz < B; sb_bz += (int64_t)gridDim.z) {
+    double sb_acc[2][2];
+    double sb_ra[2];
+    double sb_rb[2];
     #pragma unroll
-    for (int sb_m = 0; sb_m < 2; ++sb_m) {
+    for (int64_t sb_m = 0; sb_m < 2; ++sb_m) {
       #pragma unroll
-      for (int sb_n = 0; sb_n < 2; ++sb_n) {
+      for (int64_t sb_n = 0; sb_n < 2; ++sb_n) {
         sb_acc[sb_m][sb_n] = 0.0;
       }
     }
-    for (int64_t sb_k0 = 0; sb_k0 < sb_hi; sb_k0 += 4) {
+    for (int64_t sb_k0 = sb_lo; sb_k0 < sb_hi; sb_k0 += 4) {
       // Tile of x[i, k]: 4 k x 16, loaded along k in vectors of 2.
-      for (int sb_l = sb_tid; sb_l < 32; sb_l += 64) {
-        const int sb_r = sb_l / 2;
-        const int sb_c = sb_l % 2 * 2;
+      for (int64_t sb_l = sb_tid; sb_l < 32; sb_l += 64) {
+        const int64_t sb_r = sb_l / 2;
+        const int64_t sb_c = sb_l % 2 * 2;
         const int64_t sb_gx = sb_row0 + sb_r;
         const int64_t sb_gk = sb_k0 + sb_c;
-        if (sb_vec_a && sb_gx < M && sb_gk + 2 <= sb_hi) {
-          const double2 sb_v = *reinterpret_cast<const double2*>(x + sb_gx * K + sb_gk);
+        if (sb_vec_a && (sb_gx < M && sb_gk + 2 <= sb_hi)) {
+          const double2 sb_v = *reinterpret_cast<const double2*>(&x[sb_gx * K + sb_gk]);
           sb_ta[(sb_c + 0) * 16 + sb_r] = sb_v.x;
           sb_ta[(sb_c + 1) * 16 + sb_r] = sb_v.y;
         } else {
           #pragma unroll
-          for (int sb_q = 0; sb_q < 2; ++sb_q) {
+          for (int64_t sb_q = 0; sb_q < 2; ++sb_q) {
             const int64_t i = sb_gx;
             const int64_t k = sb_gk + sb_q;
             double sb_x = 0.0;
@@ -912,18 +948,18 @@ __global__ void __launch_bounds__(64) sb_register_blocked_s3(
         }
       }
       // Tile of y[b, j, k]: 4 k x 16, loaded along k in vectors of 2.
-      for (int sb_l = sb_tid; sb_l < 32; sb_l += 64) {
-        const int sb_r = sb_l / 2;
-        const int sb_c = sb_l % 2 * 2;
+      for (int64_t sb_l = sb_tid; sb_l < 32; sb_l += 64) {
+        const int64_t sb_r = sb_l / 2;
+        const int64_t sb_c = sb_l % 2 * 2;
         const int64_t sb_gx = sb_col0 + sb_r;
         const int64_t sb_gk = sb_k0 + sb_c;
-        if (sb_vec_b && sb_gx < N && sb_gk + 2 <= sb_hi) {
-          const double2 sb_v = *reinterpret_cast<const double2*>(y + (sb_bz * N + sb_gx) * K + sb_gk);
+        if (sb_vec_b && (sb_gx < N && sb_gk + 2 <= sb_hi)) {
+          const double2 sb_v = *reinterpret_cast<const double2*>(&y[(sb_bz * N + sb_gx) * K + sb_gk]);
           sb_tb[(sb_c + 0) * 16 + sb_r] = sb_v.x;
           sb_tb[(sb_c + 1) * 16 + sb_r] = sb_v.y;
         } else {
           #pragma unroll
-          for (int sb_q = 0; sb_q < 2; ++sb_q) {
+          for (int64_t sb_q = 0; sb_q < 2; ++sb_q) {
             const int64_t b = sb_bz;
             const int64_t j = sb_gx;
             const int64_t k = sb_gk + sb_q;
@@ -938,29 +974,37 @@ __global__ void __launch_bounds__(64) sb_register_blocked_s3(
       __syncthreads();
       if (sb_k0 + 4 <= sb_hi) {
         #pragma unroll
-        for (int sb_kk = 0; sb_kk < 4; ++sb_kk) {
+        for (int64_t sb_kk = 0; sb_kk < 4; ++sb_kk) {
           #pragma unroll
-          for (int sb_m = 0; sb_m < 2; ++sb_m) sb_ra[sb_m] = sb_ta[sb_kk * 16 + sb_tr + sb_m * 8];
+          for (int64_t sb_m = 0; sb_m < 2; ++sb_m) {
+            sb_ra[sb_m] = sb_ta[sb_kk * 16 + sb_tr + sb_m * 8];
+          }
           #pragma unroll
-          for (int sb_n = 0; sb_n < 2; ++sb_n) sb_rb[sb_n] = sb_tb[sb_kk * 16 + sb_tc + sb_n * 8];
+          for (int64_t sb_n = 0; sb_n < 2; ++sb_n) {
+            sb_rb[sb_n] = sb_tb[sb_kk * 16 + sb_tc + sb_n * 8];
+          }
           #pragma unroll
-          for (int sb_m = 0; sb_m < 2; ++sb_m) {
+          for (int64_t sb_m = 0; sb_m < 2; ++sb_m) {
             #pragma unroll
-            for (int sb_n = 0; sb_n < 2; ++sb_n) {
+            for (int64_t sb_n = 0; sb_n < 2; ++sb_n) {
               sb_acc[sb_m][sb_n] += sb_ra[sb_m] * sb_rb[sb_n];
             }
           }
         }
       } else {
-        for (int sb_kk = 0; sb_kk < sb_hi - sb_k0; ++sb_kk) {
+        for (int64_t sb_kk = 0; sb_kk < sb_hi - sb_k0; ++sb_kk) {
           #pragma unroll
-          for (int sb_m = 0; sb_m < 2; ++sb_m) sb_ra[sb_m] = sb_ta[sb_kk * 16 + sb_tr + sb_m * 8];
+          for (int64_t sb_m = 0; sb_m < 2; ++sb_m) {
+            sb_ra[sb_m] = sb_ta[sb_kk * 16 + sb_tr + sb_m * 8];
+          }
           #pragma unroll
-          for (int sb_n = 0; sb_n < 2; ++sb_n) sb_rb[sb_n] = sb_tb[sb_kk * 16 + sb_tc + sb_n * 8];
+          for (int64_t sb_n = 0; sb_n < 2; ++sb_n) {
+            sb_rb[sb_n] = sb_tb[sb_kk * 16 + sb_tc + sb_n * 8];
+          }
           #pragma unroll
-          for (int sb_m = 0; sb_m < 2; ++sb_m) {
+          for (int64_t sb_m = 0; sb_m < 2; ++sb_m) {
             #pragma unroll
-            for (int sb_n = 0; sb_n < 2; ++sb_n) {
+            for (int64_t sb_n = 0; sb_n < 2; ++sb_n) {
               sb_acc[sb_m][sb_n] += sb_ra[sb_m] * sb_rb[sb_n];
             }
           }
@@ -970,9 +1014,9 @@ __global__ void __launch_bounds__(64) sb_register_blocked_s3(
     }
     const int64_t b = sb_bz;
     #pragma unroll
-    for (int sb_m = 0; sb_m < 2; ++sb_m) {
+    for (int64_t sb_m = 0; sb_m < 2; ++sb_m) {
       #pragma unroll
-      for (int sb_n = 0; sb_n < 2; ++sb_n) {
+      for (int64_t sb_n = 0; sb_n < 2; ++sb_n) {
         const int64_t i = sb_row0 + sb_tr + sb_m * 8;
         const int64_t j = sb_col0 + sb_tc + sb_n * 8;
         if (i < M && j < N) {

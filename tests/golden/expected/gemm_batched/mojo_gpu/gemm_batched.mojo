@@ -508,33 +508,31 @@ def sb_register_blocked_s0(a: Pointer[Float32, ImmUntrackedOrigin],
     var sb_ta = stack_allocation[64, Float32, address_space=AddressSpace.SHARED]()
     var sb_tb = stack_allocation[64, Float32, address_space=AddressSpace.SHARED]()
     var sb_tid = Int(thread_idx.x)
-    var sb_tr = sb_tid // 8  # rows sb_tr + m * 8 of the block's tile
-    var sb_tc = sb_tid % 8  # columns sb_tc + n * 8
+    # Rows sb_tr + m * 8 and columns sb_tc + n * 8 of the block's tile.
+    var sb_tr = sb_tid // 8
+    var sb_tc = sb_tid % 8
     var sb_row0 = Int(block_idx.y) * 16
     var sb_col0 = Int(block_idx.x) * 16
-    # Indices, assigned where they are bound.
-    var b: Int
-    var i: Int
-    var j: Int
-    var k: Int
+    var sb_lo = 0
     var sb_hi = K
-    var sb_vec_a = (Int(a) & 15) == 0 and K % 4 == 0
-    var sb_vec_b = (Int(w) & 15) == 0 and N % 4 == 0
+    var sb_vec_a = Int(a) % 16 == 0 and K % 4 == 0
+    var sb_vec_b = Int(w) % 16 == 0 and N % 4 == 0
     # Every thread of a block walks the same products, so the barriers stay uniform.
     for sb_bz in range(Int(block_idx.z), B, Int(grid_dim.z)):
-        b = sb_bz
-        # Registers: sb_acc[m * 2 + n], sb_ra[m], sb_rb[n].
-        var sb_acc = SIMD[DType.float32, 4](Float32(0.0))
+        var sb_acc = SIMD[DType.float32, 4]()
         var sb_ra = SIMD[DType.float32, 2]()
         var sb_rb = SIMD[DType.float32, 2]()
-        for sb_k0 in range(0, sb_hi, 4):
+        comptime for sb_m in range(2):
+            comptime for sb_n in range(2):
+                sb_acc[sb_m * 2 + sb_n] = Float32(0.0)
+        for sb_k0 in range(sb_lo, sb_hi, 4):
             # Tile of a[b, i, k]: 4 k x 16, loaded along k in vectors of 4.
             for sb_l in range(sb_tid, 16, 64):
                 var sb_r = sb_l // 1
                 var sb_c = sb_l % 1 * 4
                 var sb_gx = sb_row0 + sb_r
                 var sb_gk = sb_k0 + sb_c
-                if sb_vec_a and sb_gx < M and sb_gk + 4 <= sb_hi:
+                if sb_vec_a and (sb_gx < M and sb_gk + 4 <= sb_hi):
                     var sb_v = a.unsafe_load[width=4, alignment=16]((sb_bz * M + sb_gx) * K + sb_gk)
                     sb_ta[unsafe_offset=(sb_c + 0) * 16 + sb_r] = sb_v[0]
                     sb_ta[unsafe_offset=(sb_c + 1) * 16 + sb_r] = sb_v[1]
@@ -542,9 +540,10 @@ def sb_register_blocked_s0(a: Pointer[Float32, ImmUntrackedOrigin],
                     sb_ta[unsafe_offset=(sb_c + 3) * 16 + sb_r] = sb_v[3]
                 else:
                     comptime for sb_q in range(4):
-                        i = sb_gx
-                        k = sb_gk + sb_q
-                        var sb_x = Float32(0)
+                        var b = sb_bz
+                        var i = sb_gx
+                        var k = sb_gk + sb_q
+                        var sb_x = Float32(0.0)
                         if i < M and k < sb_hi:
                             sb_x = a[unsafe_offset=(b * M + i) * K + k]
                         sb_ta[unsafe_offset=(sb_c + sb_q) * 16 + sb_r] = sb_x
@@ -554,7 +553,7 @@ def sb_register_blocked_s0(a: Pointer[Float32, ImmUntrackedOrigin],
                 var sb_c = sb_l % 4 * 4
                 var sb_gx = sb_col0 + sb_c
                 var sb_gk = sb_k0 + sb_r
-                if sb_vec_b and sb_gk < sb_hi and sb_gx + 4 <= N:
+                if sb_vec_b and (sb_gk < sb_hi and sb_gx + 4 <= N):
                     var sb_v = w.unsafe_load[width=4, alignment=16]((sb_bz * K + sb_gk) * N + sb_gx)
                     sb_tb[unsafe_offset=sb_r * 16 + sb_c + 0] = sb_v[0]
                     sb_tb[unsafe_offset=sb_r * 16 + sb_c + 1] = sb_v[1]
@@ -562,9 +561,10 @@ def sb_register_blocked_s0(a: Pointer[Float32, ImmUntrackedOrigin],
                     sb_tb[unsafe_offset=sb_r * 16 + sb_c + 3] = sb_v[3]
                 else:
                     comptime for sb_q in range(4):
-                        j = sb_gx + sb_q
-                        k = sb_gk
-                        var sb_x = Float32(0)
+                        var b = sb_bz
+                        var j = sb_gx + sb_q
+                        var k = sb_gk
+                        var sb_x = Float32(0.0)
                         if j < N and k < sb_hi:
                             sb_x = w[unsafe_offset=(b * K + k) * N + j]
                         sb_tb[unsafe_offset=sb_r * 16 + sb_c + sb_q] = sb_x
@@ -588,10 +588,11 @@ def sb_register_blocked_s0(a: Pointer[Float32, ImmUntrackedOrigin],
                         comptime for sb_n in range(2):
                             sb_acc[sb_m * 2 + sb_n] += sb_ra[sb_m] * sb_rb[sb_n]
             barrier()
+        var b = sb_bz
         comptime for sb_m in range(2):
             comptime for sb_n in range(2):
-                i = sb_row0 + sb_tr + sb_m * 8
-                j = sb_col0 + sb_tc + sb_n * 8
+                var i = sb_row0 + sb_tr + sb_m * 8
+                var j = sb_col0 + sb_tc + sb_n * 8
                 if i < M and j < N:
                     c[unsafe_offset=(b * M + i) * N + j] = sb_acc[sb_m * 2 + sb_n]
 
@@ -616,33 +617,31 @@ def sb_register_blocked_s1(a: Pointer[Float32, ImmUntrackedOrigin],
     var sb_ta = stack_allocation[64, Float32, address_space=AddressSpace.SHARED]()
     var sb_tb = stack_allocation[64, Float32, address_space=AddressSpace.SHARED]()
     var sb_tid = Int(thread_idx.x)
-    var sb_tr = sb_tid // 8  # rows sb_tr + m * 8 of the block's tile
-    var sb_tc = sb_tid % 8  # columns sb_tc + n * 8
+    # Rows sb_tr + m * 8 and columns sb_tc + n * 8 of the block's tile.
+    var sb_tr = sb_tid // 8
+    var sb_tc = sb_tid % 8
     var sb_row0 = Int(block_idx.y) * 16
     var sb_col0 = Int(block_idx.x) * 16
-    # Indices, assigned where they are bound.
-    var b: Int
-    var i: Int
-    var j: Int
-    var k: Int
+    var sb_lo = L
     var sb_hi = K
-    var sb_vec_a = (Int(a) & 15) == 0 and K % 4 == 0 and (L) % 4 == 0
-    var sb_vec_b = (Int(wt) & 15) == 0 and K % 4 == 0 and (L) % 4 == 0
+    var sb_vec_a = Int(a) % 16 == 0 and K % 4 == 0 and sb_lo % 4 == 0
+    var sb_vec_b = Int(wt) % 16 == 0 and K % 4 == 0 and sb_lo % 4 == 0
     # Every thread of a block walks the same products, so the barriers stay uniform.
     for sb_bz in range(Int(block_idx.z), B, Int(grid_dim.z)):
-        b = sb_bz
-        # Registers: sb_acc[m * 2 + n], sb_ra[m], sb_rb[n].
-        var sb_acc = SIMD[DType.float32, 4](Float32(0.0))
+        var sb_acc = SIMD[DType.float32, 4]()
         var sb_ra = SIMD[DType.float32, 2]()
         var sb_rb = SIMD[DType.float32, 2]()
-        for sb_k0 in range(L, sb_hi, 4):
+        comptime for sb_m in range(2):
+            comptime for sb_n in range(2):
+                sb_acc[sb_m * 2 + sb_n] = Float32(0.0)
+        for sb_k0 in range(sb_lo, sb_hi, 4):
             # Tile of a[b, i, k]: 4 k x 16, loaded along k in vectors of 4.
             for sb_l in range(sb_tid, 16, 64):
                 var sb_r = sb_l // 1
                 var sb_c = sb_l % 1 * 4
                 var sb_gx = sb_row0 + sb_r
                 var sb_gk = sb_k0 + sb_c
-                if sb_vec_a and sb_gx < M and sb_gk + 4 <= sb_hi:
+                if sb_vec_a and (sb_gx < M and sb_gk + 4 <= sb_hi):
                     var sb_v = a.unsafe_load[width=4, alignment=16]((sb_bz * M + sb_gx) * K + sb_gk)
                     sb_ta[unsafe_offset=(sb_c + 0) * 16 + sb_r] = sb_v[0]
                     sb_ta[unsafe_offset=(sb_c + 1) * 16 + sb_r] = sb_v[1]
@@ -650,9 +649,10 @@ def sb_register_blocked_s1(a: Pointer[Float32, ImmUntrackedOrigin],
                     sb_ta[unsafe_offset=(sb_c + 3) * 16 + sb_r] = sb_v[3]
                 else:
                     comptime for sb_q in range(4):
-                        i = sb_gx
-                        k = sb_gk + sb_q
-                        var sb_x = Float32(0)
+                        var b = sb_bz
+                        var i = sb_gx
+                        var k = sb_gk + sb_q
+                        var sb_x = Float32(0.0)
                         if i < M and k < sb_hi:
                             sb_x = a[unsafe_offset=(b * M + i) * K + k]
                         sb_ta[unsafe_offset=(sb_c + sb_q) * 16 + sb_r] = sb_x
@@ -662,7 +662,7 @@ def sb_register_blocked_s1(a: Pointer[Float32, ImmUntrackedOrigin],
                 var sb_c = sb_l % 1 * 4
                 var sb_gx = sb_col0 + sb_r
                 var sb_gk = sb_k0 + sb_c
-                if sb_vec_b and sb_gx < N and sb_gk + 4 <= sb_hi:
+                if sb_vec_b and (sb_gx < N and sb_gk + 4 <= sb_hi):
                     var sb_v = wt.unsafe_load[width=4, alignment=16](sb_gx * K + sb_gk)
                     sb_tb[unsafe_offset=(sb_c + 0) * 16 + sb_r] = sb_v[0]
                     sb_tb[unsafe_offset=(sb_c + 1) * 16 + sb_r] = sb_v[1]
@@ -670,9 +670,9 @@ def sb_register_blocked_s1(a: Pointer[Float32, ImmUntrackedOrigin],
                     sb_tb[unsafe_offset=(sb_c + 3) * 16 + sb_r] = sb_v[3]
                 else:
                     comptime for sb_q in range(4):
-                        j = sb_gx
-                        k = sb_gk + sb_q
-                        var sb_x = Float32(0)
+                        var j = sb_gx
+                        var k = sb_gk + sb_q
+                        var sb_x = Float32(0.0)
                         if j < N and k < sb_hi:
                             sb_x = wt[unsafe_offset=j * K + k]
                         sb_tb[unsafe_offset=(sb_c + sb_q) * 16 + sb_r] = sb_x
@@ -696,10 +696,11 @@ def sb_register_blocked_s1(a: Pointer[Float32, ImmUntrackedOrigin],
                         comptime for sb_n in range(2):
                             sb_acc[sb_m * 2 + sb_n] += sb_rb[sb_n] * sb_ra[sb_m]
             barrier()
+        var b = sb_bz
         comptime for sb_m in range(2):
             comptime for sb_n in range(2):
-                i = sb_row0 + sb_tr + sb_m * 8
-                j = sb_col0 + sb_tc + sb_n * 8
+                var i = sb_row0 + sb_tr + sb_m * 8
+                var j = sb_col0 + sb_tc + sb_n * 8
                 if i < M and j < N:
                     d[unsafe_offset=(b * M + i) * N + j] = sb_max(sb_acc[sb_m * 2 + sb_n], Float32(0.0)) + bias[unsafe_offset=j]
 
@@ -721,33 +722,31 @@ def sb_register_blocked_s2(wt: Pointer[Float32, ImmUntrackedOrigin],
     var sb_ta = stack_allocation[64, Float32, address_space=AddressSpace.SHARED]()
     var sb_tb = stack_allocation[64, Float32, address_space=AddressSpace.SHARED]()
     var sb_tid = Int(thread_idx.x)
-    var sb_tr = sb_tid // 8  # rows sb_tr + m * 8 of the block's tile
-    var sb_tc = sb_tid % 8  # columns sb_tc + n * 8
+    # Rows sb_tr + m * 8 and columns sb_tc + n * 8 of the block's tile.
+    var sb_tr = sb_tid // 8
+    var sb_tc = sb_tid % 8
     var sb_row0 = Int(block_idx.y) * 16
     var sb_col0 = Int(block_idx.x) * 16
-    # Indices, assigned where they are bound.
-    var b: Int
-    var i: Int
-    var j: Int
-    var k: Int
+    var sb_lo = 0
     var sb_hi = K
-    var sb_vec_a = (Int(at) & 15) == 0 and M % 4 == 0
-    var sb_vec_b = (Int(wt) & 15) == 0 and K % 4 == 0
+    var sb_vec_a = Int(at) % 16 == 0 and M % 4 == 0
+    var sb_vec_b = Int(wt) % 16 == 0 and K % 4 == 0
     # Every thread of a block walks the same products, so the barriers stay uniform.
     for sb_bz in range(Int(block_idx.z), B, Int(grid_dim.z)):
-        b = sb_bz
-        # Registers: sb_acc[m * 2 + n], sb_ra[m], sb_rb[n].
-        var sb_acc = SIMD[DType.float32, 4](Float32(0.0))
+        var sb_acc = SIMD[DType.float32, 4]()
         var sb_ra = SIMD[DType.float32, 2]()
         var sb_rb = SIMD[DType.float32, 2]()
-        for sb_k0 in range(0, sb_hi, 4):
+        comptime for sb_m in range(2):
+            comptime for sb_n in range(2):
+                sb_acc[sb_m * 2 + sb_n] = Float32(0.0)
+        for sb_k0 in range(sb_lo, sb_hi, 4):
             # Tile of at[b, k, i]: 4 k x 16, loaded along i in vectors of 4.
             for sb_l in range(sb_tid, 16, 64):
                 var sb_r = sb_l // 4
                 var sb_c = sb_l % 4 * 4
                 var sb_gx = sb_row0 + sb_c
                 var sb_gk = sb_k0 + sb_r
-                if sb_vec_a and sb_gk < sb_hi and sb_gx + 4 <= M:
+                if sb_vec_a and (sb_gk < sb_hi and sb_gx + 4 <= M):
                     var sb_v = at.unsafe_load[width=4, alignment=16]((sb_bz * K + sb_gk) * M + sb_gx)
                     sb_ta[unsafe_offset=sb_r * 16 + sb_c + 0] = sb_v[0]
                     sb_ta[unsafe_offset=sb_r * 16 + sb_c + 1] = sb_v[1]
@@ -755,9 +754,10 @@ def sb_register_blocked_s2(wt: Pointer[Float32, ImmUntrackedOrigin],
                     sb_ta[unsafe_offset=sb_r * 16 + sb_c + 3] = sb_v[3]
                 else:
                     comptime for sb_q in range(4):
-                        i = sb_gx + sb_q
-                        k = sb_gk
-                        var sb_x = Float32(0)
+                        var b = sb_bz
+                        var i = sb_gx + sb_q
+                        var k = sb_gk
+                        var sb_x = Float32(0.0)
                         if i < M and k < sb_hi:
                             sb_x = at[unsafe_offset=(b * K + k) * M + i]
                         sb_ta[unsafe_offset=sb_r * 16 + sb_c + sb_q] = sb_x
@@ -767,7 +767,7 @@ def sb_register_blocked_s2(wt: Pointer[Float32, ImmUntrackedOrigin],
                 var sb_c = sb_l % 1 * 4
                 var sb_gx = sb_col0 + sb_r
                 var sb_gk = sb_k0 + sb_c
-                if sb_vec_b and sb_gx < N and sb_gk + 4 <= sb_hi:
+                if sb_vec_b and (sb_gx < N and sb_gk + 4 <= sb_hi):
                     var sb_v = wt.unsafe_load[width=4, alignment=16](sb_gx * K + sb_gk)
                     sb_tb[unsafe_offset=(sb_c + 0) * 16 + sb_r] = sb_v[0]
                     sb_tb[unsafe_offset=(sb_c + 1) * 16 + sb_r] = sb_v[1]
@@ -775,9 +775,9 @@ def sb_register_blocked_s2(wt: Pointer[Float32, ImmUntrackedOrigin],
                     sb_tb[unsafe_offset=(sb_c + 3) * 16 + sb_r] = sb_v[3]
                 else:
                     comptime for sb_q in range(4):
-                        j = sb_gx
-                        k = sb_gk + sb_q
-                        var sb_x = Float32(0)
+                        var j = sb_gx
+                        var k = sb_gk + sb_q
+                        var sb_x = Float32(0.0)
                         if j < N and k < sb_hi:
                             sb_x = wt[unsafe_offset=j * K + k]
                         sb_tb[unsafe_offset=(sb_c + sb_q) * 16 + sb_r] = sb_x
@@ -801,10 +801,11 @@ def sb_register_blocked_s2(wt: Pointer[Float32, ImmUntrackedOrigin],
                         comptime for sb_n in range(2):
                             sb_acc[sb_m * 2 + sb_n] += sb_ra[sb_m] * sb_rb[sb_n]
             barrier()
+        var b = sb_bz
         comptime for sb_m in range(2):
             comptime for sb_n in range(2):
-                i = sb_row0 + sb_tr + sb_m * 8
-                j = sb_col0 + sb_tc + sb_n * 8
+                var i = sb_row0 + sb_tr + sb_m * 8
+                var j = sb_col0 + sb_tc + sb_n * 8
                 if i < M and j < N:
                     e[unsafe_offset=(b * M + i) * N + j] = sb_acc[sb_m * 2 + sb_n]
 
@@ -826,41 +827,39 @@ def sb_register_blocked_s3(x: Pointer[Float64, ImmUntrackedOrigin],
     var sb_ta = stack_allocation[64, Float64, address_space=AddressSpace.SHARED]()
     var sb_tb = stack_allocation[64, Float64, address_space=AddressSpace.SHARED]()
     var sb_tid = Int(thread_idx.x)
-    var sb_tr = sb_tid // 8  # rows sb_tr + m * 8 of the block's tile
-    var sb_tc = sb_tid % 8  # columns sb_tc + n * 8
+    # Rows sb_tr + m * 8 and columns sb_tc + n * 8 of the block's tile.
+    var sb_tr = sb_tid // 8
+    var sb_tc = sb_tid % 8
     var sb_row0 = Int(block_idx.y) * 16
     var sb_col0 = Int(block_idx.x) * 16
-    # Indices, assigned where they are bound.
-    var b: Int
-    var i: Int
-    var j: Int
-    var k: Int
+    var sb_lo = 0
     var sb_hi = K
-    var sb_vec_a = (Int(x) & 15) == 0 and K % 2 == 0
-    var sb_vec_b = (Int(y) & 15) == 0 and K % 2 == 0
+    var sb_vec_a = Int(x) % 16 == 0 and K % 2 == 0
+    var sb_vec_b = Int(y) % 16 == 0 and K % 2 == 0
     # Every thread of a block walks the same products, so the barriers stay uniform.
     for sb_bz in range(Int(block_idx.z), B, Int(grid_dim.z)):
-        b = sb_bz
-        # Registers: sb_acc[m * 2 + n], sb_ra[m], sb_rb[n].
-        var sb_acc = SIMD[DType.float64, 4](Float64(0.0))
+        var sb_acc = SIMD[DType.float64, 4]()
         var sb_ra = SIMD[DType.float64, 2]()
         var sb_rb = SIMD[DType.float64, 2]()
-        for sb_k0 in range(0, sb_hi, 4):
+        comptime for sb_m in range(2):
+            comptime for sb_n in range(2):
+                sb_acc[sb_m * 2 + sb_n] = Float64(0.0)
+        for sb_k0 in range(sb_lo, sb_hi, 4):
             # Tile of x[i, k]: 4 k x 16, loaded along k in vectors of 2.
             for sb_l in range(sb_tid, 32, 64):
                 var sb_r = sb_l // 2
                 var sb_c = sb_l % 2 * 2
                 var sb_gx = sb_row0 + sb_r
                 var sb_gk = sb_k0 + sb_c
-                if sb_vec_a and sb_gx < M and sb_gk + 2 <= sb_hi:
+                if sb_vec_a and (sb_gx < M and sb_gk + 2 <= sb_hi):
                     var sb_v = x.unsafe_load[width=2, alignment=16](sb_gx * K + sb_gk)
                     sb_ta[unsafe_offset=(sb_c + 0) * 16 + sb_r] = sb_v[0]
                     sb_ta[unsafe_offset=(sb_c + 1) * 16 + sb_r] = sb_v[1]
                 else:
                     comptime for sb_q in range(2):
-                        i = sb_gx
-                        k = sb_gk + sb_q
-                        var sb_x = Float64(0)
+                        var i = sb_gx
+                        var k = sb_gk + sb_q
+                        var sb_x = Float64(0.0)
                         if i < M and k < sb_hi:
                             sb_x = x[unsafe_offset=i * K + k]
                         sb_ta[unsafe_offset=(sb_c + sb_q) * 16 + sb_r] = sb_x
@@ -870,15 +869,16 @@ def sb_register_blocked_s3(x: Pointer[Float64, ImmUntrackedOrigin],
                 var sb_c = sb_l % 2 * 2
                 var sb_gx = sb_col0 + sb_r
                 var sb_gk = sb_k0 + sb_c
-                if sb_vec_b and sb_gx < N and sb_gk + 2 <= sb_hi:
+                if sb_vec_b and (sb_gx < N and sb_gk + 2 <= sb_hi):
                     var sb_v = y.unsafe_load[width=2, alignment=16]((sb_bz * N + sb_gx) * K + sb_gk)
                     sb_tb[unsafe_offset=(sb_c + 0) * 16 + sb_r] = sb_v[0]
                     sb_tb[unsafe_offset=(sb_c + 1) * 16 + sb_r] = sb_v[1]
                 else:
                     comptime for sb_q in range(2):
-                        j = sb_gx
-                        k = sb_gk + sb_q
-                        var sb_x = Float64(0)
+                        var b = sb_bz
+                        var j = sb_gx
+                        var k = sb_gk + sb_q
+                        var sb_x = Float64(0.0)
                         if j < N and k < sb_hi:
                             sb_x = y[unsafe_offset=(b * N + j) * K + k]
                         sb_tb[unsafe_offset=(sb_c + sb_q) * 16 + sb_r] = sb_x
@@ -902,10 +902,11 @@ def sb_register_blocked_s3(x: Pointer[Float64, ImmUntrackedOrigin],
                         comptime for sb_n in range(2):
                             sb_acc[sb_m * 2 + sb_n] += sb_ra[sb_m] * sb_rb[sb_n]
             barrier()
+        var b = sb_bz
         comptime for sb_m in range(2):
             comptime for sb_n in range(2):
-                i = sb_row0 + sb_tr + sb_m * 8
-                j = sb_col0 + sb_tc + sb_n * 8
+                var i = sb_row0 + sb_tr + sb_m * 8
+                var j = sb_col0 + sb_tc + sb_n * 8
                 if i < M and j < N:
                     g[unsafe_offset=(b * M + i) * N + j] = sb_acc[sb_m * 2 + sb_n]
 

@@ -848,29 +848,32 @@ __global__ void __launch_bounds__(256) sb_register_blocked_matmul_s3(
 __global__ void __launch_bounds__(256) sb_register_blocked_matmul_s4(
     const sb_bf16* __restrict__ x, const sb_bf16* __restrict__ w, float* __restrict__ p,
     const int64_t R, const int64_t C, const int64_t K) {
-  SB_SHARED_ARRAY(float, sb_ta, 512);  // [k][row] tile of x[r, c]
-  SB_SHARED_ARRAY(float, sb_tb, 512);  // [k][column] tile of w[c, k]
-  const int sb_tid = threadIdx.x;
-  const int sb_tr = sb_tid / 16;  // rows sb_tr + m * 16 of the block's tile
-  const int sb_tc = sb_tid % 16;  // columns sb_tc + n * 16
+  // The [k][row] tile of x[r, c], then the [k][column] tile of w[c, k].
+  SB_SHARED_ARRAY(float, sb_ta, 512);
+  SB_SHARED_ARRAY(float, sb_tb, 512);
+  const int64_t sb_tid = (int64_t)threadIdx.x;
+  // Rows sb_tr + m * 16 and columns sb_tc + n * 16 of the block's tile.
+  const int64_t sb_tr = sb_tid / 16;
+  const int64_t sb_tc = sb_tid % 16;
   const int64_t sb_row0 = (int64_t)blockIdx.y * 64;
   const int64_t sb_col0 = (int64_t)blockIdx.x * 64;
+  const int64_t sb_lo = 0;
   const int64_t sb_hi = C;
   float sb_acc[4][4];
   float sb_ra[4];
   float sb_rb[4];
   #pragma unroll
-  for (int sb_m = 0; sb_m < 4; ++sb_m) {
+  for (int64_t sb_m = 0; sb_m < 4; ++sb_m) {
     #pragma unroll
-    for (int sb_n = 0; sb_n < 4; ++sb_n) {
+    for (int64_t sb_n = 0; sb_n < 4; ++sb_n) {
       sb_acc[sb_m][sb_n] = 0.0f;
     }
   }
-  for (int64_t sb_k0 = 0; sb_k0 < sb_hi; sb_k0 += 8) {
+  for (int64_t sb_k0 = sb_lo; sb_k0 < sb_hi; sb_k0 += 8) {
     // Tile of x[r, c]: 8 k x 64, loaded along c.
-    for (int sb_l = sb_tid; sb_l < 512; sb_l += 256) {
-      const int sb_r = sb_l / 8;
-      const int sb_c = sb_l % 8;
+    for (int64_t sb_l = sb_tid; sb_l < 512; sb_l += 256) {
+      const int64_t sb_r = sb_l / 8;
+      const int64_t sb_c = sb_l % 8;
       const int64_t r = sb_row0 + sb_r;
       const int64_t c = sb_k0 + sb_c;
       float sb_x = 0.0f;
@@ -880,9 +883,9 @@ __global__ void __launch_bounds__(256) sb_register_blocked_matmul_s4(
       sb_ta[sb_c * 64 + sb_r] = sb_x;
     }
     // Tile of w[c, k]: 8 k x 64, loaded along k.
-    for (int sb_l = sb_tid; sb_l < 512; sb_l += 256) {
-      const int sb_r = sb_l / 64;
-      const int sb_c = sb_l % 64;
+    for (int64_t sb_l = sb_tid; sb_l < 512; sb_l += 256) {
+      const int64_t sb_r = sb_l / 64;
+      const int64_t sb_c = sb_l % 64;
       const int64_t k = sb_col0 + sb_c;
       const int64_t c = sb_k0 + sb_r;
       float sb_x = 0.0f;
@@ -894,29 +897,37 @@ __global__ void __launch_bounds__(256) sb_register_blocked_matmul_s4(
     __syncthreads();
     if (sb_k0 + 8 <= sb_hi) {
       #pragma unroll
-      for (int sb_kk = 0; sb_kk < 8; ++sb_kk) {
+      for (int64_t sb_kk = 0; sb_kk < 8; ++sb_kk) {
         #pragma unroll
-        for (int sb_m = 0; sb_m < 4; ++sb_m) sb_ra[sb_m] = sb_ta[sb_kk * 64 + sb_tr + sb_m * 16];
+        for (int64_t sb_m = 0; sb_m < 4; ++sb_m) {
+          sb_ra[sb_m] = sb_ta[sb_kk * 64 + sb_tr + sb_m * 16];
+        }
         #pragma unroll
-        for (int sb_n = 0; sb_n < 4; ++sb_n) sb_rb[sb_n] = sb_tb[sb_kk * 64 + sb_tc + sb_n * 16];
+        for (int64_t sb_n = 0; sb_n < 4; ++sb_n) {
+          sb_rb[sb_n] = sb_tb[sb_kk * 64 + sb_tc + sb_n * 16];
+        }
         #pragma unroll
-        for (int sb_m = 0; sb_m < 4; ++sb_m) {
+        for (int64_t sb_m = 0; sb_m < 4; ++sb_m) {
           #pragma unroll
-          for (int sb_n = 0; sb_n < 4; ++sb_n) {
+          for (int64_t sb_n = 0; sb_n < 4; ++sb_n) {
             sb_acc[sb_m][sb_n] += sb_ra[sb_m] * sb_rb[sb_n];
           }
         }
       }
     } else {
-      for (int sb_kk = 0; sb_kk < sb_hi - sb_k0; ++sb_kk) {
+      for (int64_t sb_kk = 0; sb_kk < sb_hi - sb_k0; ++sb_kk) {
         #pragma unroll
-        for (int sb_m = 0; sb_m < 4; ++sb_m) sb_ra[sb_m] = sb_ta[sb_kk * 64 + sb_tr + sb_m * 16];
+        for (int64_t sb_m = 0; sb_m < 4; ++sb_m) {
+          sb_ra[sb_m] = sb_ta[sb_kk * 64 + sb_tr + sb_m * 16];
+        }
         #pragma unroll
-        for (int sb_n = 0; sb_n < 4; ++sb_n) sb_rb[sb_n] = sb_tb[sb_kk * 64 + sb_tc + sb_n * 16];
+        for (int64_t sb_n = 0; sb_n < 4; ++sb_n) {
+          sb_rb[sb_n] = sb_tb[sb_kk * 64 + sb_tc + sb_n * 16];
+        }
         #pragma unroll
-        for (int sb_m = 0; sb_m < 4; ++sb_m) {
+        for (int64_t sb_m = 0; sb_m < 4; ++sb_m) {
           #pragma unroll
-          for (int sb_n = 0; sb_n < 4; ++sb_n) {
+          for (int64_t sb_n = 0; sb_n < 4; ++sb_n) {
             sb_acc[sb_m][sb_n] += sb_ra[sb_m] * sb_rb[sb_n];
           }
         }
@@ -925,9 +936,9 @@ __global__ void __launch_bounds__(256) sb_register_blocked_matmul_s4(
     __syncthreads();
   }
   #pragma unroll
-  for (int sb_m = 0; sb_m < 4; ++sb_m) {
+  for (int64_t sb_m = 0; sb_m < 4; ++sb_m) {
     #pragma unroll
-    for (int sb_n = 0; sb_n < 4; ++sb_n) {
+    for (int64_t sb_n = 0; sb_n < 4; ++sb_n) {
       const int64_t r = sb_row0 + sb_tr + sb_m * 16;
       const int64_t k = sb_col0 + sb_tc + sb_n * 16;
       if (r < R && k < K) {
