@@ -75,6 +75,27 @@ Block transpose_tile_body(const Spec& spec, const Statement& st, const Transpose
   return body;
 }
 
+// The value a product's tile holds of operand `read`: f16 and bf16 elements widened to f32 once,
+// on load.
+Type tile_value(const Spec& spec, const sb::Expr& read) {
+  return float_t(compute_type(spec.tensors[read.ref].type));
+}
+
+// `product` appended to `body`, or for a batch of products (`batched`, the batch index first)
+// a loop of it over the batch along the grid's z.
+void over_products(const Spec& spec, const Statement& st, bool batched, Block product,
+                   Block& body) {
+  if (!batched) {
+    append(body, std::move(product));
+    return;
+  }
+  body.push_back(
+      comment("Every thread of a block walks the same products, so the barriers stay uniform."));
+  body.push_back(for_loop("sb_bz", gpu(GpuIndex::BlockZ),
+                          extent(st.out, 0, spec.tensors[st.out].name), gpu(GpuIndex::GridDimZ),
+                          ForKind::Serial, std::move(product)));
+}
+
 Block matmul_tile_body(const Spec& spec, const Statement& st, const MatmulMatch& m, int64_t tile) {
   SB_ASSERT(m.red && m.a && m.b && tile > 0, "a tiled matmul of a matched product");
   const sb::Expr& red = *m.red;
@@ -86,11 +107,7 @@ Block matmul_tile_body(const Spec& spec, const Statement& st, const MatmulMatch&
   const ExprPtr T = imm(tile), pitch = imm(tile + 1);
   const ExprPtr ty = v("sb_ty"), tx = v("sb_tx"), k0 = v("sb_k0"), hi = v("sb_hi");
   const ExprPtr kk = v("sb_kk"), bz = v("sb_bz");
-  // The tiles hold the operands' values: f16 and bf16 elements widened to f32 once, on load.
-  auto value_of = [&](const sb::Expr& read) {
-    return float_t(compute_type(spec.tensors[read.ref].type));
-  };
-  const Type at = value_of(*m.a), bt = value_of(*m.b);
+  const Type at = tile_value(spec, *m.a), bt = tile_value(spec, *m.b);
 
   // Operand `read`'s tile element [k][row or column] (output dimension `xd` across k), zero
   // outside the operand; consecutive threads (x) load along its contiguous subscript.
@@ -98,7 +115,7 @@ Block matmul_tile_body(const Spec& spec, const Statement& st, const MatmulMatch&
                        bool batched, int xd, const ExprPtr& first) {
     const ExprPtr along = k_inner ? tx : ty, across = k_inner ? ty : tx;
     const ExprPtr x = add(first, across), k = add(k0, along);
-    const Type t = value_of(read);
+    const Type t = tile_value(spec, read);
     const std::vector<ExprPtr> at_elem = {add(mul(along, pitch), across)};
     Block in;
     if (batched) in.push_back(let_index(0, st.vars[0].name, bz));
@@ -145,14 +162,7 @@ Block matmul_tile_body(const Spec& spec, const Statement& st, const MatmulMatch&
                 let("sb_row", add(mul(gpu(GpuIndex::BlockY), T), ty)),
                 let("sb_col", add(mul(gpu(GpuIndex::BlockX), T), tx)),
                 let("sb_hi", spec_leaf(spec, st, *kv.hi, int_t()))};
-  if (m.batched) {
-    body.push_back(
-        comment("Every thread of a block walks the same products, so the barriers stay uniform."));
-    body.push_back(for_loop("sb_bz", gpu(GpuIndex::BlockZ), extent(st.out, 0, out),
-                            gpu(GpuIndex::GridDimZ), ForKind::Serial, std::move(product)));
-  } else {
-    append(body, std::move(product));
-  }
+  over_products(spec, st, m.batched, std::move(product), body);
   return {comment("Both tiles are stored [k][row or column] with rows padded to " +
                   std::to_string(tile + 1) + " (no bank conflicts)."),
           comment("The tile of " + to_string(*m.a, spec, &st) + ", then of " +
@@ -174,11 +184,7 @@ Block register_blocked_body(const Spec& spec, const Statement& st, const MatmulM
   auto v = [](const std::string& n) { return var(n, int_t()); };
   const ExprPtr tid = v("sb_tid"), tr = v("sb_tr"), tc = v("sb_tc"), k0 = v("sb_k0");
   const ExprPtr hi = v("sb_hi"), bz = v("sb_bz"), mv = v("sb_m"), nv = v("sb_n"), kk = v("sb_kk");
-  // Tiles and registers hold values: f16 and bf16 elements converted to f32 once, on load.
-  auto value_of = [&](const sb::Expr& read) {
-    return float_t(compute_type(spec.tensors[read.ref].type));
-  };
-  const Type at = value_of(*m.a), bt = value_of(*m.b);
+  const Type at = tile_value(spec, *m.a), bt = tile_value(spec, *m.b);
   auto unrolled = [&](const std::string& n, int64_t count, Block body) {
     return for_loop(n, imm(0), imm(count), imm(1), ForKind::Unrolled, std::move(body));
   };
@@ -336,14 +342,7 @@ Block register_blocked_body(const Spec& spec, const Statement& st, const MatmulM
       alloc("sb_acc", rt, {imm(t.tm), imm(t.tn)}, MemScope::Register,
             {alloc("sb_ra", at, {imm(t.tm)}, MemScope::Register,
                    {alloc("sb_rb", bt, {imm(t.tn)}, MemScope::Register, std::move(product))})})};
-  if (m.batched) {
-    body.push_back(
-        comment("Every thread of a block walks the same products, so the barriers stay uniform."));
-    body.push_back(for_loop("sb_bz", gpu(GpuIndex::BlockZ), extent(st.out, 0, out),
-                            gpu(GpuIndex::GridDimZ), ForKind::Serial, std::move(regs)));
-  } else {
-    append(body, std::move(regs));
-  }
+  over_products(spec, st, m.batched, std::move(regs), body);
   return {comment("The [k][row] tile of " + to_string(*m.a, spec, &st) +
                   ", then the [k][column] tile of " + to_string(*m.b, spec, &st) + "."),
           alloc("sb_ta", at, {imm(t.bk * t.bm)}, MemScope::Shared,
