@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -115,5 +116,23 @@ struct ScanBodies {
 };
 ScanBodies scan_bodies(const Spec& spec, const Statement& st, const ScanMatch& m,
                        int64_t block_size, const std::string& part, std::optional<int64_t> shift);
+
+// The kernel of fused row group `p` (GpuKernel::FusedRows) under `unit` (a warp or a block owning
+// a row), for blocks of `block_size` threads (lower/fused_rows_body.cpp): each worker loops over
+// its rows (sb_row), computing the group's statements in order along the row, its lanes
+// (sb_lane) a worker's width apart, in the segment order of the anchor's row where a loop covers
+// it (RowPlan::anchor; segment_lets in fused_rows_body.cpp). A rank-1 statement's reduction folds
+// per lane, then over the warp (and the block's warps through sb_warps_<type>); its value stays in
+// a register (sb_row_<name>), and one the group stores is kept by thread i % width for the worker's
+// i-th row and stored every width rows. The `staged` kernel holds rows in dynamic shared memory
+// (sb_rows_<type>: the broadcast tensors once per block, then the worker's cached rows and row
+// temps), copied in segment order; the other reads global memory and computes row temps again where
+// they are read (RowRead). `outs`: the tensors it writes.
+struct FusedRowsBody {
+  loops::Block body;
+  std::set<int> outs;
+};
+FusedRowsBody fused_rows_body(const Spec& spec, const RowPlan& p, RowUnit unit, bool staged,
+                              int64_t block_size);
 
 }  // namespace sb

@@ -323,6 +323,7 @@ ExprPtr spec_expr(const sb::Expr& x, Type t, const std::string& text,
     SB_ASSERT(o.expr && o.value, "loop IR spec leaf with an empty override");
   e.kind = ExprKind::Spec;
   e.type = t;
+  e.ival = -1;  // the kernel's statement
   e.spec = &x;
   e.name = text;
   e.overrides = std::move(overrides);
@@ -332,6 +333,14 @@ ExprPtr spec_expr(const sb::Expr& x, Type t, const std::string& text,
 ExprPtr spec_leaf(const Spec& spec, const Statement& st, const sb::Expr& e, Type t,
                   std::vector<Override> overrides) {
   return spec_expr(e, t, to_string(e, spec, &st), std::move(overrides));
+}
+
+ExprPtr stmt_leaf(const Spec& spec, size_t k, const sb::Expr& e, Type t,
+                  std::vector<Override> overrides) {
+  SB_ASSERT(k < spec.stmts.size(), "loop IR spec leaf of a statement past the spec's");
+  Expr x = *spec_expr(e, t, to_string(e, spec, &spec.stmts[k]), std::move(overrides));
+  x.ival = static_cast<int64_t>(k);
+  return std::make_shared<const Expr>(std::move(x));
 }
 
 ExprPtr identity(ReduceOp op, DType elem) {
@@ -506,9 +515,10 @@ StmtPtr comment(const std::string& text) {
   return make(std::move(s));
 }
 
-StmtPtr barrier() {
+StmtPtr barrier(bool warp) {
   Stmt s;
   s.kind = StmtKind::Barrier;
+  s.warp = warp;
   return make(std::move(s));
 }
 
@@ -745,7 +755,8 @@ class ExprDump : public ExprFunctor<void(std::ostream&)> {
     o << "extent<" << e.name << ", " << e.dim << ">";
   }
   void visit_spec(const Expr& e, std::ostream& o) override {
-    o << "spec<" << e.name << overrides_text(e.overrides) << ">";
+    o << "spec<" << (e.ival >= 0 ? "s" + std::to_string(e.ival) + ": " : "") << e.name
+      << overrides_text(e.overrides) << ">";
   }
   void visit_size(const Expr& e, std::ostream& o) override { o << "size<" << e.name << ">"; }
   void visit_element(const Expr& e, std::ostream& o) override {
@@ -861,7 +872,9 @@ class StmtDump : public StmtFunctor<void(int)> {
     line(ind) << "return" << (s.exprs.empty() ? "" : " " + text(*s.exprs[0])) << "\n";
   }
   void visit_comment(const Stmt& s, int ind) override { line(ind) << "// " << s.text << "\n"; }
-  void visit_barrier(const Stmt&, int ind) override { line(ind) << "barrier\n"; }
+  void visit_barrier(const Stmt& s, int ind) override {
+    line(ind) << (s.warp ? "barrier warp\n" : "barrier\n");
+  }
   void visit_while(const Stmt& s, int ind) override {
     line(ind) << "while " << text(*s.exprs[0]) << " {\n";
     block(s.body, ind + 1);

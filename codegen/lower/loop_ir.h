@@ -27,10 +27,10 @@
 // A GPU kernel's body (lower/gpu_bodies.h) uses further nodes, which only the GPU printers
 // print (a host printer asserts on them):
 // - Gpu: a thread's index in its block, its block's in the grid, or a dimension of either
-//   (type int); Barrier: every thread of the block waits for the others and sees their writes
-//   to shared memory; Alloc of scope Shared: an array in the block's shared memory (its element
-//   type, and a value loaded from it, may be any scalar type of the spec); with no dimensions, the
-//   kernel's dynamic shared memory, sized by its launch.
+//   (type int); Barrier: every thread of the block (with `warp`, of the warp) waits for the
+//   others and sees their writes to shared memory; Alloc of scope Shared: an array in the block's
+//   shared memory (its element type, and a value loaded from it, may be any scalar type of the
+//   spec); with no dimensions, the kernel's dynamic shared memory, sized by its launch.
 // - Reductions with the spec's arithmetic for reduction `rop` over `elem` (wrapping integer sums
 //   and products, NaN-propagating float max and min): Identity, its identity; Fold, the
 //   statement name = name (+) value; Warp, over the 32 lanes of a full warp (every lane calls it
@@ -41,14 +41,16 @@
 //   kernel computes: IndexVar (the statement's index variable `ival`, bound by a Let whose
 //   index_var is set), Size (the spec's size `ival`), Extent (dimension `dim` of tensor `ival`,
 //   type int), Element (element args[0] of tensor `ival`, its row-major flat index, as a value
-//   of the tensor's compute type), Spec (a spec
-//   expression of that statement, `spec`, its index variables bound as above) and Compute (the
+//   of the tensor's compute type), Spec (a spec expression `spec` of that statement, or with
+//   `ival` >= 0 of the spec's statement `ival` in a kernel of several statements, its index
+//   variables bound as above) and Compute (the
 //   statement's assignment at its index variables); in both, each spec expression in
 //   `overrides` is replaced by a loop IR value. Their `name` is the spec's text, for dumps.
 // - GPU vectors (gpu_vec_t: `lanes` elements, at most 16 bytes): an Element of that type loads
 //   the vector at its flat index, a multiple of the lanes, and Put stores one there; both need
 //   the tensor's Address aligned to the vector. Lane takes one lane, MakeVec builds one from
-//   its lanes. A Put of a scalar stores one element.
+//   its lanes. A Put of a scalar stores one element (rounded to f16 or bf16 where the tensor
+//   holds them).
 //
 // A host kernel body (lower/host_bodies.h) may use two leaves of a running scan
 // (lower/running_scans.h) `spec`, the reduction of the statement, which only the host printers
@@ -219,6 +221,9 @@ ExprPtr spec_expr(const sb::Expr& e, Type t, const std::string& text,
 // each spec expression of `overrides` in it replaced by a loop IR value.
 ExprPtr spec_leaf(const Spec& spec, const Statement& st, const sb::Expr& e, Type t,
                   std::vector<Override> overrides = {});
+// The same of statement `k` of `spec`, named (ival) for a kernel of several statements.
+ExprPtr stmt_leaf(const Spec& spec, size_t k, const sb::Expr& e, Type t,
+                  std::vector<Override> overrides = {});
 // The reductions of the spec's arithmetic (the header's comment); `elem` is a spec scalar type.
 ExprPtr identity(ReduceOp op, DType elem);
 ExprPtr warp(WarpOp w, ReduceOp op, ExprPtr value);
@@ -244,7 +249,7 @@ enum class StmtKind {
   Evaluate,
   Return,
   Comment,
-  Barrier,    // GPU: the block's threads wait for each other
+  Barrier,    // GPU: the block's threads (with `warp`, the warp's) wait for each other
   Compute,    // the spec statement's assignment (the header's comment)
   Fold,       // name[exprs[1..]] = name[...] (+) exprs[0] under reduction `rop` of type `type`
               // (the header's); without indices, variable name
@@ -273,6 +278,7 @@ struct Stmt {
   bool mut = false;           // Let: assigned again later
   bool persistent = false;    // Alloc HeapScratch: may be kept between calls
   bool nontemporal = false;   // Store
+  bool warp = false;          // Barrier: the warp's lanes only
   int64_t align = 0;          // Alloc: bytes (0: the element's)
   Width width = Width::Scalar;  // Store
   // For: {min, end, step}; If: {cond}; Let/Assign: {value}; Alloc: the dimensions;
@@ -304,7 +310,7 @@ StmtPtr store(const std::string& buf, Type elem, std::vector<ExprPtr> index, Exp
 StmtPtr evaluate(ExprPtr call);
 StmtPtr ret(ExprPtr value = nullptr);
 StmtPtr comment(const std::string& text);
-StmtPtr barrier();
+StmtPtr barrier(bool warp = false);
 // A Let of the spec statement's index variable `v` (named `text` in the spec).
 StmtPtr let_index(int v, const std::string& text, ExprPtr value, bool mut = false);
 StmtPtr assign_index(int v, const std::string& text, ExprPtr value);

@@ -201,8 +201,8 @@ TEST(EmitCudaShapes, SoftmaxRowsAndElementwiseStatements) {
   // The four statements are one row group (lower/row_fusion.h): under warp_per_row and
   // block_per_row one kernel (and its global-memory twin), no kernel per statement; the rows
   // reduce with warp shuffles, the block variant combining its warps through shared memory.
-  EXPECT_NE(c.find("sb_acc = sb_warp_max_f32(sb_acc);"), std::string::npos);
-  EXPECT_NE(c.find("sb_acc = sb_warp_sum_f32(sb_acc);"), std::string::npos);
+  EXPECT_NE(c.find("sb_acc_rowmax = sb_warp_max_f32(sb_acc_rowmax);"), std::string::npos);
+  EXPECT_NE(c.find("sb_acc_rowsum = sb_warp_sum_f32(sb_acc_rowsum);"), std::string::npos);
   for (const std::string v : {"w", "b"}) {
     EXPECT_NE(c.find("__global__ void __launch_bounds__"), std::string::npos);
     EXPECT_NE(c.find(" sb_" + v + "_s0_rows("), std::string::npos) << v;
@@ -211,7 +211,7 @@ TEST(EmitCudaShapes, SoftmaxRowsAndElementwiseStatements) {
       EXPECT_EQ(c.find(" sb_" + v + k), std::string::npos) << v << k;
   }
   EXPECT_NE(c.find("SB_SHARED_ARRAY(float, sb_warps_f32, 4);"), std::string::npos);
-  EXPECT_NE(c.find("SB_DYNAMIC_SHARED(float, sb_rows);"), std::string::npos);
+  EXPECT_NE(c.find("SB_DYNAMIC_SHARED(float, sb_rows_f32);"), std::string::npos);
   EXPECT_NE(c.find("const float4 sb_vec_x = *reinterpret_cast<const float4*>(&x[4 * sb_v]);"),
             std::string::npos);
   EXPECT_NE(c.find("#define SB_SHARED_ARRAY(T, name, n) __shared__ T name[n]"), std::string::npos);

@@ -173,8 +173,7 @@ TEST(MojoGpu, FusedRowGroupsAreOneKernel) {
         << v;
     EXPECT_EQ(f->content.find("def sb_" + v + "_s1"), std::string::npos) << v;
   }
-  EXPECT_NE(f->content.find("name=\"sb_dynamic_f32\""),
-            std::string::npos);
+  EXPECT_NE(f->content.find("name=\"sb_rows_f32\""), std::string::npos);
   EXPECT_NE(f->content.find("syncwarp()"), std::string::npos);
   ASSERT_EQ(f->companions.size(), 1u);
   const std::string& launch = f->companions[0].content;

@@ -3,10 +3,12 @@
 // statement's assignment with the reads replaced), read from the loop IR itself.
 #include <gtest/gtest.h>
 
+#include <set>
 #include <string>
 
 #include "lower/gpu_bodies.h"
 #include "lower/patterns.h"
+#include "lower/row_fusion.h"
 #include "rc_spec.h"
 
 namespace sb {
@@ -202,6 +204,77 @@ TEST(GpuBodies, AStencilStagesItsWindowByItsBoundaryRule) {
   EXPECT_NE(clamp.find("let sb_x: f32 = element<x>[min(max(sb_g0, 0), (extent<x, 0> - 1))]"),
             std::string::npos)
       << clamp;
+}
+
+// A fused row group (softmax with a per-row output m and a broadcast weight w): the staged
+// kernel stages w once per block and x once per row in segment order, keeps e in shared memory
+// and m, s in registers, and stores m from the thread keeping it; the global kernel computes e
+// again where it is read.
+TEST(GpuBodies, AFusedRowGroupStagesRowsOrComputesItsTempsAgain) {
+  Spec spec = load_rc_spec(
+      "  x: {type: f32, shape: [R, C], role: in}\n"
+      "  w: {type: f32, shape: [C], role: in}\n"
+      "  m: {type: f32, shape: [R], role: out}\n"
+      "  e: {type: f32, shape: [R, C], role: temp}\n"
+      "  s: {type: f32, shape: [R], role: temp}\n"
+      "  y: {type: f32, shape: [R, C], role: out}\n",
+      "  m[r] = max(c in 0..C: x[r, c])\n"
+      "  e[r, c] = exp(x[r, c] - m[r])\n"
+      "  s[r] = sum(c in 0..C: e[r, c])\n"
+      "  y[r, c] = e[r, c] / s[r] * w[c]\n");
+  row_fusion(spec);
+  ASSERT_EQ(spec.schedule.row_groups.size(), 1u);
+  RowPlan p;
+  ASSERT_TRUE(plan_rows(spec, spec.schedule.row_groups[0], &p));
+  ASSERT_TRUE(stages_rows(p));
+  const int m = spec.find_tensor("m"), y = spec.find_tensor("y");
+
+  const FusedRowsBody staged = fused_rows_body(spec, p, RowUnit::Block, true, 128);
+  EXPECT_EQ(staged.outs, (std::set<int>{m, y}));
+  const std::string d = loops::dump(staged.body);
+  EXPECT_NE(d.find("alloc sb_warps_f32: f32[4] shared {\n  alloc sb_rows_f32: f32 shared {"),
+            std::string::npos)
+      << d;
+  // w once per block by all its threads, then x per row by the block, in segment order.
+  EXPECT_NE(d.find("let sb_lead_w: int = ((address<w> / 4) % 32)"), std::string::npos) << d;
+  EXPECT_NE(d.find("let sb_lead_x: int = (((address<x> / 4) + (sb_row * extent<x, 1>)) % 32)"),
+            std::string::npos)
+      << d;
+  EXPECT_NE(d.find("for sb_j0 in [0, extent<x, 1>) step 128 serial"), std::string::npos) << d;
+  EXPECT_NE(d.find("if ((sb_j0 + ((sb_lane / 32) * 32)) < extent<x, 1>)"), std::string::npos) << d;
+  // Every loop along the row visits y's row in segment order.
+  EXPECT_NE(d.find("let sb_lead: int = (((address<y> / 4) + (sb_row * extent<y, 1>)) % 32)"),
+            std::string::npos)
+      << d;
+  EXPECT_NE(d.find("let sb_q: int = select((sb_j < sb_body), (sb_head + sb_j), "
+                   "select((sb_j < (sb_body + sb_head)), (sb_j - sb_body), sb_j))"),
+            std::string::npos)
+      << d;
+  // e in shared memory, m in a register and kept for its store.
+  EXPECT_NE(d.find("sb_rows_f32[(sb_off_e + sb_q)] = spec<s1: exp(x[r, c] - m[r])"),
+            std::string::npos)
+      << d;
+  EXPECT_NE(d.find("m[r] = sb_row_m"), std::string::npos) << d;
+  EXPECT_NE(d.find("sb_kept_m = sb_row_m"), std::string::npos) << d;
+  EXPECT_NE(d.find("element<m>[sb_kept_row] = sb_kept_m"), std::string::npos) << d;
+  EXPECT_NE(d.find("sb_acc_s = warp_all<sum>(sb_acc_s)"), std::string::npos) << d;
+  EXPECT_NE(d.find("sb_acc_s = sum<f32>(sb_acc_s, sb_warps_f32[sb_w])"), std::string::npos) << d;
+  EXPECT_EQ(d.find("barrier warp"), std::string::npos) << d;
+
+  // A warp per row syncs the warp only; the global kernel has no shared rows and computes e
+  // again from x where s and y read it.
+  const std::string w = loops::dump(fused_rows_body(spec, p, RowUnit::Warp, true, 128).body);
+  EXPECT_NE(w.find("barrier warp"), std::string::npos) << w;
+  const FusedRowsBody global = fused_rows_body(spec, p, RowUnit::Warp, false, 128);
+  const std::string g = loops::dump(global.body);
+  EXPECT_EQ(global.outs, (std::set<int>{m, y}));
+  EXPECT_EQ(g.find("shared"), std::string::npos) << g;
+  EXPECT_NE(g.find("// e is not stored: it is recomputed where it is read."), std::string::npos)
+      << g;
+  EXPECT_NE(g.find("e[r, c] = spec<s1: exp(x[r, c] - m[r]) with r = spec<s2: r with r = sb_row>, "
+                   "c = spec<s2: c with c = sb_k>"),
+            std::string::npos)
+      << g;
 }
 
 }  // namespace

@@ -32,9 +32,9 @@ class FakeLeaves : public LoopLeaves {
   std::string element(int t, const std::string& flat) override {
     return "T" + std::to_string(t) + "<" + flat + ">";
   }
-  std::string spec(const sb::Expr&, int min_prec, const Overrides& o) override {
+  std::string spec(int stmt, const sb::Expr&, int min_prec, const Overrides& o) override {
     precs.push_back(min_prec);
-    std::string with;
+    std::string with = stmt >= 0 ? "{s" + std::to_string(stmt) : "";
     for (const auto& [e, text] : o) with += (with.empty() ? "{" : ", ") + text;
     return "SPEC" + (with.empty() ? "" : with + "}");
   }
@@ -62,7 +62,7 @@ class FakeLeaves : public LoopLeaves {
           ")");
   }
   std::string gpu_index(GpuIndex g) override { return std::string("G:") + gpu_index_name(g); }
-  void barrier() override { line_("BARRIER"); }
+  void barrier(bool warp) override { line_(warp ? "BARRIER_WARP" : "BARRIER"); }
   void shared_array(const std::string& name, DType, const std::string& count) override {
     line_("SHARED " + name + "[" + count + "]");
   }
@@ -100,6 +100,13 @@ Block body(const sb::Expr& read) {
                          assign("s", div(var("s", int_t()), imm(2)))})})};
 }
 
+// A Spec leaf of statement 2 (as stmt_leaf makes one) of `e`, with `o`.
+ExprPtr stmt_leaf_for_test(const sb::Expr& e, std::vector<Override> o) {
+  Expr x = *spec_expr(e, float_t(DType::F32), "b", std::move(o));
+  x.ival = 2;
+  return std::make_shared<const Expr>(std::move(x));
+}
+
 // A host body's shape (lower/host_bodies.h): an index buffer, two parallel loops over the same
 // variable, a running scan's fold of a range and its walk.
 Block host_body(const sb::Expr& red) {
@@ -112,6 +119,28 @@ Block host_body(const sb::Expr& red) {
        for_loop("b", imm(0), imm(4), imm(1), ForKind::Parallel,
                 {let_index(0, "i", load("from", int_t(), {b}), /*mut=*/true),
                  scan_walk("f", red, "sum", var("n", int_t()))})})};
+}
+
+// A leaf of another statement (a kernel of several) reaches the leaves with its statement, its
+// override values parenthesized as operands; a warp barrier is the warp's.
+TEST(LoopPrinters, BothPrintersPassALeafsStatementAndAWarpBarrier) {
+  const sb::Expr a, b;
+  const Block k = {
+      let("v", spec_expr(a, float_t(DType::F32), "a")),
+      barrier(/*warp=*/true),
+      assign("v", stmt_leaf_for_test(b, {{&a, "a", add(var("p", int_t()), imm(1))}})),
+  };
+  CodeWriter cw(0);
+  FakeLeaves cl([&cw](const std::string& l) { cw.line(l); });
+  print_c_block(k, cl, cw);
+  EXPECT_NE(cw.str().find("const float v = SPEC;\nBARRIER_WARP\nv = SPEC{s2, (p + 1)};\n"),
+            std::string::npos)
+      << cw.str();
+  PyWriter mw(0);
+  FakeLeaves ml([&mw](const std::string& l) { mw.line(l); });
+  print_mojo_block(k, ml, mw);
+  EXPECT_NE(mw.str().find("var v = SPEC\nBARRIER_WARP\nv = SPEC{s2, (p + 1)}\n"), std::string::npos)
+      << mw.str();
 }
 
 TEST(LoopPrinters, CHostBodySpellsTheScanLeavesThroughThePrinter) {

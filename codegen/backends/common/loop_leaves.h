@@ -5,6 +5,10 @@
 // on the other kind's nodes.
 #pragma once
 
+#include <functional>
+#include <map>
+#include <memory>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -33,9 +37,10 @@ class LoopLeaves {
   virtual std::string element(int t, const std::string& flat) = 0;
   // Spec expressions replaced by the text of loop IR values.
   using Overrides = std::vector<std::pair<const Expr*, std::string>>;
-  // Spec expression `e` of the statement, its index variables bound and each spec expression of
-  // `overrides` replaced by its text; may first write the lines it needs.
-  virtual std::string spec(const Expr& e, int min_prec, const Overrides& overrides) = 0;
+  // Spec expression `e` of the statement (`stmt` < 0), or of the spec's statement `stmt` in a
+  // kernel of several, its index variables bound and each spec expression of `overrides`
+  // replaced by its text (an operand of any operator); may first write the lines it needs.
+  virtual std::string spec(int stmt, const Expr& e, int min_prec, const Overrides& overrides) = 0;
   // The statement's assignment at its index variables, each spec expression of `overrides`
   // replaced by its text.
   virtual void compute(const Overrides& overrides) = 0;
@@ -60,8 +65,8 @@ class LoopLeaves {
 
   // A GPU index, as an operand of any operator (a 64-bit integer).
   virtual std::string gpu_index(loops::GpuIndex g) = 0;
-  // The block's barrier, as a line.
-  virtual void barrier() = 0;
+  // The block's barrier (with `warp`, the warp's), as a line.
+  virtual void barrier(bool warp) = 0;
   // The declaration of shared array `name` of `count` elements of type `t`; with an empty
   // `count`, the kernel's dynamic shared memory as an array of `t`.
   virtual void shared_array(const std::string& name, DType t, const std::string& count) = 0;
@@ -86,12 +91,15 @@ class StmtLeaves : public LoopLeaves {
   std::string extent(int t, int dim, int min_prec) override {
     return L_.extent(t, static_cast<size_t>(dim), min_prec);
   }
-  std::string spec(const Expr& e, int min_prec, const Overrides& overrides) override {
-    for (const auto& [x, text] : overrides) L_.set_override(x, text);
-    std::string text = L_.expr(e, w_, min_prec);
-    if (!overrides.empty()) L_.clear_overrides();
+  std::string spec(int stmt, const Expr& e, int min_prec, const Overrides& overrides) override {
+    Lowering& L = of(stmt);
+    for (const auto& [x, text] : overrides) L.set_override(x, text);
+    std::string text = L.expr(e, w_, min_prec);
+    if (!overrides.empty()) L.clear_overrides();
     return text;
   }
+  // The statement printers of a kernel of several statements: statement `k`'s.
+  void set_statements(std::function<Lowering&(int k)> of) { others_ = std::move(of); }
   void compute(const Overrides& overrides) override {
     for (const auto& [e, text] : overrides) L_.set_override(e, text);
     L_.assign(w_);
@@ -103,8 +111,43 @@ class StmtLeaves : public LoopLeaves {
   }
 
  protected:
+  // The printer of spec statement `stmt`: L_ for the kernel's own (stmt < 0).
+  Lowering& of(int stmt) {
+    if (stmt < 0) return L_;
+    SB_ASSERT(others_ != nullptr, "a spec leaf of another statement in a one-statement kernel");
+    return others_(stmt);
+  }
   Lowering& L_;
   Writer& w_;
+  std::function<Lowering&(int)> others_;
+};
+
+// The statement printers of a kernel of several statements (lower/gpu_bodies.h: a fused row
+// group), one per spec statement, each made by `make` when first asked for: of() hands them to
+// StmtLeaves::set_statements, uses() adds what they all used to a kernel's signature.
+template <typename Lowering>
+class StatementPrinters {
+ public:
+  using Make = std::function<std::unique_ptr<Lowering>(int k)>;
+  explicit StatementPrinters(Make make) : make_(std::move(make)) {}
+  Lowering& of(int k) {
+    std::unique_ptr<Lowering>& p = by_stmt_[k];
+    if (!p) p = make_(k);
+    return *p;
+  }
+  std::function<Lowering&(int)> of() {
+    return [this](int k) -> Lowering& { return of(k); };
+  }
+  void uses(std::set<int>& tensors, std::set<int>& sizes) const {
+    for (const auto& [k, p] : by_stmt_) {
+      tensors.insert(p->used_tensors().begin(), p->used_tensors().end());
+      sizes.insert(p->used_sizes().begin(), p->used_sizes().end());
+    }
+  }
+
+ private:
+  Make make_;
+  std::map<int, std::unique_ptr<Lowering>> by_stmt_;
 };
 
 // A GPU printer's leaves: a host kernel body's nodes are not in its kernels.
@@ -141,7 +184,7 @@ class HostLeaves : public StmtLeaves<Lowering, Writer> {
     fail("an atomic fold");
   }
   std::string gpu_index(loops::GpuIndex) override { return fail("a GPU index"); }
-  void barrier() override { fail("a barrier"); }
+  void barrier(bool) override { fail("a barrier"); }
   void shared_array(const std::string&, DType, const std::string&) override {
     fail("a shared array");
   }

@@ -193,8 +193,9 @@ class CExpr : public ExprFunctor<std::string(int)> {
   }
   std::string visit_spec(const Expr& e, int parent) override {
     LoopLeaves::Overrides overrides;
-    for (const Override& o : e.overrides) overrides.emplace_back(o.expr, print(*o.value));
-    return leaves_of(s_, "spec expression").spec(*e.spec, common_prec(parent), overrides);
+    for (const Override& o : e.overrides) overrides.emplace_back(o.expr, print(*o.value, kTop));
+    return leaves_of(s_, "spec expression")
+        .spec(static_cast<int>(e.ival), *e.spec, common_prec(parent), overrides);
   }
   std::string visit_identity(const Expr& e, int) override {
     return leaves_of(s_, "identity").identity(e.rop, e.elem);
@@ -355,10 +356,10 @@ class CStmt : public StmtFunctor<void()> {
     w_.line(s.exprs.empty() ? "return;" : "return " + e(*s.exprs[0]) + ";");
   }
   void visit_comment(const Stmt& s) override { w_.line("// " + s.text); }
-  void visit_barrier(const Stmt&) override { leaves_of(scope_, "barrier").barrier(); }
+  void visit_barrier(const Stmt& s) override { leaves_of(scope_, "barrier").barrier(s.warp); }
   void visit_compute(const Stmt& s) override {
     LoopLeaves::Overrides overrides;
-    for (const Override& o : s.overrides) overrides.emplace_back(o.expr, e(*o.value));
+    for (const Override& o : s.overrides) overrides.emplace_back(o.expr, e(*o.value, kTop));
     leaves_of(scope_, "compute").compute(overrides);
   }
   void visit_while(const Stmt& s) override {

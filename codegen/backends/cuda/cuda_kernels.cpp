@@ -7,7 +7,6 @@
 #include <vector>
 
 #include "backends/common/loop_leaves.h"
-#include "backends/common/row_segments.h"
 #include "backends/cpu/print_loops.h"
 #include "ir/affine.h"
 #include "lower/gpu_bodies.h"
@@ -549,7 +548,7 @@ class Gen::Leaves : public GpuLeaves<StmtLowering, CodeWriter> {
     SB_ASSERT(false, "a GPU index the cuda printer does not spell");
     return "";
   }
-  void barrier() override { w_.line("__syncthreads();"); }
+  void barrier(bool warp) override { w_.line(warp ? "__syncwarp();" : "__syncthreads();"); }
   void shared_array(const std::string& name, DType t, const std::string& count) override {
     if (count.empty())
       w_.line("SB_DYNAMIC_SHARED(" + std::string(c_type(t)) + ", " + name + ");");
@@ -567,12 +566,13 @@ class Gen::Leaves : public GpuLeaves<StmtLowering, CodeWriter> {
   std::string address(int t) override { return "(uintptr_t)" + L_.tensor_name(t); }
   void put(int t, const std::string& flat, const std::string& value, int lanes) override {
     const DType d = g_.spec_.tensors[t].type;
-    SB_ASSERT(!is_storage_type(d), "a store of an f16 or bf16 element through put");
     const std::string at = L_.tensor_name(t) + "[" + flat + "]";
-    if (lanes == 0)
+    if (lanes == 0) {  // an f16 or bf16 element is a struct assigned from float
       w_.line(at + " = " + value + ";");
-    else
-      w_.line("*reinterpret_cast<" + vector_type(d, lanes) + "*>(&" + at + ") = " + value + ";");
+      return;
+    }
+    SB_ASSERT(!is_storage_type(d), "a vector store of f16 or bf16 elements through put");
+    w_.line("*reinterpret_cast<" + vector_type(d, lanes) + "*>(&" + at + ") = " + value + ";");
   }
 
  private:
@@ -695,291 +695,31 @@ void Gen::scan(size_t k, const Statement& st, const ScanMatch& m) {
 
 // ---- fused row groups -------------------------------------------------------------------------
 
-// The segment order (backends/common/row_segments.h) in CUDA C++.
-const SegmentSyntax kCudaSegments{
-    [](const std::string& name, const std::string& value) {
-      return "const int64_t " + name + " = " + value + ";";
-    },
-    [](const std::string& c, const std::string& a, const std::string& b) {
-      return c + " ? " + a + " : " + b;
-    },
-    "/",
-    [](const std::string& ptr, const std::string& off, int bytes) {
-      const std::string e = "(int64_t)((uintptr_t)(" + ptr + ") / " + std::to_string(bytes) + ")";
-      return off == "0" ? e : "(" + e + " + " + off + ")";
-    },
-    [](const std::string& name, const std::string& value, DType t) {
-      return "const " + std::string(c_type(compute_type(t))) + " " + name + " = " + value + ";";
-    },
-    [](const std::string& array, const std::string& index) { return array + "[" + index + "]"; },
-    [](const std::string& v, const std::string& lo, const std::string& hi, const std::string& step) {
-      return "for (int64_t " + v + " = " + lo + "; " + v + " < " + hi + "; " + v + " += " + step +
-             ") {";
-    },
-    [](const std::string& cond) { return "if (" + cond + ") {"; },
-    [](const std::string& stmt, const std::string& comment) {
-      return stmt + ";" + (comment.empty() ? "" : "  // " + comment);
-    }};
-
-void segments(CodeWriter& w, const std::string& tag, const std::string& ptr,
-              const std::string& len, DType t) {
-  for (const std::string& l : segment_lines(kCudaSegments, tag, ptr, "0", len, t)) w.line(l);
-}
-
-std::string seg_element(const std::string& tag, const std::string& j) {
-  return segment_element(kCudaSegments, tag, j);
-}
-
-// The staging copy (staging_copy in backends/common/row_segments.h) into sb_rows, in a block of
-// its own so that its variables may be named alike in every copy.
-void copy_in(CodeWriter& w, const std::string& src, const std::string& base,
-             const std::string& len, const std::string& off, const std::string& lane,
-             const std::string& lanes, DType t) {
-  w.open("{");
-  const SegmentWriter into{[&w](const std::string& l) { w.line(l); },
-                           [&w](const std::string& h) { w.open(h); }, [&w] { w.close(); }};
-  staging_copy(kCudaSegments, into, "_in", src, base, len, "sb_rows", off, lane, lanes, t);
-  w.close();
-}
-
-// One kernel for the statements of row group `p`: a worker (a warp under warp_per_row, a block
-// under block_per_row) computes each of its rows' statements in order. `staged`: the kernel that
-// holds rows in dynamic shared memory (p.cached, p.rows, and p.bcast once per block); otherwise
-// every read goes to global memory and p.rows are recomputed where they are read. Returns the
-// kernel's name; adds the tensors and sizes it uses to `tensors` and `sizes`, and the tensors it
-// writes to `outs`.
+// One kernel for the statements of row group `p` (lower/gpu_bodies.h: fused_rows_body), a warp
+// (`warp`) or a block owning a row: `staged`, the kernel that holds rows in dynamic shared memory;
+// otherwise every read goes to global memory and p.rows are recomputed where they are read.
+// Returns the kernel's name; adds the tensors and sizes it uses to `tensors` and `sizes`, and
+// the tensors it writes to `outs`.
 std::string Gen::fused_kernel(const RowPlan& p, bool warp, bool staged, std::set<int>& tensors,
                               std::set<int>& sizes, std::set<int>& outs) {
   const std::string name = fn(p.first, staged ? "_rows" : "_rows_global");
-  const std::string lanes = warp ? "32" : str(bs_);
-  const std::string sync = warp ? "__syncwarp();" : "__syncthreads();";
-  const std::string st_ct = c_type(p.type);
-  std::deque<StmtLowering> Ls;  // every lowering printed in the kernel (their uses make the
-                                // signature)
-  CodeWriter none;
-  auto reg_name = [&](int t) { return "sb_row_" + c_name(spec_.tensors[t].name); };
-  auto off_name = [&](int t) { return "sb_off_" + c_name(spec_.tensors[t].name); };
-  auto fresh = [&](const Statement& st) -> StmtLowering& {
-    Ls.emplace_back(spec_, st, &h_);
-    for (int t : p.regs) Ls.back().set_row_local(t, reg_name(t));
-    return Ls.back();
-  };
-  // Overrides for the reads of `L`'s statement (rhs `e`) that do not go to global memory.
-  std::function<void(StmtLowering&, const Expr&)> redirect = [&](StmtLowering& L, const Expr& e) {
-    for (const Expr* r : reads_of(e)) {
-      const int t = r->ref;
-      switch (row_read(p, t, staged)) {
-        case RowRead::Global:
-          break;
-        case RowRead::Register:  // every lowering reads it as a row local (fresh)
-          break;
-        case RowRead::SharedRow:
-          L.set_override(r, "sb_rows[" + off_name(t) + " + " +
-                                L.expr(*r->args[1], none, kPrecAdd + 1) + "]");
-          break;
-        case RowRead::SharedBlock: {
-          std::vector<std::string> subs;
-          for (const auto& a : r->args) subs.push_back("(" + L.expr(*a, none) + ")");
-          L.set_override(r, "sb_rows[" + off_name(t) + " + " + L.flat_index(t, subs) + "]");
-          break;
-        }
-        case RowRead::Recompute: {
-          // The producer's right-hand side at this read's subscripts.
-          const Recompute rc = recompute(spec_, p, *r);
-          StmtLowering& P = fresh(*rc.producer);
-          for (const auto& [v, sub] : rc.binds) P.set_override(v, "(" + L.expr(*sub, none) + ")");
-          redirect(P, *rc.producer->rhs);
-          L.set_override(r, "(" + P.expr(*rc.producer->rhs, none) + ")");
-          break;
-        }
-      }
-    }
-  };
-
+  const RowUnit unit = warp ? RowUnit::Warp : RowUnit::Block;
+  const FusedRowsBody body = fused_rows_body(spec_, p, unit, staged, bs_);
+  // One statement printer per statement of the group (and per producer a read recomputes).
+  StatementPrinters<StmtLowering> printers([&](int k) {
+    return std::make_unique<StmtLowering>(spec_, spec_.stmts[static_cast<size_t>(k)], &h_);
+  });
   CodeWriter w(1);
-  const int64_t nw = bs_ / 32;
-  if (!warp && nw > 1)
-    for (DType t : p.reduce_types)
-      w.line("SB_SHARED_ARRAY(" + std::string(c_type(t)) + ", sb_warps_" + sfx(t) + ", " +
-             str(nw) + ");  // one value per warp");
-  StmtLowering S(spec_, spec_.stmts[p.first], &h_);  // sizes of the layout
-  const std::string R = S.extent(spec_.stmts[p.first].out, 0, kPrecRel + 1);
-  if (staged) {
-    w.line("SB_DYNAMIC_SHARED(" + st_ct + ", sb_rows);");
-    w.line("// Shared memory: the broadcast tensors once per block, then one set of rows per " +
-           std::string(warp ? "warp." : "block."));
-    std::string at = "0";
-    for (int t : p.bcast) {
-      w.line("const int64_t " + off_name(t) + " = " + at + ";");
-      at = off_name(t) + " + " + S.element_count(t, kPrecAdd + 1);
-    }
-    std::string row_len = "0";
-    const std::vector<int> per_row = worker_rows(p);
-    for (int t : per_row)
-      row_len = (row_len == "0" ? "" : row_len + " + ") + S.extent(t, 1, kPrecAdd + 1);
-    if (!per_row.empty()) {
-      w.line("const int64_t sb_mine = " + at + (warp ? " + (threadIdx.x / 32) * (" + row_len + ")" : "") +
-             ";  // this " + (warp ? "warp's" : "block's") + " rows");
-      at = "sb_mine";
-      for (int t : per_row) {
-        w.line("const int64_t " + off_name(t) + " = " + at + ";");
-        at = off_name(t) + " + " + S.extent(t, 1, kPrecAdd + 1);
-      }
-    }
-  }
-  if (warp) {
-    w.line("const int64_t sb_lane = threadIdx.x % 32;");
-    w.line("const int64_t sb_worker = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;");
-    w.line("const int64_t sb_workers = (int64_t)gridDim.x * (blockDim.x / 32);");
-  } else {
-    w.line("const int64_t sb_lane = threadIdx.x;");
-    w.line("const int64_t sb_worker = blockIdx.x;");
-    w.line("const int64_t sb_workers = gridDim.x;");
-  }
-  if (staged && !p.bcast.empty()) {
-    w.line("// Stage the tensors every row reads alike, once for all the block's rows.");
-    for (int t : p.bcast)
-      copy_in(w, S.tensor_name(t), "0", S.element_count(t, kPrecRel + 1), off_name(t),
-              "threadIdx.x", str(bs_), spec_.tensors[t].type);
-    w.line("__syncthreads();");
-  }
-  for (int t : p.regs) {
-    const Tensor& tn = spec_.tensors[t];
-    w.line(std::string(c_type(compute_type(tn.type))) + " " + reg_name(t) + "[1];  // " + tn.name +
-           "[row], in every thread of the " + (warp ? "warp" : "block"));
-  }
-  const std::vector<int>& kept = p.kept;  // rank-1 outputs stored to memory
-  auto kept_name = [&](int t) { return "sb_kept_" + c_name(spec_.tensors[t].name); };
-  auto store_kept = [&](const std::string& cond) {
-    w.open("if (" + cond + ") {");
-    for (int t : kept)
-      w.line(c_name(spec_.tensors[t].name) + "[sb_kept_row] = " + kept_name(t) + ";");
-    w.close();
-  };
-  if (!kept.empty()) {
-    w.line("// The per-row outputs of the worker's i-th row are kept by thread i % " + lanes +
-           " and stored every " + lanes + " rows, so that every thread stores alike.");
-    w.line("int64_t sb_kept_row = -1;");
-    w.line("int64_t sb_i = 0;  // rows this " + std::string(warp ? "warp" : "block") + " has done");
-    for (int t : kept)
-      w.line(std::string(c_type(compute_type(spec_.tensors[t].type))) + " " + kept_name(t) +
-             " = " + zero_of(compute_type(spec_.tensors[t].type)) + ";");
-  }
-  w.line("// The row is the same for every thread of the " + std::string(warp ? "warp" : "block") +
-         ", so loop bounds and barriers are uniform.");
-  w.open("for (int64_t sb_row = sb_worker; sb_row < " + R + "; sb_row += sb_workers) {");
-  if (!kept.empty()) w.line("if (sb_i % " + lanes + " == sb_lane) sb_kept_row = sb_row;");
-  // Every loop along the row visits its elements in the segment order (seg_element) of the
-  // anchor's row (RowPlan::anchor).
-  const int anchor = p.anchor;
-  std::string anchor_len;
-  if (anchor >= 0) {
-    anchor_len = S.extent(anchor, 1, kPrecRel + 1);
-    segments(w, "", S.tensor_name(anchor) + " + sb_row * " + S.extent(anchor, 1, kPrecMul + 1),
-             anchor_len, spec_.tensors[anchor].type);
-  }
-  // The loop over c in [lo, hi): in segment order when it covers the anchor's row.
-  auto row_loop = [&](const std::string& c, const std::string& lo, const std::string& hi) {
-    if (anchor < 0 || lo != "0" || hi != anchor_len) {
-      w.open("for (int64_t " + c + " = " + (lo == "0" ? "" : lo + " + ") + "sb_lane; " + c +
-             " < " + hi + "; " + c + " += " + lanes + ") {");
-      return;
-    }
-    w.open("for (int64_t sb_j = sb_lane; sb_j < " + hi + "; sb_j += " + lanes + ") {");
-    w.line("const int64_t " + c + " = " + seg_element("", "sb_j") + ";");
-  };
-  if (staged && !p.cached.empty()) {
-    w.line("// Stage the rows read more than once: memory is read once per row.");
-    for (int t : p.cached) {
-      const std::string n = S.tensor_name(t);
-      const std::string len = S.extent(t, 1, kPrecMul + 1);
-      copy_in(w, n, "sb_row * " + len, S.extent(t, 1, kPrecRel + 1), off_name(t), "sb_lane",
-              lanes, spec_.tensors[t].type);
-    }
-    w.line(sync);
-  }
-  for (size_t k = p.first; k <= p.last; ++k) {
-    const Statement& st = spec_.stmts[k];
-    StmtLowering& L = fresh(st);
-    w.open("{  // " + source_text(st, spec_));
-    const bool row_temp = in(p.rows, st.out);
-    if (row_temp && !staged) {
-      w.line("// " + spec_.tensors[st.out].name + " is not stored: it is recomputed where it is read.");
-      w.close();
-      continue;
-    }
-    redirect(L, *st.rhs);
-    w.line("[[maybe_unused]] const int64_t " + L.var_name(0) + " = sb_row;");
-    if (st.rank() == 1) {
-      const std::vector<const Expr*> reds = outer_reductions(*st.rhs);
-      if (!reds.empty()) {
-        const Expr& red = *reds.front();
-        const DType t = value_type(red);
-        const std::string ct = c_type(t);
-        const IndexVar& var = st.vars[red.ref];
-        const std::string kv = L.var_name(red.ref);
-        const std::string lo = L.expr(*var.lo, w, kPrecAdd);
-        const std::string hi = L.expr(*var.hi, w, kPrecRel + 1);
-        w.line(ct + " sb_acc = " + identity(red.rop, t) + ";");
-        row_loop(kv, lo, hi);
-        const std::string body = L.expr(*red.args[0], w, kPrecAdd + 1);
-        w.line(fold_line(red.rop, t, "sb_acc", body, h_));
-        w.close();
-        const std::string wr = warp_allreduce(red.rop, t);
-        w.line("sb_acc = " + wr + "(sb_acc);  // every lane of the warp gets the warp's value");
-        if (!warp && nw > 1) {
-          const std::string ws = std::string("sb_warps_") + sfx(t);
-          w.line("// Every thread combines the warps' values, in the same order.");
-          w.line("if (threadIdx.x % 32 == 0) " + ws + "[threadIdx.x / 32] = sb_acc;");
-          w.line("__syncthreads();");
-          w.line("sb_acc = " + ws + "[0];");
-          w.line("for (int sb_w = 1; sb_w < " + str(nw) + "; ++sb_w) " +
-                 fold_line(red.rop, t, "sb_acc", ws + "[sb_w]", h_));
-          w.line("__syncthreads();");
-        }
-        L.set_override(&red, "sb_acc");
-      }
-      const std::string rhs = L.expr(*st.rhs, w);
-      w.line(reg_name(st.out) + "[0] = " + rhs + ";");
-      if (!in(p.row_local, st.out)) {
-        outs.insert(st.out);
-        tensors.insert(st.out);
-        w.line("if (sb_i % " + lanes + " == sb_lane) " + kept_name(st.out) + " = " +
-               reg_name(st.out) + "[0];");
-      }
-    } else {
-      const std::string len = L.extent(st.out, 1, kPrecRel + 1);
-      row_loop("sb_q", "0", len);
-      w.line("const int64_t " + L.var_name(1) + " = sb_q;");
-      if (row_temp) {
-        const std::string rhs = L.expr(*st.rhs, w);
-        w.line("sb_rows[" + off_name(st.out) + " + sb_q] = " + rhs + ";");
-      } else {
-        L.assign(w);
-        outs.insert(st.out);
-      }
-      w.close();
-    }
-    w.close();
-    if (barrier_after(p, k, staged)) w.line(sync);
-  }
-  if (!kept.empty()) {
-    w.line("++sb_i;");
-    store_kept("sb_i % " + lanes + " == 0");
-  }
-  w.close();
-  if (!kept.empty()) store_kept("sb_kept_row >= 0  /* the last rows */");
-  for (const StmtLowering& L : Ls) {
-    tensors.insert(L.used_tensors().begin(), L.used_tensors().end());
-    sizes.insert(L.used_sizes().begin(), L.used_sizes().end());
-  }
-  tensors.insert(S.used_tensors().begin(), S.used_tensors().end());
-  sizes.insert(S.used_sizes().begin(), S.used_sizes().end());
-  tensors.insert(kept.begin(), kept.end());
+  Leaves leaves(*this, printers.of(static_cast<int>(p.first)), w);
+  leaves.set_statements(printers.of());
+  print_c_block(body.body, leaves, w, CCompiler::Nvcc);
+  printers.uses(tensors, sizes);
+  outs.insert(body.outs.begin(), body.outs.end());
+  tensors.insert(body.outs.begin(), body.outs.end());
 
   std::string comments;
   for (size_t k = p.first; k <= p.last; ++k) comments += "// " + to_string(spec_.stmts[k], spec_) + "\n";
-  comments += "// " + describe(p, spec_, warp ? RowUnit::Warp : RowUnit::Block, staged) + "\n";
+  comments += "// " + describe(p, spec_, unit, staged) + "\n";
   std::vector<std::string> ps = kernel_params(spec_, tensors, sizes, outs, "__restrict__");
   const std::string head = "__global__ void __launch_bounds__(" + str(bs_) + ") " + name;
   kernels_ += wrap_kernel_comments(comments, spec_) + wrap_call(head, ps, " {", 0) + "\n" +
@@ -1423,6 +1163,10 @@ std::string dump_kernel_bodies(const Spec& spec, const GpuMapping& m, const Vari
                             param(v, info, "tm"), param(v, info, "tn")}));
         break;
       case GpuKernel::FusedRows:
+        if (stages_rows(g.rows))
+          body("staged", fused_rows_body(spec, g.rows, g.unit, /*staged=*/true, bs).body);
+        body("global", fused_rows_body(spec, g.rows, g.unit, /*staged=*/false, bs).body);
+        break;
       case GpuKernel::FusedAttention:
         not_yet();
         break;

@@ -297,8 +297,9 @@ class MExpr : public ExprFunctor<std::string(int)> {
   }
   std::string visit_spec(const Expr& e, int parent) override {
     LoopLeaves::Overrides overrides;
-    for (const Override& o : e.overrides) overrides.emplace_back(o.expr, print(*o.value));
-    return leaves_of(env_, "spec expression").spec(*e.spec, mojo_prec(parent), overrides);
+    for (const Override& o : e.overrides) overrides.emplace_back(o.expr, print(*o.value, kTop));
+    return leaves_of(env_, "spec expression")
+        .spec(static_cast<int>(e.ival), *e.spec, mojo_prec(parent), overrides);
   }
   std::string visit_identity(const Expr& e, int) override {
     return leaves_of(env_, "identity").identity(e.rop, e.elem);
@@ -492,10 +493,10 @@ class MojoPrinter : public StmtFunctor<void()> {
     w_.line(s.exprs.empty() ? "return" : "return " + e(*s.exprs[0]));
   }
   void visit_comment(const Stmt& s) override { w_.line("# " + s.text); }
-  void visit_barrier(const Stmt&) override { leaves_of(env_, "barrier").barrier(); }
+  void visit_barrier(const Stmt& s) override { leaves_of(env_, "barrier").barrier(s.warp); }
   void visit_compute(const Stmt& s) override {
     LoopLeaves::Overrides overrides;
-    for (const Override& o : s.overrides) overrides.emplace_back(o.expr, e(*o.value));
+    for (const Override& o : s.overrides) overrides.emplace_back(o.expr, e(*o.value, kTop));
     leaves_of(env_, "compute").compute(overrides);
   }
   void visit_while(const Stmt& s) override {

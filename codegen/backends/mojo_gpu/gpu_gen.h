@@ -479,13 +479,13 @@ class Gen {
                            std::set<int>& outs);  // fused_rows.cpp
   std::string tiled_matmul(const GpuStep& g);      // matmul.cpp
   std::string register_blocked(const GpuStep& g);  // matmul.cpp
-  // A batch of products (matmul.cpp): opens the loop binding L's batch index to each product
-  // along the grid's z that this block computes.
   std::string tiled_transpose(const GpuStep& g);   // transpose.cpp
   // Prints kernel body `b` (lower/gpu_bodies.h) into `w` through statement printer `L`, its
-  // leaves spelled by Leaves (loops.cpp).
+  // leaves spelled by Leaves (loops.cpp); a kernel of several statements gives the printer of
+  // each through `others`.
   class Leaves;
-  void print_body(const loops::Block& b, MojoStmt& L, PyWriter& w);  // loops.cpp
+  void print_body(const loops::Block& b, MojoStmt& L, PyWriter& w,
+                  std::function<MojoStmt&(int)> others = nullptr);  // loops.cpp
   std::string tiled_stencil(const GpuStep& g);     // stencil.cpp
   std::string scan(const GpuStep& g);              // scan.cpp
   std::string warp_scan(MojoStmt& L, ReduceOp op, DType t);  // scan.cpp

@@ -42,9 +42,10 @@ class Gen::Leaves : public GpuLeaves<MojoStmt, PyWriter> {
     g_.use_gpu({name.substr(0, name.find('.')).c_str()});
     return "Int(" + name + ")";
   }
-  void barrier() override {
-    g_.use_gpu({"barrier"});
-    w_.line("barrier()");
+  void barrier(bool warp) override {
+    const char* name = warp ? "syncwarp" : "barrier";
+    g_.use_gpu({name});
+    w_.line(std::string(name) + "()");
   }
   // The dynamic array is external memory, named after itself (one name per element type, as in
   // the cuda file).
@@ -66,13 +67,14 @@ class Gen::Leaves : public GpuLeaves<MojoStmt, PyWriter> {
   }
   std::string address(int t) override { return "Int(" + L_.tensor_name(t) + ")"; }
   void put(int t, const std::string& flat, const std::string& value, int lanes) override {
-    SB_ASSERT(!is_storage_type(g_.spec_.tensors[t].type),
-              "a store of an f16 or bf16 element through put");
-    if (lanes == 0)
-      w_.line(L_.tensor_name(t) + "[unsafe_offset=" + flat + "] = " + value);
-    else
-      w_.line(L_.tensor_name(t) + ".unsafe_store[" + width(t, lanes) + "](" + flat + ", " + value +
-              ")");
+    const DType d = g_.spec_.tensors[t].type;
+    if (lanes == 0) {
+      w_.line(L_.tensor_name(t) + "[unsafe_offset=" + flat + "] = " + narrowed(d, value));
+      return;
+    }
+    SB_ASSERT(!is_storage_type(d), "a vector store of f16 or bf16 elements through put");
+    w_.line(L_.tensor_name(t) + ".unsafe_store[" + width(t, lanes) + "](" + flat + ", " + value +
+            ")");
   }
 
  private:
@@ -84,8 +86,10 @@ class Gen::Leaves : public GpuLeaves<MojoStmt, PyWriter> {
   Gen& g_;
 };
 
-void Gen::print_body(const loops::Block& b, MojoStmt& L, PyWriter& w) {
+void Gen::print_body(const loops::Block& b, MojoStmt& L, PyWriter& w,
+                     std::function<MojoStmt&(int)> others) {
   Leaves leaves(*this, L, w);
+  if (others) leaves.set_statements(std::move(others));
   print_mojo_block(b, leaves, w);
 }
 

@@ -132,64 +132,65 @@ __global__ void __launch_bounds__(256) sb_thread_per_output_s1(
 // its row's value); the row of x is staged in shared memory, read once.
 __global__ void __launch_bounds__(256) sb_warp_per_row_s0_rows(
     const float* __restrict__ x, int64_t* __restrict__ y, const int64_t R, const int64_t C) {
-  SB_DYNAMIC_SHARED(float, sb_rows);
+  SB_DYNAMIC_SHARED(float, sb_rows_f32);
   // Shared memory: the broadcast tensors once per block, then one set of rows per warp.
-  const int64_t sb_mine = 0 + (threadIdx.x / 32) * (C);  // this warp's rows
+  // this warp's rows
+  const int64_t sb_mine = 0 + (int64_t)threadIdx.x / 32 * C;
   const int64_t sb_off_x = sb_mine;
-  const int64_t sb_lane = threadIdx.x % 32;
-  const int64_t sb_worker = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
-  const int64_t sb_workers = (int64_t)gridDim.x * (blockDim.x / 32);
-  float sb_row_y_max[1];  // y_max[row], in every thread of the warp
-  int64_t sb_row_y[1];  // y[row], in every thread of the warp
-  // The per-row outputs of the worker's i-th row are kept by thread i % 32 and stored every 32 rows, so that every thread stores alike.
+  const int64_t sb_lane = (int64_t)threadIdx.x % 32;
+  const int64_t sb_worker = ((int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x) / 32;
+  const int64_t sb_workers = (int64_t)gridDim.x * ((int64_t)blockDim.x / 32);
+  // The per-row outputs of the worker's i-th row are kept by thread i % 32 and stored
+  // every 32 rows, so that every thread stores alike.
   int64_t sb_kept_row = -1;
-  int64_t sb_i = 0;  // rows this warp has done
-  int64_t sb_kept_y = 0;
+  int64_t sb_i = 0;
+  int64_t sb_kept_y = (int64_t)0;
   // The row is the same for every thread of the warp, so loop bounds and barriers are uniform.
   for (int64_t sb_row = sb_worker; sb_row < R; sb_row += sb_workers) {
-    if (sb_i % 32 == sb_lane) sb_kept_row = sb_row;
+    if (sb_i % 32 == sb_lane) {
+      sb_kept_row = sb_row;
+    }
     // Stage the rows read more than once: memory is read once per row.
-    {
-      const int64_t sb_lead_in = ((int64_t)((uintptr_t)(x) / 4) + sb_row * C) % 32;
-      const int64_t sb_head_in = sb_lead_in == 0 ? 0 : (32 - sb_lead_in < C ? 32 - sb_lead_in : C);
-      const int64_t sb_body_in = (C - sb_head_in) / 32 * 32;
-      for (int64_t sb_j0 = 0; sb_j0 < C; sb_j0 += 32) {
-        const int64_t sb_j = sb_j0 + sb_lane < C ? sb_j0 + sb_lane : C - 1;
-        const int64_t sb_c = sb_j < sb_body_in ? sb_head_in + sb_j : (sb_j < sb_body_in + sb_head_in ? sb_j - sb_body_in : sb_j);
-        const float sb_v = x[sb_row * C + sb_c];
-        if (sb_j == sb_j0 + sb_lane) {
-          sb_rows[sb_off_x + sb_c] = sb_v;
-        }
+    const int64_t sb_lead_x = ((uintptr_t)x / 4 + sb_row * C) % 32;
+    const int64_t sb_head_x = sb_lead_x == 0 ? 0 : 32 - sb_lead_x < C ? 32 - sb_lead_x : C;
+    const int64_t sb_body_x = (C - sb_head_x) / 32 * 32;
+    for (int64_t sb_j0 = 0; sb_j0 < C; sb_j0 += 32) {
+      const int64_t sb_j = sb_j0 + sb_lane < C ? sb_j0 + sb_lane : C - 1;
+      const int64_t sb_c = sb_j < sb_body_x ? sb_head_x + sb_j : sb_j < sb_body_x + sb_head_x ? sb_j - sb_body_x : sb_j;
+      const float sb_v = x[sb_row * C + sb_c];
+      if (sb_j == sb_j0 + sb_lane) {
+        sb_rows_f32[sb_off_x + sb_c] = sb_v;
       }
     }
     __syncwarp();
-    {  // y_max[r] = max(c in 0..C: x[r, c])
-      [[maybe_unused]] const int64_t r = sb_row;
-      float sb_acc = -INFINITY;
-      for (int64_t c = sb_lane; c < C; c += 32) {
-        sb_acc = sb_max_f32(sb_acc, sb_rows[sb_off_x + c]);
-      }
-      sb_acc = sb_warp_max_f32(sb_acc);  // every lane of the warp gets the warp's value
-      sb_row_y_max[0] = sb_acc;
+    // y_max[r] = max(c in 0..C: x[r, c])
+    float sb_acc_y_max = -INFINITY;
+    for (int64_t sb_k = sb_lane; sb_k < C; sb_k += 32) {
+      sb_acc_y_max = sb_max_f32(sb_acc_y_max, sb_rows_f32[sb_off_x + sb_k]);
+    }
+    // every lane of the warp gets the warp's value
+    sb_acc_y_max = sb_warp_max_f32(sb_acc_y_max);
+    const float sb_row_y_max = sb_acc_y_max;
+    __syncwarp();
+    // y[r] = min(c in 0..C: select(x[r, c] == y_max[r] || x[r, c] != x[r, c], i64(c), i64(C - 1)))
+    int64_t sb_acc_y = INT64_MAX;
+    for (int64_t sb_k = sb_lane; sb_k < C; sb_k += 32) {
+      sb_acc_y = sb_min_i64(sb_acc_y, sb_rows_f32[sb_off_x + sb_k] == sb_row_y_max || sb_rows_f32[sb_off_x + sb_k] != sb_rows_f32[sb_off_x + sb_k] ? (int64_t)sb_k : (int64_t)(C - 1));
+    }
+    // every lane of the warp gets the warp's value
+    sb_acc_y = sb_warp_min_i64(sb_acc_y);
+    const int64_t sb_row_y = sb_acc_y;
+    if (sb_i % 32 == sb_lane) {
+      sb_kept_y = sb_row_y;
     }
     __syncwarp();
-    {  // y[r] = min(c in 0..C: select(x[r, c] == y_max[r] || x[r, c] != x[r, c], i64(c), i64(C - 1)))
-      [[maybe_unused]] const int64_t r = sb_row;
-      int64_t sb_acc = INT64_MAX;
-      for (int64_t c = sb_lane; c < C; c += 32) {
-        sb_acc = sb_min_i64(sb_acc, (sb_rows[sb_off_x + c] == sb_row_y_max[0] || sb_rows[sb_off_x + c] != sb_rows[sb_off_x + c] ? (int64_t)c : (int64_t)(C - 1)));
-      }
-      sb_acc = sb_warp_min_i64(sb_acc);  // every lane of the warp gets the warp's value
-      sb_row_y[0] = sb_acc;
-      if (sb_i % 32 == sb_lane) sb_kept_y = sb_row_y[0];
-    }
-    __syncwarp();
-    ++sb_i;
+    sb_i += 1;
     if (sb_i % 32 == 0) {
       y[sb_kept_row] = sb_kept_y;
     }
   }
-  if (sb_kept_row >= 0  /* the last rows */) {
+  // The last rows.
+  if (sb_kept_row >= 0) {
     y[sb_kept_row] = sb_kept_y;
   }
 }
@@ -202,44 +203,46 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s0_rows(
 // stored).
 __global__ void __launch_bounds__(256) sb_warp_per_row_s0_rows_global(
     const float* __restrict__ x, int64_t* __restrict__ y, const int64_t R, const int64_t C) {
-  const int64_t sb_lane = threadIdx.x % 32;
-  const int64_t sb_worker = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
-  const int64_t sb_workers = (int64_t)gridDim.x * (blockDim.x / 32);
-  float sb_row_y_max[1];  // y_max[row], in every thread of the warp
-  int64_t sb_row_y[1];  // y[row], in every thread of the warp
-  // The per-row outputs of the worker's i-th row are kept by thread i % 32 and stored every 32 rows, so that every thread stores alike.
+  const int64_t sb_lane = (int64_t)threadIdx.x % 32;
+  const int64_t sb_worker = ((int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x) / 32;
+  const int64_t sb_workers = (int64_t)gridDim.x * ((int64_t)blockDim.x / 32);
+  // The per-row outputs of the worker's i-th row are kept by thread i % 32 and stored
+  // every 32 rows, so that every thread stores alike.
   int64_t sb_kept_row = -1;
-  int64_t sb_i = 0;  // rows this warp has done
-  int64_t sb_kept_y = 0;
+  int64_t sb_i = 0;
+  int64_t sb_kept_y = (int64_t)0;
   // The row is the same for every thread of the warp, so loop bounds and barriers are uniform.
   for (int64_t sb_row = sb_worker; sb_row < R; sb_row += sb_workers) {
-    if (sb_i % 32 == sb_lane) sb_kept_row = sb_row;
-    {  // y_max[r] = max(c in 0..C: x[r, c])
-      [[maybe_unused]] const int64_t r = sb_row;
-      float sb_acc = -INFINITY;
-      for (int64_t c = sb_lane; c < C; c += 32) {
-        sb_acc = sb_max_f32(sb_acc, x[r * C + c]);
-      }
-      sb_acc = sb_warp_max_f32(sb_acc);  // every lane of the warp gets the warp's value
-      sb_row_y_max[0] = sb_acc;
+    if (sb_i % 32 == sb_lane) {
+      sb_kept_row = sb_row;
     }
+    // y_max[r] = max(c in 0..C: x[r, c])
+    float sb_acc_y_max = -INFINITY;
+    for (int64_t sb_k = sb_lane; sb_k < C; sb_k += 32) {
+      sb_acc_y_max = sb_max_f32(sb_acc_y_max, x[sb_row * C + sb_k]);
+    }
+    // every lane of the warp gets the warp's value
+    sb_acc_y_max = sb_warp_max_f32(sb_acc_y_max);
+    const float sb_row_y_max = sb_acc_y_max;
     __syncwarp();
-    {  // y[r] = min(c in 0..C: select(x[r, c] == y_max[r] || x[r, c] != x[r, c], i64(c), i64(C - 1)))
-      [[maybe_unused]] const int64_t r = sb_row;
-      int64_t sb_acc = INT64_MAX;
-      for (int64_t c = sb_lane; c < C; c += 32) {
-        sb_acc = sb_min_i64(sb_acc, (x[r * C + c] == sb_row_y_max[0] || x[r * C + c] != x[r * C + c] ? (int64_t)c : (int64_t)(C - 1)));
-      }
-      sb_acc = sb_warp_min_i64(sb_acc);  // every lane of the warp gets the warp's value
-      sb_row_y[0] = sb_acc;
-      if (sb_i % 32 == sb_lane) sb_kept_y = sb_row_y[0];
+    // y[r] = min(c in 0..C: select(x[r, c] == y_max[r] || x[r, c] != x[r, c], i64(c), i64(C - 1)))
+    int64_t sb_acc_y = INT64_MAX;
+    for (int64_t sb_k = sb_lane; sb_k < C; sb_k += 32) {
+      sb_acc_y = sb_min_i64(sb_acc_y, x[sb_row * C + sb_k] == sb_row_y_max || x[sb_row * C + sb_k] != x[sb_row * C + sb_k] ? (int64_t)sb_k : (int64_t)(C - 1));
     }
-    ++sb_i;
+    // every lane of the warp gets the warp's value
+    sb_acc_y = sb_warp_min_i64(sb_acc_y);
+    const int64_t sb_row_y = sb_acc_y;
+    if (sb_i % 32 == sb_lane) {
+      sb_kept_y = sb_row_y;
+    }
+    sb_i += 1;
     if (sb_i % 32 == 0) {
       y[sb_kept_row] = sb_kept_y;
     }
   }
-  if (sb_kept_row >= 0  /* the last rows */) {
+  // The last rows.
+  if (sb_kept_row >= 0) {
     y[sb_kept_row] = sb_kept_y;
   }
 }
@@ -255,81 +258,90 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s0_rows_global(
 // its row's value); the row of x is staged in shared memory, read once.
 __global__ void __launch_bounds__(256) sb_block_per_row_s0_rows(
     const float* __restrict__ x, int64_t* __restrict__ y, const int64_t R, const int64_t C) {
-  SB_SHARED_ARRAY(float, sb_warps_f32, 8);  // one value per warp
-  SB_SHARED_ARRAY(int64_t, sb_warps_i64, 8);  // one value per warp
-  SB_DYNAMIC_SHARED(float, sb_rows);
+  SB_SHARED_ARRAY(float, sb_warps_f32, 8);
+  SB_SHARED_ARRAY(int64_t, sb_warps_i64, 8);
+  SB_DYNAMIC_SHARED(float, sb_rows_f32);
   // Shared memory: the broadcast tensors once per block, then one set of rows per block.
-  const int64_t sb_mine = 0;  // this block's rows
+  // this block's rows
+  const int64_t sb_mine = 0;
   const int64_t sb_off_x = sb_mine;
-  const int64_t sb_lane = threadIdx.x;
-  const int64_t sb_worker = blockIdx.x;
-  const int64_t sb_workers = gridDim.x;
-  float sb_row_y_max[1];  // y_max[row], in every thread of the block
-  int64_t sb_row_y[1];  // y[row], in every thread of the block
-  // The per-row outputs of the worker's i-th row are kept by thread i % 256 and stored every 256 rows, so that every thread stores alike.
+  const int64_t sb_lane = (int64_t)threadIdx.x;
+  const int64_t sb_worker = (int64_t)blockIdx.x;
+  const int64_t sb_workers = (int64_t)gridDim.x;
+  // The per-row outputs of the worker's i-th row are kept by thread i % 256 and stored
+  // every 256 rows, so that every thread stores alike.
   int64_t sb_kept_row = -1;
-  int64_t sb_i = 0;  // rows this block has done
-  int64_t sb_kept_y = 0;
+  int64_t sb_i = 0;
+  int64_t sb_kept_y = (int64_t)0;
   // The row is the same for every thread of the block, so loop bounds and barriers are uniform.
   for (int64_t sb_row = sb_worker; sb_row < R; sb_row += sb_workers) {
-    if (sb_i % 256 == sb_lane) sb_kept_row = sb_row;
+    if (sb_i % 256 == sb_lane) {
+      sb_kept_row = sb_row;
+    }
     // Stage the rows read more than once: memory is read once per row.
-    {
-      const int64_t sb_lead_in = ((int64_t)((uintptr_t)(x) / 4) + sb_row * C) % 32;
-      const int64_t sb_head_in = sb_lead_in == 0 ? 0 : (32 - sb_lead_in < C ? 32 - sb_lead_in : C);
-      const int64_t sb_body_in = (C - sb_head_in) / 32 * 32;
-      for (int64_t sb_j0 = 0; sb_j0 < C; sb_j0 += 256) {
-        if (sb_j0 + sb_lane / 32 * 32 >= C) {
-          continue;  // no slot for this warp
-        }
+    const int64_t sb_lead_x = ((uintptr_t)x / 4 + sb_row * C) % 32;
+    const int64_t sb_head_x = sb_lead_x == 0 ? 0 : 32 - sb_lead_x < C ? 32 - sb_lead_x : C;
+    const int64_t sb_body_x = (C - sb_head_x) / 32 * 32;
+    for (int64_t sb_j0 = 0; sb_j0 < C; sb_j0 += 256) {
+      // a warp whose first slot is past the end has none
+      if (sb_j0 + sb_lane / 32 * 32 < C) {
         const int64_t sb_j = sb_j0 + sb_lane < C ? sb_j0 + sb_lane : C - 1;
-        const int64_t sb_c = sb_j < sb_body_in ? sb_head_in + sb_j : (sb_j < sb_body_in + sb_head_in ? sb_j - sb_body_in : sb_j);
+        const int64_t sb_c = sb_j < sb_body_x ? sb_head_x + sb_j : sb_j < sb_body_x + sb_head_x ? sb_j - sb_body_x : sb_j;
         const float sb_v = x[sb_row * C + sb_c];
         if (sb_j == sb_j0 + sb_lane) {
-          sb_rows[sb_off_x + sb_c] = sb_v;
+          sb_rows_f32[sb_off_x + sb_c] = sb_v;
         }
       }
     }
     __syncthreads();
-    {  // y_max[r] = max(c in 0..C: x[r, c])
-      [[maybe_unused]] const int64_t r = sb_row;
-      float sb_acc = -INFINITY;
-      for (int64_t c = sb_lane; c < C; c += 256) {
-        sb_acc = sb_max_f32(sb_acc, sb_rows[sb_off_x + c]);
-      }
-      sb_acc = sb_warp_max_f32(sb_acc);  // every lane of the warp gets the warp's value
-      // Every thread combines the warps' values, in the same order.
-      if (threadIdx.x % 32 == 0) sb_warps_f32[threadIdx.x / 32] = sb_acc;
-      __syncthreads();
-      sb_acc = sb_warps_f32[0];
-      for (int sb_w = 1; sb_w < 8; ++sb_w) sb_acc = sb_max_f32(sb_acc, sb_warps_f32[sb_w]);
-      __syncthreads();
-      sb_row_y_max[0] = sb_acc;
+    // y_max[r] = max(c in 0..C: x[r, c])
+    float sb_acc_y_max = -INFINITY;
+    for (int64_t sb_k = sb_lane; sb_k < C; sb_k += 256) {
+      sb_acc_y_max = sb_max_f32(sb_acc_y_max, sb_rows_f32[sb_off_x + sb_k]);
+    }
+    // every lane of the warp gets the warp's value
+    sb_acc_y_max = sb_warp_max_f32(sb_acc_y_max);
+    // Every thread combines the warps' values, in the same order.
+    if (sb_lane % 32 == 0) {
+      sb_warps_f32[sb_lane / 32] = sb_acc_y_max;
     }
     __syncthreads();
-    {  // y[r] = min(c in 0..C: select(x[r, c] == y_max[r] || x[r, c] != x[r, c], i64(c), i64(C - 1)))
-      [[maybe_unused]] const int64_t r = sb_row;
-      int64_t sb_acc = INT64_MAX;
-      for (int64_t c = sb_lane; c < C; c += 256) {
-        sb_acc = sb_min_i64(sb_acc, (sb_rows[sb_off_x + c] == sb_row_y_max[0] || sb_rows[sb_off_x + c] != sb_rows[sb_off_x + c] ? (int64_t)c : (int64_t)(C - 1)));
-      }
-      sb_acc = sb_warp_min_i64(sb_acc);  // every lane of the warp gets the warp's value
-      // Every thread combines the warps' values, in the same order.
-      if (threadIdx.x % 32 == 0) sb_warps_i64[threadIdx.x / 32] = sb_acc;
-      __syncthreads();
-      sb_acc = sb_warps_i64[0];
-      for (int sb_w = 1; sb_w < 8; ++sb_w) sb_acc = sb_min_i64(sb_acc, sb_warps_i64[sb_w]);
-      __syncthreads();
-      sb_row_y[0] = sb_acc;
-      if (sb_i % 256 == sb_lane) sb_kept_y = sb_row_y[0];
+    sb_acc_y_max = sb_warps_f32[0];
+    for (int64_t sb_w = 1; sb_w < 8; ++sb_w) {
+      sb_acc_y_max = sb_max_f32(sb_acc_y_max, sb_warps_f32[sb_w]);
     }
     __syncthreads();
-    ++sb_i;
+    const float sb_row_y_max = sb_acc_y_max;
+    __syncthreads();
+    // y[r] = min(c in 0..C: select(x[r, c] == y_max[r] || x[r, c] != x[r, c], i64(c), i64(C - 1)))
+    int64_t sb_acc_y = INT64_MAX;
+    for (int64_t sb_k = sb_lane; sb_k < C; sb_k += 256) {
+      sb_acc_y = sb_min_i64(sb_acc_y, sb_rows_f32[sb_off_x + sb_k] == sb_row_y_max || sb_rows_f32[sb_off_x + sb_k] != sb_rows_f32[sb_off_x + sb_k] ? (int64_t)sb_k : (int64_t)(C - 1));
+    }
+    // every lane of the warp gets the warp's value
+    sb_acc_y = sb_warp_min_i64(sb_acc_y);
+    // Every thread combines the warps' values, in the same order.
+    if (sb_lane % 32 == 0) {
+      sb_warps_i64[sb_lane / 32] = sb_acc_y;
+    }
+    __syncthreads();
+    sb_acc_y = sb_warps_i64[0];
+    for (int64_t sb_w = 1; sb_w < 8; ++sb_w) {
+      sb_acc_y = sb_min_i64(sb_acc_y, sb_warps_i64[sb_w]);
+    }
+    __syncthreads();
+    const int64_t sb_row_y = sb_acc_y;
+    if (sb_i % 256 == sb_lane) {
+      sb_kept_y = sb_row_y;
+    }
+    __syncthreads();
+    sb_i += 1;
     if (sb_i % 256 == 0) {
       y[sb_kept_row] = sb_kept_y;
     }
   }
-  if (sb_kept_row >= 0  /* the last rows */) {
+  // The last rows.
+  if (sb_kept_row >= 0) {
     y[sb_kept_row] = sb_kept_y;
   }
 }
@@ -342,58 +354,68 @@ __global__ void __launch_bounds__(256) sb_block_per_row_s0_rows(
 // stored).
 __global__ void __launch_bounds__(256) sb_block_per_row_s0_rows_global(
     const float* __restrict__ x, int64_t* __restrict__ y, const int64_t R, const int64_t C) {
-  SB_SHARED_ARRAY(float, sb_warps_f32, 8);  // one value per warp
-  SB_SHARED_ARRAY(int64_t, sb_warps_i64, 8);  // one value per warp
-  const int64_t sb_lane = threadIdx.x;
-  const int64_t sb_worker = blockIdx.x;
-  const int64_t sb_workers = gridDim.x;
-  float sb_row_y_max[1];  // y_max[row], in every thread of the block
-  int64_t sb_row_y[1];  // y[row], in every thread of the block
-  // The per-row outputs of the worker's i-th row are kept by thread i % 256 and stored every 256 rows, so that every thread stores alike.
+  SB_SHARED_ARRAY(float, sb_warps_f32, 8);
+  SB_SHARED_ARRAY(int64_t, sb_warps_i64, 8);
+  const int64_t sb_lane = (int64_t)threadIdx.x;
+  const int64_t sb_worker = (int64_t)blockIdx.x;
+  const int64_t sb_workers = (int64_t)gridDim.x;
+  // The per-row outputs of the worker's i-th row are kept by thread i % 256 and stored
+  // every 256 rows, so that every thread stores alike.
   int64_t sb_kept_row = -1;
-  int64_t sb_i = 0;  // rows this block has done
-  int64_t sb_kept_y = 0;
+  int64_t sb_i = 0;
+  int64_t sb_kept_y = (int64_t)0;
   // The row is the same for every thread of the block, so loop bounds and barriers are uniform.
   for (int64_t sb_row = sb_worker; sb_row < R; sb_row += sb_workers) {
-    if (sb_i % 256 == sb_lane) sb_kept_row = sb_row;
-    {  // y_max[r] = max(c in 0..C: x[r, c])
-      [[maybe_unused]] const int64_t r = sb_row;
-      float sb_acc = -INFINITY;
-      for (int64_t c = sb_lane; c < C; c += 256) {
-        sb_acc = sb_max_f32(sb_acc, x[r * C + c]);
-      }
-      sb_acc = sb_warp_max_f32(sb_acc);  // every lane of the warp gets the warp's value
-      // Every thread combines the warps' values, in the same order.
-      if (threadIdx.x % 32 == 0) sb_warps_f32[threadIdx.x / 32] = sb_acc;
-      __syncthreads();
-      sb_acc = sb_warps_f32[0];
-      for (int sb_w = 1; sb_w < 8; ++sb_w) sb_acc = sb_max_f32(sb_acc, sb_warps_f32[sb_w]);
-      __syncthreads();
-      sb_row_y_max[0] = sb_acc;
+    if (sb_i % 256 == sb_lane) {
+      sb_kept_row = sb_row;
+    }
+    // y_max[r] = max(c in 0..C: x[r, c])
+    float sb_acc_y_max = -INFINITY;
+    for (int64_t sb_k = sb_lane; sb_k < C; sb_k += 256) {
+      sb_acc_y_max = sb_max_f32(sb_acc_y_max, x[sb_row * C + sb_k]);
+    }
+    // every lane of the warp gets the warp's value
+    sb_acc_y_max = sb_warp_max_f32(sb_acc_y_max);
+    // Every thread combines the warps' values, in the same order.
+    if (sb_lane % 32 == 0) {
+      sb_warps_f32[sb_lane / 32] = sb_acc_y_max;
     }
     __syncthreads();
-    {  // y[r] = min(c in 0..C: select(x[r, c] == y_max[r] || x[r, c] != x[r, c], i64(c), i64(C - 1)))
-      [[maybe_unused]] const int64_t r = sb_row;
-      int64_t sb_acc = INT64_MAX;
-      for (int64_t c = sb_lane; c < C; c += 256) {
-        sb_acc = sb_min_i64(sb_acc, (x[r * C + c] == sb_row_y_max[0] || x[r * C + c] != x[r * C + c] ? (int64_t)c : (int64_t)(C - 1)));
-      }
-      sb_acc = sb_warp_min_i64(sb_acc);  // every lane of the warp gets the warp's value
-      // Every thread combines the warps' values, in the same order.
-      if (threadIdx.x % 32 == 0) sb_warps_i64[threadIdx.x / 32] = sb_acc;
-      __syncthreads();
-      sb_acc = sb_warps_i64[0];
-      for (int sb_w = 1; sb_w < 8; ++sb_w) sb_acc = sb_min_i64(sb_acc, sb_warps_i64[sb_w]);
-      __syncthreads();
-      sb_row_y[0] = sb_acc;
-      if (sb_i % 256 == sb_lane) sb_kept_y = sb_row_y[0];
+    sb_acc_y_max = sb_warps_f32[0];
+    for (int64_t sb_w = 1; sb_w < 8; ++sb_w) {
+      sb_acc_y_max = sb_max_f32(sb_acc_y_max, sb_warps_f32[sb_w]);
     }
-    ++sb_i;
+    __syncthreads();
+    const float sb_row_y_max = sb_acc_y_max;
+    __syncthreads();
+    // y[r] = min(c in 0..C: select(x[r, c] == y_max[r] || x[r, c] != x[r, c], i64(c), i64(C - 1)))
+    int64_t sb_acc_y = INT64_MAX;
+    for (int64_t sb_k = sb_lane; sb_k < C; sb_k += 256) {
+      sb_acc_y = sb_min_i64(sb_acc_y, x[sb_row * C + sb_k] == sb_row_y_max || x[sb_row * C + sb_k] != x[sb_row * C + sb_k] ? (int64_t)sb_k : (int64_t)(C - 1));
+    }
+    // every lane of the warp gets the warp's value
+    sb_acc_y = sb_warp_min_i64(sb_acc_y);
+    // Every thread combines the warps' values, in the same order.
+    if (sb_lane % 32 == 0) {
+      sb_warps_i64[sb_lane / 32] = sb_acc_y;
+    }
+    __syncthreads();
+    sb_acc_y = sb_warps_i64[0];
+    for (int64_t sb_w = 1; sb_w < 8; ++sb_w) {
+      sb_acc_y = sb_min_i64(sb_acc_y, sb_warps_i64[sb_w]);
+    }
+    __syncthreads();
+    const int64_t sb_row_y = sb_acc_y;
+    if (sb_i % 256 == sb_lane) {
+      sb_kept_y = sb_row_y;
+    }
+    sb_i += 1;
     if (sb_i % 256 == 0) {
       y[sb_kept_row] = sb_kept_y;
     }
   }
-  if (sb_kept_row >= 0  /* the last rows */) {
+  // The last rows.
+  if (sb_kept_row >= 0) {
     y[sb_kept_row] = sb_kept_y;
   }
 }

@@ -125,11 +125,10 @@ def sb_warp_per_row_s0_rows(x: Pointer[Float32, ImmUntrackedOrigin],
                             sb_arg_C: Int64) abi("C"):
     var R = Int(sb_arg_R)
     var C = Int(sb_arg_C)
-    var sb_rows = external_memory[
-        Float32, address_space=AddressSpace.SHARED, alignment=16, name="sb_dynamic_f32"
-    ]()
+    var sb_rows_f32 = external_memory[Float32, address_space=AddressSpace.SHARED, alignment=16, name="sb_rows_f32"]()
     # Shared memory: the broadcast tensors once per block, then one set of rows per warp.
-    var sb_mine = 0 + (Int(thread_idx.x) // 32) * (C)  # this warp's rows
+    # this warp's rows
+    var sb_mine = 0 + Int(thread_idx.x) // 32 * C
     var sb_off_x = sb_mine
     var sb_lane = Int(thread_idx.x) % 32
     var sb_worker = (Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)) // 32
@@ -137,7 +136,7 @@ def sb_warp_per_row_s0_rows(x: Pointer[Float32, ImmUntrackedOrigin],
     # The per-row outputs of the worker's i-th row are kept by thread i % 32 and stored
     # every 32 rows, so that every thread stores alike.
     var sb_kept_row = -1
-    var sb_i = 0  # rows this warp has done
+    var sb_i = 0
     var sb_kept_y = Int64(0)
     # The row is the same for every thread of the warp, so loop bounds and barriers are uniform.
     for sb_row in range(sb_worker, R, sb_workers):
@@ -145,28 +144,30 @@ def sb_warp_per_row_s0_rows(x: Pointer[Float32, ImmUntrackedOrigin],
             sb_kept_row = sb_row
         # Stage the rows read more than once: memory is read once per row.
         var sb_lead_x = (Int(x) // 4 + sb_row * C) % 32
-        var sb_head_x = 0 if sb_lead_x == 0 else (32 - sb_lead_x if 32 - sb_lead_x < C else C)
+        var sb_head_x = 0 if sb_lead_x == 0 else min(32 - sb_lead_x, C)
         var sb_body_x = (C - sb_head_x) // 32 * 32
         for sb_j0 in range(0, C, 32):
             var sb_j = sb_j0 + sb_lane if sb_j0 + sb_lane < C else C - 1
-            var sb_c = sb_head_x + sb_j if sb_j < sb_body_x else (sb_j - sb_body_x if sb_j < sb_body_x + sb_head_x else sb_j)
+            var sb_c = sb_head_x + sb_j if sb_j < sb_body_x else sb_j - sb_body_x if sb_j < sb_body_x + sb_head_x else sb_j
             var sb_v = x[unsafe_offset=sb_row * C + sb_c]
             if sb_j == sb_j0 + sb_lane:
-                sb_rows[unsafe_offset=sb_off_x + sb_c] = sb_v
+                sb_rows_f32[unsafe_offset=sb_off_x + sb_c] = sb_v
         syncwarp()
         # y_max[r] = max(c in 0..C: x[r, c])
-        var sb_acc_y_max: Float32 = -inf[DType.float32]()
-        for c in range(sb_lane, C, 32):
-            sb_acc_y_max = sb_max(sb_acc_y_max, sb_rows[unsafe_offset=sb_off_x + c])
-        sb_acc_y_max = sb_warp_max_f32(sb_acc_y_max)  # every lane of the warp gets the warp's value
-        var sb_row_y_max: Float32 = sb_acc_y_max
+        var sb_acc_y_max = -inf[DType.float32]()
+        for sb_k in range(sb_lane, C, 32):
+            sb_acc_y_max = sb_max(sb_acc_y_max, sb_rows_f32[unsafe_offset=sb_off_x + sb_k])
+        # every lane of the warp gets the warp's value
+        sb_acc_y_max = sb_warp_max_f32(sb_acc_y_max)
+        var sb_row_y_max = sb_acc_y_max
         syncwarp()
         # y[r] = min(c in 0..C: select(x[r, c] == y_max[r] || x[r, c] != x[r, c], i64(c), i64(C - 1)))
-        var sb_acc_y: Int64 = Int64.MAX
-        for c in range(sb_lane, C, 32):
-            sb_acc_y = sb_min(sb_acc_y, Int64(c) if sb_rows[unsafe_offset=sb_off_x + c] == sb_row_y_max or sb_rows[unsafe_offset=sb_off_x + c] != sb_rows[unsafe_offset=sb_off_x + c] else Int64(C - 1))
-        sb_acc_y = sb_warp_min_i64(sb_acc_y)  # every lane of the warp gets the warp's value
-        var sb_row_y: Int64 = sb_acc_y
+        var sb_acc_y = Int64.MAX
+        for sb_k in range(sb_lane, C, 32):
+            sb_acc_y = sb_min(sb_acc_y, Int64(sb_k) if sb_rows_f32[unsafe_offset=sb_off_x + sb_k] == sb_row_y_max or sb_rows_f32[unsafe_offset=sb_off_x + sb_k] != sb_rows_f32[unsafe_offset=sb_off_x + sb_k] else Int64(C - 1))
+        # every lane of the warp gets the warp's value
+        sb_acc_y = sb_warp_min_i64(sb_acc_y)
+        var sb_row_y = sb_acc_y
         if sb_i % 32 == sb_lane:
             sb_kept_y = sb_row_y
         syncwarp()
@@ -197,25 +198,27 @@ def sb_warp_per_row_s0_rows_global(x: Pointer[Float32, ImmUntrackedOrigin],
     # The per-row outputs of the worker's i-th row are kept by thread i % 32 and stored
     # every 32 rows, so that every thread stores alike.
     var sb_kept_row = -1
-    var sb_i = 0  # rows this warp has done
+    var sb_i = 0
     var sb_kept_y = Int64(0)
     # The row is the same for every thread of the warp, so loop bounds and barriers are uniform.
     for sb_row in range(sb_worker, R, sb_workers):
         if sb_i % 32 == sb_lane:
             sb_kept_row = sb_row
         # y_max[r] = max(c in 0..C: x[r, c])
-        var sb_acc_y_max: Float32 = -inf[DType.float32]()
-        for c in range(sb_lane, C, 32):
-            sb_acc_y_max = sb_max(sb_acc_y_max, x[unsafe_offset=sb_row * C + c])
-        sb_acc_y_max = sb_warp_max_f32(sb_acc_y_max)  # every lane of the warp gets the warp's value
-        var sb_row_y_max: Float32 = sb_acc_y_max
+        var sb_acc_y_max = -inf[DType.float32]()
+        for sb_k in range(sb_lane, C, 32):
+            sb_acc_y_max = sb_max(sb_acc_y_max, x[unsafe_offset=sb_row * C + sb_k])
+        # every lane of the warp gets the warp's value
+        sb_acc_y_max = sb_warp_max_f32(sb_acc_y_max)
+        var sb_row_y_max = sb_acc_y_max
         syncwarp()
         # y[r] = min(c in 0..C: select(x[r, c] == y_max[r] || x[r, c] != x[r, c], i64(c), i64(C - 1)))
-        var sb_acc_y: Int64 = Int64.MAX
-        for c in range(sb_lane, C, 32):
-            sb_acc_y = sb_min(sb_acc_y, Int64(c) if x[unsafe_offset=sb_row * C + c] == sb_row_y_max or x[unsafe_offset=sb_row * C + c] != x[unsafe_offset=sb_row * C + c] else Int64(C - 1))
-        sb_acc_y = sb_warp_min_i64(sb_acc_y)  # every lane of the warp gets the warp's value
-        var sb_row_y: Int64 = sb_acc_y
+        var sb_acc_y = Int64.MAX
+        for sb_k in range(sb_lane, C, 32):
+            sb_acc_y = sb_min(sb_acc_y, Int64(sb_k) if x[unsafe_offset=sb_row * C + sb_k] == sb_row_y_max or x[unsafe_offset=sb_row * C + sb_k] != x[unsafe_offset=sb_row * C + sb_k] else Int64(C - 1))
+        # every lane of the warp gets the warp's value
+        sb_acc_y = sb_warp_min_i64(sb_acc_y)
+        var sb_row_y = sb_acc_y
         if sb_i % 32 == sb_lane:
             sb_kept_y = sb_row_y
         sb_i += 1
@@ -243,13 +246,12 @@ def sb_block_per_row_s0_rows(x: Pointer[Float32, ImmUntrackedOrigin],
                              sb_arg_C: Int64) abi("C"):
     var R = Int(sb_arg_R)
     var C = Int(sb_arg_C)
-    var sb_warps_f32 = stack_allocation[8, Float32, address_space=AddressSpace.SHARED]()  # one value per warp
-    var sb_warps_i64 = stack_allocation[8, Int64, address_space=AddressSpace.SHARED]()  # one value per warp
-    var sb_rows = external_memory[
-        Float32, address_space=AddressSpace.SHARED, alignment=16, name="sb_dynamic_f32"
-    ]()
+    var sb_warps_f32 = stack_allocation[8, Float32, address_space=AddressSpace.SHARED]()
+    var sb_warps_i64 = stack_allocation[8, Int64, address_space=AddressSpace.SHARED]()
+    var sb_rows_f32 = external_memory[Float32, address_space=AddressSpace.SHARED, alignment=16, name="sb_rows_f32"]()
     # Shared memory: the broadcast tensors once per block, then one set of rows per block.
-    var sb_mine = 0  # this block's rows
+    # this block's rows
+    var sb_mine = 0
     var sb_off_x = sb_mine
     var sb_lane = Int(thread_idx.x)
     var sb_worker = Int(block_idx.x)
@@ -257,7 +259,7 @@ def sb_block_per_row_s0_rows(x: Pointer[Float32, ImmUntrackedOrigin],
     # The per-row outputs of the worker's i-th row are kept by thread i % 256 and stored
     # every 256 rows, so that every thread stores alike.
     var sb_kept_row = -1
-    var sb_i = 0  # rows this block has done
+    var sb_i = 0
     var sb_kept_y = Int64(0)
     # The row is the same for every thread of the block, so loop bounds and barriers are uniform.
     for sb_row in range(sb_worker, R, sb_workers):
@@ -265,22 +267,23 @@ def sb_block_per_row_s0_rows(x: Pointer[Float32, ImmUntrackedOrigin],
             sb_kept_row = sb_row
         # Stage the rows read more than once: memory is read once per row.
         var sb_lead_x = (Int(x) // 4 + sb_row * C) % 32
-        var sb_head_x = 0 if sb_lead_x == 0 else (32 - sb_lead_x if 32 - sb_lead_x < C else C)
+        var sb_head_x = 0 if sb_lead_x == 0 else min(32 - sb_lead_x, C)
         var sb_body_x = (C - sb_head_x) // 32 * 32
         for sb_j0 in range(0, C, 256):
-            if sb_j0 + sb_lane // 32 * 32 >= C:
-                continue  # no slot for this warp
-            var sb_j = sb_j0 + sb_lane if sb_j0 + sb_lane < C else C - 1
-            var sb_c = sb_head_x + sb_j if sb_j < sb_body_x else (sb_j - sb_body_x if sb_j < sb_body_x + sb_head_x else sb_j)
-            var sb_v = x[unsafe_offset=sb_row * C + sb_c]
-            if sb_j == sb_j0 + sb_lane:
-                sb_rows[unsafe_offset=sb_off_x + sb_c] = sb_v
+            # a warp whose first slot is past the end has none
+            if sb_j0 + sb_lane // 32 * 32 < C:
+                var sb_j = sb_j0 + sb_lane if sb_j0 + sb_lane < C else C - 1
+                var sb_c = sb_head_x + sb_j if sb_j < sb_body_x else sb_j - sb_body_x if sb_j < sb_body_x + sb_head_x else sb_j
+                var sb_v = x[unsafe_offset=sb_row * C + sb_c]
+                if sb_j == sb_j0 + sb_lane:
+                    sb_rows_f32[unsafe_offset=sb_off_x + sb_c] = sb_v
         barrier()
         # y_max[r] = max(c in 0..C: x[r, c])
-        var sb_acc_y_max: Float32 = -inf[DType.float32]()
-        for c in range(sb_lane, C, 256):
-            sb_acc_y_max = sb_max(sb_acc_y_max, sb_rows[unsafe_offset=sb_off_x + c])
-        sb_acc_y_max = sb_warp_max_f32(sb_acc_y_max)  # every lane of the warp gets the warp's value
+        var sb_acc_y_max = -inf[DType.float32]()
+        for sb_k in range(sb_lane, C, 256):
+            sb_acc_y_max = sb_max(sb_acc_y_max, sb_rows_f32[unsafe_offset=sb_off_x + sb_k])
+        # every lane of the warp gets the warp's value
+        sb_acc_y_max = sb_warp_max_f32(sb_acc_y_max)
         # Every thread combines the warps' values, in the same order.
         if sb_lane % 32 == 0:
             sb_warps_f32[unsafe_offset=sb_lane // 32] = sb_acc_y_max
@@ -289,13 +292,14 @@ def sb_block_per_row_s0_rows(x: Pointer[Float32, ImmUntrackedOrigin],
         for sb_w in range(1, 8):
             sb_acc_y_max = sb_max(sb_acc_y_max, sb_warps_f32[unsafe_offset=sb_w])
         barrier()
-        var sb_row_y_max: Float32 = sb_acc_y_max
+        var sb_row_y_max = sb_acc_y_max
         barrier()
         # y[r] = min(c in 0..C: select(x[r, c] == y_max[r] || x[r, c] != x[r, c], i64(c), i64(C - 1)))
-        var sb_acc_y: Int64 = Int64.MAX
-        for c in range(sb_lane, C, 256):
-            sb_acc_y = sb_min(sb_acc_y, Int64(c) if sb_rows[unsafe_offset=sb_off_x + c] == sb_row_y_max or sb_rows[unsafe_offset=sb_off_x + c] != sb_rows[unsafe_offset=sb_off_x + c] else Int64(C - 1))
-        sb_acc_y = sb_warp_min_i64(sb_acc_y)  # every lane of the warp gets the warp's value
+        var sb_acc_y = Int64.MAX
+        for sb_k in range(sb_lane, C, 256):
+            sb_acc_y = sb_min(sb_acc_y, Int64(sb_k) if sb_rows_f32[unsafe_offset=sb_off_x + sb_k] == sb_row_y_max or sb_rows_f32[unsafe_offset=sb_off_x + sb_k] != sb_rows_f32[unsafe_offset=sb_off_x + sb_k] else Int64(C - 1))
+        # every lane of the warp gets the warp's value
+        sb_acc_y = sb_warp_min_i64(sb_acc_y)
         # Every thread combines the warps' values, in the same order.
         if sb_lane % 32 == 0:
             sb_warps_i64[unsafe_offset=sb_lane // 32] = sb_acc_y
@@ -304,7 +308,7 @@ def sb_block_per_row_s0_rows(x: Pointer[Float32, ImmUntrackedOrigin],
         for sb_w in range(1, 8):
             sb_acc_y = sb_min(sb_acc_y, sb_warps_i64[unsafe_offset=sb_w])
         barrier()
-        var sb_row_y: Int64 = sb_acc_y
+        var sb_row_y = sb_acc_y
         if sb_i % 256 == sb_lane:
             sb_kept_y = sb_row_y
         barrier()
@@ -329,25 +333,26 @@ def sb_block_per_row_s0_rows_global(x: Pointer[Float32, ImmUntrackedOrigin],
                                     sb_arg_C: Int64) abi("C"):
     var R = Int(sb_arg_R)
     var C = Int(sb_arg_C)
-    var sb_warps_f32 = stack_allocation[8, Float32, address_space=AddressSpace.SHARED]()  # one value per warp
-    var sb_warps_i64 = stack_allocation[8, Int64, address_space=AddressSpace.SHARED]()  # one value per warp
+    var sb_warps_f32 = stack_allocation[8, Float32, address_space=AddressSpace.SHARED]()
+    var sb_warps_i64 = stack_allocation[8, Int64, address_space=AddressSpace.SHARED]()
     var sb_lane = Int(thread_idx.x)
     var sb_worker = Int(block_idx.x)
     var sb_workers = Int(grid_dim.x)
     # The per-row outputs of the worker's i-th row are kept by thread i % 256 and stored
     # every 256 rows, so that every thread stores alike.
     var sb_kept_row = -1
-    var sb_i = 0  # rows this block has done
+    var sb_i = 0
     var sb_kept_y = Int64(0)
     # The row is the same for every thread of the block, so loop bounds and barriers are uniform.
     for sb_row in range(sb_worker, R, sb_workers):
         if sb_i % 256 == sb_lane:
             sb_kept_row = sb_row
         # y_max[r] = max(c in 0..C: x[r, c])
-        var sb_acc_y_max: Float32 = -inf[DType.float32]()
-        for c in range(sb_lane, C, 256):
-            sb_acc_y_max = sb_max(sb_acc_y_max, x[unsafe_offset=sb_row * C + c])
-        sb_acc_y_max = sb_warp_max_f32(sb_acc_y_max)  # every lane of the warp gets the warp's value
+        var sb_acc_y_max = -inf[DType.float32]()
+        for sb_k in range(sb_lane, C, 256):
+            sb_acc_y_max = sb_max(sb_acc_y_max, x[unsafe_offset=sb_row * C + sb_k])
+        # every lane of the warp gets the warp's value
+        sb_acc_y_max = sb_warp_max_f32(sb_acc_y_max)
         # Every thread combines the warps' values, in the same order.
         if sb_lane % 32 == 0:
             sb_warps_f32[unsafe_offset=sb_lane // 32] = sb_acc_y_max
@@ -356,13 +361,14 @@ def sb_block_per_row_s0_rows_global(x: Pointer[Float32, ImmUntrackedOrigin],
         for sb_w in range(1, 8):
             sb_acc_y_max = sb_max(sb_acc_y_max, sb_warps_f32[unsafe_offset=sb_w])
         barrier()
-        var sb_row_y_max: Float32 = sb_acc_y_max
+        var sb_row_y_max = sb_acc_y_max
         barrier()
         # y[r] = min(c in 0..C: select(x[r, c] == y_max[r] || x[r, c] != x[r, c], i64(c), i64(C - 1)))
-        var sb_acc_y: Int64 = Int64.MAX
-        for c in range(sb_lane, C, 256):
-            sb_acc_y = sb_min(sb_acc_y, Int64(c) if x[unsafe_offset=sb_row * C + c] == sb_row_y_max or x[unsafe_offset=sb_row * C + c] != x[unsafe_offset=sb_row * C + c] else Int64(C - 1))
-        sb_acc_y = sb_warp_min_i64(sb_acc_y)  # every lane of the warp gets the warp's value
+        var sb_acc_y = Int64.MAX
+        for sb_k in range(sb_lane, C, 256):
+            sb_acc_y = sb_min(sb_acc_y, Int64(sb_k) if x[unsafe_offset=sb_row * C + sb_k] == sb_row_y_max or x[unsafe_offset=sb_row * C + sb_k] != x[unsafe_offset=sb_row * C + sb_k] else Int64(C - 1))
+        # every lane of the warp gets the warp's value
+        sb_acc_y = sb_warp_min_i64(sb_acc_y)
         # Every thread combines the warps' values, in the same order.
         if sb_lane % 32 == 0:
             sb_warps_i64[unsafe_offset=sb_lane // 32] = sb_acc_y
@@ -371,7 +377,7 @@ def sb_block_per_row_s0_rows_global(x: Pointer[Float32, ImmUntrackedOrigin],
         for sb_w in range(1, 8):
             sb_acc_y = sb_min(sb_acc_y, sb_warps_i64[unsafe_offset=sb_w])
         barrier()
-        var sb_row_y: Int64 = sb_acc_y
+        var sb_row_y = sb_acc_y
         if sb_i % 256 == sb_lane:
             sb_kept_y = sb_row_y
         sb_i += 1

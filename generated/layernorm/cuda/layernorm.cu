@@ -210,123 +210,116 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s0_rows(
     const float* __restrict__ inp, const float* __restrict__ weight, const float* __restrict__ bias,
     float* __restrict__ y, float* __restrict__ mean, float* __restrict__ rstd, const int64_t BT,
     const int64_t C) {
-  SB_DYNAMIC_SHARED(float, sb_rows);
+  SB_DYNAMIC_SHARED(float, sb_rows_f32);
   // Shared memory: the broadcast tensors once per block, then one set of rows per warp.
   const int64_t sb_off_weight = 0;
   const int64_t sb_off_bias = sb_off_weight + C;
-  const int64_t sb_mine = sb_off_bias + C + (threadIdx.x / 32) * (C);  // this warp's rows
+  // this warp's rows
+  const int64_t sb_mine = sb_off_bias + C + (int64_t)threadIdx.x / 32 * C;
   const int64_t sb_off_inp = sb_mine;
-  const int64_t sb_lane = threadIdx.x % 32;
-  const int64_t sb_worker = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
-  const int64_t sb_workers = (int64_t)gridDim.x * (blockDim.x / 32);
+  const int64_t sb_lane = (int64_t)threadIdx.x % 32;
+  const int64_t sb_worker = ((int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x) / 32;
+  const int64_t sb_workers = (int64_t)gridDim.x * ((int64_t)blockDim.x / 32);
   // Stage the tensors every row reads alike, once for all the block's rows.
-  {
-    const int64_t sb_lead_in = (int64_t)((uintptr_t)(weight) / 4) % 32;
-    const int64_t sb_head_in = sb_lead_in == 0 ? 0 : (32 - sb_lead_in < C ? 32 - sb_lead_in : C);
-    const int64_t sb_body_in = (C - sb_head_in) / 32 * 32;
-    for (int64_t sb_j0 = 0; sb_j0 < C; sb_j0 += 256) {
-      if (sb_j0 + threadIdx.x / 32 * 32 >= C) {
-        continue;  // no slot for this warp
-      }
-      const int64_t sb_j = sb_j0 + threadIdx.x < C ? sb_j0 + threadIdx.x : C - 1;
-      const int64_t sb_c = sb_j < sb_body_in ? sb_head_in + sb_j : (sb_j < sb_body_in + sb_head_in ? sb_j - sb_body_in : sb_j);
+  const int64_t sb_lead_weight = (uintptr_t)weight / 4 % 32;
+  const int64_t sb_head_weight = sb_lead_weight == 0 ? 0 : 32 - sb_lead_weight < C ? 32 - sb_lead_weight : C;
+  const int64_t sb_body_weight = (C - sb_head_weight) / 32 * 32;
+  for (int64_t sb_j0 = 0; sb_j0 < C; sb_j0 += 256) {
+    // a warp whose first slot is past the end has none
+    if (sb_j0 + (int64_t)threadIdx.x / 32 * 32 < C) {
+      const int64_t sb_j = sb_j0 + (int64_t)threadIdx.x < C ? sb_j0 + (int64_t)threadIdx.x : C - 1;
+      const int64_t sb_c = sb_j < sb_body_weight ? sb_head_weight + sb_j : sb_j < sb_body_weight + sb_head_weight ? sb_j - sb_body_weight : sb_j;
       const float sb_v = weight[sb_c];
-      if (sb_j == sb_j0 + threadIdx.x) {
-        sb_rows[sb_off_weight + sb_c] = sb_v;
+      if (sb_j == sb_j0 + (int64_t)threadIdx.x) {
+        sb_rows_f32[sb_off_weight + sb_c] = sb_v;
       }
     }
   }
-  {
-    const int64_t sb_lead_in = (int64_t)((uintptr_t)(bias) / 4) % 32;
-    const int64_t sb_head_in = sb_lead_in == 0 ? 0 : (32 - sb_lead_in < C ? 32 - sb_lead_in : C);
-    const int64_t sb_body_in = (C - sb_head_in) / 32 * 32;
-    for (int64_t sb_j0 = 0; sb_j0 < C; sb_j0 += 256) {
-      if (sb_j0 + threadIdx.x / 32 * 32 >= C) {
-        continue;  // no slot for this warp
-      }
-      const int64_t sb_j = sb_j0 + threadIdx.x < C ? sb_j0 + threadIdx.x : C - 1;
-      const int64_t sb_c = sb_j < sb_body_in ? sb_head_in + sb_j : (sb_j < sb_body_in + sb_head_in ? sb_j - sb_body_in : sb_j);
+  const int64_t sb_lead_bias = (uintptr_t)bias / 4 % 32;
+  const int64_t sb_head_bias = sb_lead_bias == 0 ? 0 : 32 - sb_lead_bias < C ? 32 - sb_lead_bias : C;
+  const int64_t sb_body_bias = (C - sb_head_bias) / 32 * 32;
+  for (int64_t sb_j0 = 0; sb_j0 < C; sb_j0 += 256) {
+    // a warp whose first slot is past the end has none
+    if (sb_j0 + (int64_t)threadIdx.x / 32 * 32 < C) {
+      const int64_t sb_j = sb_j0 + (int64_t)threadIdx.x < C ? sb_j0 + (int64_t)threadIdx.x : C - 1;
+      const int64_t sb_c = sb_j < sb_body_bias ? sb_head_bias + sb_j : sb_j < sb_body_bias + sb_head_bias ? sb_j - sb_body_bias : sb_j;
       const float sb_v = bias[sb_c];
-      if (sb_j == sb_j0 + threadIdx.x) {
-        sb_rows[sb_off_bias + sb_c] = sb_v;
+      if (sb_j == sb_j0 + (int64_t)threadIdx.x) {
+        sb_rows_f32[sb_off_bias + sb_c] = sb_v;
       }
     }
   }
   __syncthreads();
-  float sb_row_mean[1];  // mean[row], in every thread of the warp
-  float sb_row_variance[1];  // variance[row], in every thread of the warp
-  float sb_row_rstd[1];  // rstd[row], in every thread of the warp
-  // The per-row outputs of the worker's i-th row are kept by thread i % 32 and stored every 32 rows, so that every thread stores alike.
+  // The per-row outputs of the worker's i-th row are kept by thread i % 32 and stored
+  // every 32 rows, so that every thread stores alike.
   int64_t sb_kept_row = -1;
-  int64_t sb_i = 0;  // rows this warp has done
+  int64_t sb_i = 0;
   float sb_kept_mean = 0.0f;
   float sb_kept_rstd = 0.0f;
   // The row is the same for every thread of the warp, so loop bounds and barriers are uniform.
   for (int64_t sb_row = sb_worker; sb_row < BT; sb_row += sb_workers) {
-    if (sb_i % 32 == sb_lane) sb_kept_row = sb_row;
-    const int64_t sb_lead = (int64_t)((uintptr_t)(y + sb_row * C) / 4) % 32;
-    const int64_t sb_head = sb_lead == 0 ? 0 : (32 - sb_lead < C ? 32 - sb_lead : C);
+    if (sb_i % 32 == sb_lane) {
+      sb_kept_row = sb_row;
+    }
+    const int64_t sb_lead = ((uintptr_t)y / 4 + sb_row * C) % 32;
+    const int64_t sb_head = sb_lead == 0 ? 0 : 32 - sb_lead < C ? 32 - sb_lead : C;
     const int64_t sb_body = (C - sb_head) / 32 * 32;
     // Stage the rows read more than once: memory is read once per row.
-    {
-      const int64_t sb_lead_in = ((int64_t)((uintptr_t)(inp) / 4) + sb_row * C) % 32;
-      const int64_t sb_head_in = sb_lead_in == 0 ? 0 : (32 - sb_lead_in < C ? 32 - sb_lead_in : C);
-      const int64_t sb_body_in = (C - sb_head_in) / 32 * 32;
-      for (int64_t sb_j0 = 0; sb_j0 < C; sb_j0 += 32) {
-        const int64_t sb_j = sb_j0 + sb_lane < C ? sb_j0 + sb_lane : C - 1;
-        const int64_t sb_c = sb_j < sb_body_in ? sb_head_in + sb_j : (sb_j < sb_body_in + sb_head_in ? sb_j - sb_body_in : sb_j);
-        const float sb_v = inp[sb_row * C + sb_c];
-        if (sb_j == sb_j0 + sb_lane) {
-          sb_rows[sb_off_inp + sb_c] = sb_v;
-        }
+    const int64_t sb_lead_inp = ((uintptr_t)inp / 4 + sb_row * C) % 32;
+    const int64_t sb_head_inp = sb_lead_inp == 0 ? 0 : 32 - sb_lead_inp < C ? 32 - sb_lead_inp : C;
+    const int64_t sb_body_inp = (C - sb_head_inp) / 32 * 32;
+    for (int64_t sb_j0 = 0; sb_j0 < C; sb_j0 += 32) {
+      const int64_t sb_j = sb_j0 + sb_lane < C ? sb_j0 + sb_lane : C - 1;
+      const int64_t sb_c = sb_j < sb_body_inp ? sb_head_inp + sb_j : sb_j < sb_body_inp + sb_head_inp ? sb_j - sb_body_inp : sb_j;
+      const float sb_v = inp[sb_row * C + sb_c];
+      if (sb_j == sb_j0 + sb_lane) {
+        sb_rows_f32[sb_off_inp + sb_c] = sb_v;
       }
     }
     __syncwarp();
-    {  // mean[r] = sum(c in 0..C: inp[r, c]) / f32(C)
-      [[maybe_unused]] const int64_t r = sb_row;
-      float sb_acc = 0.0f;
-      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
-        const int64_t c = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
-        sb_acc += sb_rows[sb_off_inp + c];
-      }
-      sb_acc = sb_warp_sum_f32(sb_acc);  // every lane of the warp gets the warp's value
-      sb_row_mean[0] = sb_acc / (float)C;
-      if (sb_i % 32 == sb_lane) sb_kept_mean = sb_row_mean[0];
+    // mean[r] = sum(c in 0..C: inp[r, c]) / f32(C)
+    float sb_acc_mean = 0.0f;
+    for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
+      const int64_t sb_k = sb_j < sb_body ? sb_head + sb_j : sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j;
+      sb_acc_mean += sb_rows_f32[sb_off_inp + sb_k];
+    }
+    // every lane of the warp gets the warp's value
+    sb_acc_mean = sb_warp_sum_f32(sb_acc_mean);
+    const float sb_row_mean = sb_acc_mean / (float)C;
+    if (sb_i % 32 == sb_lane) {
+      sb_kept_mean = sb_row_mean;
     }
     __syncwarp();
-    {  // variance[r] = sum(c in 0..C: (inp[r, c] - mean[r]) * (inp[r, c] - mean[r])) / f32(C)
-      [[maybe_unused]] const int64_t r = sb_row;
-      float sb_acc = 0.0f;
-      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
-        const int64_t c = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
-        sb_acc += (sb_rows[sb_off_inp + c] - sb_row_mean[0]) * (sb_rows[sb_off_inp + c] - sb_row_mean[0]);
-      }
-      sb_acc = sb_warp_sum_f32(sb_acc);  // every lane of the warp gets the warp's value
-      sb_row_variance[0] = sb_acc / (float)C;
+    // variance[r] = sum(c in 0..C: (inp[r, c] - mean[r]) * (inp[r, c] - mean[r])) / f32(C)
+    float sb_acc_variance = 0.0f;
+    for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
+      const int64_t sb_k = sb_j < sb_body ? sb_head + sb_j : sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j;
+      sb_acc_variance += (sb_rows_f32[sb_off_inp + sb_k] - sb_row_mean) * (sb_rows_f32[sb_off_inp + sb_k] - sb_row_mean);
+    }
+    // every lane of the warp gets the warp's value
+    sb_acc_variance = sb_warp_sum_f32(sb_acc_variance);
+    const float sb_row_variance = sb_acc_variance / (float)C;
+    __syncwarp();
+    // rstd[r] = 1.0 / sqrt(variance[r] + 1e-05)
+    const float sb_row_rstd = 1.0f / sqrtf(sb_row_variance + 1.0e-5f);
+    if (sb_i % 32 == sb_lane) {
+      sb_kept_rstd = sb_row_rstd;
     }
     __syncwarp();
-    {  // rstd[r] = 1.0 / sqrt(variance[r] + 1e-05)
-      [[maybe_unused]] const int64_t r = sb_row;
-      sb_row_rstd[0] = 1.0f / sqrtf(sb_row_variance[0] + 1.0e-5f);
-      if (sb_i % 32 == sb_lane) sb_kept_rstd = sb_row_rstd[0];
+    // y[r, c] = rstd[r] * (inp[r, c] - mean[r]) * weight[c] + bias[c]
+    for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
+      const int64_t sb_q = sb_j < sb_body ? sb_head + sb_j : sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j;
+      y[sb_row * C + sb_q] = sb_row_rstd * (sb_rows_f32[sb_off_inp + sb_q] - sb_row_mean) * sb_rows_f32[sb_off_weight + sb_q] + sb_rows_f32[sb_off_bias + sb_q];
     }
     __syncwarp();
-    {  // y[r, c] = rstd[r] * (inp[r, c] - mean[r]) * weight[c] + bias[c]
-      [[maybe_unused]] const int64_t r = sb_row;
-      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
-        const int64_t sb_q = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
-        const int64_t c = sb_q;
-        y[r * C + c] = sb_row_rstd[0] * (sb_rows[sb_off_inp + c] - sb_row_mean[0]) * sb_rows[sb_off_weight + (c)] + sb_rows[sb_off_bias + (c)];
-      }
-    }
-    __syncwarp();
-    ++sb_i;
+    sb_i += 1;
     if (sb_i % 32 == 0) {
       mean[sb_kept_row] = sb_kept_mean;
       rstd[sb_kept_row] = sb_kept_rstd;
     }
   }
-  if (sb_kept_row >= 0  /* the last rows */) {
+  // The last rows.
+  if (sb_kept_row >= 0) {
     mean[sb_kept_row] = sb_kept_mean;
     rstd[sb_kept_row] = sb_kept_rstd;
   }
@@ -344,67 +337,65 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s0_rows_global(
     const float* __restrict__ inp, const float* __restrict__ weight, const float* __restrict__ bias,
     float* __restrict__ y, float* __restrict__ mean, float* __restrict__ rstd, const int64_t BT,
     const int64_t C) {
-  const int64_t sb_lane = threadIdx.x % 32;
-  const int64_t sb_worker = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
-  const int64_t sb_workers = (int64_t)gridDim.x * (blockDim.x / 32);
-  float sb_row_mean[1];  // mean[row], in every thread of the warp
-  float sb_row_variance[1];  // variance[row], in every thread of the warp
-  float sb_row_rstd[1];  // rstd[row], in every thread of the warp
-  // The per-row outputs of the worker's i-th row are kept by thread i % 32 and stored every 32 rows, so that every thread stores alike.
+  const int64_t sb_lane = (int64_t)threadIdx.x % 32;
+  const int64_t sb_worker = ((int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x) / 32;
+  const int64_t sb_workers = (int64_t)gridDim.x * ((int64_t)blockDim.x / 32);
+  // The per-row outputs of the worker's i-th row are kept by thread i % 32 and stored
+  // every 32 rows, so that every thread stores alike.
   int64_t sb_kept_row = -1;
-  int64_t sb_i = 0;  // rows this warp has done
+  int64_t sb_i = 0;
   float sb_kept_mean = 0.0f;
   float sb_kept_rstd = 0.0f;
   // The row is the same for every thread of the warp, so loop bounds and barriers are uniform.
   for (int64_t sb_row = sb_worker; sb_row < BT; sb_row += sb_workers) {
-    if (sb_i % 32 == sb_lane) sb_kept_row = sb_row;
-    const int64_t sb_lead = (int64_t)((uintptr_t)(y + sb_row * C) / 4) % 32;
-    const int64_t sb_head = sb_lead == 0 ? 0 : (32 - sb_lead < C ? 32 - sb_lead : C);
+    if (sb_i % 32 == sb_lane) {
+      sb_kept_row = sb_row;
+    }
+    const int64_t sb_lead = ((uintptr_t)y / 4 + sb_row * C) % 32;
+    const int64_t sb_head = sb_lead == 0 ? 0 : 32 - sb_lead < C ? 32 - sb_lead : C;
     const int64_t sb_body = (C - sb_head) / 32 * 32;
-    {  // mean[r] = sum(c in 0..C: inp[r, c]) / f32(C)
-      [[maybe_unused]] const int64_t r = sb_row;
-      float sb_acc = 0.0f;
-      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
-        const int64_t c = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
-        sb_acc += inp[r * C + c];
-      }
-      sb_acc = sb_warp_sum_f32(sb_acc);  // every lane of the warp gets the warp's value
-      sb_row_mean[0] = sb_acc / (float)C;
-      if (sb_i % 32 == sb_lane) sb_kept_mean = sb_row_mean[0];
+    // mean[r] = sum(c in 0..C: inp[r, c]) / f32(C)
+    float sb_acc_mean = 0.0f;
+    for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
+      const int64_t sb_k = sb_j < sb_body ? sb_head + sb_j : sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j;
+      sb_acc_mean += inp[sb_row * C + sb_k];
+    }
+    // every lane of the warp gets the warp's value
+    sb_acc_mean = sb_warp_sum_f32(sb_acc_mean);
+    const float sb_row_mean = sb_acc_mean / (float)C;
+    if (sb_i % 32 == sb_lane) {
+      sb_kept_mean = sb_row_mean;
     }
     __syncwarp();
-    {  // variance[r] = sum(c in 0..C: (inp[r, c] - mean[r]) * (inp[r, c] - mean[r])) / f32(C)
-      [[maybe_unused]] const int64_t r = sb_row;
-      float sb_acc = 0.0f;
-      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
-        const int64_t c = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
-        sb_acc += (inp[r * C + c] - sb_row_mean[0]) * (inp[r * C + c] - sb_row_mean[0]);
-      }
-      sb_acc = sb_warp_sum_f32(sb_acc);  // every lane of the warp gets the warp's value
-      sb_row_variance[0] = sb_acc / (float)C;
+    // variance[r] = sum(c in 0..C: (inp[r, c] - mean[r]) * (inp[r, c] - mean[r])) / f32(C)
+    float sb_acc_variance = 0.0f;
+    for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
+      const int64_t sb_k = sb_j < sb_body ? sb_head + sb_j : sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j;
+      sb_acc_variance += (inp[sb_row * C + sb_k] - sb_row_mean) * (inp[sb_row * C + sb_k] - sb_row_mean);
+    }
+    // every lane of the warp gets the warp's value
+    sb_acc_variance = sb_warp_sum_f32(sb_acc_variance);
+    const float sb_row_variance = sb_acc_variance / (float)C;
+    __syncwarp();
+    // rstd[r] = 1.0 / sqrt(variance[r] + 1e-05)
+    const float sb_row_rstd = 1.0f / sqrtf(sb_row_variance + 1.0e-5f);
+    if (sb_i % 32 == sb_lane) {
+      sb_kept_rstd = sb_row_rstd;
     }
     __syncwarp();
-    {  // rstd[r] = 1.0 / sqrt(variance[r] + 1e-05)
-      [[maybe_unused]] const int64_t r = sb_row;
-      sb_row_rstd[0] = 1.0f / sqrtf(sb_row_variance[0] + 1.0e-5f);
-      if (sb_i % 32 == sb_lane) sb_kept_rstd = sb_row_rstd[0];
+    // y[r, c] = rstd[r] * (inp[r, c] - mean[r]) * weight[c] + bias[c]
+    for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
+      const int64_t sb_q = sb_j < sb_body ? sb_head + sb_j : sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j;
+      y[sb_row * C + sb_q] = sb_row_rstd * (inp[sb_row * C + sb_q] - sb_row_mean) * weight[sb_q] + bias[sb_q];
     }
-    __syncwarp();
-    {  // y[r, c] = rstd[r] * (inp[r, c] - mean[r]) * weight[c] + bias[c]
-      [[maybe_unused]] const int64_t r = sb_row;
-      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
-        const int64_t sb_q = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
-        const int64_t c = sb_q;
-        y[r * C + c] = sb_row_rstd[0] * (inp[r * C + c] - sb_row_mean[0]) * weight[c] + bias[c];
-      }
-    }
-    ++sb_i;
+    sb_i += 1;
     if (sb_i % 32 == 0) {
       mean[sb_kept_row] = sb_kept_mean;
       rstd[sb_kept_row] = sb_kept_rstd;
     }
   }
-  if (sb_kept_row >= 0  /* the last rows */) {
+  // The last rows.
+  if (sb_kept_row >= 0) {
     mean[sb_kept_row] = sb_kept_mean;
     rstd[sb_kept_row] = sb_kept_rstd;
   }
@@ -426,139 +417,140 @@ __global__ void __launch_bounds__(256) sb_block_per_row_s0_rows(
     const float* __restrict__ inp, const float* __restrict__ weight, const float* __restrict__ bias,
     float* __restrict__ y, float* __restrict__ mean, float* __restrict__ rstd, const int64_t BT,
     const int64_t C) {
-  SB_SHARED_ARRAY(float, sb_warps_f32, 8);  // one value per warp
-  SB_DYNAMIC_SHARED(float, sb_rows);
+  SB_SHARED_ARRAY(float, sb_warps_f32, 8);
+  SB_DYNAMIC_SHARED(float, sb_rows_f32);
   // Shared memory: the broadcast tensors once per block, then one set of rows per block.
   const int64_t sb_off_weight = 0;
   const int64_t sb_off_bias = sb_off_weight + C;
-  const int64_t sb_mine = sb_off_bias + C;  // this block's rows
+  // this block's rows
+  const int64_t sb_mine = sb_off_bias + C;
   const int64_t sb_off_inp = sb_mine;
-  const int64_t sb_lane = threadIdx.x;
-  const int64_t sb_worker = blockIdx.x;
-  const int64_t sb_workers = gridDim.x;
+  const int64_t sb_lane = (int64_t)threadIdx.x;
+  const int64_t sb_worker = (int64_t)blockIdx.x;
+  const int64_t sb_workers = (int64_t)gridDim.x;
   // Stage the tensors every row reads alike, once for all the block's rows.
-  {
-    const int64_t sb_lead_in = (int64_t)((uintptr_t)(weight) / 4) % 32;
-    const int64_t sb_head_in = sb_lead_in == 0 ? 0 : (32 - sb_lead_in < C ? 32 - sb_lead_in : C);
-    const int64_t sb_body_in = (C - sb_head_in) / 32 * 32;
-    for (int64_t sb_j0 = 0; sb_j0 < C; sb_j0 += 256) {
-      if (sb_j0 + threadIdx.x / 32 * 32 >= C) {
-        continue;  // no slot for this warp
-      }
-      const int64_t sb_j = sb_j0 + threadIdx.x < C ? sb_j0 + threadIdx.x : C - 1;
-      const int64_t sb_c = sb_j < sb_body_in ? sb_head_in + sb_j : (sb_j < sb_body_in + sb_head_in ? sb_j - sb_body_in : sb_j);
+  const int64_t sb_lead_weight = (uintptr_t)weight / 4 % 32;
+  const int64_t sb_head_weight = sb_lead_weight == 0 ? 0 : 32 - sb_lead_weight < C ? 32 - sb_lead_weight : C;
+  const int64_t sb_body_weight = (C - sb_head_weight) / 32 * 32;
+  for (int64_t sb_j0 = 0; sb_j0 < C; sb_j0 += 256) {
+    // a warp whose first slot is past the end has none
+    if (sb_j0 + (int64_t)threadIdx.x / 32 * 32 < C) {
+      const int64_t sb_j = sb_j0 + (int64_t)threadIdx.x < C ? sb_j0 + (int64_t)threadIdx.x : C - 1;
+      const int64_t sb_c = sb_j < sb_body_weight ? sb_head_weight + sb_j : sb_j < sb_body_weight + sb_head_weight ? sb_j - sb_body_weight : sb_j;
       const float sb_v = weight[sb_c];
-      if (sb_j == sb_j0 + threadIdx.x) {
-        sb_rows[sb_off_weight + sb_c] = sb_v;
+      if (sb_j == sb_j0 + (int64_t)threadIdx.x) {
+        sb_rows_f32[sb_off_weight + sb_c] = sb_v;
       }
     }
   }
-  {
-    const int64_t sb_lead_in = (int64_t)((uintptr_t)(bias) / 4) % 32;
-    const int64_t sb_head_in = sb_lead_in == 0 ? 0 : (32 - sb_lead_in < C ? 32 - sb_lead_in : C);
-    const int64_t sb_body_in = (C - sb_head_in) / 32 * 32;
-    for (int64_t sb_j0 = 0; sb_j0 < C; sb_j0 += 256) {
-      if (sb_j0 + threadIdx.x / 32 * 32 >= C) {
-        continue;  // no slot for this warp
-      }
-      const int64_t sb_j = sb_j0 + threadIdx.x < C ? sb_j0 + threadIdx.x : C - 1;
-      const int64_t sb_c = sb_j < sb_body_in ? sb_head_in + sb_j : (sb_j < sb_body_in + sb_head_in ? sb_j - sb_body_in : sb_j);
+  const int64_t sb_lead_bias = (uintptr_t)bias / 4 % 32;
+  const int64_t sb_head_bias = sb_lead_bias == 0 ? 0 : 32 - sb_lead_bias < C ? 32 - sb_lead_bias : C;
+  const int64_t sb_body_bias = (C - sb_head_bias) / 32 * 32;
+  for (int64_t sb_j0 = 0; sb_j0 < C; sb_j0 += 256) {
+    // a warp whose first slot is past the end has none
+    if (sb_j0 + (int64_t)threadIdx.x / 32 * 32 < C) {
+      const int64_t sb_j = sb_j0 + (int64_t)threadIdx.x < C ? sb_j0 + (int64_t)threadIdx.x : C - 1;
+      const int64_t sb_c = sb_j < sb_body_bias ? sb_head_bias + sb_j : sb_j < sb_body_bias + sb_head_bias ? sb_j - sb_body_bias : sb_j;
       const float sb_v = bias[sb_c];
-      if (sb_j == sb_j0 + threadIdx.x) {
-        sb_rows[sb_off_bias + sb_c] = sb_v;
+      if (sb_j == sb_j0 + (int64_t)threadIdx.x) {
+        sb_rows_f32[sb_off_bias + sb_c] = sb_v;
       }
     }
   }
   __syncthreads();
-  float sb_row_mean[1];  // mean[row], in every thread of the block
-  float sb_row_variance[1];  // variance[row], in every thread of the block
-  float sb_row_rstd[1];  // rstd[row], in every thread of the block
-  // The per-row outputs of the worker's i-th row are kept by thread i % 256 and stored every 256 rows, so that every thread stores alike.
+  // The per-row outputs of the worker's i-th row are kept by thread i % 256 and stored
+  // every 256 rows, so that every thread stores alike.
   int64_t sb_kept_row = -1;
-  int64_t sb_i = 0;  // rows this block has done
+  int64_t sb_i = 0;
   float sb_kept_mean = 0.0f;
   float sb_kept_rstd = 0.0f;
   // The row is the same for every thread of the block, so loop bounds and barriers are uniform.
   for (int64_t sb_row = sb_worker; sb_row < BT; sb_row += sb_workers) {
-    if (sb_i % 256 == sb_lane) sb_kept_row = sb_row;
-    const int64_t sb_lead = (int64_t)((uintptr_t)(y + sb_row * C) / 4) % 32;
-    const int64_t sb_head = sb_lead == 0 ? 0 : (32 - sb_lead < C ? 32 - sb_lead : C);
+    if (sb_i % 256 == sb_lane) {
+      sb_kept_row = sb_row;
+    }
+    const int64_t sb_lead = ((uintptr_t)y / 4 + sb_row * C) % 32;
+    const int64_t sb_head = sb_lead == 0 ? 0 : 32 - sb_lead < C ? 32 - sb_lead : C;
     const int64_t sb_body = (C - sb_head) / 32 * 32;
     // Stage the rows read more than once: memory is read once per row.
-    {
-      const int64_t sb_lead_in = ((int64_t)((uintptr_t)(inp) / 4) + sb_row * C) % 32;
-      const int64_t sb_head_in = sb_lead_in == 0 ? 0 : (32 - sb_lead_in < C ? 32 - sb_lead_in : C);
-      const int64_t sb_body_in = (C - sb_head_in) / 32 * 32;
-      for (int64_t sb_j0 = 0; sb_j0 < C; sb_j0 += 256) {
-        if (sb_j0 + sb_lane / 32 * 32 >= C) {
-          continue;  // no slot for this warp
-        }
+    const int64_t sb_lead_inp = ((uintptr_t)inp / 4 + sb_row * C) % 32;
+    const int64_t sb_head_inp = sb_lead_inp == 0 ? 0 : 32 - sb_lead_inp < C ? 32 - sb_lead_inp : C;
+    const int64_t sb_body_inp = (C - sb_head_inp) / 32 * 32;
+    for (int64_t sb_j0 = 0; sb_j0 < C; sb_j0 += 256) {
+      // a warp whose first slot is past the end has none
+      if (sb_j0 + sb_lane / 32 * 32 < C) {
         const int64_t sb_j = sb_j0 + sb_lane < C ? sb_j0 + sb_lane : C - 1;
-        const int64_t sb_c = sb_j < sb_body_in ? sb_head_in + sb_j : (sb_j < sb_body_in + sb_head_in ? sb_j - sb_body_in : sb_j);
+        const int64_t sb_c = sb_j < sb_body_inp ? sb_head_inp + sb_j : sb_j < sb_body_inp + sb_head_inp ? sb_j - sb_body_inp : sb_j;
         const float sb_v = inp[sb_row * C + sb_c];
         if (sb_j == sb_j0 + sb_lane) {
-          sb_rows[sb_off_inp + sb_c] = sb_v;
+          sb_rows_f32[sb_off_inp + sb_c] = sb_v;
         }
       }
     }
     __syncthreads();
-    {  // mean[r] = sum(c in 0..C: inp[r, c]) / f32(C)
-      [[maybe_unused]] const int64_t r = sb_row;
-      float sb_acc = 0.0f;
-      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 256) {
-        const int64_t c = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
-        sb_acc += sb_rows[sb_off_inp + c];
-      }
-      sb_acc = sb_warp_sum_f32(sb_acc);  // every lane of the warp gets the warp's value
-      // Every thread combines the warps' values, in the same order.
-      if (threadIdx.x % 32 == 0) sb_warps_f32[threadIdx.x / 32] = sb_acc;
-      __syncthreads();
-      sb_acc = sb_warps_f32[0];
-      for (int sb_w = 1; sb_w < 8; ++sb_w) sb_acc += sb_warps_f32[sb_w];
-      __syncthreads();
-      sb_row_mean[0] = sb_acc / (float)C;
-      if (sb_i % 256 == sb_lane) sb_kept_mean = sb_row_mean[0];
+    // mean[r] = sum(c in 0..C: inp[r, c]) / f32(C)
+    float sb_acc_mean = 0.0f;
+    for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 256) {
+      const int64_t sb_k = sb_j < sb_body ? sb_head + sb_j : sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j;
+      sb_acc_mean += sb_rows_f32[sb_off_inp + sb_k];
+    }
+    // every lane of the warp gets the warp's value
+    sb_acc_mean = sb_warp_sum_f32(sb_acc_mean);
+    // Every thread combines the warps' values, in the same order.
+    if (sb_lane % 32 == 0) {
+      sb_warps_f32[sb_lane / 32] = sb_acc_mean;
     }
     __syncthreads();
-    {  // variance[r] = sum(c in 0..C: (inp[r, c] - mean[r]) * (inp[r, c] - mean[r])) / f32(C)
-      [[maybe_unused]] const int64_t r = sb_row;
-      float sb_acc = 0.0f;
-      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 256) {
-        const int64_t c = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
-        sb_acc += (sb_rows[sb_off_inp + c] - sb_row_mean[0]) * (sb_rows[sb_off_inp + c] - sb_row_mean[0]);
-      }
-      sb_acc = sb_warp_sum_f32(sb_acc);  // every lane of the warp gets the warp's value
-      // Every thread combines the warps' values, in the same order.
-      if (threadIdx.x % 32 == 0) sb_warps_f32[threadIdx.x / 32] = sb_acc;
-      __syncthreads();
-      sb_acc = sb_warps_f32[0];
-      for (int sb_w = 1; sb_w < 8; ++sb_w) sb_acc += sb_warps_f32[sb_w];
-      __syncthreads();
-      sb_row_variance[0] = sb_acc / (float)C;
+    sb_acc_mean = sb_warps_f32[0];
+    for (int64_t sb_w = 1; sb_w < 8; ++sb_w) {
+      sb_acc_mean += sb_warps_f32[sb_w];
     }
     __syncthreads();
-    {  // rstd[r] = 1.0 / sqrt(variance[r] + 1e-05)
-      [[maybe_unused]] const int64_t r = sb_row;
-      sb_row_rstd[0] = 1.0f / sqrtf(sb_row_variance[0] + 1.0e-5f);
-      if (sb_i % 256 == sb_lane) sb_kept_rstd = sb_row_rstd[0];
+    const float sb_row_mean = sb_acc_mean / (float)C;
+    if (sb_i % 256 == sb_lane) {
+      sb_kept_mean = sb_row_mean;
     }
     __syncthreads();
-    {  // y[r, c] = rstd[r] * (inp[r, c] - mean[r]) * weight[c] + bias[c]
-      [[maybe_unused]] const int64_t r = sb_row;
-      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 256) {
-        const int64_t sb_q = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
-        const int64_t c = sb_q;
-        y[r * C + c] = sb_row_rstd[0] * (sb_rows[sb_off_inp + c] - sb_row_mean[0]) * sb_rows[sb_off_weight + (c)] + sb_rows[sb_off_bias + (c)];
-      }
+    // variance[r] = sum(c in 0..C: (inp[r, c] - mean[r]) * (inp[r, c] - mean[r])) / f32(C)
+    float sb_acc_variance = 0.0f;
+    for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 256) {
+      const int64_t sb_k = sb_j < sb_body ? sb_head + sb_j : sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j;
+      sb_acc_variance += (sb_rows_f32[sb_off_inp + sb_k] - sb_row_mean) * (sb_rows_f32[sb_off_inp + sb_k] - sb_row_mean);
+    }
+    // every lane of the warp gets the warp's value
+    sb_acc_variance = sb_warp_sum_f32(sb_acc_variance);
+    // Every thread combines the warps' values, in the same order.
+    if (sb_lane % 32 == 0) {
+      sb_warps_f32[sb_lane / 32] = sb_acc_variance;
     }
     __syncthreads();
-    ++sb_i;
+    sb_acc_variance = sb_warps_f32[0];
+    for (int64_t sb_w = 1; sb_w < 8; ++sb_w) {
+      sb_acc_variance += sb_warps_f32[sb_w];
+    }
+    __syncthreads();
+    const float sb_row_variance = sb_acc_variance / (float)C;
+    __syncthreads();
+    // rstd[r] = 1.0 / sqrt(variance[r] + 1e-05)
+    const float sb_row_rstd = 1.0f / sqrtf(sb_row_variance + 1.0e-5f);
+    if (sb_i % 256 == sb_lane) {
+      sb_kept_rstd = sb_row_rstd;
+    }
+    __syncthreads();
+    // y[r, c] = rstd[r] * (inp[r, c] - mean[r]) * weight[c] + bias[c]
+    for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 256) {
+      const int64_t sb_q = sb_j < sb_body ? sb_head + sb_j : sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j;
+      y[sb_row * C + sb_q] = sb_row_rstd * (sb_rows_f32[sb_off_inp + sb_q] - sb_row_mean) * sb_rows_f32[sb_off_weight + sb_q] + sb_rows_f32[sb_off_bias + sb_q];
+    }
+    __syncthreads();
+    sb_i += 1;
     if (sb_i % 256 == 0) {
       mean[sb_kept_row] = sb_kept_mean;
       rstd[sb_kept_row] = sb_kept_rstd;
     }
   }
-  if (sb_kept_row >= 0  /* the last rows */) {
+  // The last rows.
+  if (sb_kept_row >= 0) {
     mean[sb_kept_row] = sb_kept_mean;
     rstd[sb_kept_row] = sb_kept_rstd;
   }
@@ -576,80 +568,86 @@ __global__ void __launch_bounds__(256) sb_block_per_row_s0_rows_global(
     const float* __restrict__ inp, const float* __restrict__ weight, const float* __restrict__ bias,
     float* __restrict__ y, float* __restrict__ mean, float* __restrict__ rstd, const int64_t BT,
     const int64_t C) {
-  SB_SHARED_ARRAY(float, sb_warps_f32, 8);  // one value per warp
-  const int64_t sb_lane = threadIdx.x;
-  const int64_t sb_worker = blockIdx.x;
-  const int64_t sb_workers = gridDim.x;
-  float sb_row_mean[1];  // mean[row], in every thread of the block
-  float sb_row_variance[1];  // variance[row], in every thread of the block
-  float sb_row_rstd[1];  // rstd[row], in every thread of the block
-  // The per-row outputs of the worker's i-th row are kept by thread i % 256 and stored every 256 rows, so that every thread stores alike.
+  SB_SHARED_ARRAY(float, sb_warps_f32, 8);
+  const int64_t sb_lane = (int64_t)threadIdx.x;
+  const int64_t sb_worker = (int64_t)blockIdx.x;
+  const int64_t sb_workers = (int64_t)gridDim.x;
+  // The per-row outputs of the worker's i-th row are kept by thread i % 256 and stored
+  // every 256 rows, so that every thread stores alike.
   int64_t sb_kept_row = -1;
-  int64_t sb_i = 0;  // rows this block has done
+  int64_t sb_i = 0;
   float sb_kept_mean = 0.0f;
   float sb_kept_rstd = 0.0f;
   // The row is the same for every thread of the block, so loop bounds and barriers are uniform.
   for (int64_t sb_row = sb_worker; sb_row < BT; sb_row += sb_workers) {
-    if (sb_i % 256 == sb_lane) sb_kept_row = sb_row;
-    const int64_t sb_lead = (int64_t)((uintptr_t)(y + sb_row * C) / 4) % 32;
-    const int64_t sb_head = sb_lead == 0 ? 0 : (32 - sb_lead < C ? 32 - sb_lead : C);
+    if (sb_i % 256 == sb_lane) {
+      sb_kept_row = sb_row;
+    }
+    const int64_t sb_lead = ((uintptr_t)y / 4 + sb_row * C) % 32;
+    const int64_t sb_head = sb_lead == 0 ? 0 : 32 - sb_lead < C ? 32 - sb_lead : C;
     const int64_t sb_body = (C - sb_head) / 32 * 32;
-    {  // mean[r] = sum(c in 0..C: inp[r, c]) / f32(C)
-      [[maybe_unused]] const int64_t r = sb_row;
-      float sb_acc = 0.0f;
-      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 256) {
-        const int64_t c = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
-        sb_acc += inp[r * C + c];
-      }
-      sb_acc = sb_warp_sum_f32(sb_acc);  // every lane of the warp gets the warp's value
-      // Every thread combines the warps' values, in the same order.
-      if (threadIdx.x % 32 == 0) sb_warps_f32[threadIdx.x / 32] = sb_acc;
-      __syncthreads();
-      sb_acc = sb_warps_f32[0];
-      for (int sb_w = 1; sb_w < 8; ++sb_w) sb_acc += sb_warps_f32[sb_w];
-      __syncthreads();
-      sb_row_mean[0] = sb_acc / (float)C;
-      if (sb_i % 256 == sb_lane) sb_kept_mean = sb_row_mean[0];
+    // mean[r] = sum(c in 0..C: inp[r, c]) / f32(C)
+    float sb_acc_mean = 0.0f;
+    for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 256) {
+      const int64_t sb_k = sb_j < sb_body ? sb_head + sb_j : sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j;
+      sb_acc_mean += inp[sb_row * C + sb_k];
+    }
+    // every lane of the warp gets the warp's value
+    sb_acc_mean = sb_warp_sum_f32(sb_acc_mean);
+    // Every thread combines the warps' values, in the same order.
+    if (sb_lane % 32 == 0) {
+      sb_warps_f32[sb_lane / 32] = sb_acc_mean;
     }
     __syncthreads();
-    {  // variance[r] = sum(c in 0..C: (inp[r, c] - mean[r]) * (inp[r, c] - mean[r])) / f32(C)
-      [[maybe_unused]] const int64_t r = sb_row;
-      float sb_acc = 0.0f;
-      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 256) {
-        const int64_t c = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
-        sb_acc += (inp[r * C + c] - sb_row_mean[0]) * (inp[r * C + c] - sb_row_mean[0]);
-      }
-      sb_acc = sb_warp_sum_f32(sb_acc);  // every lane of the warp gets the warp's value
-      // Every thread combines the warps' values, in the same order.
-      if (threadIdx.x % 32 == 0) sb_warps_f32[threadIdx.x / 32] = sb_acc;
-      __syncthreads();
-      sb_acc = sb_warps_f32[0];
-      for (int sb_w = 1; sb_w < 8; ++sb_w) sb_acc += sb_warps_f32[sb_w];
-      __syncthreads();
-      sb_row_variance[0] = sb_acc / (float)C;
+    sb_acc_mean = sb_warps_f32[0];
+    for (int64_t sb_w = 1; sb_w < 8; ++sb_w) {
+      sb_acc_mean += sb_warps_f32[sb_w];
     }
     __syncthreads();
-    {  // rstd[r] = 1.0 / sqrt(variance[r] + 1e-05)
-      [[maybe_unused]] const int64_t r = sb_row;
-      sb_row_rstd[0] = 1.0f / sqrtf(sb_row_variance[0] + 1.0e-5f);
-      if (sb_i % 256 == sb_lane) sb_kept_rstd = sb_row_rstd[0];
+    const float sb_row_mean = sb_acc_mean / (float)C;
+    if (sb_i % 256 == sb_lane) {
+      sb_kept_mean = sb_row_mean;
     }
     __syncthreads();
-    {  // y[r, c] = rstd[r] * (inp[r, c] - mean[r]) * weight[c] + bias[c]
-      [[maybe_unused]] const int64_t r = sb_row;
-      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 256) {
-        const int64_t sb_q = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
-        const int64_t c = sb_q;
-        y[r * C + c] = sb_row_rstd[0] * (inp[r * C + c] - sb_row_mean[0]) * weight[c] + bias[c];
-      }
+    // variance[r] = sum(c in 0..C: (inp[r, c] - mean[r]) * (inp[r, c] - mean[r])) / f32(C)
+    float sb_acc_variance = 0.0f;
+    for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 256) {
+      const int64_t sb_k = sb_j < sb_body ? sb_head + sb_j : sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j;
+      sb_acc_variance += (inp[sb_row * C + sb_k] - sb_row_mean) * (inp[sb_row * C + sb_k] - sb_row_mean);
     }
-    ++sb_i;
+    // every lane of the warp gets the warp's value
+    sb_acc_variance = sb_warp_sum_f32(sb_acc_variance);
+    // Every thread combines the warps' values, in the same order.
+    if (sb_lane % 32 == 0) {
+      sb_warps_f32[sb_lane / 32] = sb_acc_variance;
+    }
+    __syncthreads();
+    sb_acc_variance = sb_warps_f32[0];
+    for (int64_t sb_w = 1; sb_w < 8; ++sb_w) {
+      sb_acc_variance += sb_warps_f32[sb_w];
+    }
+    __syncthreads();
+    const float sb_row_variance = sb_acc_variance / (float)C;
+    __syncthreads();
+    // rstd[r] = 1.0 / sqrt(variance[r] + 1e-05)
+    const float sb_row_rstd = 1.0f / sqrtf(sb_row_variance + 1.0e-5f);
+    if (sb_i % 256 == sb_lane) {
+      sb_kept_rstd = sb_row_rstd;
+    }
+    __syncthreads();
+    // y[r, c] = rstd[r] * (inp[r, c] - mean[r]) * weight[c] + bias[c]
+    for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 256) {
+      const int64_t sb_q = sb_j < sb_body ? sb_head + sb_j : sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j;
+      y[sb_row * C + sb_q] = sb_row_rstd * (inp[sb_row * C + sb_q] - sb_row_mean) * weight[sb_q] + bias[sb_q];
+    }
+    sb_i += 1;
     if (sb_i % 256 == 0) {
       mean[sb_kept_row] = sb_kept_mean;
       rstd[sb_kept_row] = sb_kept_rstd;
     }
   }
-  if (sb_kept_row >= 0  /* the last rows */) {
+  // The last rows.
+  if (sb_kept_row >= 0) {
     mean[sb_kept_row] = sb_kept_mean;
     rstd[sb_kept_row] = sb_kept_rstd;
   }

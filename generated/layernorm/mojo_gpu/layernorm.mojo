@@ -226,45 +226,44 @@ def sb_warp_per_row_s0_rows(inp: Pointer[Float32, ImmUntrackedOrigin],
                             sb_arg_C: Int64) abi("C"):
     var BT = Int(sb_arg_BT)
     var C = Int(sb_arg_C)
-    var sb_rows = external_memory[
-        Float32, address_space=AddressSpace.SHARED, alignment=16, name="sb_dynamic_f32"
-    ]()
+    var sb_rows_f32 = external_memory[Float32, address_space=AddressSpace.SHARED, alignment=16, name="sb_rows_f32"]()
     # Shared memory: the broadcast tensors once per block, then one set of rows per warp.
     var sb_off_weight = 0
     var sb_off_bias = sb_off_weight + C
-    var sb_mine = sb_off_bias + C + (Int(thread_idx.x) // 32) * (C)  # this warp's rows
+    # this warp's rows
+    var sb_mine = sb_off_bias + C + Int(thread_idx.x) // 32 * C
     var sb_off_inp = sb_mine
     var sb_lane = Int(thread_idx.x) % 32
     var sb_worker = (Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)) // 32
     var sb_workers = Int(grid_dim.x) * (Int(block_dim.x) // 32)
     # Stage the tensors every row reads alike, once for all the block's rows.
     var sb_lead_weight = Int(weight) // 4 % 32
-    var sb_head_weight = 0 if sb_lead_weight == 0 else (32 - sb_lead_weight if 32 - sb_lead_weight < C else C)
+    var sb_head_weight = 0 if sb_lead_weight == 0 else min(32 - sb_lead_weight, C)
     var sb_body_weight = (C - sb_head_weight) // 32 * 32
     for sb_j0 in range(0, C, 256):
-        if sb_j0 + Int(thread_idx.x) // 32 * 32 >= C:
-            continue  # no slot for this warp
-        var sb_j = sb_j0 + Int(thread_idx.x) if sb_j0 + Int(thread_idx.x) < C else C - 1
-        var sb_c = sb_head_weight + sb_j if sb_j < sb_body_weight else (sb_j - sb_body_weight if sb_j < sb_body_weight + sb_head_weight else sb_j)
-        var sb_v = weight[unsafe_offset=sb_c]
-        if sb_j == sb_j0 + Int(thread_idx.x):
-            sb_rows[unsafe_offset=sb_off_weight + sb_c] = sb_v
+        # a warp whose first slot is past the end has none
+        if sb_j0 + Int(thread_idx.x) // 32 * 32 < C:
+            var sb_j = sb_j0 + Int(thread_idx.x) if sb_j0 + Int(thread_idx.x) < C else C - 1
+            var sb_c = sb_head_weight + sb_j if sb_j < sb_body_weight else sb_j - sb_body_weight if sb_j < sb_body_weight + sb_head_weight else sb_j
+            var sb_v = weight[unsafe_offset=sb_c]
+            if sb_j == sb_j0 + Int(thread_idx.x):
+                sb_rows_f32[unsafe_offset=sb_off_weight + sb_c] = sb_v
     var sb_lead_bias = Int(bias) // 4 % 32
-    var sb_head_bias = 0 if sb_lead_bias == 0 else (32 - sb_lead_bias if 32 - sb_lead_bias < C else C)
+    var sb_head_bias = 0 if sb_lead_bias == 0 else min(32 - sb_lead_bias, C)
     var sb_body_bias = (C - sb_head_bias) // 32 * 32
     for sb_j0 in range(0, C, 256):
-        if sb_j0 + Int(thread_idx.x) // 32 * 32 >= C:
-            continue  # no slot for this warp
-        var sb_j = sb_j0 + Int(thread_idx.x) if sb_j0 + Int(thread_idx.x) < C else C - 1
-        var sb_c = sb_head_bias + sb_j if sb_j < sb_body_bias else (sb_j - sb_body_bias if sb_j < sb_body_bias + sb_head_bias else sb_j)
-        var sb_v = bias[unsafe_offset=sb_c]
-        if sb_j == sb_j0 + Int(thread_idx.x):
-            sb_rows[unsafe_offset=sb_off_bias + sb_c] = sb_v
+        # a warp whose first slot is past the end has none
+        if sb_j0 + Int(thread_idx.x) // 32 * 32 < C:
+            var sb_j = sb_j0 + Int(thread_idx.x) if sb_j0 + Int(thread_idx.x) < C else C - 1
+            var sb_c = sb_head_bias + sb_j if sb_j < sb_body_bias else sb_j - sb_body_bias if sb_j < sb_body_bias + sb_head_bias else sb_j
+            var sb_v = bias[unsafe_offset=sb_c]
+            if sb_j == sb_j0 + Int(thread_idx.x):
+                sb_rows_f32[unsafe_offset=sb_off_bias + sb_c] = sb_v
     barrier()
     # The per-row outputs of the worker's i-th row are kept by thread i % 32 and stored
     # every 32 rows, so that every thread stores alike.
     var sb_kept_row = -1
-    var sb_i = 0  # rows this warp has done
+    var sb_i = 0
     var sb_kept_mean = Float32(0)
     var sb_kept_rstd = Float32(0)
     # The row is the same for every thread of the warp, so loop bounds and barriers are uniform.
@@ -272,46 +271,48 @@ def sb_warp_per_row_s0_rows(inp: Pointer[Float32, ImmUntrackedOrigin],
         if sb_i % 32 == sb_lane:
             sb_kept_row = sb_row
         var sb_lead = (Int(y) // 4 + sb_row * C) % 32
-        var sb_head = 0 if sb_lead == 0 else (32 - sb_lead if 32 - sb_lead < C else C)
+        var sb_head = 0 if sb_lead == 0 else min(32 - sb_lead, C)
         var sb_body = (C - sb_head) // 32 * 32
         # Stage the rows read more than once: memory is read once per row.
         var sb_lead_inp = (Int(inp) // 4 + sb_row * C) % 32
-        var sb_head_inp = 0 if sb_lead_inp == 0 else (32 - sb_lead_inp if 32 - sb_lead_inp < C else C)
+        var sb_head_inp = 0 if sb_lead_inp == 0 else min(32 - sb_lead_inp, C)
         var sb_body_inp = (C - sb_head_inp) // 32 * 32
         for sb_j0 in range(0, C, 32):
             var sb_j = sb_j0 + sb_lane if sb_j0 + sb_lane < C else C - 1
-            var sb_c = sb_head_inp + sb_j if sb_j < sb_body_inp else (sb_j - sb_body_inp if sb_j < sb_body_inp + sb_head_inp else sb_j)
+            var sb_c = sb_head_inp + sb_j if sb_j < sb_body_inp else sb_j - sb_body_inp if sb_j < sb_body_inp + sb_head_inp else sb_j
             var sb_v = inp[unsafe_offset=sb_row * C + sb_c]
             if sb_j == sb_j0 + sb_lane:
-                sb_rows[unsafe_offset=sb_off_inp + sb_c] = sb_v
+                sb_rows_f32[unsafe_offset=sb_off_inp + sb_c] = sb_v
         syncwarp()
         # mean[r] = sum(c in 0..C: inp[r, c]) / f32(C)
-        var sb_acc_mean: Float32 = Float32(0.0)
+        var sb_acc_mean = Float32(0.0)
         for sb_j in range(sb_lane, C, 32):
-            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
-            sb_acc_mean += sb_rows[unsafe_offset=sb_off_inp + c]
-        sb_acc_mean = sb_warp_sum_f32(sb_acc_mean)  # every lane of the warp gets the warp's value
-        var sb_row_mean: Float32 = sb_acc_mean / Float32(C)
+            var sb_k = sb_head + sb_j if sb_j < sb_body else sb_j - sb_body if sb_j < sb_body + sb_head else sb_j
+            sb_acc_mean += sb_rows_f32[unsafe_offset=sb_off_inp + sb_k]
+        # every lane of the warp gets the warp's value
+        sb_acc_mean = sb_warp_sum_f32(sb_acc_mean)
+        var sb_row_mean = sb_acc_mean / Float32(C)
         if sb_i % 32 == sb_lane:
             sb_kept_mean = sb_row_mean
         syncwarp()
         # variance[r] = sum(c in 0..C: (inp[r, c] - mean[r]) * (inp[r, c] - mean[r])) / f32(C)
-        var sb_acc_variance: Float32 = Float32(0.0)
+        var sb_acc_variance = Float32(0.0)
         for sb_j in range(sb_lane, C, 32):
-            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
-            sb_acc_variance += (sb_rows[unsafe_offset=sb_off_inp + c] - sb_row_mean) * (sb_rows[unsafe_offset=sb_off_inp + c] - sb_row_mean)
-        sb_acc_variance = sb_warp_sum_f32(sb_acc_variance)  # every lane of the warp gets the warp's value
-        var sb_row_variance: Float32 = sb_acc_variance / Float32(C)
+            var sb_k = sb_head + sb_j if sb_j < sb_body else sb_j - sb_body if sb_j < sb_body + sb_head else sb_j
+            sb_acc_variance += (sb_rows_f32[unsafe_offset=sb_off_inp + sb_k] - sb_row_mean) * (sb_rows_f32[unsafe_offset=sb_off_inp + sb_k] - sb_row_mean)
+        # every lane of the warp gets the warp's value
+        sb_acc_variance = sb_warp_sum_f32(sb_acc_variance)
+        var sb_row_variance = sb_acc_variance / Float32(C)
         syncwarp()
         # rstd[r] = 1.0 / sqrt(variance[r] + 1e-05)
-        var sb_row_rstd: Float32 = Float32(1.0) / sqrt(sb_row_variance + Float32(1.0e-5))
+        var sb_row_rstd = Float32(1.0) / sqrt(sb_row_variance + Float32(1.0e-5))
         if sb_i % 32 == sb_lane:
             sb_kept_rstd = sb_row_rstd
         syncwarp()
         # y[r, c] = rstd[r] * (inp[r, c] - mean[r]) * weight[c] + bias[c]
         for sb_j in range(sb_lane, C, 32):
-            var sb_q = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
-            y[unsafe_offset=sb_row * C + sb_q] = sb_row_rstd * (sb_rows[unsafe_offset=sb_off_inp + sb_q] - sb_row_mean) * sb_rows[unsafe_offset=sb_off_weight + sb_q] + sb_rows[unsafe_offset=sb_off_bias + sb_q]
+            var sb_q = sb_head + sb_j if sb_j < sb_body else sb_j - sb_body if sb_j < sb_body + sb_head else sb_j
+            y[unsafe_offset=sb_row * C + sb_q] = sb_row_rstd * (sb_rows_f32[unsafe_offset=sb_off_inp + sb_q] - sb_row_mean) * sb_rows_f32[unsafe_offset=sb_off_weight + sb_q] + sb_rows_f32[unsafe_offset=sb_off_bias + sb_q]
         syncwarp()
         sb_i += 1
         if sb_i % 32 == 0:
@@ -348,7 +349,7 @@ def sb_warp_per_row_s0_rows_global(inp: Pointer[Float32, ImmUntrackedOrigin],
     # The per-row outputs of the worker's i-th row are kept by thread i % 32 and stored
     # every 32 rows, so that every thread stores alike.
     var sb_kept_row = -1
-    var sb_i = 0  # rows this warp has done
+    var sb_i = 0
     var sb_kept_mean = Float32(0)
     var sb_kept_rstd = Float32(0)
     # The row is the same for every thread of the warp, so loop bounds and barriers are uniform.
@@ -356,34 +357,36 @@ def sb_warp_per_row_s0_rows_global(inp: Pointer[Float32, ImmUntrackedOrigin],
         if sb_i % 32 == sb_lane:
             sb_kept_row = sb_row
         var sb_lead = (Int(y) // 4 + sb_row * C) % 32
-        var sb_head = 0 if sb_lead == 0 else (32 - sb_lead if 32 - sb_lead < C else C)
+        var sb_head = 0 if sb_lead == 0 else min(32 - sb_lead, C)
         var sb_body = (C - sb_head) // 32 * 32
         # mean[r] = sum(c in 0..C: inp[r, c]) / f32(C)
-        var sb_acc_mean: Float32 = Float32(0.0)
+        var sb_acc_mean = Float32(0.0)
         for sb_j in range(sb_lane, C, 32):
-            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
-            sb_acc_mean += inp[unsafe_offset=sb_row * C + c]
-        sb_acc_mean = sb_warp_sum_f32(sb_acc_mean)  # every lane of the warp gets the warp's value
-        var sb_row_mean: Float32 = sb_acc_mean / Float32(C)
+            var sb_k = sb_head + sb_j if sb_j < sb_body else sb_j - sb_body if sb_j < sb_body + sb_head else sb_j
+            sb_acc_mean += inp[unsafe_offset=sb_row * C + sb_k]
+        # every lane of the warp gets the warp's value
+        sb_acc_mean = sb_warp_sum_f32(sb_acc_mean)
+        var sb_row_mean = sb_acc_mean / Float32(C)
         if sb_i % 32 == sb_lane:
             sb_kept_mean = sb_row_mean
         syncwarp()
         # variance[r] = sum(c in 0..C: (inp[r, c] - mean[r]) * (inp[r, c] - mean[r])) / f32(C)
-        var sb_acc_variance: Float32 = Float32(0.0)
+        var sb_acc_variance = Float32(0.0)
         for sb_j in range(sb_lane, C, 32):
-            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
-            sb_acc_variance += (inp[unsafe_offset=sb_row * C + c] - sb_row_mean) * (inp[unsafe_offset=sb_row * C + c] - sb_row_mean)
-        sb_acc_variance = sb_warp_sum_f32(sb_acc_variance)  # every lane of the warp gets the warp's value
-        var sb_row_variance: Float32 = sb_acc_variance / Float32(C)
+            var sb_k = sb_head + sb_j if sb_j < sb_body else sb_j - sb_body if sb_j < sb_body + sb_head else sb_j
+            sb_acc_variance += (inp[unsafe_offset=sb_row * C + sb_k] - sb_row_mean) * (inp[unsafe_offset=sb_row * C + sb_k] - sb_row_mean)
+        # every lane of the warp gets the warp's value
+        sb_acc_variance = sb_warp_sum_f32(sb_acc_variance)
+        var sb_row_variance = sb_acc_variance / Float32(C)
         syncwarp()
         # rstd[r] = 1.0 / sqrt(variance[r] + 1e-05)
-        var sb_row_rstd: Float32 = Float32(1.0) / sqrt(sb_row_variance + Float32(1.0e-5))
+        var sb_row_rstd = Float32(1.0) / sqrt(sb_row_variance + Float32(1.0e-5))
         if sb_i % 32 == sb_lane:
             sb_kept_rstd = sb_row_rstd
         syncwarp()
         # y[r, c] = rstd[r] * (inp[r, c] - mean[r]) * weight[c] + bias[c]
         for sb_j in range(sb_lane, C, 32):
-            var sb_q = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
+            var sb_q = sb_head + sb_j if sb_j < sb_body else sb_j - sb_body if sb_j < sb_body + sb_head else sb_j
             y[unsafe_offset=sb_row * C + sb_q] = sb_row_rstd * (inp[unsafe_offset=sb_row * C + sb_q] - sb_row_mean) * weight[unsafe_offset=sb_q] + bias[unsafe_offset=sb_q]
         sb_i += 1
         if sb_i % 32 == 0:
@@ -419,46 +422,45 @@ def sb_block_per_row_s0_rows(inp: Pointer[Float32, ImmUntrackedOrigin],
                              sb_arg_C: Int64) abi("C"):
     var BT = Int(sb_arg_BT)
     var C = Int(sb_arg_C)
-    var sb_warps_f32 = stack_allocation[8, Float32, address_space=AddressSpace.SHARED]()  # one value per warp
-    var sb_rows = external_memory[
-        Float32, address_space=AddressSpace.SHARED, alignment=16, name="sb_dynamic_f32"
-    ]()
+    var sb_warps_f32 = stack_allocation[8, Float32, address_space=AddressSpace.SHARED]()
+    var sb_rows_f32 = external_memory[Float32, address_space=AddressSpace.SHARED, alignment=16, name="sb_rows_f32"]()
     # Shared memory: the broadcast tensors once per block, then one set of rows per block.
     var sb_off_weight = 0
     var sb_off_bias = sb_off_weight + C
-    var sb_mine = sb_off_bias + C  # this block's rows
+    # this block's rows
+    var sb_mine = sb_off_bias + C
     var sb_off_inp = sb_mine
     var sb_lane = Int(thread_idx.x)
     var sb_worker = Int(block_idx.x)
     var sb_workers = Int(grid_dim.x)
     # Stage the tensors every row reads alike, once for all the block's rows.
     var sb_lead_weight = Int(weight) // 4 % 32
-    var sb_head_weight = 0 if sb_lead_weight == 0 else (32 - sb_lead_weight if 32 - sb_lead_weight < C else C)
+    var sb_head_weight = 0 if sb_lead_weight == 0 else min(32 - sb_lead_weight, C)
     var sb_body_weight = (C - sb_head_weight) // 32 * 32
     for sb_j0 in range(0, C, 256):
-        if sb_j0 + Int(thread_idx.x) // 32 * 32 >= C:
-            continue  # no slot for this warp
-        var sb_j = sb_j0 + Int(thread_idx.x) if sb_j0 + Int(thread_idx.x) < C else C - 1
-        var sb_c = sb_head_weight + sb_j if sb_j < sb_body_weight else (sb_j - sb_body_weight if sb_j < sb_body_weight + sb_head_weight else sb_j)
-        var sb_v = weight[unsafe_offset=sb_c]
-        if sb_j == sb_j0 + Int(thread_idx.x):
-            sb_rows[unsafe_offset=sb_off_weight + sb_c] = sb_v
+        # a warp whose first slot is past the end has none
+        if sb_j0 + Int(thread_idx.x) // 32 * 32 < C:
+            var sb_j = sb_j0 + Int(thread_idx.x) if sb_j0 + Int(thread_idx.x) < C else C - 1
+            var sb_c = sb_head_weight + sb_j if sb_j < sb_body_weight else sb_j - sb_body_weight if sb_j < sb_body_weight + sb_head_weight else sb_j
+            var sb_v = weight[unsafe_offset=sb_c]
+            if sb_j == sb_j0 + Int(thread_idx.x):
+                sb_rows_f32[unsafe_offset=sb_off_weight + sb_c] = sb_v
     var sb_lead_bias = Int(bias) // 4 % 32
-    var sb_head_bias = 0 if sb_lead_bias == 0 else (32 - sb_lead_bias if 32 - sb_lead_bias < C else C)
+    var sb_head_bias = 0 if sb_lead_bias == 0 else min(32 - sb_lead_bias, C)
     var sb_body_bias = (C - sb_head_bias) // 32 * 32
     for sb_j0 in range(0, C, 256):
-        if sb_j0 + Int(thread_idx.x) // 32 * 32 >= C:
-            continue  # no slot for this warp
-        var sb_j = sb_j0 + Int(thread_idx.x) if sb_j0 + Int(thread_idx.x) < C else C - 1
-        var sb_c = sb_head_bias + sb_j if sb_j < sb_body_bias else (sb_j - sb_body_bias if sb_j < sb_body_bias + sb_head_bias else sb_j)
-        var sb_v = bias[unsafe_offset=sb_c]
-        if sb_j == sb_j0 + Int(thread_idx.x):
-            sb_rows[unsafe_offset=sb_off_bias + sb_c] = sb_v
+        # a warp whose first slot is past the end has none
+        if sb_j0 + Int(thread_idx.x) // 32 * 32 < C:
+            var sb_j = sb_j0 + Int(thread_idx.x) if sb_j0 + Int(thread_idx.x) < C else C - 1
+            var sb_c = sb_head_bias + sb_j if sb_j < sb_body_bias else sb_j - sb_body_bias if sb_j < sb_body_bias + sb_head_bias else sb_j
+            var sb_v = bias[unsafe_offset=sb_c]
+            if sb_j == sb_j0 + Int(thread_idx.x):
+                sb_rows_f32[unsafe_offset=sb_off_bias + sb_c] = sb_v
     barrier()
     # The per-row outputs of the worker's i-th row are kept by thread i % 256 and stored
     # every 256 rows, so that every thread stores alike.
     var sb_kept_row = -1
-    var sb_i = 0  # rows this block has done
+    var sb_i = 0
     var sb_kept_mean = Float32(0)
     var sb_kept_rstd = Float32(0)
     # The row is the same for every thread of the block, so loop bounds and barriers are uniform.
@@ -466,27 +468,28 @@ def sb_block_per_row_s0_rows(inp: Pointer[Float32, ImmUntrackedOrigin],
         if sb_i % 256 == sb_lane:
             sb_kept_row = sb_row
         var sb_lead = (Int(y) // 4 + sb_row * C) % 32
-        var sb_head = 0 if sb_lead == 0 else (32 - sb_lead if 32 - sb_lead < C else C)
+        var sb_head = 0 if sb_lead == 0 else min(32 - sb_lead, C)
         var sb_body = (C - sb_head) // 32 * 32
         # Stage the rows read more than once: memory is read once per row.
         var sb_lead_inp = (Int(inp) // 4 + sb_row * C) % 32
-        var sb_head_inp = 0 if sb_lead_inp == 0 else (32 - sb_lead_inp if 32 - sb_lead_inp < C else C)
+        var sb_head_inp = 0 if sb_lead_inp == 0 else min(32 - sb_lead_inp, C)
         var sb_body_inp = (C - sb_head_inp) // 32 * 32
         for sb_j0 in range(0, C, 256):
-            if sb_j0 + sb_lane // 32 * 32 >= C:
-                continue  # no slot for this warp
-            var sb_j = sb_j0 + sb_lane if sb_j0 + sb_lane < C else C - 1
-            var sb_c = sb_head_inp + sb_j if sb_j < sb_body_inp else (sb_j - sb_body_inp if sb_j < sb_body_inp + sb_head_inp else sb_j)
-            var sb_v = inp[unsafe_offset=sb_row * C + sb_c]
-            if sb_j == sb_j0 + sb_lane:
-                sb_rows[unsafe_offset=sb_off_inp + sb_c] = sb_v
+            # a warp whose first slot is past the end has none
+            if sb_j0 + sb_lane // 32 * 32 < C:
+                var sb_j = sb_j0 + sb_lane if sb_j0 + sb_lane < C else C - 1
+                var sb_c = sb_head_inp + sb_j if sb_j < sb_body_inp else sb_j - sb_body_inp if sb_j < sb_body_inp + sb_head_inp else sb_j
+                var sb_v = inp[unsafe_offset=sb_row * C + sb_c]
+                if sb_j == sb_j0 + sb_lane:
+                    sb_rows_f32[unsafe_offset=sb_off_inp + sb_c] = sb_v
         barrier()
         # mean[r] = sum(c in 0..C: inp[r, c]) / f32(C)
-        var sb_acc_mean: Float32 = Float32(0.0)
+        var sb_acc_mean = Float32(0.0)
         for sb_j in range(sb_lane, C, 256):
-            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
-            sb_acc_mean += sb_rows[unsafe_offset=sb_off_inp + c]
-        sb_acc_mean = sb_warp_sum_f32(sb_acc_mean)  # every lane of the warp gets the warp's value
+            var sb_k = sb_head + sb_j if sb_j < sb_body else sb_j - sb_body if sb_j < sb_body + sb_head else sb_j
+            sb_acc_mean += sb_rows_f32[unsafe_offset=sb_off_inp + sb_k]
+        # every lane of the warp gets the warp's value
+        sb_acc_mean = sb_warp_sum_f32(sb_acc_mean)
         # Every thread combines the warps' values, in the same order.
         if sb_lane % 32 == 0:
             sb_warps_f32[unsafe_offset=sb_lane // 32] = sb_acc_mean
@@ -495,16 +498,17 @@ def sb_block_per_row_s0_rows(inp: Pointer[Float32, ImmUntrackedOrigin],
         for sb_w in range(1, 8):
             sb_acc_mean += sb_warps_f32[unsafe_offset=sb_w]
         barrier()
-        var sb_row_mean: Float32 = sb_acc_mean / Float32(C)
+        var sb_row_mean = sb_acc_mean / Float32(C)
         if sb_i % 256 == sb_lane:
             sb_kept_mean = sb_row_mean
         barrier()
         # variance[r] = sum(c in 0..C: (inp[r, c] - mean[r]) * (inp[r, c] - mean[r])) / f32(C)
-        var sb_acc_variance: Float32 = Float32(0.0)
+        var sb_acc_variance = Float32(0.0)
         for sb_j in range(sb_lane, C, 256):
-            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
-            sb_acc_variance += (sb_rows[unsafe_offset=sb_off_inp + c] - sb_row_mean) * (sb_rows[unsafe_offset=sb_off_inp + c] - sb_row_mean)
-        sb_acc_variance = sb_warp_sum_f32(sb_acc_variance)  # every lane of the warp gets the warp's value
+            var sb_k = sb_head + sb_j if sb_j < sb_body else sb_j - sb_body if sb_j < sb_body + sb_head else sb_j
+            sb_acc_variance += (sb_rows_f32[unsafe_offset=sb_off_inp + sb_k] - sb_row_mean) * (sb_rows_f32[unsafe_offset=sb_off_inp + sb_k] - sb_row_mean)
+        # every lane of the warp gets the warp's value
+        sb_acc_variance = sb_warp_sum_f32(sb_acc_variance)
         # Every thread combines the warps' values, in the same order.
         if sb_lane % 32 == 0:
             sb_warps_f32[unsafe_offset=sb_lane // 32] = sb_acc_variance
@@ -513,17 +517,17 @@ def sb_block_per_row_s0_rows(inp: Pointer[Float32, ImmUntrackedOrigin],
         for sb_w in range(1, 8):
             sb_acc_variance += sb_warps_f32[unsafe_offset=sb_w]
         barrier()
-        var sb_row_variance: Float32 = sb_acc_variance / Float32(C)
+        var sb_row_variance = sb_acc_variance / Float32(C)
         barrier()
         # rstd[r] = 1.0 / sqrt(variance[r] + 1e-05)
-        var sb_row_rstd: Float32 = Float32(1.0) / sqrt(sb_row_variance + Float32(1.0e-5))
+        var sb_row_rstd = Float32(1.0) / sqrt(sb_row_variance + Float32(1.0e-5))
         if sb_i % 256 == sb_lane:
             sb_kept_rstd = sb_row_rstd
         barrier()
         # y[r, c] = rstd[r] * (inp[r, c] - mean[r]) * weight[c] + bias[c]
         for sb_j in range(sb_lane, C, 256):
-            var sb_q = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
-            y[unsafe_offset=sb_row * C + sb_q] = sb_row_rstd * (sb_rows[unsafe_offset=sb_off_inp + sb_q] - sb_row_mean) * sb_rows[unsafe_offset=sb_off_weight + sb_q] + sb_rows[unsafe_offset=sb_off_bias + sb_q]
+            var sb_q = sb_head + sb_j if sb_j < sb_body else sb_j - sb_body if sb_j < sb_body + sb_head else sb_j
+            y[unsafe_offset=sb_row * C + sb_q] = sb_row_rstd * (sb_rows_f32[unsafe_offset=sb_off_inp + sb_q] - sb_row_mean) * sb_rows_f32[unsafe_offset=sb_off_weight + sb_q] + sb_rows_f32[unsafe_offset=sb_off_bias + sb_q]
         barrier()
         sb_i += 1
         if sb_i % 256 == 0:
@@ -554,14 +558,14 @@ def sb_block_per_row_s0_rows_global(inp: Pointer[Float32, ImmUntrackedOrigin],
                                     sb_arg_C: Int64) abi("C"):
     var BT = Int(sb_arg_BT)
     var C = Int(sb_arg_C)
-    var sb_warps_f32 = stack_allocation[8, Float32, address_space=AddressSpace.SHARED]()  # one value per warp
+    var sb_warps_f32 = stack_allocation[8, Float32, address_space=AddressSpace.SHARED]()
     var sb_lane = Int(thread_idx.x)
     var sb_worker = Int(block_idx.x)
     var sb_workers = Int(grid_dim.x)
     # The per-row outputs of the worker's i-th row are kept by thread i % 256 and stored
     # every 256 rows, so that every thread stores alike.
     var sb_kept_row = -1
-    var sb_i = 0  # rows this block has done
+    var sb_i = 0
     var sb_kept_mean = Float32(0)
     var sb_kept_rstd = Float32(0)
     # The row is the same for every thread of the block, so loop bounds and barriers are uniform.
@@ -569,14 +573,15 @@ def sb_block_per_row_s0_rows_global(inp: Pointer[Float32, ImmUntrackedOrigin],
         if sb_i % 256 == sb_lane:
             sb_kept_row = sb_row
         var sb_lead = (Int(y) // 4 + sb_row * C) % 32
-        var sb_head = 0 if sb_lead == 0 else (32 - sb_lead if 32 - sb_lead < C else C)
+        var sb_head = 0 if sb_lead == 0 else min(32 - sb_lead, C)
         var sb_body = (C - sb_head) // 32 * 32
         # mean[r] = sum(c in 0..C: inp[r, c]) / f32(C)
-        var sb_acc_mean: Float32 = Float32(0.0)
+        var sb_acc_mean = Float32(0.0)
         for sb_j in range(sb_lane, C, 256):
-            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
-            sb_acc_mean += inp[unsafe_offset=sb_row * C + c]
-        sb_acc_mean = sb_warp_sum_f32(sb_acc_mean)  # every lane of the warp gets the warp's value
+            var sb_k = sb_head + sb_j if sb_j < sb_body else sb_j - sb_body if sb_j < sb_body + sb_head else sb_j
+            sb_acc_mean += inp[unsafe_offset=sb_row * C + sb_k]
+        # every lane of the warp gets the warp's value
+        sb_acc_mean = sb_warp_sum_f32(sb_acc_mean)
         # Every thread combines the warps' values, in the same order.
         if sb_lane % 32 == 0:
             sb_warps_f32[unsafe_offset=sb_lane // 32] = sb_acc_mean
@@ -585,16 +590,17 @@ def sb_block_per_row_s0_rows_global(inp: Pointer[Float32, ImmUntrackedOrigin],
         for sb_w in range(1, 8):
             sb_acc_mean += sb_warps_f32[unsafe_offset=sb_w]
         barrier()
-        var sb_row_mean: Float32 = sb_acc_mean / Float32(C)
+        var sb_row_mean = sb_acc_mean / Float32(C)
         if sb_i % 256 == sb_lane:
             sb_kept_mean = sb_row_mean
         barrier()
         # variance[r] = sum(c in 0..C: (inp[r, c] - mean[r]) * (inp[r, c] - mean[r])) / f32(C)
-        var sb_acc_variance: Float32 = Float32(0.0)
+        var sb_acc_variance = Float32(0.0)
         for sb_j in range(sb_lane, C, 256):
-            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
-            sb_acc_variance += (inp[unsafe_offset=sb_row * C + c] - sb_row_mean) * (inp[unsafe_offset=sb_row * C + c] - sb_row_mean)
-        sb_acc_variance = sb_warp_sum_f32(sb_acc_variance)  # every lane of the warp gets the warp's value
+            var sb_k = sb_head + sb_j if sb_j < sb_body else sb_j - sb_body if sb_j < sb_body + sb_head else sb_j
+            sb_acc_variance += (inp[unsafe_offset=sb_row * C + sb_k] - sb_row_mean) * (inp[unsafe_offset=sb_row * C + sb_k] - sb_row_mean)
+        # every lane of the warp gets the warp's value
+        sb_acc_variance = sb_warp_sum_f32(sb_acc_variance)
         # Every thread combines the warps' values, in the same order.
         if sb_lane % 32 == 0:
             sb_warps_f32[unsafe_offset=sb_lane // 32] = sb_acc_variance
@@ -603,16 +609,16 @@ def sb_block_per_row_s0_rows_global(inp: Pointer[Float32, ImmUntrackedOrigin],
         for sb_w in range(1, 8):
             sb_acc_variance += sb_warps_f32[unsafe_offset=sb_w]
         barrier()
-        var sb_row_variance: Float32 = sb_acc_variance / Float32(C)
+        var sb_row_variance = sb_acc_variance / Float32(C)
         barrier()
         # rstd[r] = 1.0 / sqrt(variance[r] + 1e-05)
-        var sb_row_rstd: Float32 = Float32(1.0) / sqrt(sb_row_variance + Float32(1.0e-5))
+        var sb_row_rstd = Float32(1.0) / sqrt(sb_row_variance + Float32(1.0e-5))
         if sb_i % 256 == sb_lane:
             sb_kept_rstd = sb_row_rstd
         barrier()
         # y[r, c] = rstd[r] * (inp[r, c] - mean[r]) * weight[c] + bias[c]
         for sb_j in range(sb_lane, C, 256):
-            var sb_q = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
+            var sb_q = sb_head + sb_j if sb_j < sb_body else sb_j - sb_body if sb_j < sb_body + sb_head else sb_j
             y[unsafe_offset=sb_row * C + sb_q] = sb_row_rstd * (inp[unsafe_offset=sb_row * C + sb_q] - sb_row_mean) * weight[unsafe_offset=sb_q] + bias[unsafe_offset=sb_q]
         sb_i += 1
         if sb_i % 256 == 0:

@@ -144,71 +144,63 @@ __global__ void __launch_bounds__(256) sb_grid_stride_s1(
 __global__ void __launch_bounds__(256) sb_warp_per_row_s0_rows(
     const float* __restrict__ x, const float* __restrict__ weight, float* __restrict__ y,
     const int64_t R, const int64_t C) {
-  SB_DYNAMIC_SHARED(float, sb_rows);
+  SB_DYNAMIC_SHARED(float, sb_rows_f32);
   // Shared memory: the broadcast tensors once per block, then one set of rows per warp.
   const int64_t sb_off_weight = 0;
-  const int64_t sb_mine = sb_off_weight + C + (threadIdx.x / 32) * (C);  // this warp's rows
+  // this warp's rows
+  const int64_t sb_mine = sb_off_weight + C + (int64_t)threadIdx.x / 32 * C;
   const int64_t sb_off_x = sb_mine;
-  const int64_t sb_lane = threadIdx.x % 32;
-  const int64_t sb_worker = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
-  const int64_t sb_workers = (int64_t)gridDim.x * (blockDim.x / 32);
+  const int64_t sb_lane = (int64_t)threadIdx.x % 32;
+  const int64_t sb_worker = ((int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x) / 32;
+  const int64_t sb_workers = (int64_t)gridDim.x * ((int64_t)blockDim.x / 32);
   // Stage the tensors every row reads alike, once for all the block's rows.
-  {
-    const int64_t sb_lead_in = (int64_t)((uintptr_t)(weight) / 4) % 32;
-    const int64_t sb_head_in = sb_lead_in == 0 ? 0 : (32 - sb_lead_in < C ? 32 - sb_lead_in : C);
-    const int64_t sb_body_in = (C - sb_head_in) / 32 * 32;
-    for (int64_t sb_j0 = 0; sb_j0 < C; sb_j0 += 256) {
-      if (sb_j0 + threadIdx.x / 32 * 32 >= C) {
-        continue;  // no slot for this warp
-      }
-      const int64_t sb_j = sb_j0 + threadIdx.x < C ? sb_j0 + threadIdx.x : C - 1;
-      const int64_t sb_c = sb_j < sb_body_in ? sb_head_in + sb_j : (sb_j < sb_body_in + sb_head_in ? sb_j - sb_body_in : sb_j);
+  const int64_t sb_lead_weight = (uintptr_t)weight / 4 % 32;
+  const int64_t sb_head_weight = sb_lead_weight == 0 ? 0 : 32 - sb_lead_weight < C ? 32 - sb_lead_weight : C;
+  const int64_t sb_body_weight = (C - sb_head_weight) / 32 * 32;
+  for (int64_t sb_j0 = 0; sb_j0 < C; sb_j0 += 256) {
+    // a warp whose first slot is past the end has none
+    if (sb_j0 + (int64_t)threadIdx.x / 32 * 32 < C) {
+      const int64_t sb_j = sb_j0 + (int64_t)threadIdx.x < C ? sb_j0 + (int64_t)threadIdx.x : C - 1;
+      const int64_t sb_c = sb_j < sb_body_weight ? sb_head_weight + sb_j : sb_j < sb_body_weight + sb_head_weight ? sb_j - sb_body_weight : sb_j;
       const float sb_v = weight[sb_c];
-      if (sb_j == sb_j0 + threadIdx.x) {
-        sb_rows[sb_off_weight + sb_c] = sb_v;
+      if (sb_j == sb_j0 + (int64_t)threadIdx.x) {
+        sb_rows_f32[sb_off_weight + sb_c] = sb_v;
       }
     }
   }
   __syncthreads();
-  float sb_row_rstd[1];  // rstd[row], in every thread of the warp
   // The row is the same for every thread of the warp, so loop bounds and barriers are uniform.
   for (int64_t sb_row = sb_worker; sb_row < R; sb_row += sb_workers) {
-    const int64_t sb_lead = (int64_t)((uintptr_t)(y + sb_row * C) / 4) % 32;
-    const int64_t sb_head = sb_lead == 0 ? 0 : (32 - sb_lead < C ? 32 - sb_lead : C);
+    const int64_t sb_lead = ((uintptr_t)y / 4 + sb_row * C) % 32;
+    const int64_t sb_head = sb_lead == 0 ? 0 : 32 - sb_lead < C ? 32 - sb_lead : C;
     const int64_t sb_body = (C - sb_head) / 32 * 32;
     // Stage the rows read more than once: memory is read once per row.
-    {
-      const int64_t sb_lead_in = ((int64_t)((uintptr_t)(x) / 4) + sb_row * C) % 32;
-      const int64_t sb_head_in = sb_lead_in == 0 ? 0 : (32 - sb_lead_in < C ? 32 - sb_lead_in : C);
-      const int64_t sb_body_in = (C - sb_head_in) / 32 * 32;
-      for (int64_t sb_j0 = 0; sb_j0 < C; sb_j0 += 32) {
-        const int64_t sb_j = sb_j0 + sb_lane < C ? sb_j0 + sb_lane : C - 1;
-        const int64_t sb_c = sb_j < sb_body_in ? sb_head_in + sb_j : (sb_j < sb_body_in + sb_head_in ? sb_j - sb_body_in : sb_j);
-        const float sb_v = x[sb_row * C + sb_c];
-        if (sb_j == sb_j0 + sb_lane) {
-          sb_rows[sb_off_x + sb_c] = sb_v;
-        }
+    const int64_t sb_lead_x = ((uintptr_t)x / 4 + sb_row * C) % 32;
+    const int64_t sb_head_x = sb_lead_x == 0 ? 0 : 32 - sb_lead_x < C ? 32 - sb_lead_x : C;
+    const int64_t sb_body_x = (C - sb_head_x) / 32 * 32;
+    for (int64_t sb_j0 = 0; sb_j0 < C; sb_j0 += 32) {
+      const int64_t sb_j = sb_j0 + sb_lane < C ? sb_j0 + sb_lane : C - 1;
+      const int64_t sb_c = sb_j < sb_body_x ? sb_head_x + sb_j : sb_j < sb_body_x + sb_head_x ? sb_j - sb_body_x : sb_j;
+      const float sb_v = x[sb_row * C + sb_c];
+      if (sb_j == sb_j0 + sb_lane) {
+        sb_rows_f32[sb_off_x + sb_c] = sb_v;
       }
     }
     __syncwarp();
-    {  // rstd[r] = 1.0 / sqrt(sum(c in 0..C: x[r, c] * x[r, c]) / f32(C) + 1e-05)
-      [[maybe_unused]] const int64_t r = sb_row;
-      float sb_acc = 0.0f;
-      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
-        const int64_t c = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
-        sb_acc += sb_rows[sb_off_x + c] * sb_rows[sb_off_x + c];
-      }
-      sb_acc = sb_warp_sum_f32(sb_acc);  // every lane of the warp gets the warp's value
-      sb_row_rstd[0] = 1.0f / sqrtf(sb_acc / (float)C + 1.0e-5f);
+    // rstd[r] = 1.0 / sqrt(sum(c in 0..C: x[r, c] * x[r, c]) / f32(C) + 1e-05)
+    float sb_acc_rstd = 0.0f;
+    for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
+      const int64_t sb_k = sb_j < sb_body ? sb_head + sb_j : sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j;
+      sb_acc_rstd += sb_rows_f32[sb_off_x + sb_k] * sb_rows_f32[sb_off_x + sb_k];
     }
+    // every lane of the warp gets the warp's value
+    sb_acc_rstd = sb_warp_sum_f32(sb_acc_rstd);
+    const float sb_row_rstd = 1.0f / sqrtf(sb_acc_rstd / (float)C + 1.0e-5f);
     __syncwarp();
-    {  // y[r, c] = weight[c] * (rstd[r] * x[r, c])
-      [[maybe_unused]] const int64_t r = sb_row;
-      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
-        const int64_t sb_q = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
-        const int64_t c = sb_q;
-        y[r * C + c] = sb_rows[sb_off_weight + (c)] * (sb_row_rstd[0] * sb_rows[sb_off_x + c]);
-      }
+    // y[r, c] = weight[c] * (rstd[r] * x[r, c])
+    for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
+      const int64_t sb_q = sb_j < sb_body ? sb_head + sb_j : sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j;
+      y[sb_row * C + sb_q] = sb_rows_f32[sb_off_weight + sb_q] * (sb_row_rstd * sb_rows_f32[sb_off_x + sb_q]);
     }
     __syncwarp();
   }
@@ -223,33 +215,28 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s0_rows(
 __global__ void __launch_bounds__(256) sb_warp_per_row_s0_rows_global(
     const float* __restrict__ x, const float* __restrict__ weight, float* __restrict__ y,
     const int64_t R, const int64_t C) {
-  const int64_t sb_lane = threadIdx.x % 32;
-  const int64_t sb_worker = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
-  const int64_t sb_workers = (int64_t)gridDim.x * (blockDim.x / 32);
-  float sb_row_rstd[1];  // rstd[row], in every thread of the warp
+  const int64_t sb_lane = (int64_t)threadIdx.x % 32;
+  const int64_t sb_worker = ((int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x) / 32;
+  const int64_t sb_workers = (int64_t)gridDim.x * ((int64_t)blockDim.x / 32);
   // The row is the same for every thread of the warp, so loop bounds and barriers are uniform.
   for (int64_t sb_row = sb_worker; sb_row < R; sb_row += sb_workers) {
-    const int64_t sb_lead = (int64_t)((uintptr_t)(y + sb_row * C) / 4) % 32;
-    const int64_t sb_head = sb_lead == 0 ? 0 : (32 - sb_lead < C ? 32 - sb_lead : C);
+    const int64_t sb_lead = ((uintptr_t)y / 4 + sb_row * C) % 32;
+    const int64_t sb_head = sb_lead == 0 ? 0 : 32 - sb_lead < C ? 32 - sb_lead : C;
     const int64_t sb_body = (C - sb_head) / 32 * 32;
-    {  // rstd[r] = 1.0 / sqrt(sum(c in 0..C: x[r, c] * x[r, c]) / f32(C) + 1e-05)
-      [[maybe_unused]] const int64_t r = sb_row;
-      float sb_acc = 0.0f;
-      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
-        const int64_t c = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
-        sb_acc += x[r * C + c] * x[r * C + c];
-      }
-      sb_acc = sb_warp_sum_f32(sb_acc);  // every lane of the warp gets the warp's value
-      sb_row_rstd[0] = 1.0f / sqrtf(sb_acc / (float)C + 1.0e-5f);
+    // rstd[r] = 1.0 / sqrt(sum(c in 0..C: x[r, c] * x[r, c]) / f32(C) + 1e-05)
+    float sb_acc_rstd = 0.0f;
+    for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
+      const int64_t sb_k = sb_j < sb_body ? sb_head + sb_j : sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j;
+      sb_acc_rstd += x[sb_row * C + sb_k] * x[sb_row * C + sb_k];
     }
+    // every lane of the warp gets the warp's value
+    sb_acc_rstd = sb_warp_sum_f32(sb_acc_rstd);
+    const float sb_row_rstd = 1.0f / sqrtf(sb_acc_rstd / (float)C + 1.0e-5f);
     __syncwarp();
-    {  // y[r, c] = weight[c] * (rstd[r] * x[r, c])
-      [[maybe_unused]] const int64_t r = sb_row;
-      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
-        const int64_t sb_q = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
-        const int64_t c = sb_q;
-        y[r * C + c] = weight[c] * (sb_row_rstd[0] * x[r * C + c]);
-      }
+    // y[r, c] = weight[c] * (rstd[r] * x[r, c])
+    for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
+      const int64_t sb_q = sb_j < sb_body ? sb_head + sb_j : sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j;
+      y[sb_row * C + sb_q] = weight[sb_q] * (sb_row_rstd * x[sb_row * C + sb_q]);
     }
   }
 }
@@ -267,81 +254,77 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s0_rows_global(
 __global__ void __launch_bounds__(256) sb_block_per_row_s0_rows(
     const float* __restrict__ x, const float* __restrict__ weight, float* __restrict__ y,
     const int64_t R, const int64_t C) {
-  SB_SHARED_ARRAY(float, sb_warps_f32, 8);  // one value per warp
-  SB_DYNAMIC_SHARED(float, sb_rows);
+  SB_SHARED_ARRAY(float, sb_warps_f32, 8);
+  SB_DYNAMIC_SHARED(float, sb_rows_f32);
   // Shared memory: the broadcast tensors once per block, then one set of rows per block.
   const int64_t sb_off_weight = 0;
-  const int64_t sb_mine = sb_off_weight + C;  // this block's rows
+  // this block's rows
+  const int64_t sb_mine = sb_off_weight + C;
   const int64_t sb_off_x = sb_mine;
-  const int64_t sb_lane = threadIdx.x;
-  const int64_t sb_worker = blockIdx.x;
-  const int64_t sb_workers = gridDim.x;
+  const int64_t sb_lane = (int64_t)threadIdx.x;
+  const int64_t sb_worker = (int64_t)blockIdx.x;
+  const int64_t sb_workers = (int64_t)gridDim.x;
   // Stage the tensors every row reads alike, once for all the block's rows.
-  {
-    const int64_t sb_lead_in = (int64_t)((uintptr_t)(weight) / 4) % 32;
-    const int64_t sb_head_in = sb_lead_in == 0 ? 0 : (32 - sb_lead_in < C ? 32 - sb_lead_in : C);
-    const int64_t sb_body_in = (C - sb_head_in) / 32 * 32;
-    for (int64_t sb_j0 = 0; sb_j0 < C; sb_j0 += 256) {
-      if (sb_j0 + threadIdx.x / 32 * 32 >= C) {
-        continue;  // no slot for this warp
-      }
-      const int64_t sb_j = sb_j0 + threadIdx.x < C ? sb_j0 + threadIdx.x : C - 1;
-      const int64_t sb_c = sb_j < sb_body_in ? sb_head_in + sb_j : (sb_j < sb_body_in + sb_head_in ? sb_j - sb_body_in : sb_j);
+  const int64_t sb_lead_weight = (uintptr_t)weight / 4 % 32;
+  const int64_t sb_head_weight = sb_lead_weight == 0 ? 0 : 32 - sb_lead_weight < C ? 32 - sb_lead_weight : C;
+  const int64_t sb_body_weight = (C - sb_head_weight) / 32 * 32;
+  for (int64_t sb_j0 = 0; sb_j0 < C; sb_j0 += 256) {
+    // a warp whose first slot is past the end has none
+    if (sb_j0 + (int64_t)threadIdx.x / 32 * 32 < C) {
+      const int64_t sb_j = sb_j0 + (int64_t)threadIdx.x < C ? sb_j0 + (int64_t)threadIdx.x : C - 1;
+      const int64_t sb_c = sb_j < sb_body_weight ? sb_head_weight + sb_j : sb_j < sb_body_weight + sb_head_weight ? sb_j - sb_body_weight : sb_j;
       const float sb_v = weight[sb_c];
-      if (sb_j == sb_j0 + threadIdx.x) {
-        sb_rows[sb_off_weight + sb_c] = sb_v;
+      if (sb_j == sb_j0 + (int64_t)threadIdx.x) {
+        sb_rows_f32[sb_off_weight + sb_c] = sb_v;
       }
     }
   }
   __syncthreads();
-  float sb_row_rstd[1];  // rstd[row], in every thread of the block
   // The row is the same for every thread of the block, so loop bounds and barriers are uniform.
   for (int64_t sb_row = sb_worker; sb_row < R; sb_row += sb_workers) {
-    const int64_t sb_lead = (int64_t)((uintptr_t)(y + sb_row * C) / 4) % 32;
-    const int64_t sb_head = sb_lead == 0 ? 0 : (32 - sb_lead < C ? 32 - sb_lead : C);
+    const int64_t sb_lead = ((uintptr_t)y / 4 + sb_row * C) % 32;
+    const int64_t sb_head = sb_lead == 0 ? 0 : 32 - sb_lead < C ? 32 - sb_lead : C;
     const int64_t sb_body = (C - sb_head) / 32 * 32;
     // Stage the rows read more than once: memory is read once per row.
-    {
-      const int64_t sb_lead_in = ((int64_t)((uintptr_t)(x) / 4) + sb_row * C) % 32;
-      const int64_t sb_head_in = sb_lead_in == 0 ? 0 : (32 - sb_lead_in < C ? 32 - sb_lead_in : C);
-      const int64_t sb_body_in = (C - sb_head_in) / 32 * 32;
-      for (int64_t sb_j0 = 0; sb_j0 < C; sb_j0 += 256) {
-        if (sb_j0 + sb_lane / 32 * 32 >= C) {
-          continue;  // no slot for this warp
-        }
+    const int64_t sb_lead_x = ((uintptr_t)x / 4 + sb_row * C) % 32;
+    const int64_t sb_head_x = sb_lead_x == 0 ? 0 : 32 - sb_lead_x < C ? 32 - sb_lead_x : C;
+    const int64_t sb_body_x = (C - sb_head_x) / 32 * 32;
+    for (int64_t sb_j0 = 0; sb_j0 < C; sb_j0 += 256) {
+      // a warp whose first slot is past the end has none
+      if (sb_j0 + sb_lane / 32 * 32 < C) {
         const int64_t sb_j = sb_j0 + sb_lane < C ? sb_j0 + sb_lane : C - 1;
-        const int64_t sb_c = sb_j < sb_body_in ? sb_head_in + sb_j : (sb_j < sb_body_in + sb_head_in ? sb_j - sb_body_in : sb_j);
+        const int64_t sb_c = sb_j < sb_body_x ? sb_head_x + sb_j : sb_j < sb_body_x + sb_head_x ? sb_j - sb_body_x : sb_j;
         const float sb_v = x[sb_row * C + sb_c];
         if (sb_j == sb_j0 + sb_lane) {
-          sb_rows[sb_off_x + sb_c] = sb_v;
+          sb_rows_f32[sb_off_x + sb_c] = sb_v;
         }
       }
     }
     __syncthreads();
-    {  // rstd[r] = 1.0 / sqrt(sum(c in 0..C: x[r, c] * x[r, c]) / f32(C) + 1e-05)
-      [[maybe_unused]] const int64_t r = sb_row;
-      float sb_acc = 0.0f;
-      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 256) {
-        const int64_t c = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
-        sb_acc += sb_rows[sb_off_x + c] * sb_rows[sb_off_x + c];
-      }
-      sb_acc = sb_warp_sum_f32(sb_acc);  // every lane of the warp gets the warp's value
-      // Every thread combines the warps' values, in the same order.
-      if (threadIdx.x % 32 == 0) sb_warps_f32[threadIdx.x / 32] = sb_acc;
-      __syncthreads();
-      sb_acc = sb_warps_f32[0];
-      for (int sb_w = 1; sb_w < 8; ++sb_w) sb_acc += sb_warps_f32[sb_w];
-      __syncthreads();
-      sb_row_rstd[0] = 1.0f / sqrtf(sb_acc / (float)C + 1.0e-5f);
+    // rstd[r] = 1.0 / sqrt(sum(c in 0..C: x[r, c] * x[r, c]) / f32(C) + 1e-05)
+    float sb_acc_rstd = 0.0f;
+    for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 256) {
+      const int64_t sb_k = sb_j < sb_body ? sb_head + sb_j : sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j;
+      sb_acc_rstd += sb_rows_f32[sb_off_x + sb_k] * sb_rows_f32[sb_off_x + sb_k];
+    }
+    // every lane of the warp gets the warp's value
+    sb_acc_rstd = sb_warp_sum_f32(sb_acc_rstd);
+    // Every thread combines the warps' values, in the same order.
+    if (sb_lane % 32 == 0) {
+      sb_warps_f32[sb_lane / 32] = sb_acc_rstd;
     }
     __syncthreads();
-    {  // y[r, c] = weight[c] * (rstd[r] * x[r, c])
-      [[maybe_unused]] const int64_t r = sb_row;
-      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 256) {
-        const int64_t sb_q = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
-        const int64_t c = sb_q;
-        y[r * C + c] = sb_rows[sb_off_weight + (c)] * (sb_row_rstd[0] * sb_rows[sb_off_x + c]);
-      }
+    sb_acc_rstd = sb_warps_f32[0];
+    for (int64_t sb_w = 1; sb_w < 8; ++sb_w) {
+      sb_acc_rstd += sb_warps_f32[sb_w];
+    }
+    __syncthreads();
+    const float sb_row_rstd = 1.0f / sqrtf(sb_acc_rstd / (float)C + 1.0e-5f);
+    __syncthreads();
+    // y[r, c] = weight[c] * (rstd[r] * x[r, c])
+    for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 256) {
+      const int64_t sb_q = sb_j < sb_body ? sb_head + sb_j : sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j;
+      y[sb_row * C + sb_q] = sb_rows_f32[sb_off_weight + sb_q] * (sb_row_rstd * sb_rows_f32[sb_off_x + sb_q]);
     }
     __syncthreads();
   }
@@ -356,40 +339,39 @@ __global__ void __launch_bounds__(256) sb_block_per_row_s0_rows(
 __global__ void __launch_bounds__(256) sb_block_per_row_s0_rows_global(
     const float* __restrict__ x, const float* __restrict__ weight, float* __restrict__ y,
     const int64_t R, const int64_t C) {
-  SB_SHARED_ARRAY(float, sb_warps_f32, 8);  // one value per warp
-  const int64_t sb_lane = threadIdx.x;
-  const int64_t sb_worker = blockIdx.x;
-  const int64_t sb_workers = gridDim.x;
-  float sb_row_rstd[1];  // rstd[row], in every thread of the block
+  SB_SHARED_ARRAY(float, sb_warps_f32, 8);
+  const int64_t sb_lane = (int64_t)threadIdx.x;
+  const int64_t sb_worker = (int64_t)blockIdx.x;
+  const int64_t sb_workers = (int64_t)gridDim.x;
   // The row is the same for every thread of the block, so loop bounds and barriers are uniform.
   for (int64_t sb_row = sb_worker; sb_row < R; sb_row += sb_workers) {
-    const int64_t sb_lead = (int64_t)((uintptr_t)(y + sb_row * C) / 4) % 32;
-    const int64_t sb_head = sb_lead == 0 ? 0 : (32 - sb_lead < C ? 32 - sb_lead : C);
+    const int64_t sb_lead = ((uintptr_t)y / 4 + sb_row * C) % 32;
+    const int64_t sb_head = sb_lead == 0 ? 0 : 32 - sb_lead < C ? 32 - sb_lead : C;
     const int64_t sb_body = (C - sb_head) / 32 * 32;
-    {  // rstd[r] = 1.0 / sqrt(sum(c in 0..C: x[r, c] * x[r, c]) / f32(C) + 1e-05)
-      [[maybe_unused]] const int64_t r = sb_row;
-      float sb_acc = 0.0f;
-      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 256) {
-        const int64_t c = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
-        sb_acc += x[r * C + c] * x[r * C + c];
-      }
-      sb_acc = sb_warp_sum_f32(sb_acc);  // every lane of the warp gets the warp's value
-      // Every thread combines the warps' values, in the same order.
-      if (threadIdx.x % 32 == 0) sb_warps_f32[threadIdx.x / 32] = sb_acc;
-      __syncthreads();
-      sb_acc = sb_warps_f32[0];
-      for (int sb_w = 1; sb_w < 8; ++sb_w) sb_acc += sb_warps_f32[sb_w];
-      __syncthreads();
-      sb_row_rstd[0] = 1.0f / sqrtf(sb_acc / (float)C + 1.0e-5f);
+    // rstd[r] = 1.0 / sqrt(sum(c in 0..C: x[r, c] * x[r, c]) / f32(C) + 1e-05)
+    float sb_acc_rstd = 0.0f;
+    for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 256) {
+      const int64_t sb_k = sb_j < sb_body ? sb_head + sb_j : sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j;
+      sb_acc_rstd += x[sb_row * C + sb_k] * x[sb_row * C + sb_k];
+    }
+    // every lane of the warp gets the warp's value
+    sb_acc_rstd = sb_warp_sum_f32(sb_acc_rstd);
+    // Every thread combines the warps' values, in the same order.
+    if (sb_lane % 32 == 0) {
+      sb_warps_f32[sb_lane / 32] = sb_acc_rstd;
     }
     __syncthreads();
-    {  // y[r, c] = weight[c] * (rstd[r] * x[r, c])
-      [[maybe_unused]] const int64_t r = sb_row;
-      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 256) {
-        const int64_t sb_q = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
-        const int64_t c = sb_q;
-        y[r * C + c] = weight[c] * (sb_row_rstd[0] * x[r * C + c]);
-      }
+    sb_acc_rstd = sb_warps_f32[0];
+    for (int64_t sb_w = 1; sb_w < 8; ++sb_w) {
+      sb_acc_rstd += sb_warps_f32[sb_w];
+    }
+    __syncthreads();
+    const float sb_row_rstd = 1.0f / sqrtf(sb_acc_rstd / (float)C + 1.0e-5f);
+    __syncthreads();
+    // y[r, c] = weight[c] * (rstd[r] * x[r, c])
+    for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 256) {
+      const int64_t sb_q = sb_j < sb_body ? sb_head + sb_j : sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j;
+      y[sb_row * C + sb_q] = weight[sb_q] * (sb_row_rstd * x[sb_row * C + sb_q]);
     }
   }
 }

@@ -145,57 +145,57 @@ def sb_warp_per_row_s0_rows(x: Pointer[Float32, ImmUntrackedOrigin],
                             sb_arg_C: Int64) abi("C"):
     var R = Int(sb_arg_R)
     var C = Int(sb_arg_C)
-    var sb_rows = external_memory[
-        Float32, address_space=AddressSpace.SHARED, alignment=16, name="sb_dynamic_f32"
-    ]()
+    var sb_rows_f32 = external_memory[Float32, address_space=AddressSpace.SHARED, alignment=16, name="sb_rows_f32"]()
     # Shared memory: the broadcast tensors once per block, then one set of rows per warp.
     var sb_off_weight = 0
-    var sb_mine = sb_off_weight + C + (Int(thread_idx.x) // 32) * (C)  # this warp's rows
+    # this warp's rows
+    var sb_mine = sb_off_weight + C + Int(thread_idx.x) // 32 * C
     var sb_off_x = sb_mine
     var sb_lane = Int(thread_idx.x) % 32
     var sb_worker = (Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)) // 32
     var sb_workers = Int(grid_dim.x) * (Int(block_dim.x) // 32)
     # Stage the tensors every row reads alike, once for all the block's rows.
     var sb_lead_weight = Int(weight) // 4 % 32
-    var sb_head_weight = 0 if sb_lead_weight == 0 else (32 - sb_lead_weight if 32 - sb_lead_weight < C else C)
+    var sb_head_weight = 0 if sb_lead_weight == 0 else min(32 - sb_lead_weight, C)
     var sb_body_weight = (C - sb_head_weight) // 32 * 32
     for sb_j0 in range(0, C, 256):
-        if sb_j0 + Int(thread_idx.x) // 32 * 32 >= C:
-            continue  # no slot for this warp
-        var sb_j = sb_j0 + Int(thread_idx.x) if sb_j0 + Int(thread_idx.x) < C else C - 1
-        var sb_c = sb_head_weight + sb_j if sb_j < sb_body_weight else (sb_j - sb_body_weight if sb_j < sb_body_weight + sb_head_weight else sb_j)
-        var sb_v = weight[unsafe_offset=sb_c]
-        if sb_j == sb_j0 + Int(thread_idx.x):
-            sb_rows[unsafe_offset=sb_off_weight + sb_c] = sb_v
+        # a warp whose first slot is past the end has none
+        if sb_j0 + Int(thread_idx.x) // 32 * 32 < C:
+            var sb_j = sb_j0 + Int(thread_idx.x) if sb_j0 + Int(thread_idx.x) < C else C - 1
+            var sb_c = sb_head_weight + sb_j if sb_j < sb_body_weight else sb_j - sb_body_weight if sb_j < sb_body_weight + sb_head_weight else sb_j
+            var sb_v = weight[unsafe_offset=sb_c]
+            if sb_j == sb_j0 + Int(thread_idx.x):
+                sb_rows_f32[unsafe_offset=sb_off_weight + sb_c] = sb_v
     barrier()
     # The row is the same for every thread of the warp, so loop bounds and barriers are uniform.
     for sb_row in range(sb_worker, R, sb_workers):
         var sb_lead = (Int(y) // 4 + sb_row * C) % 32
-        var sb_head = 0 if sb_lead == 0 else (32 - sb_lead if 32 - sb_lead < C else C)
+        var sb_head = 0 if sb_lead == 0 else min(32 - sb_lead, C)
         var sb_body = (C - sb_head) // 32 * 32
         # Stage the rows read more than once: memory is read once per row.
         var sb_lead_x = (Int(x) // 4 + sb_row * C) % 32
-        var sb_head_x = 0 if sb_lead_x == 0 else (32 - sb_lead_x if 32 - sb_lead_x < C else C)
+        var sb_head_x = 0 if sb_lead_x == 0 else min(32 - sb_lead_x, C)
         var sb_body_x = (C - sb_head_x) // 32 * 32
         for sb_j0 in range(0, C, 32):
             var sb_j = sb_j0 + sb_lane if sb_j0 + sb_lane < C else C - 1
-            var sb_c = sb_head_x + sb_j if sb_j < sb_body_x else (sb_j - sb_body_x if sb_j < sb_body_x + sb_head_x else sb_j)
+            var sb_c = sb_head_x + sb_j if sb_j < sb_body_x else sb_j - sb_body_x if sb_j < sb_body_x + sb_head_x else sb_j
             var sb_v = x[unsafe_offset=sb_row * C + sb_c]
             if sb_j == sb_j0 + sb_lane:
-                sb_rows[unsafe_offset=sb_off_x + sb_c] = sb_v
+                sb_rows_f32[unsafe_offset=sb_off_x + sb_c] = sb_v
         syncwarp()
         # rstd[r] = 1.0 / sqrt(sum(c in 0..C: x[r, c] * x[r, c]) / f32(C) + 1e-05)
-        var sb_acc_rstd: Float32 = Float32(0.0)
+        var sb_acc_rstd = Float32(0.0)
         for sb_j in range(sb_lane, C, 32):
-            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
-            sb_acc_rstd += sb_rows[unsafe_offset=sb_off_x + c] * sb_rows[unsafe_offset=sb_off_x + c]
-        sb_acc_rstd = sb_warp_sum_f32(sb_acc_rstd)  # every lane of the warp gets the warp's value
-        var sb_row_rstd: Float32 = Float32(1.0) / sqrt(sb_acc_rstd / Float32(C) + Float32(1.0e-5))
+            var sb_k = sb_head + sb_j if sb_j < sb_body else sb_j - sb_body if sb_j < sb_body + sb_head else sb_j
+            sb_acc_rstd += sb_rows_f32[unsafe_offset=sb_off_x + sb_k] * sb_rows_f32[unsafe_offset=sb_off_x + sb_k]
+        # every lane of the warp gets the warp's value
+        sb_acc_rstd = sb_warp_sum_f32(sb_acc_rstd)
+        var sb_row_rstd = Float32(1.0) / sqrt(sb_acc_rstd / Float32(C) + Float32(1.0e-5))
         syncwarp()
         # y[r, c] = weight[c] * (rstd[r] * x[r, c])
         for sb_j in range(sb_lane, C, 32):
-            var sb_q = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
-            y[unsafe_offset=sb_row * C + sb_q] = sb_rows[unsafe_offset=sb_off_weight + sb_q] * (sb_row_rstd * sb_rows[unsafe_offset=sb_off_x + sb_q])
+            var sb_q = sb_head + sb_j if sb_j < sb_body else sb_j - sb_body if sb_j < sb_body + sb_head else sb_j
+            y[unsafe_offset=sb_row * C + sb_q] = sb_rows_f32[unsafe_offset=sb_off_weight + sb_q] * (sb_row_rstd * sb_rows_f32[unsafe_offset=sb_off_x + sb_q])
         syncwarp()
 
 
@@ -219,19 +219,20 @@ def sb_warp_per_row_s0_rows_global(x: Pointer[Float32, ImmUntrackedOrigin],
     # The row is the same for every thread of the warp, so loop bounds and barriers are uniform.
     for sb_row in range(sb_worker, R, sb_workers):
         var sb_lead = (Int(y) // 4 + sb_row * C) % 32
-        var sb_head = 0 if sb_lead == 0 else (32 - sb_lead if 32 - sb_lead < C else C)
+        var sb_head = 0 if sb_lead == 0 else min(32 - sb_lead, C)
         var sb_body = (C - sb_head) // 32 * 32
         # rstd[r] = 1.0 / sqrt(sum(c in 0..C: x[r, c] * x[r, c]) / f32(C) + 1e-05)
-        var sb_acc_rstd: Float32 = Float32(0.0)
+        var sb_acc_rstd = Float32(0.0)
         for sb_j in range(sb_lane, C, 32):
-            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
-            sb_acc_rstd += x[unsafe_offset=sb_row * C + c] * x[unsafe_offset=sb_row * C + c]
-        sb_acc_rstd = sb_warp_sum_f32(sb_acc_rstd)  # every lane of the warp gets the warp's value
-        var sb_row_rstd: Float32 = Float32(1.0) / sqrt(sb_acc_rstd / Float32(C) + Float32(1.0e-5))
+            var sb_k = sb_head + sb_j if sb_j < sb_body else sb_j - sb_body if sb_j < sb_body + sb_head else sb_j
+            sb_acc_rstd += x[unsafe_offset=sb_row * C + sb_k] * x[unsafe_offset=sb_row * C + sb_k]
+        # every lane of the warp gets the warp's value
+        sb_acc_rstd = sb_warp_sum_f32(sb_acc_rstd)
+        var sb_row_rstd = Float32(1.0) / sqrt(sb_acc_rstd / Float32(C) + Float32(1.0e-5))
         syncwarp()
         # y[r, c] = weight[c] * (rstd[r] * x[r, c])
         for sb_j in range(sb_lane, C, 32):
-            var sb_q = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
+            var sb_q = sb_head + sb_j if sb_j < sb_body else sb_j - sb_body if sb_j < sb_body + sb_head else sb_j
             y[unsafe_offset=sb_row * C + sb_q] = weight[unsafe_offset=sb_q] * (sb_row_rstd * x[unsafe_offset=sb_row * C + sb_q])
 
 
@@ -254,54 +255,54 @@ def sb_block_per_row_s0_rows(x: Pointer[Float32, ImmUntrackedOrigin],
                              sb_arg_C: Int64) abi("C"):
     var R = Int(sb_arg_R)
     var C = Int(sb_arg_C)
-    var sb_warps_f32 = stack_allocation[8, Float32, address_space=AddressSpace.SHARED]()  # one value per warp
-    var sb_rows = external_memory[
-        Float32, address_space=AddressSpace.SHARED, alignment=16, name="sb_dynamic_f32"
-    ]()
+    var sb_warps_f32 = stack_allocation[8, Float32, address_space=AddressSpace.SHARED]()
+    var sb_rows_f32 = external_memory[Float32, address_space=AddressSpace.SHARED, alignment=16, name="sb_rows_f32"]()
     # Shared memory: the broadcast tensors once per block, then one set of rows per block.
     var sb_off_weight = 0
-    var sb_mine = sb_off_weight + C  # this block's rows
+    # this block's rows
+    var sb_mine = sb_off_weight + C
     var sb_off_x = sb_mine
     var sb_lane = Int(thread_idx.x)
     var sb_worker = Int(block_idx.x)
     var sb_workers = Int(grid_dim.x)
     # Stage the tensors every row reads alike, once for all the block's rows.
     var sb_lead_weight = Int(weight) // 4 % 32
-    var sb_head_weight = 0 if sb_lead_weight == 0 else (32 - sb_lead_weight if 32 - sb_lead_weight < C else C)
+    var sb_head_weight = 0 if sb_lead_weight == 0 else min(32 - sb_lead_weight, C)
     var sb_body_weight = (C - sb_head_weight) // 32 * 32
     for sb_j0 in range(0, C, 256):
-        if sb_j0 + Int(thread_idx.x) // 32 * 32 >= C:
-            continue  # no slot for this warp
-        var sb_j = sb_j0 + Int(thread_idx.x) if sb_j0 + Int(thread_idx.x) < C else C - 1
-        var sb_c = sb_head_weight + sb_j if sb_j < sb_body_weight else (sb_j - sb_body_weight if sb_j < sb_body_weight + sb_head_weight else sb_j)
-        var sb_v = weight[unsafe_offset=sb_c]
-        if sb_j == sb_j0 + Int(thread_idx.x):
-            sb_rows[unsafe_offset=sb_off_weight + sb_c] = sb_v
+        # a warp whose first slot is past the end has none
+        if sb_j0 + Int(thread_idx.x) // 32 * 32 < C:
+            var sb_j = sb_j0 + Int(thread_idx.x) if sb_j0 + Int(thread_idx.x) < C else C - 1
+            var sb_c = sb_head_weight + sb_j if sb_j < sb_body_weight else sb_j - sb_body_weight if sb_j < sb_body_weight + sb_head_weight else sb_j
+            var sb_v = weight[unsafe_offset=sb_c]
+            if sb_j == sb_j0 + Int(thread_idx.x):
+                sb_rows_f32[unsafe_offset=sb_off_weight + sb_c] = sb_v
     barrier()
     # The row is the same for every thread of the block, so loop bounds and barriers are uniform.
     for sb_row in range(sb_worker, R, sb_workers):
         var sb_lead = (Int(y) // 4 + sb_row * C) % 32
-        var sb_head = 0 if sb_lead == 0 else (32 - sb_lead if 32 - sb_lead < C else C)
+        var sb_head = 0 if sb_lead == 0 else min(32 - sb_lead, C)
         var sb_body = (C - sb_head) // 32 * 32
         # Stage the rows read more than once: memory is read once per row.
         var sb_lead_x = (Int(x) // 4 + sb_row * C) % 32
-        var sb_head_x = 0 if sb_lead_x == 0 else (32 - sb_lead_x if 32 - sb_lead_x < C else C)
+        var sb_head_x = 0 if sb_lead_x == 0 else min(32 - sb_lead_x, C)
         var sb_body_x = (C - sb_head_x) // 32 * 32
         for sb_j0 in range(0, C, 256):
-            if sb_j0 + sb_lane // 32 * 32 >= C:
-                continue  # no slot for this warp
-            var sb_j = sb_j0 + sb_lane if sb_j0 + sb_lane < C else C - 1
-            var sb_c = sb_head_x + sb_j if sb_j < sb_body_x else (sb_j - sb_body_x if sb_j < sb_body_x + sb_head_x else sb_j)
-            var sb_v = x[unsafe_offset=sb_row * C + sb_c]
-            if sb_j == sb_j0 + sb_lane:
-                sb_rows[unsafe_offset=sb_off_x + sb_c] = sb_v
+            # a warp whose first slot is past the end has none
+            if sb_j0 + sb_lane // 32 * 32 < C:
+                var sb_j = sb_j0 + sb_lane if sb_j0 + sb_lane < C else C - 1
+                var sb_c = sb_head_x + sb_j if sb_j < sb_body_x else sb_j - sb_body_x if sb_j < sb_body_x + sb_head_x else sb_j
+                var sb_v = x[unsafe_offset=sb_row * C + sb_c]
+                if sb_j == sb_j0 + sb_lane:
+                    sb_rows_f32[unsafe_offset=sb_off_x + sb_c] = sb_v
         barrier()
         # rstd[r] = 1.0 / sqrt(sum(c in 0..C: x[r, c] * x[r, c]) / f32(C) + 1e-05)
-        var sb_acc_rstd: Float32 = Float32(0.0)
+        var sb_acc_rstd = Float32(0.0)
         for sb_j in range(sb_lane, C, 256):
-            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
-            sb_acc_rstd += sb_rows[unsafe_offset=sb_off_x + c] * sb_rows[unsafe_offset=sb_off_x + c]
-        sb_acc_rstd = sb_warp_sum_f32(sb_acc_rstd)  # every lane of the warp gets the warp's value
+            var sb_k = sb_head + sb_j if sb_j < sb_body else sb_j - sb_body if sb_j < sb_body + sb_head else sb_j
+            sb_acc_rstd += sb_rows_f32[unsafe_offset=sb_off_x + sb_k] * sb_rows_f32[unsafe_offset=sb_off_x + sb_k]
+        # every lane of the warp gets the warp's value
+        sb_acc_rstd = sb_warp_sum_f32(sb_acc_rstd)
         # Every thread combines the warps' values, in the same order.
         if sb_lane % 32 == 0:
             sb_warps_f32[unsafe_offset=sb_lane // 32] = sb_acc_rstd
@@ -310,12 +311,12 @@ def sb_block_per_row_s0_rows(x: Pointer[Float32, ImmUntrackedOrigin],
         for sb_w in range(1, 8):
             sb_acc_rstd += sb_warps_f32[unsafe_offset=sb_w]
         barrier()
-        var sb_row_rstd: Float32 = Float32(1.0) / sqrt(sb_acc_rstd / Float32(C) + Float32(1.0e-5))
+        var sb_row_rstd = Float32(1.0) / sqrt(sb_acc_rstd / Float32(C) + Float32(1.0e-5))
         barrier()
         # y[r, c] = weight[c] * (rstd[r] * x[r, c])
         for sb_j in range(sb_lane, C, 256):
-            var sb_q = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
-            y[unsafe_offset=sb_row * C + sb_q] = sb_rows[unsafe_offset=sb_off_weight + sb_q] * (sb_row_rstd * sb_rows[unsafe_offset=sb_off_x + sb_q])
+            var sb_q = sb_head + sb_j if sb_j < sb_body else sb_j - sb_body if sb_j < sb_body + sb_head else sb_j
+            y[unsafe_offset=sb_row * C + sb_q] = sb_rows_f32[unsafe_offset=sb_off_weight + sb_q] * (sb_row_rstd * sb_rows_f32[unsafe_offset=sb_off_x + sb_q])
         barrier()
 
 
@@ -333,21 +334,22 @@ def sb_block_per_row_s0_rows_global(x: Pointer[Float32, ImmUntrackedOrigin],
                                     sb_arg_C: Int64) abi("C"):
     var R = Int(sb_arg_R)
     var C = Int(sb_arg_C)
-    var sb_warps_f32 = stack_allocation[8, Float32, address_space=AddressSpace.SHARED]()  # one value per warp
+    var sb_warps_f32 = stack_allocation[8, Float32, address_space=AddressSpace.SHARED]()
     var sb_lane = Int(thread_idx.x)
     var sb_worker = Int(block_idx.x)
     var sb_workers = Int(grid_dim.x)
     # The row is the same for every thread of the block, so loop bounds and barriers are uniform.
     for sb_row in range(sb_worker, R, sb_workers):
         var sb_lead = (Int(y) // 4 + sb_row * C) % 32
-        var sb_head = 0 if sb_lead == 0 else (32 - sb_lead if 32 - sb_lead < C else C)
+        var sb_head = 0 if sb_lead == 0 else min(32 - sb_lead, C)
         var sb_body = (C - sb_head) // 32 * 32
         # rstd[r] = 1.0 / sqrt(sum(c in 0..C: x[r, c] * x[r, c]) / f32(C) + 1e-05)
-        var sb_acc_rstd: Float32 = Float32(0.0)
+        var sb_acc_rstd = Float32(0.0)
         for sb_j in range(sb_lane, C, 256):
-            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
-            sb_acc_rstd += x[unsafe_offset=sb_row * C + c] * x[unsafe_offset=sb_row * C + c]
-        sb_acc_rstd = sb_warp_sum_f32(sb_acc_rstd)  # every lane of the warp gets the warp's value
+            var sb_k = sb_head + sb_j if sb_j < sb_body else sb_j - sb_body if sb_j < sb_body + sb_head else sb_j
+            sb_acc_rstd += x[unsafe_offset=sb_row * C + sb_k] * x[unsafe_offset=sb_row * C + sb_k]
+        # every lane of the warp gets the warp's value
+        sb_acc_rstd = sb_warp_sum_f32(sb_acc_rstd)
         # Every thread combines the warps' values, in the same order.
         if sb_lane % 32 == 0:
             sb_warps_f32[unsafe_offset=sb_lane // 32] = sb_acc_rstd
@@ -356,9 +358,9 @@ def sb_block_per_row_s0_rows_global(x: Pointer[Float32, ImmUntrackedOrigin],
         for sb_w in range(1, 8):
             sb_acc_rstd += sb_warps_f32[unsafe_offset=sb_w]
         barrier()
-        var sb_row_rstd: Float32 = Float32(1.0) / sqrt(sb_acc_rstd / Float32(C) + Float32(1.0e-5))
+        var sb_row_rstd = Float32(1.0) / sqrt(sb_acc_rstd / Float32(C) + Float32(1.0e-5))
         barrier()
         # y[r, c] = weight[c] * (rstd[r] * x[r, c])
         for sb_j in range(sb_lane, C, 256):
-            var sb_q = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
+            var sb_q = sb_head + sb_j if sb_j < sb_body else sb_j - sb_body if sb_j < sb_body + sb_head else sb_j
             y[unsafe_offset=sb_row * C + sb_q] = weight[unsafe_offset=sb_q] * (sb_row_rstd * x[unsafe_offset=sb_row * C + sb_q])

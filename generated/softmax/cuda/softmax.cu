@@ -224,74 +224,63 @@ __global__ void __launch_bounds__(256) sb_grid_stride_s3(
 // shared memory, read once.
 __global__ void __launch_bounds__(256) sb_warp_per_row_s0_rows(
     const float* __restrict__ x, float* __restrict__ y, const int64_t R, const int64_t C) {
-  SB_DYNAMIC_SHARED(float, sb_rows);
+  SB_DYNAMIC_SHARED(float, sb_rows_f32);
   // Shared memory: the broadcast tensors once per block, then one set of rows per warp.
-  const int64_t sb_mine = 0 + (threadIdx.x / 32) * (C + C);  // this warp's rows
+  // this warp's rows
+  const int64_t sb_mine = 0 + (int64_t)threadIdx.x / 32 * (C + C);
   const int64_t sb_off_x = sb_mine;
   const int64_t sb_off_e = sb_off_x + C;
-  const int64_t sb_lane = threadIdx.x % 32;
-  const int64_t sb_worker = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
-  const int64_t sb_workers = (int64_t)gridDim.x * (blockDim.x / 32);
-  float sb_row_rowmax[1];  // rowmax[row], in every thread of the warp
-  float sb_row_rowsum[1];  // rowsum[row], in every thread of the warp
+  const int64_t sb_lane = (int64_t)threadIdx.x % 32;
+  const int64_t sb_worker = ((int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x) / 32;
+  const int64_t sb_workers = (int64_t)gridDim.x * ((int64_t)blockDim.x / 32);
   // The row is the same for every thread of the warp, so loop bounds and barriers are uniform.
   for (int64_t sb_row = sb_worker; sb_row < R; sb_row += sb_workers) {
-    const int64_t sb_lead = (int64_t)((uintptr_t)(y + sb_row * C) / 4) % 32;
-    const int64_t sb_head = sb_lead == 0 ? 0 : (32 - sb_lead < C ? 32 - sb_lead : C);
+    const int64_t sb_lead = ((uintptr_t)y / 4 + sb_row * C) % 32;
+    const int64_t sb_head = sb_lead == 0 ? 0 : 32 - sb_lead < C ? 32 - sb_lead : C;
     const int64_t sb_body = (C - sb_head) / 32 * 32;
     // Stage the rows read more than once: memory is read once per row.
-    {
-      const int64_t sb_lead_in = ((int64_t)((uintptr_t)(x) / 4) + sb_row * C) % 32;
-      const int64_t sb_head_in = sb_lead_in == 0 ? 0 : (32 - sb_lead_in < C ? 32 - sb_lead_in : C);
-      const int64_t sb_body_in = (C - sb_head_in) / 32 * 32;
-      for (int64_t sb_j0 = 0; sb_j0 < C; sb_j0 += 32) {
-        const int64_t sb_j = sb_j0 + sb_lane < C ? sb_j0 + sb_lane : C - 1;
-        const int64_t sb_c = sb_j < sb_body_in ? sb_head_in + sb_j : (sb_j < sb_body_in + sb_head_in ? sb_j - sb_body_in : sb_j);
-        const float sb_v = x[sb_row * C + sb_c];
-        if (sb_j == sb_j0 + sb_lane) {
-          sb_rows[sb_off_x + sb_c] = sb_v;
-        }
+    const int64_t sb_lead_x = ((uintptr_t)x / 4 + sb_row * C) % 32;
+    const int64_t sb_head_x = sb_lead_x == 0 ? 0 : 32 - sb_lead_x < C ? 32 - sb_lead_x : C;
+    const int64_t sb_body_x = (C - sb_head_x) / 32 * 32;
+    for (int64_t sb_j0 = 0; sb_j0 < C; sb_j0 += 32) {
+      const int64_t sb_j = sb_j0 + sb_lane < C ? sb_j0 + sb_lane : C - 1;
+      const int64_t sb_c = sb_j < sb_body_x ? sb_head_x + sb_j : sb_j < sb_body_x + sb_head_x ? sb_j - sb_body_x : sb_j;
+      const float sb_v = x[sb_row * C + sb_c];
+      if (sb_j == sb_j0 + sb_lane) {
+        sb_rows_f32[sb_off_x + sb_c] = sb_v;
       }
     }
     __syncwarp();
-    {  // rowmax[r] = max(c in 0..C: x[r, c])
-      [[maybe_unused]] const int64_t r = sb_row;
-      float sb_acc = -INFINITY;
-      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
-        const int64_t c = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
-        sb_acc = sb_max_f32(sb_acc, sb_rows[sb_off_x + c]);
-      }
-      sb_acc = sb_warp_max_f32(sb_acc);  // every lane of the warp gets the warp's value
-      sb_row_rowmax[0] = sb_acc;
+    // rowmax[r] = max(c in 0..C: x[r, c])
+    float sb_acc_rowmax = -INFINITY;
+    for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
+      const int64_t sb_k = sb_j < sb_body ? sb_head + sb_j : sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j;
+      sb_acc_rowmax = sb_max_f32(sb_acc_rowmax, sb_rows_f32[sb_off_x + sb_k]);
+    }
+    // every lane of the warp gets the warp's value
+    sb_acc_rowmax = sb_warp_max_f32(sb_acc_rowmax);
+    const float sb_row_rowmax = sb_acc_rowmax;
+    __syncwarp();
+    // e[r, c] = exp(x[r, c] - rowmax[r])
+    for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
+      const int64_t sb_q = sb_j < sb_body ? sb_head + sb_j : sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j;
+      sb_rows_f32[sb_off_e + sb_q] = expf(sb_rows_f32[sb_off_x + sb_q] - sb_row_rowmax);
     }
     __syncwarp();
-    {  // e[r, c] = exp(x[r, c] - rowmax[r])
-      [[maybe_unused]] const int64_t r = sb_row;
-      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
-        const int64_t sb_q = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
-        const int64_t c = sb_q;
-        sb_rows[sb_off_e + sb_q] = expf(sb_rows[sb_off_x + c] - sb_row_rowmax[0]);
-      }
+    // rowsum[r] = sum(c in 0..C: e[r, c])
+    float sb_acc_rowsum = 0.0f;
+    for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
+      const int64_t sb_k = sb_j < sb_body ? sb_head + sb_j : sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j;
+      sb_acc_rowsum += sb_rows_f32[sb_off_e + sb_k];
     }
+    // every lane of the warp gets the warp's value
+    sb_acc_rowsum = sb_warp_sum_f32(sb_acc_rowsum);
+    const float sb_row_rowsum = sb_acc_rowsum;
     __syncwarp();
-    {  // rowsum[r] = sum(c in 0..C: e[r, c])
-      [[maybe_unused]] const int64_t r = sb_row;
-      float sb_acc = 0.0f;
-      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
-        const int64_t c = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
-        sb_acc += sb_rows[sb_off_e + c];
-      }
-      sb_acc = sb_warp_sum_f32(sb_acc);  // every lane of the warp gets the warp's value
-      sb_row_rowsum[0] = sb_acc;
-    }
-    __syncwarp();
-    {  // y[r, c] = e[r, c] / rowsum[r]
-      [[maybe_unused]] const int64_t r = sb_row;
-      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
-        const int64_t sb_q = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
-        const int64_t c = sb_q;
-        y[r * C + c] = sb_rows[sb_off_e + c] / sb_row_rowsum[0];
-      }
+    // y[r, c] = e[r, c] / rowsum[r]
+    for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
+      const int64_t sb_q = sb_j < sb_body ? sb_head + sb_j : sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j;
+      y[sb_row * C + sb_q] = sb_rows_f32[sb_off_e + sb_q] / sb_row_rowsum;
     }
     __syncwarp();
   }
@@ -307,48 +296,40 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s0_rows(
 // memory and e is recomputed where it is read (no temp is stored).
 __global__ void __launch_bounds__(256) sb_warp_per_row_s0_rows_global(
     const float* __restrict__ x, float* __restrict__ y, const int64_t R, const int64_t C) {
-  const int64_t sb_lane = threadIdx.x % 32;
-  const int64_t sb_worker = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
-  const int64_t sb_workers = (int64_t)gridDim.x * (blockDim.x / 32);
-  float sb_row_rowmax[1];  // rowmax[row], in every thread of the warp
-  float sb_row_rowsum[1];  // rowsum[row], in every thread of the warp
+  const int64_t sb_lane = (int64_t)threadIdx.x % 32;
+  const int64_t sb_worker = ((int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x) / 32;
+  const int64_t sb_workers = (int64_t)gridDim.x * ((int64_t)blockDim.x / 32);
   // The row is the same for every thread of the warp, so loop bounds and barriers are uniform.
   for (int64_t sb_row = sb_worker; sb_row < R; sb_row += sb_workers) {
-    const int64_t sb_lead = (int64_t)((uintptr_t)(y + sb_row * C) / 4) % 32;
-    const int64_t sb_head = sb_lead == 0 ? 0 : (32 - sb_lead < C ? 32 - sb_lead : C);
+    const int64_t sb_lead = ((uintptr_t)y / 4 + sb_row * C) % 32;
+    const int64_t sb_head = sb_lead == 0 ? 0 : 32 - sb_lead < C ? 32 - sb_lead : C;
     const int64_t sb_body = (C - sb_head) / 32 * 32;
-    {  // rowmax[r] = max(c in 0..C: x[r, c])
-      [[maybe_unused]] const int64_t r = sb_row;
-      float sb_acc = -INFINITY;
-      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
-        const int64_t c = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
-        sb_acc = sb_max_f32(sb_acc, x[r * C + c]);
-      }
-      sb_acc = sb_warp_max_f32(sb_acc);  // every lane of the warp gets the warp's value
-      sb_row_rowmax[0] = sb_acc;
+    // rowmax[r] = max(c in 0..C: x[r, c])
+    float sb_acc_rowmax = -INFINITY;
+    for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
+      const int64_t sb_k = sb_j < sb_body ? sb_head + sb_j : sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j;
+      sb_acc_rowmax = sb_max_f32(sb_acc_rowmax, x[sb_row * C + sb_k]);
     }
+    // every lane of the warp gets the warp's value
+    sb_acc_rowmax = sb_warp_max_f32(sb_acc_rowmax);
+    const float sb_row_rowmax = sb_acc_rowmax;
     __syncwarp();
-    {  // e[r, c] = exp(x[r, c] - rowmax[r])
-      // e is not stored: it is recomputed where it is read.
+    // e[r, c] = exp(x[r, c] - rowmax[r])
+    // e is not stored: it is recomputed where it is read.
+    // rowsum[r] = sum(c in 0..C: e[r, c])
+    float sb_acc_rowsum = 0.0f;
+    for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
+      const int64_t sb_k = sb_j < sb_body ? sb_head + sb_j : sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j;
+      sb_acc_rowsum += expf(x[sb_row * C + sb_k] - sb_row_rowmax);
     }
-    {  // rowsum[r] = sum(c in 0..C: e[r, c])
-      [[maybe_unused]] const int64_t r = sb_row;
-      float sb_acc = 0.0f;
-      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
-        const int64_t c = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
-        sb_acc += (expf(x[(r) * C + (c)] - sb_row_rowmax[0]));
-      }
-      sb_acc = sb_warp_sum_f32(sb_acc);  // every lane of the warp gets the warp's value
-      sb_row_rowsum[0] = sb_acc;
-    }
+    // every lane of the warp gets the warp's value
+    sb_acc_rowsum = sb_warp_sum_f32(sb_acc_rowsum);
+    const float sb_row_rowsum = sb_acc_rowsum;
     __syncwarp();
-    {  // y[r, c] = e[r, c] / rowsum[r]
-      [[maybe_unused]] const int64_t r = sb_row;
-      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
-        const int64_t sb_q = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
-        const int64_t c = sb_q;
-        y[r * C + c] = (expf(x[(r) * C + (c)] - sb_row_rowmax[0])) / sb_row_rowsum[0];
-      }
+    // y[r, c] = e[r, c] / rowsum[r]
+    for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
+      const int64_t sb_q = sb_j < sb_body ? sb_head + sb_j : sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j;
+      y[sb_row * C + sb_q] = expf(x[sb_row * C + sb_q] - sb_row_rowmax) / sb_row_rowsum;
     }
   }
 }
@@ -367,90 +348,87 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s0_rows_global(
 // shared memory, read once.
 __global__ void __launch_bounds__(256) sb_block_per_row_s0_rows(
     const float* __restrict__ x, float* __restrict__ y, const int64_t R, const int64_t C) {
-  SB_SHARED_ARRAY(float, sb_warps_f32, 8);  // one value per warp
-  SB_DYNAMIC_SHARED(float, sb_rows);
+  SB_SHARED_ARRAY(float, sb_warps_f32, 8);
+  SB_DYNAMIC_SHARED(float, sb_rows_f32);
   // Shared memory: the broadcast tensors once per block, then one set of rows per block.
-  const int64_t sb_mine = 0;  // this block's rows
+  // this block's rows
+  const int64_t sb_mine = 0;
   const int64_t sb_off_x = sb_mine;
   const int64_t sb_off_e = sb_off_x + C;
-  const int64_t sb_lane = threadIdx.x;
-  const int64_t sb_worker = blockIdx.x;
-  const int64_t sb_workers = gridDim.x;
-  float sb_row_rowmax[1];  // rowmax[row], in every thread of the block
-  float sb_row_rowsum[1];  // rowsum[row], in every thread of the block
+  const int64_t sb_lane = (int64_t)threadIdx.x;
+  const int64_t sb_worker = (int64_t)blockIdx.x;
+  const int64_t sb_workers = (int64_t)gridDim.x;
   // The row is the same for every thread of the block, so loop bounds and barriers are uniform.
   for (int64_t sb_row = sb_worker; sb_row < R; sb_row += sb_workers) {
-    const int64_t sb_lead = (int64_t)((uintptr_t)(y + sb_row * C) / 4) % 32;
-    const int64_t sb_head = sb_lead == 0 ? 0 : (32 - sb_lead < C ? 32 - sb_lead : C);
+    const int64_t sb_lead = ((uintptr_t)y / 4 + sb_row * C) % 32;
+    const int64_t sb_head = sb_lead == 0 ? 0 : 32 - sb_lead < C ? 32 - sb_lead : C;
     const int64_t sb_body = (C - sb_head) / 32 * 32;
     // Stage the rows read more than once: memory is read once per row.
-    {
-      const int64_t sb_lead_in = ((int64_t)((uintptr_t)(x) / 4) + sb_row * C) % 32;
-      const int64_t sb_head_in = sb_lead_in == 0 ? 0 : (32 - sb_lead_in < C ? 32 - sb_lead_in : C);
-      const int64_t sb_body_in = (C - sb_head_in) / 32 * 32;
-      for (int64_t sb_j0 = 0; sb_j0 < C; sb_j0 += 256) {
-        if (sb_j0 + sb_lane / 32 * 32 >= C) {
-          continue;  // no slot for this warp
-        }
+    const int64_t sb_lead_x = ((uintptr_t)x / 4 + sb_row * C) % 32;
+    const int64_t sb_head_x = sb_lead_x == 0 ? 0 : 32 - sb_lead_x < C ? 32 - sb_lead_x : C;
+    const int64_t sb_body_x = (C - sb_head_x) / 32 * 32;
+    for (int64_t sb_j0 = 0; sb_j0 < C; sb_j0 += 256) {
+      // a warp whose first slot is past the end has none
+      if (sb_j0 + sb_lane / 32 * 32 < C) {
         const int64_t sb_j = sb_j0 + sb_lane < C ? sb_j0 + sb_lane : C - 1;
-        const int64_t sb_c = sb_j < sb_body_in ? sb_head_in + sb_j : (sb_j < sb_body_in + sb_head_in ? sb_j - sb_body_in : sb_j);
+        const int64_t sb_c = sb_j < sb_body_x ? sb_head_x + sb_j : sb_j < sb_body_x + sb_head_x ? sb_j - sb_body_x : sb_j;
         const float sb_v = x[sb_row * C + sb_c];
         if (sb_j == sb_j0 + sb_lane) {
-          sb_rows[sb_off_x + sb_c] = sb_v;
+          sb_rows_f32[sb_off_x + sb_c] = sb_v;
         }
       }
     }
     __syncthreads();
-    {  // rowmax[r] = max(c in 0..C: x[r, c])
-      [[maybe_unused]] const int64_t r = sb_row;
-      float sb_acc = -INFINITY;
-      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 256) {
-        const int64_t c = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
-        sb_acc = sb_max_f32(sb_acc, sb_rows[sb_off_x + c]);
-      }
-      sb_acc = sb_warp_max_f32(sb_acc);  // every lane of the warp gets the warp's value
-      // Every thread combines the warps' values, in the same order.
-      if (threadIdx.x % 32 == 0) sb_warps_f32[threadIdx.x / 32] = sb_acc;
-      __syncthreads();
-      sb_acc = sb_warps_f32[0];
-      for (int sb_w = 1; sb_w < 8; ++sb_w) sb_acc = sb_max_f32(sb_acc, sb_warps_f32[sb_w]);
-      __syncthreads();
-      sb_row_rowmax[0] = sb_acc;
+    // rowmax[r] = max(c in 0..C: x[r, c])
+    float sb_acc_rowmax = -INFINITY;
+    for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 256) {
+      const int64_t sb_k = sb_j < sb_body ? sb_head + sb_j : sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j;
+      sb_acc_rowmax = sb_max_f32(sb_acc_rowmax, sb_rows_f32[sb_off_x + sb_k]);
+    }
+    // every lane of the warp gets the warp's value
+    sb_acc_rowmax = sb_warp_max_f32(sb_acc_rowmax);
+    // Every thread combines the warps' values, in the same order.
+    if (sb_lane % 32 == 0) {
+      sb_warps_f32[sb_lane / 32] = sb_acc_rowmax;
     }
     __syncthreads();
-    {  // e[r, c] = exp(x[r, c] - rowmax[r])
-      [[maybe_unused]] const int64_t r = sb_row;
-      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 256) {
-        const int64_t sb_q = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
-        const int64_t c = sb_q;
-        sb_rows[sb_off_e + sb_q] = expf(sb_rows[sb_off_x + c] - sb_row_rowmax[0]);
-      }
+    sb_acc_rowmax = sb_warps_f32[0];
+    for (int64_t sb_w = 1; sb_w < 8; ++sb_w) {
+      sb_acc_rowmax = sb_max_f32(sb_acc_rowmax, sb_warps_f32[sb_w]);
     }
     __syncthreads();
-    {  // rowsum[r] = sum(c in 0..C: e[r, c])
-      [[maybe_unused]] const int64_t r = sb_row;
-      float sb_acc = 0.0f;
-      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 256) {
-        const int64_t c = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
-        sb_acc += sb_rows[sb_off_e + c];
-      }
-      sb_acc = sb_warp_sum_f32(sb_acc);  // every lane of the warp gets the warp's value
-      // Every thread combines the warps' values, in the same order.
-      if (threadIdx.x % 32 == 0) sb_warps_f32[threadIdx.x / 32] = sb_acc;
-      __syncthreads();
-      sb_acc = sb_warps_f32[0];
-      for (int sb_w = 1; sb_w < 8; ++sb_w) sb_acc += sb_warps_f32[sb_w];
-      __syncthreads();
-      sb_row_rowsum[0] = sb_acc;
+    const float sb_row_rowmax = sb_acc_rowmax;
+    __syncthreads();
+    // e[r, c] = exp(x[r, c] - rowmax[r])
+    for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 256) {
+      const int64_t sb_q = sb_j < sb_body ? sb_head + sb_j : sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j;
+      sb_rows_f32[sb_off_e + sb_q] = expf(sb_rows_f32[sb_off_x + sb_q] - sb_row_rowmax);
     }
     __syncthreads();
-    {  // y[r, c] = e[r, c] / rowsum[r]
-      [[maybe_unused]] const int64_t r = sb_row;
-      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 256) {
-        const int64_t sb_q = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
-        const int64_t c = sb_q;
-        y[r * C + c] = sb_rows[sb_off_e + c] / sb_row_rowsum[0];
-      }
+    // rowsum[r] = sum(c in 0..C: e[r, c])
+    float sb_acc_rowsum = 0.0f;
+    for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 256) {
+      const int64_t sb_k = sb_j < sb_body ? sb_head + sb_j : sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j;
+      sb_acc_rowsum += sb_rows_f32[sb_off_e + sb_k];
+    }
+    // every lane of the warp gets the warp's value
+    sb_acc_rowsum = sb_warp_sum_f32(sb_acc_rowsum);
+    // Every thread combines the warps' values, in the same order.
+    if (sb_lane % 32 == 0) {
+      sb_warps_f32[sb_lane / 32] = sb_acc_rowsum;
+    }
+    __syncthreads();
+    sb_acc_rowsum = sb_warps_f32[0];
+    for (int64_t sb_w = 1; sb_w < 8; ++sb_w) {
+      sb_acc_rowsum += sb_warps_f32[sb_w];
+    }
+    __syncthreads();
+    const float sb_row_rowsum = sb_acc_rowsum;
+    __syncthreads();
+    // y[r, c] = e[r, c] / rowsum[r]
+    for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 256) {
+      const int64_t sb_q = sb_j < sb_body ? sb_head + sb_j : sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j;
+      y[sb_row * C + sb_q] = sb_rows_f32[sb_off_e + sb_q] / sb_row_rowsum;
     }
     __syncthreads();
   }
@@ -466,61 +444,61 @@ __global__ void __launch_bounds__(256) sb_block_per_row_s0_rows(
 // memory and e is recomputed where it is read (no temp is stored).
 __global__ void __launch_bounds__(256) sb_block_per_row_s0_rows_global(
     const float* __restrict__ x, float* __restrict__ y, const int64_t R, const int64_t C) {
-  SB_SHARED_ARRAY(float, sb_warps_f32, 8);  // one value per warp
-  const int64_t sb_lane = threadIdx.x;
-  const int64_t sb_worker = blockIdx.x;
-  const int64_t sb_workers = gridDim.x;
-  float sb_row_rowmax[1];  // rowmax[row], in every thread of the block
-  float sb_row_rowsum[1];  // rowsum[row], in every thread of the block
+  SB_SHARED_ARRAY(float, sb_warps_f32, 8);
+  const int64_t sb_lane = (int64_t)threadIdx.x;
+  const int64_t sb_worker = (int64_t)blockIdx.x;
+  const int64_t sb_workers = (int64_t)gridDim.x;
   // The row is the same for every thread of the block, so loop bounds and barriers are uniform.
   for (int64_t sb_row = sb_worker; sb_row < R; sb_row += sb_workers) {
-    const int64_t sb_lead = (int64_t)((uintptr_t)(y + sb_row * C) / 4) % 32;
-    const int64_t sb_head = sb_lead == 0 ? 0 : (32 - sb_lead < C ? 32 - sb_lead : C);
+    const int64_t sb_lead = ((uintptr_t)y / 4 + sb_row * C) % 32;
+    const int64_t sb_head = sb_lead == 0 ? 0 : 32 - sb_lead < C ? 32 - sb_lead : C;
     const int64_t sb_body = (C - sb_head) / 32 * 32;
-    {  // rowmax[r] = max(c in 0..C: x[r, c])
-      [[maybe_unused]] const int64_t r = sb_row;
-      float sb_acc = -INFINITY;
-      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 256) {
-        const int64_t c = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
-        sb_acc = sb_max_f32(sb_acc, x[r * C + c]);
-      }
-      sb_acc = sb_warp_max_f32(sb_acc);  // every lane of the warp gets the warp's value
-      // Every thread combines the warps' values, in the same order.
-      if (threadIdx.x % 32 == 0) sb_warps_f32[threadIdx.x / 32] = sb_acc;
-      __syncthreads();
-      sb_acc = sb_warps_f32[0];
-      for (int sb_w = 1; sb_w < 8; ++sb_w) sb_acc = sb_max_f32(sb_acc, sb_warps_f32[sb_w]);
-      __syncthreads();
-      sb_row_rowmax[0] = sb_acc;
+    // rowmax[r] = max(c in 0..C: x[r, c])
+    float sb_acc_rowmax = -INFINITY;
+    for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 256) {
+      const int64_t sb_k = sb_j < sb_body ? sb_head + sb_j : sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j;
+      sb_acc_rowmax = sb_max_f32(sb_acc_rowmax, x[sb_row * C + sb_k]);
+    }
+    // every lane of the warp gets the warp's value
+    sb_acc_rowmax = sb_warp_max_f32(sb_acc_rowmax);
+    // Every thread combines the warps' values, in the same order.
+    if (sb_lane % 32 == 0) {
+      sb_warps_f32[sb_lane / 32] = sb_acc_rowmax;
     }
     __syncthreads();
-    {  // e[r, c] = exp(x[r, c] - rowmax[r])
-      // e is not stored: it is recomputed where it is read.
-    }
-    {  // rowsum[r] = sum(c in 0..C: e[r, c])
-      [[maybe_unused]] const int64_t r = sb_row;
-      float sb_acc = 0.0f;
-      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 256) {
-        const int64_t c = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
-        sb_acc += (expf(x[(r) * C + (c)] - sb_row_rowmax[0]));
-      }
-      sb_acc = sb_warp_sum_f32(sb_acc);  // every lane of the warp gets the warp's value
-      // Every thread combines the warps' values, in the same order.
-      if (threadIdx.x % 32 == 0) sb_warps_f32[threadIdx.x / 32] = sb_acc;
-      __syncthreads();
-      sb_acc = sb_warps_f32[0];
-      for (int sb_w = 1; sb_w < 8; ++sb_w) sb_acc += sb_warps_f32[sb_w];
-      __syncthreads();
-      sb_row_rowsum[0] = sb_acc;
+    sb_acc_rowmax = sb_warps_f32[0];
+    for (int64_t sb_w = 1; sb_w < 8; ++sb_w) {
+      sb_acc_rowmax = sb_max_f32(sb_acc_rowmax, sb_warps_f32[sb_w]);
     }
     __syncthreads();
-    {  // y[r, c] = e[r, c] / rowsum[r]
-      [[maybe_unused]] const int64_t r = sb_row;
-      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 256) {
-        const int64_t sb_q = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
-        const int64_t c = sb_q;
-        y[r * C + c] = (expf(x[(r) * C + (c)] - sb_row_rowmax[0])) / sb_row_rowsum[0];
-      }
+    const float sb_row_rowmax = sb_acc_rowmax;
+    __syncthreads();
+    // e[r, c] = exp(x[r, c] - rowmax[r])
+    // e is not stored: it is recomputed where it is read.
+    // rowsum[r] = sum(c in 0..C: e[r, c])
+    float sb_acc_rowsum = 0.0f;
+    for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 256) {
+      const int64_t sb_k = sb_j < sb_body ? sb_head + sb_j : sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j;
+      sb_acc_rowsum += expf(x[sb_row * C + sb_k] - sb_row_rowmax);
+    }
+    // every lane of the warp gets the warp's value
+    sb_acc_rowsum = sb_warp_sum_f32(sb_acc_rowsum);
+    // Every thread combines the warps' values, in the same order.
+    if (sb_lane % 32 == 0) {
+      sb_warps_f32[sb_lane / 32] = sb_acc_rowsum;
+    }
+    __syncthreads();
+    sb_acc_rowsum = sb_warps_f32[0];
+    for (int64_t sb_w = 1; sb_w < 8; ++sb_w) {
+      sb_acc_rowsum += sb_warps_f32[sb_w];
+    }
+    __syncthreads();
+    const float sb_row_rowsum = sb_acc_rowsum;
+    __syncthreads();
+    // y[r, c] = e[r, c] / rowsum[r]
+    for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 256) {
+      const int64_t sb_q = sb_j < sb_body ? sb_head + sb_j : sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j;
+      y[sb_row * C + sb_q] = expf(x[sb_row * C + sb_q] - sb_row_rowmax) / sb_row_rowsum;
     }
   }
 }

@@ -260,11 +260,10 @@ def sb_warp_per_row_s0_rows(x: Pointer[Float32, ImmUntrackedOrigin],
                             sb_arg_C: Int64) abi("C"):
     var R = Int(sb_arg_R)
     var C = Int(sb_arg_C)
-    var sb_rows = external_memory[
-        Float32, address_space=AddressSpace.SHARED, alignment=16, name="sb_dynamic_f32"
-    ]()
+    var sb_rows_f32 = external_memory[Float32, address_space=AddressSpace.SHARED, alignment=16, name="sb_rows_f32"]()
     # Shared memory: the broadcast tensors once per block, then one set of rows per warp.
-    var sb_mine = 0 + (Int(thread_idx.x) // 32) * (C + C)  # this warp's rows
+    # this warp's rows
+    var sb_mine = 0 + Int(thread_idx.x) // 32 * (C + C)
     var sb_off_x = sb_mine
     var sb_off_e = sb_off_x + C
     var sb_lane = Int(thread_idx.x) % 32
@@ -273,44 +272,46 @@ def sb_warp_per_row_s0_rows(x: Pointer[Float32, ImmUntrackedOrigin],
     # The row is the same for every thread of the warp, so loop bounds and barriers are uniform.
     for sb_row in range(sb_worker, R, sb_workers):
         var sb_lead = (Int(y) // 4 + sb_row * C) % 32
-        var sb_head = 0 if sb_lead == 0 else (32 - sb_lead if 32 - sb_lead < C else C)
+        var sb_head = 0 if sb_lead == 0 else min(32 - sb_lead, C)
         var sb_body = (C - sb_head) // 32 * 32
         # Stage the rows read more than once: memory is read once per row.
         var sb_lead_x = (Int(x) // 4 + sb_row * C) % 32
-        var sb_head_x = 0 if sb_lead_x == 0 else (32 - sb_lead_x if 32 - sb_lead_x < C else C)
+        var sb_head_x = 0 if sb_lead_x == 0 else min(32 - sb_lead_x, C)
         var sb_body_x = (C - sb_head_x) // 32 * 32
         for sb_j0 in range(0, C, 32):
             var sb_j = sb_j0 + sb_lane if sb_j0 + sb_lane < C else C - 1
-            var sb_c = sb_head_x + sb_j if sb_j < sb_body_x else (sb_j - sb_body_x if sb_j < sb_body_x + sb_head_x else sb_j)
+            var sb_c = sb_head_x + sb_j if sb_j < sb_body_x else sb_j - sb_body_x if sb_j < sb_body_x + sb_head_x else sb_j
             var sb_v = x[unsafe_offset=sb_row * C + sb_c]
             if sb_j == sb_j0 + sb_lane:
-                sb_rows[unsafe_offset=sb_off_x + sb_c] = sb_v
+                sb_rows_f32[unsafe_offset=sb_off_x + sb_c] = sb_v
         syncwarp()
         # rowmax[r] = max(c in 0..C: x[r, c])
-        var sb_acc_rowmax: Float32 = -inf[DType.float32]()
+        var sb_acc_rowmax = -inf[DType.float32]()
         for sb_j in range(sb_lane, C, 32):
-            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
-            sb_acc_rowmax = sb_max(sb_acc_rowmax, sb_rows[unsafe_offset=sb_off_x + c])
-        sb_acc_rowmax = sb_warp_max_f32(sb_acc_rowmax)  # every lane of the warp gets the warp's value
-        var sb_row_rowmax: Float32 = sb_acc_rowmax
+            var sb_k = sb_head + sb_j if sb_j < sb_body else sb_j - sb_body if sb_j < sb_body + sb_head else sb_j
+            sb_acc_rowmax = sb_max(sb_acc_rowmax, sb_rows_f32[unsafe_offset=sb_off_x + sb_k])
+        # every lane of the warp gets the warp's value
+        sb_acc_rowmax = sb_warp_max_f32(sb_acc_rowmax)
+        var sb_row_rowmax = sb_acc_rowmax
         syncwarp()
         # e[r, c] = exp(x[r, c] - rowmax[r])
         for sb_j in range(sb_lane, C, 32):
-            var sb_q = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
-            sb_rows[unsafe_offset=sb_off_e + sb_q] = sb_exp_f32(sb_rows[unsafe_offset=sb_off_x + sb_q] - sb_row_rowmax)
+            var sb_q = sb_head + sb_j if sb_j < sb_body else sb_j - sb_body if sb_j < sb_body + sb_head else sb_j
+            sb_rows_f32[unsafe_offset=sb_off_e + sb_q] = sb_exp_f32(sb_rows_f32[unsafe_offset=sb_off_x + sb_q] - sb_row_rowmax)
         syncwarp()
         # rowsum[r] = sum(c in 0..C: e[r, c])
-        var sb_acc_rowsum: Float32 = Float32(0.0)
+        var sb_acc_rowsum = Float32(0.0)
         for sb_j in range(sb_lane, C, 32):
-            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
-            sb_acc_rowsum += sb_rows[unsafe_offset=sb_off_e + c]
-        sb_acc_rowsum = sb_warp_sum_f32(sb_acc_rowsum)  # every lane of the warp gets the warp's value
-        var sb_row_rowsum: Float32 = sb_acc_rowsum
+            var sb_k = sb_head + sb_j if sb_j < sb_body else sb_j - sb_body if sb_j < sb_body + sb_head else sb_j
+            sb_acc_rowsum += sb_rows_f32[unsafe_offset=sb_off_e + sb_k]
+        # every lane of the warp gets the warp's value
+        sb_acc_rowsum = sb_warp_sum_f32(sb_acc_rowsum)
+        var sb_row_rowsum = sb_acc_rowsum
         syncwarp()
         # y[r, c] = e[r, c] / rowsum[r]
         for sb_j in range(sb_lane, C, 32):
-            var sb_q = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
-            y[unsafe_offset=sb_row * C + sb_q] = sb_rows[unsafe_offset=sb_off_e + sb_q] / sb_row_rowsum
+            var sb_q = sb_head + sb_j if sb_j < sb_body else sb_j - sb_body if sb_j < sb_body + sb_head else sb_j
+            y[unsafe_offset=sb_row * C + sb_q] = sb_rows_f32[unsafe_offset=sb_off_e + sb_q] / sb_row_rowsum
         syncwarp()
 
 
@@ -335,30 +336,32 @@ def sb_warp_per_row_s0_rows_global(x: Pointer[Float32, ImmUntrackedOrigin],
     # The row is the same for every thread of the warp, so loop bounds and barriers are uniform.
     for sb_row in range(sb_worker, R, sb_workers):
         var sb_lead = (Int(y) // 4 + sb_row * C) % 32
-        var sb_head = 0 if sb_lead == 0 else (32 - sb_lead if 32 - sb_lead < C else C)
+        var sb_head = 0 if sb_lead == 0 else min(32 - sb_lead, C)
         var sb_body = (C - sb_head) // 32 * 32
         # rowmax[r] = max(c in 0..C: x[r, c])
-        var sb_acc_rowmax: Float32 = -inf[DType.float32]()
+        var sb_acc_rowmax = -inf[DType.float32]()
         for sb_j in range(sb_lane, C, 32):
-            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
-            sb_acc_rowmax = sb_max(sb_acc_rowmax, x[unsafe_offset=sb_row * C + c])
-        sb_acc_rowmax = sb_warp_max_f32(sb_acc_rowmax)  # every lane of the warp gets the warp's value
-        var sb_row_rowmax: Float32 = sb_acc_rowmax
+            var sb_k = sb_head + sb_j if sb_j < sb_body else sb_j - sb_body if sb_j < sb_body + sb_head else sb_j
+            sb_acc_rowmax = sb_max(sb_acc_rowmax, x[unsafe_offset=sb_row * C + sb_k])
+        # every lane of the warp gets the warp's value
+        sb_acc_rowmax = sb_warp_max_f32(sb_acc_rowmax)
+        var sb_row_rowmax = sb_acc_rowmax
         syncwarp()
         # e[r, c] = exp(x[r, c] - rowmax[r])
         # e is not stored: it is recomputed where it is read.
         # rowsum[r] = sum(c in 0..C: e[r, c])
-        var sb_acc_rowsum: Float32 = Float32(0.0)
+        var sb_acc_rowsum = Float32(0.0)
         for sb_j in range(sb_lane, C, 32):
-            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
-            sb_acc_rowsum += (sb_exp_f32(x[unsafe_offset=(sb_row) * C + (c)] - sb_row_rowmax))
-        sb_acc_rowsum = sb_warp_sum_f32(sb_acc_rowsum)  # every lane of the warp gets the warp's value
-        var sb_row_rowsum: Float32 = sb_acc_rowsum
+            var sb_k = sb_head + sb_j if sb_j < sb_body else sb_j - sb_body if sb_j < sb_body + sb_head else sb_j
+            sb_acc_rowsum += sb_exp_f32(x[unsafe_offset=sb_row * C + sb_k] - sb_row_rowmax)
+        # every lane of the warp gets the warp's value
+        sb_acc_rowsum = sb_warp_sum_f32(sb_acc_rowsum)
+        var sb_row_rowsum = sb_acc_rowsum
         syncwarp()
         # y[r, c] = e[r, c] / rowsum[r]
         for sb_j in range(sb_lane, C, 32):
-            var sb_q = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
-            y[unsafe_offset=sb_row * C + sb_q] = (sb_exp_f32(x[unsafe_offset=(sb_row) * C + (sb_q)] - sb_row_rowmax)) / sb_row_rowsum
+            var sb_q = sb_head + sb_j if sb_j < sb_body else sb_j - sb_body if sb_j < sb_body + sb_head else sb_j
+            y[unsafe_offset=sb_row * C + sb_q] = sb_exp_f32(x[unsafe_offset=sb_row * C + sb_q] - sb_row_rowmax) / sb_row_rowsum
 
 
 # Variant block_per_row: row-wise reductions: one block per output element, a shared-memory tree; a
@@ -381,12 +384,11 @@ def sb_block_per_row_s0_rows(x: Pointer[Float32, ImmUntrackedOrigin],
                              sb_arg_C: Int64) abi("C"):
     var R = Int(sb_arg_R)
     var C = Int(sb_arg_C)
-    var sb_warps_f32 = stack_allocation[8, Float32, address_space=AddressSpace.SHARED]()  # one value per warp
-    var sb_rows = external_memory[
-        Float32, address_space=AddressSpace.SHARED, alignment=16, name="sb_dynamic_f32"
-    ]()
+    var sb_warps_f32 = stack_allocation[8, Float32, address_space=AddressSpace.SHARED]()
+    var sb_rows_f32 = external_memory[Float32, address_space=AddressSpace.SHARED, alignment=16, name="sb_rows_f32"]()
     # Shared memory: the broadcast tensors once per block, then one set of rows per block.
-    var sb_mine = 0  # this block's rows
+    # this block's rows
+    var sb_mine = 0
     var sb_off_x = sb_mine
     var sb_off_e = sb_off_x + C
     var sb_lane = Int(thread_idx.x)
@@ -395,27 +397,28 @@ def sb_block_per_row_s0_rows(x: Pointer[Float32, ImmUntrackedOrigin],
     # The row is the same for every thread of the block, so loop bounds and barriers are uniform.
     for sb_row in range(sb_worker, R, sb_workers):
         var sb_lead = (Int(y) // 4 + sb_row * C) % 32
-        var sb_head = 0 if sb_lead == 0 else (32 - sb_lead if 32 - sb_lead < C else C)
+        var sb_head = 0 if sb_lead == 0 else min(32 - sb_lead, C)
         var sb_body = (C - sb_head) // 32 * 32
         # Stage the rows read more than once: memory is read once per row.
         var sb_lead_x = (Int(x) // 4 + sb_row * C) % 32
-        var sb_head_x = 0 if sb_lead_x == 0 else (32 - sb_lead_x if 32 - sb_lead_x < C else C)
+        var sb_head_x = 0 if sb_lead_x == 0 else min(32 - sb_lead_x, C)
         var sb_body_x = (C - sb_head_x) // 32 * 32
         for sb_j0 in range(0, C, 256):
-            if sb_j0 + sb_lane // 32 * 32 >= C:
-                continue  # no slot for this warp
-            var sb_j = sb_j0 + sb_lane if sb_j0 + sb_lane < C else C - 1
-            var sb_c = sb_head_x + sb_j if sb_j < sb_body_x else (sb_j - sb_body_x if sb_j < sb_body_x + sb_head_x else sb_j)
-            var sb_v = x[unsafe_offset=sb_row * C + sb_c]
-            if sb_j == sb_j0 + sb_lane:
-                sb_rows[unsafe_offset=sb_off_x + sb_c] = sb_v
+            # a warp whose first slot is past the end has none
+            if sb_j0 + sb_lane // 32 * 32 < C:
+                var sb_j = sb_j0 + sb_lane if sb_j0 + sb_lane < C else C - 1
+                var sb_c = sb_head_x + sb_j if sb_j < sb_body_x else sb_j - sb_body_x if sb_j < sb_body_x + sb_head_x else sb_j
+                var sb_v = x[unsafe_offset=sb_row * C + sb_c]
+                if sb_j == sb_j0 + sb_lane:
+                    sb_rows_f32[unsafe_offset=sb_off_x + sb_c] = sb_v
         barrier()
         # rowmax[r] = max(c in 0..C: x[r, c])
-        var sb_acc_rowmax: Float32 = -inf[DType.float32]()
+        var sb_acc_rowmax = -inf[DType.float32]()
         for sb_j in range(sb_lane, C, 256):
-            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
-            sb_acc_rowmax = sb_max(sb_acc_rowmax, sb_rows[unsafe_offset=sb_off_x + c])
-        sb_acc_rowmax = sb_warp_max_f32(sb_acc_rowmax)  # every lane of the warp gets the warp's value
+            var sb_k = sb_head + sb_j if sb_j < sb_body else sb_j - sb_body if sb_j < sb_body + sb_head else sb_j
+            sb_acc_rowmax = sb_max(sb_acc_rowmax, sb_rows_f32[unsafe_offset=sb_off_x + sb_k])
+        # every lane of the warp gets the warp's value
+        sb_acc_rowmax = sb_warp_max_f32(sb_acc_rowmax)
         # Every thread combines the warps' values, in the same order.
         if sb_lane % 32 == 0:
             sb_warps_f32[unsafe_offset=sb_lane // 32] = sb_acc_rowmax
@@ -424,19 +427,20 @@ def sb_block_per_row_s0_rows(x: Pointer[Float32, ImmUntrackedOrigin],
         for sb_w in range(1, 8):
             sb_acc_rowmax = sb_max(sb_acc_rowmax, sb_warps_f32[unsafe_offset=sb_w])
         barrier()
-        var sb_row_rowmax: Float32 = sb_acc_rowmax
+        var sb_row_rowmax = sb_acc_rowmax
         barrier()
         # e[r, c] = exp(x[r, c] - rowmax[r])
         for sb_j in range(sb_lane, C, 256):
-            var sb_q = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
-            sb_rows[unsafe_offset=sb_off_e + sb_q] = sb_exp_f32(sb_rows[unsafe_offset=sb_off_x + sb_q] - sb_row_rowmax)
+            var sb_q = sb_head + sb_j if sb_j < sb_body else sb_j - sb_body if sb_j < sb_body + sb_head else sb_j
+            sb_rows_f32[unsafe_offset=sb_off_e + sb_q] = sb_exp_f32(sb_rows_f32[unsafe_offset=sb_off_x + sb_q] - sb_row_rowmax)
         barrier()
         # rowsum[r] = sum(c in 0..C: e[r, c])
-        var sb_acc_rowsum: Float32 = Float32(0.0)
+        var sb_acc_rowsum = Float32(0.0)
         for sb_j in range(sb_lane, C, 256):
-            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
-            sb_acc_rowsum += sb_rows[unsafe_offset=sb_off_e + c]
-        sb_acc_rowsum = sb_warp_sum_f32(sb_acc_rowsum)  # every lane of the warp gets the warp's value
+            var sb_k = sb_head + sb_j if sb_j < sb_body else sb_j - sb_body if sb_j < sb_body + sb_head else sb_j
+            sb_acc_rowsum += sb_rows_f32[unsafe_offset=sb_off_e + sb_k]
+        # every lane of the warp gets the warp's value
+        sb_acc_rowsum = sb_warp_sum_f32(sb_acc_rowsum)
         # Every thread combines the warps' values, in the same order.
         if sb_lane % 32 == 0:
             sb_warps_f32[unsafe_offset=sb_lane // 32] = sb_acc_rowsum
@@ -445,12 +449,12 @@ def sb_block_per_row_s0_rows(x: Pointer[Float32, ImmUntrackedOrigin],
         for sb_w in range(1, 8):
             sb_acc_rowsum += sb_warps_f32[unsafe_offset=sb_w]
         barrier()
-        var sb_row_rowsum: Float32 = sb_acc_rowsum
+        var sb_row_rowsum = sb_acc_rowsum
         barrier()
         # y[r, c] = e[r, c] / rowsum[r]
         for sb_j in range(sb_lane, C, 256):
-            var sb_q = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
-            y[unsafe_offset=sb_row * C + sb_q] = sb_rows[unsafe_offset=sb_off_e + sb_q] / sb_row_rowsum
+            var sb_q = sb_head + sb_j if sb_j < sb_body else sb_j - sb_body if sb_j < sb_body + sb_head else sb_j
+            y[unsafe_offset=sb_row * C + sb_q] = sb_rows_f32[unsafe_offset=sb_off_e + sb_q] / sb_row_rowsum
         barrier()
 
 
@@ -469,21 +473,22 @@ def sb_block_per_row_s0_rows_global(x: Pointer[Float32, ImmUntrackedOrigin],
                                     sb_arg_C: Int64) abi("C"):
     var R = Int(sb_arg_R)
     var C = Int(sb_arg_C)
-    var sb_warps_f32 = stack_allocation[8, Float32, address_space=AddressSpace.SHARED]()  # one value per warp
+    var sb_warps_f32 = stack_allocation[8, Float32, address_space=AddressSpace.SHARED]()
     var sb_lane = Int(thread_idx.x)
     var sb_worker = Int(block_idx.x)
     var sb_workers = Int(grid_dim.x)
     # The row is the same for every thread of the block, so loop bounds and barriers are uniform.
     for sb_row in range(sb_worker, R, sb_workers):
         var sb_lead = (Int(y) // 4 + sb_row * C) % 32
-        var sb_head = 0 if sb_lead == 0 else (32 - sb_lead if 32 - sb_lead < C else C)
+        var sb_head = 0 if sb_lead == 0 else min(32 - sb_lead, C)
         var sb_body = (C - sb_head) // 32 * 32
         # rowmax[r] = max(c in 0..C: x[r, c])
-        var sb_acc_rowmax: Float32 = -inf[DType.float32]()
+        var sb_acc_rowmax = -inf[DType.float32]()
         for sb_j in range(sb_lane, C, 256):
-            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
-            sb_acc_rowmax = sb_max(sb_acc_rowmax, x[unsafe_offset=sb_row * C + c])
-        sb_acc_rowmax = sb_warp_max_f32(sb_acc_rowmax)  # every lane of the warp gets the warp's value
+            var sb_k = sb_head + sb_j if sb_j < sb_body else sb_j - sb_body if sb_j < sb_body + sb_head else sb_j
+            sb_acc_rowmax = sb_max(sb_acc_rowmax, x[unsafe_offset=sb_row * C + sb_k])
+        # every lane of the warp gets the warp's value
+        sb_acc_rowmax = sb_warp_max_f32(sb_acc_rowmax)
         # Every thread combines the warps' values, in the same order.
         if sb_lane % 32 == 0:
             sb_warps_f32[unsafe_offset=sb_lane // 32] = sb_acc_rowmax
@@ -492,16 +497,17 @@ def sb_block_per_row_s0_rows_global(x: Pointer[Float32, ImmUntrackedOrigin],
         for sb_w in range(1, 8):
             sb_acc_rowmax = sb_max(sb_acc_rowmax, sb_warps_f32[unsafe_offset=sb_w])
         barrier()
-        var sb_row_rowmax: Float32 = sb_acc_rowmax
+        var sb_row_rowmax = sb_acc_rowmax
         barrier()
         # e[r, c] = exp(x[r, c] - rowmax[r])
         # e is not stored: it is recomputed where it is read.
         # rowsum[r] = sum(c in 0..C: e[r, c])
-        var sb_acc_rowsum: Float32 = Float32(0.0)
+        var sb_acc_rowsum = Float32(0.0)
         for sb_j in range(sb_lane, C, 256):
-            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
-            sb_acc_rowsum += (sb_exp_f32(x[unsafe_offset=(sb_row) * C + (c)] - sb_row_rowmax))
-        sb_acc_rowsum = sb_warp_sum_f32(sb_acc_rowsum)  # every lane of the warp gets the warp's value
+            var sb_k = sb_head + sb_j if sb_j < sb_body else sb_j - sb_body if sb_j < sb_body + sb_head else sb_j
+            sb_acc_rowsum += sb_exp_f32(x[unsafe_offset=sb_row * C + sb_k] - sb_row_rowmax)
+        # every lane of the warp gets the warp's value
+        sb_acc_rowsum = sb_warp_sum_f32(sb_acc_rowsum)
         # Every thread combines the warps' values, in the same order.
         if sb_lane % 32 == 0:
             sb_warps_f32[unsafe_offset=sb_lane // 32] = sb_acc_rowsum
@@ -510,9 +516,9 @@ def sb_block_per_row_s0_rows_global(x: Pointer[Float32, ImmUntrackedOrigin],
         for sb_w in range(1, 8):
             sb_acc_rowsum += sb_warps_f32[unsafe_offset=sb_w]
         barrier()
-        var sb_row_rowsum: Float32 = sb_acc_rowsum
+        var sb_row_rowsum = sb_acc_rowsum
         barrier()
         # y[r, c] = e[r, c] / rowsum[r]
         for sb_j in range(sb_lane, C, 256):
-            var sb_q = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
-            y[unsafe_offset=sb_row * C + sb_q] = (sb_exp_f32(x[unsafe_offset=(sb_row) * C + (sb_q)] - sb_row_rowmax)) / sb_row_rowsum
+            var sb_q = sb_head + sb_j if sb_j < sb_body else sb_j - sb_body if sb_j < sb_body + sb_head else sb_j
+            y[unsafe_offset=sb_row * C + sb_q] = sb_exp_f32(x[unsafe_offset=sb_row * C + sb_q] - sb_row_rowmax) / sb_row_rowsum

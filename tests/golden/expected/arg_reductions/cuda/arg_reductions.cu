@@ -646,132 +646,126 @@ __global__ void __launch_bounds__(64) sb_grid_stride_s16(
 __global__ void __launch_bounds__(256) sb_warp_per_row_s0_rows(
     const float* __restrict__ x, float* __restrict__ q, int64_t* __restrict__ ties,
     int64_t* __restrict__ least, int64_t* __restrict__ nan, const int64_t R, const int64_t C) {
-  SB_DYNAMIC_SHARED(float, sb_rows);
+  SB_DYNAMIC_SHARED(float, sb_rows_f32);
   // Shared memory: the broadcast tensors once per block, then one set of rows per warp.
-  const int64_t sb_mine = 0 + (threadIdx.x / 32) * (C);  // this warp's rows
+  // this warp's rows
+  const int64_t sb_mine = 0 + (int64_t)threadIdx.x / 32 * C;
   const int64_t sb_off_x = sb_mine;
-  const int64_t sb_lane = threadIdx.x % 32;
-  const int64_t sb_worker = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
-  const int64_t sb_workers = (int64_t)gridDim.x * (blockDim.x / 32);
-  float sb_row_ties_max[1];  // ties_max[row], in every thread of the warp
-  int64_t sb_row_ties[1];  // ties[row], in every thread of the warp
-  float sb_row_least_min[1];  // least_min[row], in every thread of the warp
-  int64_t sb_row_least[1];  // least[row], in every thread of the warp
-  float sb_row_nan_max[1];  // nan_max[row], in every thread of the warp
-  int64_t sb_row_nan[1];  // nan[row], in every thread of the warp
-  // The per-row outputs of the worker's i-th row are kept by thread i % 32 and stored every 32 rows, so that every thread stores alike.
+  const int64_t sb_lane = (int64_t)threadIdx.x % 32;
+  const int64_t sb_worker = ((int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x) / 32;
+  const int64_t sb_workers = (int64_t)gridDim.x * ((int64_t)blockDim.x / 32);
+  // The per-row outputs of the worker's i-th row are kept by thread i % 32 and stored
+  // every 32 rows, so that every thread stores alike.
   int64_t sb_kept_row = -1;
-  int64_t sb_i = 0;  // rows this warp has done
-  int64_t sb_kept_ties = 0;
-  int64_t sb_kept_least = 0;
-  int64_t sb_kept_nan = 0;
+  int64_t sb_i = 0;
+  int64_t sb_kept_ties = (int64_t)0;
+  int64_t sb_kept_least = (int64_t)0;
+  int64_t sb_kept_nan = (int64_t)0;
   // The row is the same for every thread of the warp, so loop bounds and barriers are uniform.
   for (int64_t sb_row = sb_worker; sb_row < R; sb_row += sb_workers) {
-    if (sb_i % 32 == sb_lane) sb_kept_row = sb_row;
-    const int64_t sb_lead = (int64_t)((uintptr_t)(q + sb_row * C) / 4) % 32;
-    const int64_t sb_head = sb_lead == 0 ? 0 : (32 - sb_lead < C ? 32 - sb_lead : C);
+    if (sb_i % 32 == sb_lane) {
+      sb_kept_row = sb_row;
+    }
+    const int64_t sb_lead = ((uintptr_t)q / 4 + sb_row * C) % 32;
+    const int64_t sb_head = sb_lead == 0 ? 0 : 32 - sb_lead < C ? 32 - sb_lead : C;
     const int64_t sb_body = (C - sb_head) / 32 * 32;
     // Stage the rows read more than once: memory is read once per row.
-    {
-      const int64_t sb_lead_in = ((int64_t)((uintptr_t)(x) / 4) + sb_row * C) % 32;
-      const int64_t sb_head_in = sb_lead_in == 0 ? 0 : (32 - sb_lead_in < C ? 32 - sb_lead_in : C);
-      const int64_t sb_body_in = (C - sb_head_in) / 32 * 32;
-      for (int64_t sb_j0 = 0; sb_j0 < C; sb_j0 += 32) {
-        const int64_t sb_j = sb_j0 + sb_lane < C ? sb_j0 + sb_lane : C - 1;
-        const int64_t sb_c = sb_j < sb_body_in ? sb_head_in + sb_j : (sb_j < sb_body_in + sb_head_in ? sb_j - sb_body_in : sb_j);
-        const float sb_v = x[sb_row * C + sb_c];
-        if (sb_j == sb_j0 + sb_lane) {
-          sb_rows[sb_off_x + sb_c] = sb_v;
-        }
+    const int64_t sb_lead_x = ((uintptr_t)x / 4 + sb_row * C) % 32;
+    const int64_t sb_head_x = sb_lead_x == 0 ? 0 : 32 - sb_lead_x < C ? 32 - sb_lead_x : C;
+    const int64_t sb_body_x = (C - sb_head_x) / 32 * 32;
+    for (int64_t sb_j0 = 0; sb_j0 < C; sb_j0 += 32) {
+      const int64_t sb_j = sb_j0 + sb_lane < C ? sb_j0 + sb_lane : C - 1;
+      const int64_t sb_c = sb_j < sb_body_x ? sb_head_x + sb_j : sb_j < sb_body_x + sb_head_x ? sb_j - sb_body_x : sb_j;
+      const float sb_v = x[sb_row * C + sb_c];
+      if (sb_j == sb_j0 + sb_lane) {
+        sb_rows_f32[sb_off_x + sb_c] = sb_v;
       }
     }
     __syncwarp();
-    {  // q[r, c] = floor(4.0 * x[r, c])
-      [[maybe_unused]] const int64_t r = sb_row;
-      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
-        const int64_t sb_q = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
-        const int64_t c = sb_q;
-        q[r * C + c] = floorf(4.0f * sb_rows[sb_off_x + c]);
-      }
+    // q[r, c] = floor(4.0 * x[r, c])
+    for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
+      const int64_t sb_q = sb_j < sb_body ? sb_head + sb_j : sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j;
+      q[sb_row * C + sb_q] = floorf(4.0f * sb_rows_f32[sb_off_x + sb_q]);
     }
     __syncwarp();
-    {  // ties_max[r] = max(c in 0..C: q[r, c])
-      [[maybe_unused]] const int64_t r = sb_row;
-      float sb_acc = -INFINITY;
-      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
-        const int64_t c = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
-        sb_acc = sb_max_f32(sb_acc, q[r * C + c]);
-      }
-      sb_acc = sb_warp_max_f32(sb_acc);  // every lane of the warp gets the warp's value
-      sb_row_ties_max[0] = sb_acc;
+    // ties_max[r] = max(c in 0..C: q[r, c])
+    float sb_acc_ties_max = -INFINITY;
+    for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
+      const int64_t sb_k = sb_j < sb_body ? sb_head + sb_j : sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j;
+      sb_acc_ties_max = sb_max_f32(sb_acc_ties_max, q[sb_row * C + sb_k]);
+    }
+    // every lane of the warp gets the warp's value
+    sb_acc_ties_max = sb_warp_max_f32(sb_acc_ties_max);
+    const float sb_row_ties_max = sb_acc_ties_max;
+    __syncwarp();
+    // ties[r] = min(c in 0..C: select(q[r, c] == ties_max[r] || q[r, c] != q[r, c], i64(c), i64(C - 1)))
+    int64_t sb_acc_ties = INT64_MAX;
+    for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
+      const int64_t sb_k = sb_j < sb_body ? sb_head + sb_j : sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j;
+      sb_acc_ties = sb_min_i64(sb_acc_ties, q[sb_row * C + sb_k] == sb_row_ties_max || q[sb_row * C + sb_k] != q[sb_row * C + sb_k] ? (int64_t)sb_k : (int64_t)(C - 1));
+    }
+    // every lane of the warp gets the warp's value
+    sb_acc_ties = sb_warp_min_i64(sb_acc_ties);
+    const int64_t sb_row_ties = sb_acc_ties;
+    if (sb_i % 32 == sb_lane) {
+      sb_kept_ties = sb_row_ties;
     }
     __syncwarp();
-    {  // ties[r] = min(c in 0..C: select(q[r, c] == ties_max[r] || q[r, c] != q[r, c], i64(c), i64(C - 1)))
-      [[maybe_unused]] const int64_t r = sb_row;
-      int64_t sb_acc = INT64_MAX;
-      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
-        const int64_t c = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
-        sb_acc = sb_min_i64(sb_acc, (q[r * C + c] == sb_row_ties_max[0] || q[r * C + c] != q[r * C + c] ? (int64_t)c : (int64_t)(C - 1)));
-      }
-      sb_acc = sb_warp_min_i64(sb_acc);  // every lane of the warp gets the warp's value
-      sb_row_ties[0] = sb_acc;
-      if (sb_i % 32 == sb_lane) sb_kept_ties = sb_row_ties[0];
+    // least_min[r] = min(c in 0..C: q[r, c])
+    float sb_acc_least_min = INFINITY;
+    for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
+      const int64_t sb_k = sb_j < sb_body ? sb_head + sb_j : sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j;
+      sb_acc_least_min = sb_min_f32(sb_acc_least_min, q[sb_row * C + sb_k]);
+    }
+    // every lane of the warp gets the warp's value
+    sb_acc_least_min = sb_warp_min_f32(sb_acc_least_min);
+    const float sb_row_least_min = sb_acc_least_min;
+    __syncwarp();
+    // least[r] = min(c in 0..C: select(q[r, c] == least_min[r] || q[r, c] != q[r, c], i64(c), i64(C - 1)))
+    int64_t sb_acc_least = INT64_MAX;
+    for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
+      const int64_t sb_k = sb_j < sb_body ? sb_head + sb_j : sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j;
+      sb_acc_least = sb_min_i64(sb_acc_least, q[sb_row * C + sb_k] == sb_row_least_min || q[sb_row * C + sb_k] != q[sb_row * C + sb_k] ? (int64_t)sb_k : (int64_t)(C - 1));
+    }
+    // every lane of the warp gets the warp's value
+    sb_acc_least = sb_warp_min_i64(sb_acc_least);
+    const int64_t sb_row_least = sb_acc_least;
+    if (sb_i % 32 == sb_lane) {
+      sb_kept_least = sb_row_least;
     }
     __syncwarp();
-    {  // least_min[r] = min(c in 0..C: q[r, c])
-      [[maybe_unused]] const int64_t r = sb_row;
-      float sb_acc = INFINITY;
-      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
-        const int64_t c = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
-        sb_acc = sb_min_f32(sb_acc, q[r * C + c]);
-      }
-      sb_acc = sb_warp_min_f32(sb_acc);  // every lane of the warp gets the warp's value
-      sb_row_least_min[0] = sb_acc;
+    // nan_max[r] = max(c in 0..C: log(x[r, c] + 0.5))
+    float sb_acc_nan_max = -INFINITY;
+    for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
+      const int64_t sb_k = sb_j < sb_body ? sb_head + sb_j : sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j;
+      sb_acc_nan_max = sb_max_f32(sb_acc_nan_max, logf(sb_rows_f32[sb_off_x + sb_k] + 0.5f));
+    }
+    // every lane of the warp gets the warp's value
+    sb_acc_nan_max = sb_warp_max_f32(sb_acc_nan_max);
+    const float sb_row_nan_max = sb_acc_nan_max;
+    __syncwarp();
+    // nan[r] = min(c in 0..C: select(log(x[r, c] + 0.5) == nan_max[r] || log(x[r, c] + 0.5) != log(x[r, c] + 0.5), i64(c), i64(C - 1)))
+    int64_t sb_acc_nan = INT64_MAX;
+    for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
+      const int64_t sb_k = sb_j < sb_body ? sb_head + sb_j : sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j;
+      sb_acc_nan = sb_min_i64(sb_acc_nan, logf(sb_rows_f32[sb_off_x + sb_k] + 0.5f) == sb_row_nan_max || logf(sb_rows_f32[sb_off_x + sb_k] + 0.5f) != logf(sb_rows_f32[sb_off_x + sb_k] + 0.5f) ? (int64_t)sb_k : (int64_t)(C - 1));
+    }
+    // every lane of the warp gets the warp's value
+    sb_acc_nan = sb_warp_min_i64(sb_acc_nan);
+    const int64_t sb_row_nan = sb_acc_nan;
+    if (sb_i % 32 == sb_lane) {
+      sb_kept_nan = sb_row_nan;
     }
     __syncwarp();
-    {  // least[r] = min(c in 0..C: select(q[r, c] == least_min[r] || q[r, c] != q[r, c], i64(c), i64(C - 1)))
-      [[maybe_unused]] const int64_t r = sb_row;
-      int64_t sb_acc = INT64_MAX;
-      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
-        const int64_t c = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
-        sb_acc = sb_min_i64(sb_acc, (q[r * C + c] == sb_row_least_min[0] || q[r * C + c] != q[r * C + c] ? (int64_t)c : (int64_t)(C - 1)));
-      }
-      sb_acc = sb_warp_min_i64(sb_acc);  // every lane of the warp gets the warp's value
-      sb_row_least[0] = sb_acc;
-      if (sb_i % 32 == sb_lane) sb_kept_least = sb_row_least[0];
-    }
-    __syncwarp();
-    {  // nan_max[r] = max(c in 0..C: log(x[r, c] + 0.5))
-      [[maybe_unused]] const int64_t r = sb_row;
-      float sb_acc = -INFINITY;
-      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
-        const int64_t c = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
-        sb_acc = sb_max_f32(sb_acc, logf(sb_rows[sb_off_x + c] + 0.5f));
-      }
-      sb_acc = sb_warp_max_f32(sb_acc);  // every lane of the warp gets the warp's value
-      sb_row_nan_max[0] = sb_acc;
-    }
-    __syncwarp();
-    {  // nan[r] = min(c in 0..C: select(log(x[r, c] + 0.5) == nan_max[r] || log(x[r, c] + 0.5) != log(x[r, c] + 0.5), i64(c), i64(C - 1)))
-      [[maybe_unused]] const int64_t r = sb_row;
-      int64_t sb_acc = INT64_MAX;
-      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
-        const int64_t c = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
-        sb_acc = sb_min_i64(sb_acc, (logf(sb_rows[sb_off_x + c] + 0.5f) == sb_row_nan_max[0] || logf(sb_rows[sb_off_x + c] + 0.5f) != logf(sb_rows[sb_off_x + c] + 0.5f) ? (int64_t)c : (int64_t)(C - 1)));
-      }
-      sb_acc = sb_warp_min_i64(sb_acc);  // every lane of the warp gets the warp's value
-      sb_row_nan[0] = sb_acc;
-      if (sb_i % 32 == sb_lane) sb_kept_nan = sb_row_nan[0];
-    }
-    __syncwarp();
-    ++sb_i;
+    sb_i += 1;
     if (sb_i % 32 == 0) {
       ties[sb_kept_row] = sb_kept_ties;
       least[sb_kept_row] = sb_kept_least;
       nan[sb_kept_row] = sb_kept_nan;
     }
   }
-  if (sb_kept_row >= 0  /* the last rows */) {
+  // The last rows.
+  if (sb_kept_row >= 0) {
     ties[sb_kept_row] = sb_kept_ties;
     least[sb_kept_row] = sb_kept_least;
     nan[sb_kept_row] = sb_kept_nan;
@@ -792,112 +786,107 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s0_rows(
 __global__ void __launch_bounds__(256) sb_warp_per_row_s0_rows_global(
     const float* __restrict__ x, float* __restrict__ q, int64_t* __restrict__ ties,
     int64_t* __restrict__ least, int64_t* __restrict__ nan, const int64_t R, const int64_t C) {
-  const int64_t sb_lane = threadIdx.x % 32;
-  const int64_t sb_worker = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
-  const int64_t sb_workers = (int64_t)gridDim.x * (blockDim.x / 32);
-  float sb_row_ties_max[1];  // ties_max[row], in every thread of the warp
-  int64_t sb_row_ties[1];  // ties[row], in every thread of the warp
-  float sb_row_least_min[1];  // least_min[row], in every thread of the warp
-  int64_t sb_row_least[1];  // least[row], in every thread of the warp
-  float sb_row_nan_max[1];  // nan_max[row], in every thread of the warp
-  int64_t sb_row_nan[1];  // nan[row], in every thread of the warp
-  // The per-row outputs of the worker's i-th row are kept by thread i % 32 and stored every 32 rows, so that every thread stores alike.
+  const int64_t sb_lane = (int64_t)threadIdx.x % 32;
+  const int64_t sb_worker = ((int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x) / 32;
+  const int64_t sb_workers = (int64_t)gridDim.x * ((int64_t)blockDim.x / 32);
+  // The per-row outputs of the worker's i-th row are kept by thread i % 32 and stored
+  // every 32 rows, so that every thread stores alike.
   int64_t sb_kept_row = -1;
-  int64_t sb_i = 0;  // rows this warp has done
-  int64_t sb_kept_ties = 0;
-  int64_t sb_kept_least = 0;
-  int64_t sb_kept_nan = 0;
+  int64_t sb_i = 0;
+  int64_t sb_kept_ties = (int64_t)0;
+  int64_t sb_kept_least = (int64_t)0;
+  int64_t sb_kept_nan = (int64_t)0;
   // The row is the same for every thread of the warp, so loop bounds and barriers are uniform.
   for (int64_t sb_row = sb_worker; sb_row < R; sb_row += sb_workers) {
-    if (sb_i % 32 == sb_lane) sb_kept_row = sb_row;
-    const int64_t sb_lead = (int64_t)((uintptr_t)(q + sb_row * C) / 4) % 32;
-    const int64_t sb_head = sb_lead == 0 ? 0 : (32 - sb_lead < C ? 32 - sb_lead : C);
+    if (sb_i % 32 == sb_lane) {
+      sb_kept_row = sb_row;
+    }
+    const int64_t sb_lead = ((uintptr_t)q / 4 + sb_row * C) % 32;
+    const int64_t sb_head = sb_lead == 0 ? 0 : 32 - sb_lead < C ? 32 - sb_lead : C;
     const int64_t sb_body = (C - sb_head) / 32 * 32;
-    {  // q[r, c] = floor(4.0 * x[r, c])
-      [[maybe_unused]] const int64_t r = sb_row;
-      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
-        const int64_t sb_q = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
-        const int64_t c = sb_q;
-        q[r * C + c] = floorf(4.0f * x[r * C + c]);
-      }
+    // q[r, c] = floor(4.0 * x[r, c])
+    for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
+      const int64_t sb_q = sb_j < sb_body ? sb_head + sb_j : sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j;
+      q[sb_row * C + sb_q] = floorf(4.0f * x[sb_row * C + sb_q]);
     }
     __syncwarp();
-    {  // ties_max[r] = max(c in 0..C: q[r, c])
-      [[maybe_unused]] const int64_t r = sb_row;
-      float sb_acc = -INFINITY;
-      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
-        const int64_t c = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
-        sb_acc = sb_max_f32(sb_acc, q[r * C + c]);
-      }
-      sb_acc = sb_warp_max_f32(sb_acc);  // every lane of the warp gets the warp's value
-      sb_row_ties_max[0] = sb_acc;
+    // ties_max[r] = max(c in 0..C: q[r, c])
+    float sb_acc_ties_max = -INFINITY;
+    for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
+      const int64_t sb_k = sb_j < sb_body ? sb_head + sb_j : sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j;
+      sb_acc_ties_max = sb_max_f32(sb_acc_ties_max, q[sb_row * C + sb_k]);
+    }
+    // every lane of the warp gets the warp's value
+    sb_acc_ties_max = sb_warp_max_f32(sb_acc_ties_max);
+    const float sb_row_ties_max = sb_acc_ties_max;
+    __syncwarp();
+    // ties[r] = min(c in 0..C: select(q[r, c] == ties_max[r] || q[r, c] != q[r, c], i64(c), i64(C - 1)))
+    int64_t sb_acc_ties = INT64_MAX;
+    for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
+      const int64_t sb_k = sb_j < sb_body ? sb_head + sb_j : sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j;
+      sb_acc_ties = sb_min_i64(sb_acc_ties, q[sb_row * C + sb_k] == sb_row_ties_max || q[sb_row * C + sb_k] != q[sb_row * C + sb_k] ? (int64_t)sb_k : (int64_t)(C - 1));
+    }
+    // every lane of the warp gets the warp's value
+    sb_acc_ties = sb_warp_min_i64(sb_acc_ties);
+    const int64_t sb_row_ties = sb_acc_ties;
+    if (sb_i % 32 == sb_lane) {
+      sb_kept_ties = sb_row_ties;
     }
     __syncwarp();
-    {  // ties[r] = min(c in 0..C: select(q[r, c] == ties_max[r] || q[r, c] != q[r, c], i64(c), i64(C - 1)))
-      [[maybe_unused]] const int64_t r = sb_row;
-      int64_t sb_acc = INT64_MAX;
-      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
-        const int64_t c = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
-        sb_acc = sb_min_i64(sb_acc, (q[r * C + c] == sb_row_ties_max[0] || q[r * C + c] != q[r * C + c] ? (int64_t)c : (int64_t)(C - 1)));
-      }
-      sb_acc = sb_warp_min_i64(sb_acc);  // every lane of the warp gets the warp's value
-      sb_row_ties[0] = sb_acc;
-      if (sb_i % 32 == sb_lane) sb_kept_ties = sb_row_ties[0];
+    // least_min[r] = min(c in 0..C: q[r, c])
+    float sb_acc_least_min = INFINITY;
+    for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
+      const int64_t sb_k = sb_j < sb_body ? sb_head + sb_j : sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j;
+      sb_acc_least_min = sb_min_f32(sb_acc_least_min, q[sb_row * C + sb_k]);
+    }
+    // every lane of the warp gets the warp's value
+    sb_acc_least_min = sb_warp_min_f32(sb_acc_least_min);
+    const float sb_row_least_min = sb_acc_least_min;
+    __syncwarp();
+    // least[r] = min(c in 0..C: select(q[r, c] == least_min[r] || q[r, c] != q[r, c], i64(c), i64(C - 1)))
+    int64_t sb_acc_least = INT64_MAX;
+    for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
+      const int64_t sb_k = sb_j < sb_body ? sb_head + sb_j : sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j;
+      sb_acc_least = sb_min_i64(sb_acc_least, q[sb_row * C + sb_k] == sb_row_least_min || q[sb_row * C + sb_k] != q[sb_row * C + sb_k] ? (int64_t)sb_k : (int64_t)(C - 1));
+    }
+    // every lane of the warp gets the warp's value
+    sb_acc_least = sb_warp_min_i64(sb_acc_least);
+    const int64_t sb_row_least = sb_acc_least;
+    if (sb_i % 32 == sb_lane) {
+      sb_kept_least = sb_row_least;
     }
     __syncwarp();
-    {  // least_min[r] = min(c in 0..C: q[r, c])
-      [[maybe_unused]] const int64_t r = sb_row;
-      float sb_acc = INFINITY;
-      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
-        const int64_t c = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
-        sb_acc = sb_min_f32(sb_acc, q[r * C + c]);
-      }
-      sb_acc = sb_warp_min_f32(sb_acc);  // every lane of the warp gets the warp's value
-      sb_row_least_min[0] = sb_acc;
+    // nan_max[r] = max(c in 0..C: log(x[r, c] + 0.5))
+    float sb_acc_nan_max = -INFINITY;
+    for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
+      const int64_t sb_k = sb_j < sb_body ? sb_head + sb_j : sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j;
+      sb_acc_nan_max = sb_max_f32(sb_acc_nan_max, logf(x[sb_row * C + sb_k] + 0.5f));
     }
+    // every lane of the warp gets the warp's value
+    sb_acc_nan_max = sb_warp_max_f32(sb_acc_nan_max);
+    const float sb_row_nan_max = sb_acc_nan_max;
     __syncwarp();
-    {  // least[r] = min(c in 0..C: select(q[r, c] == least_min[r] || q[r, c] != q[r, c], i64(c), i64(C - 1)))
-      [[maybe_unused]] const int64_t r = sb_row;
-      int64_t sb_acc = INT64_MAX;
-      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
-        const int64_t c = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
-        sb_acc = sb_min_i64(sb_acc, (q[r * C + c] == sb_row_least_min[0] || q[r * C + c] != q[r * C + c] ? (int64_t)c : (int64_t)(C - 1)));
-      }
-      sb_acc = sb_warp_min_i64(sb_acc);  // every lane of the warp gets the warp's value
-      sb_row_least[0] = sb_acc;
-      if (sb_i % 32 == sb_lane) sb_kept_least = sb_row_least[0];
+    // nan[r] = min(c in 0..C: select(log(x[r, c] + 0.5) == nan_max[r] || log(x[r, c] + 0.5) != log(x[r, c] + 0.5), i64(c), i64(C - 1)))
+    int64_t sb_acc_nan = INT64_MAX;
+    for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
+      const int64_t sb_k = sb_j < sb_body ? sb_head + sb_j : sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j;
+      sb_acc_nan = sb_min_i64(sb_acc_nan, logf(x[sb_row * C + sb_k] + 0.5f) == sb_row_nan_max || logf(x[sb_row * C + sb_k] + 0.5f) != logf(x[sb_row * C + sb_k] + 0.5f) ? (int64_t)sb_k : (int64_t)(C - 1));
     }
-    __syncwarp();
-    {  // nan_max[r] = max(c in 0..C: log(x[r, c] + 0.5))
-      [[maybe_unused]] const int64_t r = sb_row;
-      float sb_acc = -INFINITY;
-      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
-        const int64_t c = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
-        sb_acc = sb_max_f32(sb_acc, logf(x[r * C + c] + 0.5f));
-      }
-      sb_acc = sb_warp_max_f32(sb_acc);  // every lane of the warp gets the warp's value
-      sb_row_nan_max[0] = sb_acc;
+    // every lane of the warp gets the warp's value
+    sb_acc_nan = sb_warp_min_i64(sb_acc_nan);
+    const int64_t sb_row_nan = sb_acc_nan;
+    if (sb_i % 32 == sb_lane) {
+      sb_kept_nan = sb_row_nan;
     }
-    __syncwarp();
-    {  // nan[r] = min(c in 0..C: select(log(x[r, c] + 0.5) == nan_max[r] || log(x[r, c] + 0.5) != log(x[r, c] + 0.5), i64(c), i64(C - 1)))
-      [[maybe_unused]] const int64_t r = sb_row;
-      int64_t sb_acc = INT64_MAX;
-      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
-        const int64_t c = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
-        sb_acc = sb_min_i64(sb_acc, (logf(x[r * C + c] + 0.5f) == sb_row_nan_max[0] || logf(x[r * C + c] + 0.5f) != logf(x[r * C + c] + 0.5f) ? (int64_t)c : (int64_t)(C - 1)));
-      }
-      sb_acc = sb_warp_min_i64(sb_acc);  // every lane of the warp gets the warp's value
-      sb_row_nan[0] = sb_acc;
-      if (sb_i % 32 == sb_lane) sb_kept_nan = sb_row_nan[0];
-    }
-    ++sb_i;
+    sb_i += 1;
     if (sb_i % 32 == 0) {
       ties[sb_kept_row] = sb_kept_ties;
       least[sb_kept_row] = sb_kept_least;
       nan[sb_kept_row] = sb_kept_nan;
     }
   }
-  if (sb_kept_row >= 0  /* the last rows */) {
+  // The last rows.
+  if (sb_kept_row >= 0) {
     ties[sb_kept_row] = sb_kept_ties;
     least[sb_kept_row] = sb_kept_least;
     nan[sb_kept_row] = sb_kept_nan;
@@ -933,66 +922,66 @@ __global__ void sb_warp_per_row_s8(const float* __restrict__ x, int64_t* __restr
 // holds its row's value); x (the same for every row) is staged once per block.
 __global__ void __launch_bounds__(256) sb_warp_per_row_s9_rows(
     const float* __restrict__ x, int64_t* __restrict__ upto, const int64_t R, const int64_t C) {
-  SB_DYNAMIC_SHARED(float, sb_rows);
+  SB_DYNAMIC_SHARED(float, sb_rows_f32);
   // Shared memory: the broadcast tensors once per block, then one set of rows per warp.
   const int64_t sb_off_x = 0;
-  const int64_t sb_lane = threadIdx.x % 32;
-  const int64_t sb_worker = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
-  const int64_t sb_workers = (int64_t)gridDim.x * (blockDim.x / 32);
+  const int64_t sb_lane = (int64_t)threadIdx.x % 32;
+  const int64_t sb_worker = ((int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x) / 32;
+  const int64_t sb_workers = (int64_t)gridDim.x * ((int64_t)blockDim.x / 32);
   // Stage the tensors every row reads alike, once for all the block's rows.
-  {
-    const int64_t sb_lead_in = (int64_t)((uintptr_t)(x) / 4) % 32;
-    const int64_t sb_head_in = sb_lead_in == 0 ? 0 : (32 - sb_lead_in < R * C ? 32 - sb_lead_in : R * C);
-    const int64_t sb_body_in = (R * C - sb_head_in) / 32 * 32;
-    for (int64_t sb_j0 = 0; sb_j0 < R * C; sb_j0 += 256) {
-      if (sb_j0 + threadIdx.x / 32 * 32 >= R * C) {
-        continue;  // no slot for this warp
-      }
-      const int64_t sb_j = sb_j0 + threadIdx.x < R * C ? sb_j0 + threadIdx.x : R * C - 1;
-      const int64_t sb_c = sb_j < sb_body_in ? sb_head_in + sb_j : (sb_j < sb_body_in + sb_head_in ? sb_j - sb_body_in : sb_j);
+  const int64_t sb_lead_x = (uintptr_t)x / 4 % 32;
+  const int64_t sb_head_x = sb_lead_x == 0 ? 0 : 32 - sb_lead_x < R * C ? 32 - sb_lead_x : R * C;
+  const int64_t sb_body_x = (R * C - sb_head_x) / 32 * 32;
+  for (int64_t sb_j0 = 0; sb_j0 < R * C; sb_j0 += 256) {
+    // a warp whose first slot is past the end has none
+    if (sb_j0 + (int64_t)threadIdx.x / 32 * 32 < R * C) {
+      const int64_t sb_j = sb_j0 + (int64_t)threadIdx.x < R * C ? sb_j0 + (int64_t)threadIdx.x : R * C - 1;
+      const int64_t sb_c = sb_j < sb_body_x ? sb_head_x + sb_j : sb_j < sb_body_x + sb_head_x ? sb_j - sb_body_x : sb_j;
       const float sb_v = x[sb_c];
-      if (sb_j == sb_j0 + threadIdx.x) {
-        sb_rows[sb_off_x + sb_c] = sb_v;
+      if (sb_j == sb_j0 + (int64_t)threadIdx.x) {
+        sb_rows_f32[sb_off_x + sb_c] = sb_v;
       }
     }
   }
   __syncthreads();
-  float sb_row_upto_min[1];  // upto_min[row], in every thread of the warp
-  int64_t sb_row_upto[1];  // upto[row], in every thread of the warp
-  // The per-row outputs of the worker's i-th row are kept by thread i % 32 and stored every 32 rows, so that every thread stores alike.
+  // The per-row outputs of the worker's i-th row are kept by thread i % 32 and stored
+  // every 32 rows, so that every thread stores alike.
   int64_t sb_kept_row = -1;
-  int64_t sb_i = 0;  // rows this warp has done
-  int64_t sb_kept_upto = 0;
+  int64_t sb_i = 0;
+  int64_t sb_kept_upto = (int64_t)0;
   // The row is the same for every thread of the warp, so loop bounds and barriers are uniform.
   for (int64_t sb_row = sb_worker; sb_row < C; sb_row += sb_workers) {
-    if (sb_i % 32 == sb_lane) sb_kept_row = sb_row;
-    {  // upto_min[j] = min(c in 0..(j + 1): x[0, c])
-      [[maybe_unused]] const int64_t j = sb_row;
-      float sb_acc = INFINITY;
-      for (int64_t c = sb_lane; c < j + 1; c += 32) {
-        sb_acc = sb_min_f32(sb_acc, sb_rows[sb_off_x + (0) * C + (c)]);
-      }
-      sb_acc = sb_warp_min_f32(sb_acc);  // every lane of the warp gets the warp's value
-      sb_row_upto_min[0] = sb_acc;
+    if (sb_i % 32 == sb_lane) {
+      sb_kept_row = sb_row;
+    }
+    // upto_min[j] = min(c in 0..(j + 1): x[0, c])
+    float sb_acc_upto_min = INFINITY;
+    for (int64_t sb_k = sb_lane; sb_k < sb_row + 1; sb_k += 32) {
+      sb_acc_upto_min = sb_min_f32(sb_acc_upto_min, sb_rows_f32[sb_off_x + (0 * C + sb_k)]);
+    }
+    // every lane of the warp gets the warp's value
+    sb_acc_upto_min = sb_warp_min_f32(sb_acc_upto_min);
+    const float sb_row_upto_min = sb_acc_upto_min;
+    __syncwarp();
+    // upto[j] = min(c in 0..(j + 1): select(x[0, c] == upto_min[j] || x[0, c] != x[0, c], i64(c), i64(j + 1 - 1)))
+    int64_t sb_acc_upto = INT64_MAX;
+    for (int64_t sb_k = sb_lane; sb_k < sb_row + 1; sb_k += 32) {
+      sb_acc_upto = sb_min_i64(sb_acc_upto, sb_rows_f32[sb_off_x + (0 * C + sb_k)] == sb_row_upto_min || sb_rows_f32[sb_off_x + (0 * C + sb_k)] != sb_rows_f32[sb_off_x + (0 * C + sb_k)] ? (int64_t)sb_k : (int64_t)(sb_row + 1 - 1));
+    }
+    // every lane of the warp gets the warp's value
+    sb_acc_upto = sb_warp_min_i64(sb_acc_upto);
+    const int64_t sb_row_upto = sb_acc_upto;
+    if (sb_i % 32 == sb_lane) {
+      sb_kept_upto = sb_row_upto;
     }
     __syncwarp();
-    {  // upto[j] = min(c in 0..(j + 1): select(x[0, c] == upto_min[j] || x[0, c] != x[0, c], i64(c), i64(j + 1 - 1)))
-      [[maybe_unused]] const int64_t j = sb_row;
-      int64_t sb_acc = INT64_MAX;
-      for (int64_t c = sb_lane; c < j + 1; c += 32) {
-        sb_acc = sb_min_i64(sb_acc, (sb_rows[sb_off_x + (0) * C + (c)] == sb_row_upto_min[0] || sb_rows[sb_off_x + (0) * C + (c)] != sb_rows[sb_off_x + (0) * C + (c)] ? (int64_t)c : (int64_t)(j + 1 - 1)));
-      }
-      sb_acc = sb_warp_min_i64(sb_acc);  // every lane of the warp gets the warp's value
-      sb_row_upto[0] = sb_acc;
-      if (sb_i % 32 == sb_lane) sb_kept_upto = sb_row_upto[0];
-    }
-    __syncwarp();
-    ++sb_i;
+    sb_i += 1;
     if (sb_i % 32 == 0) {
       upto[sb_kept_row] = sb_kept_upto;
     }
   }
-  if (sb_kept_row >= 0  /* the last rows */) {
+  // The last rows.
+  if (sb_kept_row >= 0) {
     upto[sb_kept_row] = sb_kept_upto;
   }
 }
@@ -1005,44 +994,46 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s9_rows(
 // temp is stored).
 __global__ void __launch_bounds__(256) sb_warp_per_row_s9_rows_global(
     const float* __restrict__ x, int64_t* __restrict__ upto, const int64_t C) {
-  const int64_t sb_lane = threadIdx.x % 32;
-  const int64_t sb_worker = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
-  const int64_t sb_workers = (int64_t)gridDim.x * (blockDim.x / 32);
-  float sb_row_upto_min[1];  // upto_min[row], in every thread of the warp
-  int64_t sb_row_upto[1];  // upto[row], in every thread of the warp
-  // The per-row outputs of the worker's i-th row are kept by thread i % 32 and stored every 32 rows, so that every thread stores alike.
+  const int64_t sb_lane = (int64_t)threadIdx.x % 32;
+  const int64_t sb_worker = ((int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x) / 32;
+  const int64_t sb_workers = (int64_t)gridDim.x * ((int64_t)blockDim.x / 32);
+  // The per-row outputs of the worker's i-th row are kept by thread i % 32 and stored
+  // every 32 rows, so that every thread stores alike.
   int64_t sb_kept_row = -1;
-  int64_t sb_i = 0;  // rows this warp has done
-  int64_t sb_kept_upto = 0;
+  int64_t sb_i = 0;
+  int64_t sb_kept_upto = (int64_t)0;
   // The row is the same for every thread of the warp, so loop bounds and barriers are uniform.
   for (int64_t sb_row = sb_worker; sb_row < C; sb_row += sb_workers) {
-    if (sb_i % 32 == sb_lane) sb_kept_row = sb_row;
-    {  // upto_min[j] = min(c in 0..(j + 1): x[0, c])
-      [[maybe_unused]] const int64_t j = sb_row;
-      float sb_acc = INFINITY;
-      for (int64_t c = sb_lane; c < j + 1; c += 32) {
-        sb_acc = sb_min_f32(sb_acc, x[c]);
-      }
-      sb_acc = sb_warp_min_f32(sb_acc);  // every lane of the warp gets the warp's value
-      sb_row_upto_min[0] = sb_acc;
+    if (sb_i % 32 == sb_lane) {
+      sb_kept_row = sb_row;
     }
+    // upto_min[j] = min(c in 0..(j + 1): x[0, c])
+    float sb_acc_upto_min = INFINITY;
+    for (int64_t sb_k = sb_lane; sb_k < sb_row + 1; sb_k += 32) {
+      sb_acc_upto_min = sb_min_f32(sb_acc_upto_min, x[sb_k]);
+    }
+    // every lane of the warp gets the warp's value
+    sb_acc_upto_min = sb_warp_min_f32(sb_acc_upto_min);
+    const float sb_row_upto_min = sb_acc_upto_min;
     __syncwarp();
-    {  // upto[j] = min(c in 0..(j + 1): select(x[0, c] == upto_min[j] || x[0, c] != x[0, c], i64(c), i64(j + 1 - 1)))
-      [[maybe_unused]] const int64_t j = sb_row;
-      int64_t sb_acc = INT64_MAX;
-      for (int64_t c = sb_lane; c < j + 1; c += 32) {
-        sb_acc = sb_min_i64(sb_acc, (x[c] == sb_row_upto_min[0] || x[c] != x[c] ? (int64_t)c : (int64_t)(j + 1 - 1)));
-      }
-      sb_acc = sb_warp_min_i64(sb_acc);  // every lane of the warp gets the warp's value
-      sb_row_upto[0] = sb_acc;
-      if (sb_i % 32 == sb_lane) sb_kept_upto = sb_row_upto[0];
+    // upto[j] = min(c in 0..(j + 1): select(x[0, c] == upto_min[j] || x[0, c] != x[0, c], i64(c), i64(j + 1 - 1)))
+    int64_t sb_acc_upto = INT64_MAX;
+    for (int64_t sb_k = sb_lane; sb_k < sb_row + 1; sb_k += 32) {
+      sb_acc_upto = sb_min_i64(sb_acc_upto, x[sb_k] == sb_row_upto_min || x[sb_k] != x[sb_k] ? (int64_t)sb_k : (int64_t)(sb_row + 1 - 1));
     }
-    ++sb_i;
+    // every lane of the warp gets the warp's value
+    sb_acc_upto = sb_warp_min_i64(sb_acc_upto);
+    const int64_t sb_row_upto = sb_acc_upto;
+    if (sb_i % 32 == sb_lane) {
+      sb_kept_upto = sb_row_upto;
+    }
+    sb_i += 1;
     if (sb_i % 32 == 0) {
       upto[sb_kept_row] = sb_kept_upto;
     }
   }
-  if (sb_kept_row >= 0  /* the last rows */) {
+  // The last rows.
+  if (sb_kept_row >= 0) {
     upto[sb_kept_row] = sb_kept_upto;
   }
 }
@@ -1109,64 +1100,65 @@ __global__ void sb_warp_per_row_s14(const int32_t* __restrict__ v, int64_t* __re
 __global__ void __launch_bounds__(256) sb_warp_per_row_s15_rows(
     const float* __restrict__ x, const float* __restrict__ q, float* __restrict__ mixed,
     const int64_t R, const int64_t C) {
-  SB_DYNAMIC_SHARED(float, sb_rows);
+  SB_DYNAMIC_SHARED(float, sb_rows_f32);
   // Shared memory: the broadcast tensors once per block, then one set of rows per warp.
-  const int64_t sb_mine = 0 + (threadIdx.x / 32) * (C);  // this warp's rows
+  // this warp's rows
+  const int64_t sb_mine = 0 + (int64_t)threadIdx.x / 32 * C;
   const int64_t sb_off_q = sb_mine;
-  const int64_t sb_lane = threadIdx.x % 32;
-  const int64_t sb_worker = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
-  const int64_t sb_workers = (int64_t)gridDim.x * (blockDim.x / 32);
-  float sb_row_mixed_max[1];  // mixed_max[row], in every thread of the warp
-  float sb_row_mixed[1];  // mixed[row], in every thread of the warp
-  // The per-row outputs of the worker's i-th row are kept by thread i % 32 and stored every 32 rows, so that every thread stores alike.
+  const int64_t sb_lane = (int64_t)threadIdx.x % 32;
+  const int64_t sb_worker = ((int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x) / 32;
+  const int64_t sb_workers = (int64_t)gridDim.x * ((int64_t)blockDim.x / 32);
+  // The per-row outputs of the worker's i-th row are kept by thread i % 32 and stored
+  // every 32 rows, so that every thread stores alike.
   int64_t sb_kept_row = -1;
-  int64_t sb_i = 0;  // rows this warp has done
+  int64_t sb_i = 0;
   float sb_kept_mixed = 0.0f;
   // The row is the same for every thread of the warp, so loop bounds and barriers are uniform.
   for (int64_t sb_row = sb_worker; sb_row < R; sb_row += sb_workers) {
-    if (sb_i % 32 == sb_lane) sb_kept_row = sb_row;
+    if (sb_i % 32 == sb_lane) {
+      sb_kept_row = sb_row;
+    }
     // Stage the rows read more than once: memory is read once per row.
-    {
-      const int64_t sb_lead_in = ((int64_t)((uintptr_t)(q) / 4) + sb_row * C) % 32;
-      const int64_t sb_head_in = sb_lead_in == 0 ? 0 : (32 - sb_lead_in < C ? 32 - sb_lead_in : C);
-      const int64_t sb_body_in = (C - sb_head_in) / 32 * 32;
-      for (int64_t sb_j0 = 0; sb_j0 < C; sb_j0 += 32) {
-        const int64_t sb_j = sb_j0 + sb_lane < C ? sb_j0 + sb_lane : C - 1;
-        const int64_t sb_c = sb_j < sb_body_in ? sb_head_in + sb_j : (sb_j < sb_body_in + sb_head_in ? sb_j - sb_body_in : sb_j);
-        const float sb_v = q[sb_row * C + sb_c];
-        if (sb_j == sb_j0 + sb_lane) {
-          sb_rows[sb_off_q + sb_c] = sb_v;
-        }
+    const int64_t sb_lead_q = ((uintptr_t)q / 4 + sb_row * C) % 32;
+    const int64_t sb_head_q = sb_lead_q == 0 ? 0 : 32 - sb_lead_q < C ? 32 - sb_lead_q : C;
+    const int64_t sb_body_q = (C - sb_head_q) / 32 * 32;
+    for (int64_t sb_j0 = 0; sb_j0 < C; sb_j0 += 32) {
+      const int64_t sb_j = sb_j0 + sb_lane < C ? sb_j0 + sb_lane : C - 1;
+      const int64_t sb_c = sb_j < sb_body_q ? sb_head_q + sb_j : sb_j < sb_body_q + sb_head_q ? sb_j - sb_body_q : sb_j;
+      const float sb_v = q[sb_row * C + sb_c];
+      if (sb_j == sb_j0 + sb_lane) {
+        sb_rows_f32[sb_off_q + sb_c] = sb_v;
       }
     }
     __syncwarp();
-    {  // mixed_max[r] = max(c in 0..C: q[r, c])
-      [[maybe_unused]] const int64_t r = sb_row;
-      float sb_acc = -INFINITY;
-      for (int64_t c = sb_lane; c < C; c += 32) {
-        sb_acc = sb_max_f32(sb_acc, sb_rows[sb_off_q + c]);
-      }
-      sb_acc = sb_warp_max_f32(sb_acc);  // every lane of the warp gets the warp's value
-      sb_row_mixed_max[0] = sb_acc;
+    // mixed_max[r] = max(c in 0..C: q[r, c])
+    float sb_acc_mixed_max = -INFINITY;
+    for (int64_t sb_k = sb_lane; sb_k < C; sb_k += 32) {
+      sb_acc_mixed_max = sb_max_f32(sb_acc_mixed_max, sb_rows_f32[sb_off_q + sb_k]);
+    }
+    // every lane of the warp gets the warp's value
+    sb_acc_mixed_max = sb_warp_max_f32(sb_acc_mixed_max);
+    const float sb_row_mixed_max = sb_acc_mixed_max;
+    __syncwarp();
+    // mixed[r] = f32(min(c in 0..C: select(q[r, c] == mixed_max[r] || q[r, c] != q[r, c], i64(c), i64(C - 1)))) + x[r, 0]
+    int64_t sb_acc_mixed = INT64_MAX;
+    for (int64_t sb_k = sb_lane; sb_k < C; sb_k += 32) {
+      sb_acc_mixed = sb_min_i64(sb_acc_mixed, sb_rows_f32[sb_off_q + sb_k] == sb_row_mixed_max || sb_rows_f32[sb_off_q + sb_k] != sb_rows_f32[sb_off_q + sb_k] ? (int64_t)sb_k : (int64_t)(C - 1));
+    }
+    // every lane of the warp gets the warp's value
+    sb_acc_mixed = sb_warp_min_i64(sb_acc_mixed);
+    const float sb_row_mixed = (float)sb_acc_mixed + x[sb_row * C + 0];
+    if (sb_i % 32 == sb_lane) {
+      sb_kept_mixed = sb_row_mixed;
     }
     __syncwarp();
-    {  // mixed[r] = f32(min(c in 0..C: select(q[r, c] == mixed_max[r] || q[r, c] != q[r, c], i64(c), i64(C - 1)))) + x[r, 0]
-      [[maybe_unused]] const int64_t r = sb_row;
-      int64_t sb_acc = INT64_MAX;
-      for (int64_t c = sb_lane; c < C; c += 32) {
-        sb_acc = sb_min_i64(sb_acc, (sb_rows[sb_off_q + c] == sb_row_mixed_max[0] || sb_rows[sb_off_q + c] != sb_rows[sb_off_q + c] ? (int64_t)c : (int64_t)(C - 1)));
-      }
-      sb_acc = sb_warp_min_i64(sb_acc);  // every lane of the warp gets the warp's value
-      sb_row_mixed[0] = (float)sb_acc + x[r * C + 0];
-      if (sb_i % 32 == sb_lane) sb_kept_mixed = sb_row_mixed[0];
-    }
-    __syncwarp();
-    ++sb_i;
+    sb_i += 1;
     if (sb_i % 32 == 0) {
       mixed[sb_kept_row] = sb_kept_mixed;
     }
   }
-  if (sb_kept_row >= 0  /* the last rows */) {
+  // The last rows.
+  if (sb_kept_row >= 0) {
     mixed[sb_kept_row] = sb_kept_mixed;
   }
 }
@@ -1180,44 +1172,46 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s15_rows(
 __global__ void __launch_bounds__(256) sb_warp_per_row_s15_rows_global(
     const float* __restrict__ x, const float* __restrict__ q, float* __restrict__ mixed,
     const int64_t R, const int64_t C) {
-  const int64_t sb_lane = threadIdx.x % 32;
-  const int64_t sb_worker = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
-  const int64_t sb_workers = (int64_t)gridDim.x * (blockDim.x / 32);
-  float sb_row_mixed_max[1];  // mixed_max[row], in every thread of the warp
-  float sb_row_mixed[1];  // mixed[row], in every thread of the warp
-  // The per-row outputs of the worker's i-th row are kept by thread i % 32 and stored every 32 rows, so that every thread stores alike.
+  const int64_t sb_lane = (int64_t)threadIdx.x % 32;
+  const int64_t sb_worker = ((int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x) / 32;
+  const int64_t sb_workers = (int64_t)gridDim.x * ((int64_t)blockDim.x / 32);
+  // The per-row outputs of the worker's i-th row are kept by thread i % 32 and stored
+  // every 32 rows, so that every thread stores alike.
   int64_t sb_kept_row = -1;
-  int64_t sb_i = 0;  // rows this warp has done
+  int64_t sb_i = 0;
   float sb_kept_mixed = 0.0f;
   // The row is the same for every thread of the warp, so loop bounds and barriers are uniform.
   for (int64_t sb_row = sb_worker; sb_row < R; sb_row += sb_workers) {
-    if (sb_i % 32 == sb_lane) sb_kept_row = sb_row;
-    {  // mixed_max[r] = max(c in 0..C: q[r, c])
-      [[maybe_unused]] const int64_t r = sb_row;
-      float sb_acc = -INFINITY;
-      for (int64_t c = sb_lane; c < C; c += 32) {
-        sb_acc = sb_max_f32(sb_acc, q[r * C + c]);
-      }
-      sb_acc = sb_warp_max_f32(sb_acc);  // every lane of the warp gets the warp's value
-      sb_row_mixed_max[0] = sb_acc;
+    if (sb_i % 32 == sb_lane) {
+      sb_kept_row = sb_row;
     }
+    // mixed_max[r] = max(c in 0..C: q[r, c])
+    float sb_acc_mixed_max = -INFINITY;
+    for (int64_t sb_k = sb_lane; sb_k < C; sb_k += 32) {
+      sb_acc_mixed_max = sb_max_f32(sb_acc_mixed_max, q[sb_row * C + sb_k]);
+    }
+    // every lane of the warp gets the warp's value
+    sb_acc_mixed_max = sb_warp_max_f32(sb_acc_mixed_max);
+    const float sb_row_mixed_max = sb_acc_mixed_max;
     __syncwarp();
-    {  // mixed[r] = f32(min(c in 0..C: select(q[r, c] == mixed_max[r] || q[r, c] != q[r, c], i64(c), i64(C - 1)))) + x[r, 0]
-      [[maybe_unused]] const int64_t r = sb_row;
-      int64_t sb_acc = INT64_MAX;
-      for (int64_t c = sb_lane; c < C; c += 32) {
-        sb_acc = sb_min_i64(sb_acc, (q[r * C + c] == sb_row_mixed_max[0] || q[r * C + c] != q[r * C + c] ? (int64_t)c : (int64_t)(C - 1)));
-      }
-      sb_acc = sb_warp_min_i64(sb_acc);  // every lane of the warp gets the warp's value
-      sb_row_mixed[0] = (float)sb_acc + x[r * C + 0];
-      if (sb_i % 32 == sb_lane) sb_kept_mixed = sb_row_mixed[0];
+    // mixed[r] = f32(min(c in 0..C: select(q[r, c] == mixed_max[r] || q[r, c] != q[r, c], i64(c), i64(C - 1)))) + x[r, 0]
+    int64_t sb_acc_mixed = INT64_MAX;
+    for (int64_t sb_k = sb_lane; sb_k < C; sb_k += 32) {
+      sb_acc_mixed = sb_min_i64(sb_acc_mixed, q[sb_row * C + sb_k] == sb_row_mixed_max || q[sb_row * C + sb_k] != q[sb_row * C + sb_k] ? (int64_t)sb_k : (int64_t)(C - 1));
     }
-    ++sb_i;
+    // every lane of the warp gets the warp's value
+    sb_acc_mixed = sb_warp_min_i64(sb_acc_mixed);
+    const float sb_row_mixed = (float)sb_acc_mixed + x[sb_row * C + 0];
+    if (sb_i % 32 == sb_lane) {
+      sb_kept_mixed = sb_row_mixed;
+    }
+    sb_i += 1;
     if (sb_i % 32 == 0) {
       mixed[sb_kept_row] = sb_kept_mixed;
     }
   }
-  if (sb_kept_row >= 0  /* the last rows */) {
+  // The last rows.
+  if (sb_kept_row >= 0) {
     mixed[sb_kept_row] = sb_kept_mixed;
   }
 }
@@ -1240,173 +1234,191 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s15_rows_global(
 __global__ void __launch_bounds__(256) sb_block_per_row_s0_rows(
     const float* __restrict__ x, float* __restrict__ q, int64_t* __restrict__ ties,
     int64_t* __restrict__ least, int64_t* __restrict__ nan, const int64_t R, const int64_t C) {
-  SB_SHARED_ARRAY(float, sb_warps_f32, 8);  // one value per warp
-  SB_SHARED_ARRAY(int64_t, sb_warps_i64, 8);  // one value per warp
-  SB_DYNAMIC_SHARED(float, sb_rows);
+  SB_SHARED_ARRAY(float, sb_warps_f32, 8);
+  SB_SHARED_ARRAY(int64_t, sb_warps_i64, 8);
+  SB_DYNAMIC_SHARED(float, sb_rows_f32);
   // Shared memory: the broadcast tensors once per block, then one set of rows per block.
-  const int64_t sb_mine = 0;  // this block's rows
+  // this block's rows
+  const int64_t sb_mine = 0;
   const int64_t sb_off_x = sb_mine;
-  const int64_t sb_lane = threadIdx.x;
-  const int64_t sb_worker = blockIdx.x;
-  const int64_t sb_workers = gridDim.x;
-  float sb_row_ties_max[1];  // ties_max[row], in every thread of the block
-  int64_t sb_row_ties[1];  // ties[row], in every thread of the block
-  float sb_row_least_min[1];  // least_min[row], in every thread of the block
-  int64_t sb_row_least[1];  // least[row], in every thread of the block
-  float sb_row_nan_max[1];  // nan_max[row], in every thread of the block
-  int64_t sb_row_nan[1];  // nan[row], in every thread of the block
-  // The per-row outputs of the worker's i-th row are kept by thread i % 256 and stored every 256 rows, so that every thread stores alike.
+  const int64_t sb_lane = (int64_t)threadIdx.x;
+  const int64_t sb_worker = (int64_t)blockIdx.x;
+  const int64_t sb_workers = (int64_t)gridDim.x;
+  // The per-row outputs of the worker's i-th row are kept by thread i % 256 and stored
+  // every 256 rows, so that every thread stores alike.
   int64_t sb_kept_row = -1;
-  int64_t sb_i = 0;  // rows this block has done
-  int64_t sb_kept_ties = 0;
-  int64_t sb_kept_least = 0;
-  int64_t sb_kept_nan = 0;
+  int64_t sb_i = 0;
+  int64_t sb_kept_ties = (int64_t)0;
+  int64_t sb_kept_least = (int64_t)0;
+  int64_t sb_kept_nan = (int64_t)0;
   // The row is the same for every thread of the block, so loop bounds and barriers are uniform.
   for (int64_t sb_row = sb_worker; sb_row < R; sb_row += sb_workers) {
-    if (sb_i % 256 == sb_lane) sb_kept_row = sb_row;
-    const int64_t sb_lead = (int64_t)((uintptr_t)(q + sb_row * C) / 4) % 32;
-    const int64_t sb_head = sb_lead == 0 ? 0 : (32 - sb_lead < C ? 32 - sb_lead : C);
+    if (sb_i % 256 == sb_lane) {
+      sb_kept_row = sb_row;
+    }
+    const int64_t sb_lead = ((uintptr_t)q / 4 + sb_row * C) % 32;
+    const int64_t sb_head = sb_lead == 0 ? 0 : 32 - sb_lead < C ? 32 - sb_lead : C;
     const int64_t sb_body = (C - sb_head) / 32 * 32;
     // Stage the rows read more than once: memory is read once per row.
-    {
-      const int64_t sb_lead_in = ((int64_t)((uintptr_t)(x) / 4) + sb_row * C) % 32;
-      const int64_t sb_head_in = sb_lead_in == 0 ? 0 : (32 - sb_lead_in < C ? 32 - sb_lead_in : C);
-      const int64_t sb_body_in = (C - sb_head_in) / 32 * 32;
-      for (int64_t sb_j0 = 0; sb_j0 < C; sb_j0 += 256) {
-        if (sb_j0 + sb_lane / 32 * 32 >= C) {
-          continue;  // no slot for this warp
-        }
+    const int64_t sb_lead_x = ((uintptr_t)x / 4 + sb_row * C) % 32;
+    const int64_t sb_head_x = sb_lead_x == 0 ? 0 : 32 - sb_lead_x < C ? 32 - sb_lead_x : C;
+    const int64_t sb_body_x = (C - sb_head_x) / 32 * 32;
+    for (int64_t sb_j0 = 0; sb_j0 < C; sb_j0 += 256) {
+      // a warp whose first slot is past the end has none
+      if (sb_j0 + sb_lane / 32 * 32 < C) {
         const int64_t sb_j = sb_j0 + sb_lane < C ? sb_j0 + sb_lane : C - 1;
-        const int64_t sb_c = sb_j < sb_body_in ? sb_head_in + sb_j : (sb_j < sb_body_in + sb_head_in ? sb_j - sb_body_in : sb_j);
+        const int64_t sb_c = sb_j < sb_body_x ? sb_head_x + sb_j : sb_j < sb_body_x + sb_head_x ? sb_j - sb_body_x : sb_j;
         const float sb_v = x[sb_row * C + sb_c];
         if (sb_j == sb_j0 + sb_lane) {
-          sb_rows[sb_off_x + sb_c] = sb_v;
+          sb_rows_f32[sb_off_x + sb_c] = sb_v;
         }
       }
     }
     __syncthreads();
-    {  // q[r, c] = floor(4.0 * x[r, c])
-      [[maybe_unused]] const int64_t r = sb_row;
-      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 256) {
-        const int64_t sb_q = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
-        const int64_t c = sb_q;
-        q[r * C + c] = floorf(4.0f * sb_rows[sb_off_x + c]);
-      }
+    // q[r, c] = floor(4.0 * x[r, c])
+    for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 256) {
+      const int64_t sb_q = sb_j < sb_body ? sb_head + sb_j : sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j;
+      q[sb_row * C + sb_q] = floorf(4.0f * sb_rows_f32[sb_off_x + sb_q]);
     }
     __syncthreads();
-    {  // ties_max[r] = max(c in 0..C: q[r, c])
-      [[maybe_unused]] const int64_t r = sb_row;
-      float sb_acc = -INFINITY;
-      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 256) {
-        const int64_t c = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
-        sb_acc = sb_max_f32(sb_acc, q[r * C + c]);
-      }
-      sb_acc = sb_warp_max_f32(sb_acc);  // every lane of the warp gets the warp's value
-      // Every thread combines the warps' values, in the same order.
-      if (threadIdx.x % 32 == 0) sb_warps_f32[threadIdx.x / 32] = sb_acc;
-      __syncthreads();
-      sb_acc = sb_warps_f32[0];
-      for (int sb_w = 1; sb_w < 8; ++sb_w) sb_acc = sb_max_f32(sb_acc, sb_warps_f32[sb_w]);
-      __syncthreads();
-      sb_row_ties_max[0] = sb_acc;
+    // ties_max[r] = max(c in 0..C: q[r, c])
+    float sb_acc_ties_max = -INFINITY;
+    for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 256) {
+      const int64_t sb_k = sb_j < sb_body ? sb_head + sb_j : sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j;
+      sb_acc_ties_max = sb_max_f32(sb_acc_ties_max, q[sb_row * C + sb_k]);
+    }
+    // every lane of the warp gets the warp's value
+    sb_acc_ties_max = sb_warp_max_f32(sb_acc_ties_max);
+    // Every thread combines the warps' values, in the same order.
+    if (sb_lane % 32 == 0) {
+      sb_warps_f32[sb_lane / 32] = sb_acc_ties_max;
     }
     __syncthreads();
-    {  // ties[r] = min(c in 0..C: select(q[r, c] == ties_max[r] || q[r, c] != q[r, c], i64(c), i64(C - 1)))
-      [[maybe_unused]] const int64_t r = sb_row;
-      int64_t sb_acc = INT64_MAX;
-      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 256) {
-        const int64_t c = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
-        sb_acc = sb_min_i64(sb_acc, (q[r * C + c] == sb_row_ties_max[0] || q[r * C + c] != q[r * C + c] ? (int64_t)c : (int64_t)(C - 1)));
-      }
-      sb_acc = sb_warp_min_i64(sb_acc);  // every lane of the warp gets the warp's value
-      // Every thread combines the warps' values, in the same order.
-      if (threadIdx.x % 32 == 0) sb_warps_i64[threadIdx.x / 32] = sb_acc;
-      __syncthreads();
-      sb_acc = sb_warps_i64[0];
-      for (int sb_w = 1; sb_w < 8; ++sb_w) sb_acc = sb_min_i64(sb_acc, sb_warps_i64[sb_w]);
-      __syncthreads();
-      sb_row_ties[0] = sb_acc;
-      if (sb_i % 256 == sb_lane) sb_kept_ties = sb_row_ties[0];
+    sb_acc_ties_max = sb_warps_f32[0];
+    for (int64_t sb_w = 1; sb_w < 8; ++sb_w) {
+      sb_acc_ties_max = sb_max_f32(sb_acc_ties_max, sb_warps_f32[sb_w]);
     }
     __syncthreads();
-    {  // least_min[r] = min(c in 0..C: q[r, c])
-      [[maybe_unused]] const int64_t r = sb_row;
-      float sb_acc = INFINITY;
-      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 256) {
-        const int64_t c = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
-        sb_acc = sb_min_f32(sb_acc, q[r * C + c]);
-      }
-      sb_acc = sb_warp_min_f32(sb_acc);  // every lane of the warp gets the warp's value
-      // Every thread combines the warps' values, in the same order.
-      if (threadIdx.x % 32 == 0) sb_warps_f32[threadIdx.x / 32] = sb_acc;
-      __syncthreads();
-      sb_acc = sb_warps_f32[0];
-      for (int sb_w = 1; sb_w < 8; ++sb_w) sb_acc = sb_min_f32(sb_acc, sb_warps_f32[sb_w]);
-      __syncthreads();
-      sb_row_least_min[0] = sb_acc;
+    const float sb_row_ties_max = sb_acc_ties_max;
+    __syncthreads();
+    // ties[r] = min(c in 0..C: select(q[r, c] == ties_max[r] || q[r, c] != q[r, c], i64(c), i64(C - 1)))
+    int64_t sb_acc_ties = INT64_MAX;
+    for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 256) {
+      const int64_t sb_k = sb_j < sb_body ? sb_head + sb_j : sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j;
+      sb_acc_ties = sb_min_i64(sb_acc_ties, q[sb_row * C + sb_k] == sb_row_ties_max || q[sb_row * C + sb_k] != q[sb_row * C + sb_k] ? (int64_t)sb_k : (int64_t)(C - 1));
+    }
+    // every lane of the warp gets the warp's value
+    sb_acc_ties = sb_warp_min_i64(sb_acc_ties);
+    // Every thread combines the warps' values, in the same order.
+    if (sb_lane % 32 == 0) {
+      sb_warps_i64[sb_lane / 32] = sb_acc_ties;
     }
     __syncthreads();
-    {  // least[r] = min(c in 0..C: select(q[r, c] == least_min[r] || q[r, c] != q[r, c], i64(c), i64(C - 1)))
-      [[maybe_unused]] const int64_t r = sb_row;
-      int64_t sb_acc = INT64_MAX;
-      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 256) {
-        const int64_t c = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
-        sb_acc = sb_min_i64(sb_acc, (q[r * C + c] == sb_row_least_min[0] || q[r * C + c] != q[r * C + c] ? (int64_t)c : (int64_t)(C - 1)));
-      }
-      sb_acc = sb_warp_min_i64(sb_acc);  // every lane of the warp gets the warp's value
-      // Every thread combines the warps' values, in the same order.
-      if (threadIdx.x % 32 == 0) sb_warps_i64[threadIdx.x / 32] = sb_acc;
-      __syncthreads();
-      sb_acc = sb_warps_i64[0];
-      for (int sb_w = 1; sb_w < 8; ++sb_w) sb_acc = sb_min_i64(sb_acc, sb_warps_i64[sb_w]);
-      __syncthreads();
-      sb_row_least[0] = sb_acc;
-      if (sb_i % 256 == sb_lane) sb_kept_least = sb_row_least[0];
+    sb_acc_ties = sb_warps_i64[0];
+    for (int64_t sb_w = 1; sb_w < 8; ++sb_w) {
+      sb_acc_ties = sb_min_i64(sb_acc_ties, sb_warps_i64[sb_w]);
     }
     __syncthreads();
-    {  // nan_max[r] = max(c in 0..C: log(x[r, c] + 0.5))
-      [[maybe_unused]] const int64_t r = sb_row;
-      float sb_acc = -INFINITY;
-      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 256) {
-        const int64_t c = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
-        sb_acc = sb_max_f32(sb_acc, logf(sb_rows[sb_off_x + c] + 0.5f));
-      }
-      sb_acc = sb_warp_max_f32(sb_acc);  // every lane of the warp gets the warp's value
-      // Every thread combines the warps' values, in the same order.
-      if (threadIdx.x % 32 == 0) sb_warps_f32[threadIdx.x / 32] = sb_acc;
-      __syncthreads();
-      sb_acc = sb_warps_f32[0];
-      for (int sb_w = 1; sb_w < 8; ++sb_w) sb_acc = sb_max_f32(sb_acc, sb_warps_f32[sb_w]);
-      __syncthreads();
-      sb_row_nan_max[0] = sb_acc;
+    const int64_t sb_row_ties = sb_acc_ties;
+    if (sb_i % 256 == sb_lane) {
+      sb_kept_ties = sb_row_ties;
     }
     __syncthreads();
-    {  // nan[r] = min(c in 0..C: select(log(x[r, c] + 0.5) == nan_max[r] || log(x[r, c] + 0.5) != log(x[r, c] + 0.5), i64(c), i64(C - 1)))
-      [[maybe_unused]] const int64_t r = sb_row;
-      int64_t sb_acc = INT64_MAX;
-      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 256) {
-        const int64_t c = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
-        sb_acc = sb_min_i64(sb_acc, (logf(sb_rows[sb_off_x + c] + 0.5f) == sb_row_nan_max[0] || logf(sb_rows[sb_off_x + c] + 0.5f) != logf(sb_rows[sb_off_x + c] + 0.5f) ? (int64_t)c : (int64_t)(C - 1)));
-      }
-      sb_acc = sb_warp_min_i64(sb_acc);  // every lane of the warp gets the warp's value
-      // Every thread combines the warps' values, in the same order.
-      if (threadIdx.x % 32 == 0) sb_warps_i64[threadIdx.x / 32] = sb_acc;
-      __syncthreads();
-      sb_acc = sb_warps_i64[0];
-      for (int sb_w = 1; sb_w < 8; ++sb_w) sb_acc = sb_min_i64(sb_acc, sb_warps_i64[sb_w]);
-      __syncthreads();
-      sb_row_nan[0] = sb_acc;
-      if (sb_i % 256 == sb_lane) sb_kept_nan = sb_row_nan[0];
+    // least_min[r] = min(c in 0..C: q[r, c])
+    float sb_acc_least_min = INFINITY;
+    for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 256) {
+      const int64_t sb_k = sb_j < sb_body ? sb_head + sb_j : sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j;
+      sb_acc_least_min = sb_min_f32(sb_acc_least_min, q[sb_row * C + sb_k]);
+    }
+    // every lane of the warp gets the warp's value
+    sb_acc_least_min = sb_warp_min_f32(sb_acc_least_min);
+    // Every thread combines the warps' values, in the same order.
+    if (sb_lane % 32 == 0) {
+      sb_warps_f32[sb_lane / 32] = sb_acc_least_min;
     }
     __syncthreads();
-    ++sb_i;
+    sb_acc_least_min = sb_warps_f32[0];
+    for (int64_t sb_w = 1; sb_w < 8; ++sb_w) {
+      sb_acc_least_min = sb_min_f32(sb_acc_least_min, sb_warps_f32[sb_w]);
+    }
+    __syncthreads();
+    const float sb_row_least_min = sb_acc_least_min;
+    __syncthreads();
+    // least[r] = min(c in 0..C: select(q[r, c] == least_min[r] || q[r, c] != q[r, c], i64(c), i64(C - 1)))
+    int64_t sb_acc_least = INT64_MAX;
+    for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 256) {
+      const int64_t sb_k = sb_j < sb_body ? sb_head + sb_j : sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j;
+      sb_acc_least = sb_min_i64(sb_acc_least, q[sb_row * C + sb_k] == sb_row_least_min || q[sb_row * C + sb_k] != q[sb_row * C + sb_k] ? (int64_t)sb_k : (int64_t)(C - 1));
+    }
+    // every lane of the warp gets the warp's value
+    sb_acc_least = sb_warp_min_i64(sb_acc_least);
+    // Every thread combines the warps' values, in the same order.
+    if (sb_lane % 32 == 0) {
+      sb_warps_i64[sb_lane / 32] = sb_acc_least;
+    }
+    __syncthreads();
+    sb_acc_least = sb_warps_i64[0];
+    for (int64_t sb_w = 1; sb_w < 8; ++sb_w) {
+      sb_acc_least = sb_min_i64(sb_acc_least, sb_warps_i64[sb_w]);
+    }
+    __syncthreads();
+    const int64_t sb_row_least = sb_acc_least;
+    if (sb_i % 256 == sb_lane) {
+      sb_kept_least = sb_row_least;
+    }
+    __syncthreads();
+    // nan_max[r] = max(c in 0..C: log(x[r, c] + 0.5))
+    float sb_acc_nan_max = -INFINITY;
+    for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 256) {
+      const int64_t sb_k = sb_j < sb_body ? sb_head + sb_j : sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j;
+      sb_acc_nan_max = sb_max_f32(sb_acc_nan_max, logf(sb_rows_f32[sb_off_x + sb_k] + 0.5f));
+    }
+    // every lane of the warp gets the warp's value
+    sb_acc_nan_max = sb_warp_max_f32(sb_acc_nan_max);
+    // Every thread combines the warps' values, in the same order.
+    if (sb_lane % 32 == 0) {
+      sb_warps_f32[sb_lane / 32] = sb_acc_nan_max;
+    }
+    __syncthreads();
+    sb_acc_nan_max = sb_warps_f32[0];
+    for (int64_t sb_w = 1; sb_w < 8; ++sb_w) {
+      sb_acc_nan_max = sb_max_f32(sb_acc_nan_max, sb_warps_f32[sb_w]);
+    }
+    __syncthreads();
+    const float sb_row_nan_max = sb_acc_nan_max;
+    __syncthreads();
+    // nan[r] = min(c in 0..C: select(log(x[r, c] + 0.5) == nan_max[r] || log(x[r, c] + 0.5) != log(x[r, c] + 0.5), i64(c), i64(C - 1)))
+    int64_t sb_acc_nan = INT64_MAX;
+    for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 256) {
+      const int64_t sb_k = sb_j < sb_body ? sb_head + sb_j : sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j;
+      sb_acc_nan = sb_min_i64(sb_acc_nan, logf(sb_rows_f32[sb_off_x + sb_k] + 0.5f) == sb_row_nan_max || logf(sb_rows_f32[sb_off_x + sb_k] + 0.5f) != logf(sb_rows_f32[sb_off_x + sb_k] + 0.5f) ? (int64_t)sb_k : (int64_t)(C - 1));
+    }
+    // every lane of the warp gets the warp's value
+    sb_acc_nan = sb_warp_min_i64(sb_acc_nan);
+    // Every thread combines the warps' values, in the same order.
+    if (sb_lane % 32 == 0) {
+      sb_warps_i64[sb_lane / 32] = sb_acc_nan;
+    }
+    __syncthreads();
+    sb_acc_nan = sb_warps_i64[0];
+    for (int64_t sb_w = 1; sb_w < 8; ++sb_w) {
+      sb_acc_nan = sb_min_i64(sb_acc_nan, sb_warps_i64[sb_w]);
+    }
+    __syncthreads();
+    const int64_t sb_row_nan = sb_acc_nan;
+    if (sb_i % 256 == sb_lane) {
+      sb_kept_nan = sb_row_nan;
+    }
+    __syncthreads();
+    sb_i += 1;
     if (sb_i % 256 == 0) {
       ties[sb_kept_row] = sb_kept_ties;
       least[sb_kept_row] = sb_kept_least;
       nan[sb_kept_row] = sb_kept_nan;
     }
   }
-  if (sb_kept_row >= 0  /* the last rows */) {
+  // The last rows.
+  if (sb_kept_row >= 0) {
     ties[sb_kept_row] = sb_kept_ties;
     least[sb_kept_row] = sb_kept_least;
     nan[sb_kept_row] = sb_kept_nan;
@@ -1427,150 +1439,169 @@ __global__ void __launch_bounds__(256) sb_block_per_row_s0_rows(
 __global__ void __launch_bounds__(256) sb_block_per_row_s0_rows_global(
     const float* __restrict__ x, float* __restrict__ q, int64_t* __restrict__ ties,
     int64_t* __restrict__ least, int64_t* __restrict__ nan, const int64_t R, const int64_t C) {
-  SB_SHARED_ARRAY(float, sb_warps_f32, 8);  // one value per warp
-  SB_SHARED_ARRAY(int64_t, sb_warps_i64, 8);  // one value per warp
-  const int64_t sb_lane = threadIdx.x;
-  const int64_t sb_worker = blockIdx.x;
-  const int64_t sb_workers = gridDim.x;
-  float sb_row_ties_max[1];  // ties_max[row], in every thread of the block
-  int64_t sb_row_ties[1];  // ties[row], in every thread of the block
-  float sb_row_least_min[1];  // least_min[row], in every thread of the block
-  int64_t sb_row_least[1];  // least[row], in every thread of the block
-  float sb_row_nan_max[1];  // nan_max[row], in every thread of the block
-  int64_t sb_row_nan[1];  // nan[row], in every thread of the block
-  // The per-row outputs of the worker's i-th row are kept by thread i % 256 and stored every 256 rows, so that every thread stores alike.
+  SB_SHARED_ARRAY(float, sb_warps_f32, 8);
+  SB_SHARED_ARRAY(int64_t, sb_warps_i64, 8);
+  const int64_t sb_lane = (int64_t)threadIdx.x;
+  const int64_t sb_worker = (int64_t)blockIdx.x;
+  const int64_t sb_workers = (int64_t)gridDim.x;
+  // The per-row outputs of the worker's i-th row are kept by thread i % 256 and stored
+  // every 256 rows, so that every thread stores alike.
   int64_t sb_kept_row = -1;
-  int64_t sb_i = 0;  // rows this block has done
-  int64_t sb_kept_ties = 0;
-  int64_t sb_kept_least = 0;
-  int64_t sb_kept_nan = 0;
+  int64_t sb_i = 0;
+  int64_t sb_kept_ties = (int64_t)0;
+  int64_t sb_kept_least = (int64_t)0;
+  int64_t sb_kept_nan = (int64_t)0;
   // The row is the same for every thread of the block, so loop bounds and barriers are uniform.
   for (int64_t sb_row = sb_worker; sb_row < R; sb_row += sb_workers) {
-    if (sb_i % 256 == sb_lane) sb_kept_row = sb_row;
-    const int64_t sb_lead = (int64_t)((uintptr_t)(q + sb_row * C) / 4) % 32;
-    const int64_t sb_head = sb_lead == 0 ? 0 : (32 - sb_lead < C ? 32 - sb_lead : C);
+    if (sb_i % 256 == sb_lane) {
+      sb_kept_row = sb_row;
+    }
+    const int64_t sb_lead = ((uintptr_t)q / 4 + sb_row * C) % 32;
+    const int64_t sb_head = sb_lead == 0 ? 0 : 32 - sb_lead < C ? 32 - sb_lead : C;
     const int64_t sb_body = (C - sb_head) / 32 * 32;
-    {  // q[r, c] = floor(4.0 * x[r, c])
-      [[maybe_unused]] const int64_t r = sb_row;
-      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 256) {
-        const int64_t sb_q = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
-        const int64_t c = sb_q;
-        q[r * C + c] = floorf(4.0f * x[r * C + c]);
-      }
+    // q[r, c] = floor(4.0 * x[r, c])
+    for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 256) {
+      const int64_t sb_q = sb_j < sb_body ? sb_head + sb_j : sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j;
+      q[sb_row * C + sb_q] = floorf(4.0f * x[sb_row * C + sb_q]);
     }
     __syncthreads();
-    {  // ties_max[r] = max(c in 0..C: q[r, c])
-      [[maybe_unused]] const int64_t r = sb_row;
-      float sb_acc = -INFINITY;
-      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 256) {
-        const int64_t c = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
-        sb_acc = sb_max_f32(sb_acc, q[r * C + c]);
-      }
-      sb_acc = sb_warp_max_f32(sb_acc);  // every lane of the warp gets the warp's value
-      // Every thread combines the warps' values, in the same order.
-      if (threadIdx.x % 32 == 0) sb_warps_f32[threadIdx.x / 32] = sb_acc;
-      __syncthreads();
-      sb_acc = sb_warps_f32[0];
-      for (int sb_w = 1; sb_w < 8; ++sb_w) sb_acc = sb_max_f32(sb_acc, sb_warps_f32[sb_w]);
-      __syncthreads();
-      sb_row_ties_max[0] = sb_acc;
+    // ties_max[r] = max(c in 0..C: q[r, c])
+    float sb_acc_ties_max = -INFINITY;
+    for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 256) {
+      const int64_t sb_k = sb_j < sb_body ? sb_head + sb_j : sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j;
+      sb_acc_ties_max = sb_max_f32(sb_acc_ties_max, q[sb_row * C + sb_k]);
+    }
+    // every lane of the warp gets the warp's value
+    sb_acc_ties_max = sb_warp_max_f32(sb_acc_ties_max);
+    // Every thread combines the warps' values, in the same order.
+    if (sb_lane % 32 == 0) {
+      sb_warps_f32[sb_lane / 32] = sb_acc_ties_max;
     }
     __syncthreads();
-    {  // ties[r] = min(c in 0..C: select(q[r, c] == ties_max[r] || q[r, c] != q[r, c], i64(c), i64(C - 1)))
-      [[maybe_unused]] const int64_t r = sb_row;
-      int64_t sb_acc = INT64_MAX;
-      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 256) {
-        const int64_t c = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
-        sb_acc = sb_min_i64(sb_acc, (q[r * C + c] == sb_row_ties_max[0] || q[r * C + c] != q[r * C + c] ? (int64_t)c : (int64_t)(C - 1)));
-      }
-      sb_acc = sb_warp_min_i64(sb_acc);  // every lane of the warp gets the warp's value
-      // Every thread combines the warps' values, in the same order.
-      if (threadIdx.x % 32 == 0) sb_warps_i64[threadIdx.x / 32] = sb_acc;
-      __syncthreads();
-      sb_acc = sb_warps_i64[0];
-      for (int sb_w = 1; sb_w < 8; ++sb_w) sb_acc = sb_min_i64(sb_acc, sb_warps_i64[sb_w]);
-      __syncthreads();
-      sb_row_ties[0] = sb_acc;
-      if (sb_i % 256 == sb_lane) sb_kept_ties = sb_row_ties[0];
+    sb_acc_ties_max = sb_warps_f32[0];
+    for (int64_t sb_w = 1; sb_w < 8; ++sb_w) {
+      sb_acc_ties_max = sb_max_f32(sb_acc_ties_max, sb_warps_f32[sb_w]);
     }
     __syncthreads();
-    {  // least_min[r] = min(c in 0..C: q[r, c])
-      [[maybe_unused]] const int64_t r = sb_row;
-      float sb_acc = INFINITY;
-      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 256) {
-        const int64_t c = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
-        sb_acc = sb_min_f32(sb_acc, q[r * C + c]);
-      }
-      sb_acc = sb_warp_min_f32(sb_acc);  // every lane of the warp gets the warp's value
-      // Every thread combines the warps' values, in the same order.
-      if (threadIdx.x % 32 == 0) sb_warps_f32[threadIdx.x / 32] = sb_acc;
-      __syncthreads();
-      sb_acc = sb_warps_f32[0];
-      for (int sb_w = 1; sb_w < 8; ++sb_w) sb_acc = sb_min_f32(sb_acc, sb_warps_f32[sb_w]);
-      __syncthreads();
-      sb_row_least_min[0] = sb_acc;
+    const float sb_row_ties_max = sb_acc_ties_max;
+    __syncthreads();
+    // ties[r] = min(c in 0..C: select(q[r, c] == ties_max[r] || q[r, c] != q[r, c], i64(c), i64(C - 1)))
+    int64_t sb_acc_ties = INT64_MAX;
+    for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 256) {
+      const int64_t sb_k = sb_j < sb_body ? sb_head + sb_j : sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j;
+      sb_acc_ties = sb_min_i64(sb_acc_ties, q[sb_row * C + sb_k] == sb_row_ties_max || q[sb_row * C + sb_k] != q[sb_row * C + sb_k] ? (int64_t)sb_k : (int64_t)(C - 1));
+    }
+    // every lane of the warp gets the warp's value
+    sb_acc_ties = sb_warp_min_i64(sb_acc_ties);
+    // Every thread combines the warps' values, in the same order.
+    if (sb_lane % 32 == 0) {
+      sb_warps_i64[sb_lane / 32] = sb_acc_ties;
     }
     __syncthreads();
-    {  // least[r] = min(c in 0..C: select(q[r, c] == least_min[r] || q[r, c] != q[r, c], i64(c), i64(C - 1)))
-      [[maybe_unused]] const int64_t r = sb_row;
-      int64_t sb_acc = INT64_MAX;
-      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 256) {
-        const int64_t c = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
-        sb_acc = sb_min_i64(sb_acc, (q[r * C + c] == sb_row_least_min[0] || q[r * C + c] != q[r * C + c] ? (int64_t)c : (int64_t)(C - 1)));
-      }
-      sb_acc = sb_warp_min_i64(sb_acc);  // every lane of the warp gets the warp's value
-      // Every thread combines the warps' values, in the same order.
-      if (threadIdx.x % 32 == 0) sb_warps_i64[threadIdx.x / 32] = sb_acc;
-      __syncthreads();
-      sb_acc = sb_warps_i64[0];
-      for (int sb_w = 1; sb_w < 8; ++sb_w) sb_acc = sb_min_i64(sb_acc, sb_warps_i64[sb_w]);
-      __syncthreads();
-      sb_row_least[0] = sb_acc;
-      if (sb_i % 256 == sb_lane) sb_kept_least = sb_row_least[0];
+    sb_acc_ties = sb_warps_i64[0];
+    for (int64_t sb_w = 1; sb_w < 8; ++sb_w) {
+      sb_acc_ties = sb_min_i64(sb_acc_ties, sb_warps_i64[sb_w]);
     }
     __syncthreads();
-    {  // nan_max[r] = max(c in 0..C: log(x[r, c] + 0.5))
-      [[maybe_unused]] const int64_t r = sb_row;
-      float sb_acc = -INFINITY;
-      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 256) {
-        const int64_t c = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
-        sb_acc = sb_max_f32(sb_acc, logf(x[r * C + c] + 0.5f));
-      }
-      sb_acc = sb_warp_max_f32(sb_acc);  // every lane of the warp gets the warp's value
-      // Every thread combines the warps' values, in the same order.
-      if (threadIdx.x % 32 == 0) sb_warps_f32[threadIdx.x / 32] = sb_acc;
-      __syncthreads();
-      sb_acc = sb_warps_f32[0];
-      for (int sb_w = 1; sb_w < 8; ++sb_w) sb_acc = sb_max_f32(sb_acc, sb_warps_f32[sb_w]);
-      __syncthreads();
-      sb_row_nan_max[0] = sb_acc;
+    const int64_t sb_row_ties = sb_acc_ties;
+    if (sb_i % 256 == sb_lane) {
+      sb_kept_ties = sb_row_ties;
     }
     __syncthreads();
-    {  // nan[r] = min(c in 0..C: select(log(x[r, c] + 0.5) == nan_max[r] || log(x[r, c] + 0.5) != log(x[r, c] + 0.5), i64(c), i64(C - 1)))
-      [[maybe_unused]] const int64_t r = sb_row;
-      int64_t sb_acc = INT64_MAX;
-      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 256) {
-        const int64_t c = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
-        sb_acc = sb_min_i64(sb_acc, (logf(x[r * C + c] + 0.5f) == sb_row_nan_max[0] || logf(x[r * C + c] + 0.5f) != logf(x[r * C + c] + 0.5f) ? (int64_t)c : (int64_t)(C - 1)));
-      }
-      sb_acc = sb_warp_min_i64(sb_acc);  // every lane of the warp gets the warp's value
-      // Every thread combines the warps' values, in the same order.
-      if (threadIdx.x % 32 == 0) sb_warps_i64[threadIdx.x / 32] = sb_acc;
-      __syncthreads();
-      sb_acc = sb_warps_i64[0];
-      for (int sb_w = 1; sb_w < 8; ++sb_w) sb_acc = sb_min_i64(sb_acc, sb_warps_i64[sb_w]);
-      __syncthreads();
-      sb_row_nan[0] = sb_acc;
-      if (sb_i % 256 == sb_lane) sb_kept_nan = sb_row_nan[0];
+    // least_min[r] = min(c in 0..C: q[r, c])
+    float sb_acc_least_min = INFINITY;
+    for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 256) {
+      const int64_t sb_k = sb_j < sb_body ? sb_head + sb_j : sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j;
+      sb_acc_least_min = sb_min_f32(sb_acc_least_min, q[sb_row * C + sb_k]);
     }
-    ++sb_i;
+    // every lane of the warp gets the warp's value
+    sb_acc_least_min = sb_warp_min_f32(sb_acc_least_min);
+    // Every thread combines the warps' values, in the same order.
+    if (sb_lane % 32 == 0) {
+      sb_warps_f32[sb_lane / 32] = sb_acc_least_min;
+    }
+    __syncthreads();
+    sb_acc_least_min = sb_warps_f32[0];
+    for (int64_t sb_w = 1; sb_w < 8; ++sb_w) {
+      sb_acc_least_min = sb_min_f32(sb_acc_least_min, sb_warps_f32[sb_w]);
+    }
+    __syncthreads();
+    const float sb_row_least_min = sb_acc_least_min;
+    __syncthreads();
+    // least[r] = min(c in 0..C: select(q[r, c] == least_min[r] || q[r, c] != q[r, c], i64(c), i64(C - 1)))
+    int64_t sb_acc_least = INT64_MAX;
+    for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 256) {
+      const int64_t sb_k = sb_j < sb_body ? sb_head + sb_j : sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j;
+      sb_acc_least = sb_min_i64(sb_acc_least, q[sb_row * C + sb_k] == sb_row_least_min || q[sb_row * C + sb_k] != q[sb_row * C + sb_k] ? (int64_t)sb_k : (int64_t)(C - 1));
+    }
+    // every lane of the warp gets the warp's value
+    sb_acc_least = sb_warp_min_i64(sb_acc_least);
+    // Every thread combines the warps' values, in the same order.
+    if (sb_lane % 32 == 0) {
+      sb_warps_i64[sb_lane / 32] = sb_acc_least;
+    }
+    __syncthreads();
+    sb_acc_least = sb_warps_i64[0];
+    for (int64_t sb_w = 1; sb_w < 8; ++sb_w) {
+      sb_acc_least = sb_min_i64(sb_acc_least, sb_warps_i64[sb_w]);
+    }
+    __syncthreads();
+    const int64_t sb_row_least = sb_acc_least;
+    if (sb_i % 256 == sb_lane) {
+      sb_kept_least = sb_row_least;
+    }
+    __syncthreads();
+    // nan_max[r] = max(c in 0..C: log(x[r, c] + 0.5))
+    float sb_acc_nan_max = -INFINITY;
+    for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 256) {
+      const int64_t sb_k = sb_j < sb_body ? sb_head + sb_j : sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j;
+      sb_acc_nan_max = sb_max_f32(sb_acc_nan_max, logf(x[sb_row * C + sb_k] + 0.5f));
+    }
+    // every lane of the warp gets the warp's value
+    sb_acc_nan_max = sb_warp_max_f32(sb_acc_nan_max);
+    // Every thread combines the warps' values, in the same order.
+    if (sb_lane % 32 == 0) {
+      sb_warps_f32[sb_lane / 32] = sb_acc_nan_max;
+    }
+    __syncthreads();
+    sb_acc_nan_max = sb_warps_f32[0];
+    for (int64_t sb_w = 1; sb_w < 8; ++sb_w) {
+      sb_acc_nan_max = sb_max_f32(sb_acc_nan_max, sb_warps_f32[sb_w]);
+    }
+    __syncthreads();
+    const float sb_row_nan_max = sb_acc_nan_max;
+    __syncthreads();
+    // nan[r] = min(c in 0..C: select(log(x[r, c] + 0.5) == nan_max[r] || log(x[r, c] + 0.5) != log(x[r, c] + 0.5), i64(c), i64(C - 1)))
+    int64_t sb_acc_nan = INT64_MAX;
+    for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 256) {
+      const int64_t sb_k = sb_j < sb_body ? sb_head + sb_j : sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j;
+      sb_acc_nan = sb_min_i64(sb_acc_nan, logf(x[sb_row * C + sb_k] + 0.5f) == sb_row_nan_max || logf(x[sb_row * C + sb_k] + 0.5f) != logf(x[sb_row * C + sb_k] + 0.5f) ? (int64_t)sb_k : (int64_t)(C - 1));
+    }
+    // every lane of the warp gets the warp's value
+    sb_acc_nan = sb_warp_min_i64(sb_acc_nan);
+    // Every thread combines the warps' values, in the same order.
+    if (sb_lane % 32 == 0) {
+      sb_warps_i64[sb_lane / 32] = sb_acc_nan;
+    }
+    __syncthreads();
+    sb_acc_nan = sb_warps_i64[0];
+    for (int64_t sb_w = 1; sb_w < 8; ++sb_w) {
+      sb_acc_nan = sb_min_i64(sb_acc_nan, sb_warps_i64[sb_w]);
+    }
+    __syncthreads();
+    const int64_t sb_row_nan = sb_acc_nan;
+    if (sb_i % 256 == sb_lane) {
+      sb_kept_nan = sb_row_nan;
+    }
+    sb_i += 1;
     if (sb_i % 256 == 0) {
       ties[sb_kept_row] = sb_kept_ties;
       least[sb_kept_row] = sb_kept_least;
       nan[sb_kept_row] = sb_kept_nan;
     }
   }
-  if (sb_kept_row >= 0  /* the last rows */) {
+  // The last rows.
+  if (sb_kept_row >= 0) {
     ties[sb_kept_row] = sb_kept_ties;
     least[sb_kept_row] = sb_kept_least;
     nan[sb_kept_row] = sb_kept_nan;
@@ -1606,80 +1637,88 @@ __global__ void sb_block_per_row_s8(const float* __restrict__ x, int64_t* __rest
 // holds its row's value); x (the same for every row) is staged once per block.
 __global__ void __launch_bounds__(256) sb_block_per_row_s9_rows(
     const float* __restrict__ x, int64_t* __restrict__ upto, const int64_t R, const int64_t C) {
-  SB_SHARED_ARRAY(float, sb_warps_f32, 8);  // one value per warp
-  SB_SHARED_ARRAY(int64_t, sb_warps_i64, 8);  // one value per warp
-  SB_DYNAMIC_SHARED(float, sb_rows);
+  SB_SHARED_ARRAY(float, sb_warps_f32, 8);
+  SB_SHARED_ARRAY(int64_t, sb_warps_i64, 8);
+  SB_DYNAMIC_SHARED(float, sb_rows_f32);
   // Shared memory: the broadcast tensors once per block, then one set of rows per block.
   const int64_t sb_off_x = 0;
-  const int64_t sb_lane = threadIdx.x;
-  const int64_t sb_worker = blockIdx.x;
-  const int64_t sb_workers = gridDim.x;
+  const int64_t sb_lane = (int64_t)threadIdx.x;
+  const int64_t sb_worker = (int64_t)blockIdx.x;
+  const int64_t sb_workers = (int64_t)gridDim.x;
   // Stage the tensors every row reads alike, once for all the block's rows.
-  {
-    const int64_t sb_lead_in = (int64_t)((uintptr_t)(x) / 4) % 32;
-    const int64_t sb_head_in = sb_lead_in == 0 ? 0 : (32 - sb_lead_in < R * C ? 32 - sb_lead_in : R * C);
-    const int64_t sb_body_in = (R * C - sb_head_in) / 32 * 32;
-    for (int64_t sb_j0 = 0; sb_j0 < R * C; sb_j0 += 256) {
-      if (sb_j0 + threadIdx.x / 32 * 32 >= R * C) {
-        continue;  // no slot for this warp
-      }
-      const int64_t sb_j = sb_j0 + threadIdx.x < R * C ? sb_j0 + threadIdx.x : R * C - 1;
-      const int64_t sb_c = sb_j < sb_body_in ? sb_head_in + sb_j : (sb_j < sb_body_in + sb_head_in ? sb_j - sb_body_in : sb_j);
+  const int64_t sb_lead_x = (uintptr_t)x / 4 % 32;
+  const int64_t sb_head_x = sb_lead_x == 0 ? 0 : 32 - sb_lead_x < R * C ? 32 - sb_lead_x : R * C;
+  const int64_t sb_body_x = (R * C - sb_head_x) / 32 * 32;
+  for (int64_t sb_j0 = 0; sb_j0 < R * C; sb_j0 += 256) {
+    // a warp whose first slot is past the end has none
+    if (sb_j0 + (int64_t)threadIdx.x / 32 * 32 < R * C) {
+      const int64_t sb_j = sb_j0 + (int64_t)threadIdx.x < R * C ? sb_j0 + (int64_t)threadIdx.x : R * C - 1;
+      const int64_t sb_c = sb_j < sb_body_x ? sb_head_x + sb_j : sb_j < sb_body_x + sb_head_x ? sb_j - sb_body_x : sb_j;
       const float sb_v = x[sb_c];
-      if (sb_j == sb_j0 + threadIdx.x) {
-        sb_rows[sb_off_x + sb_c] = sb_v;
+      if (sb_j == sb_j0 + (int64_t)threadIdx.x) {
+        sb_rows_f32[sb_off_x + sb_c] = sb_v;
       }
     }
   }
   __syncthreads();
-  float sb_row_upto_min[1];  // upto_min[row], in every thread of the block
-  int64_t sb_row_upto[1];  // upto[row], in every thread of the block
-  // The per-row outputs of the worker's i-th row are kept by thread i % 256 and stored every 256 rows, so that every thread stores alike.
+  // The per-row outputs of the worker's i-th row are kept by thread i % 256 and stored
+  // every 256 rows, so that every thread stores alike.
   int64_t sb_kept_row = -1;
-  int64_t sb_i = 0;  // rows this block has done
-  int64_t sb_kept_upto = 0;
+  int64_t sb_i = 0;
+  int64_t sb_kept_upto = (int64_t)0;
   // The row is the same for every thread of the block, so loop bounds and barriers are uniform.
   for (int64_t sb_row = sb_worker; sb_row < C; sb_row += sb_workers) {
-    if (sb_i % 256 == sb_lane) sb_kept_row = sb_row;
-    {  // upto_min[j] = min(c in 0..(j + 1): x[0, c])
-      [[maybe_unused]] const int64_t j = sb_row;
-      float sb_acc = INFINITY;
-      for (int64_t c = sb_lane; c < j + 1; c += 256) {
-        sb_acc = sb_min_f32(sb_acc, sb_rows[sb_off_x + (0) * C + (c)]);
-      }
-      sb_acc = sb_warp_min_f32(sb_acc);  // every lane of the warp gets the warp's value
-      // Every thread combines the warps' values, in the same order.
-      if (threadIdx.x % 32 == 0) sb_warps_f32[threadIdx.x / 32] = sb_acc;
-      __syncthreads();
-      sb_acc = sb_warps_f32[0];
-      for (int sb_w = 1; sb_w < 8; ++sb_w) sb_acc = sb_min_f32(sb_acc, sb_warps_f32[sb_w]);
-      __syncthreads();
-      sb_row_upto_min[0] = sb_acc;
+    if (sb_i % 256 == sb_lane) {
+      sb_kept_row = sb_row;
+    }
+    // upto_min[j] = min(c in 0..(j + 1): x[0, c])
+    float sb_acc_upto_min = INFINITY;
+    for (int64_t sb_k = sb_lane; sb_k < sb_row + 1; sb_k += 256) {
+      sb_acc_upto_min = sb_min_f32(sb_acc_upto_min, sb_rows_f32[sb_off_x + (0 * C + sb_k)]);
+    }
+    // every lane of the warp gets the warp's value
+    sb_acc_upto_min = sb_warp_min_f32(sb_acc_upto_min);
+    // Every thread combines the warps' values, in the same order.
+    if (sb_lane % 32 == 0) {
+      sb_warps_f32[sb_lane / 32] = sb_acc_upto_min;
     }
     __syncthreads();
-    {  // upto[j] = min(c in 0..(j + 1): select(x[0, c] == upto_min[j] || x[0, c] != x[0, c], i64(c), i64(j + 1 - 1)))
-      [[maybe_unused]] const int64_t j = sb_row;
-      int64_t sb_acc = INT64_MAX;
-      for (int64_t c = sb_lane; c < j + 1; c += 256) {
-        sb_acc = sb_min_i64(sb_acc, (sb_rows[sb_off_x + (0) * C + (c)] == sb_row_upto_min[0] || sb_rows[sb_off_x + (0) * C + (c)] != sb_rows[sb_off_x + (0) * C + (c)] ? (int64_t)c : (int64_t)(j + 1 - 1)));
-      }
-      sb_acc = sb_warp_min_i64(sb_acc);  // every lane of the warp gets the warp's value
-      // Every thread combines the warps' values, in the same order.
-      if (threadIdx.x % 32 == 0) sb_warps_i64[threadIdx.x / 32] = sb_acc;
-      __syncthreads();
-      sb_acc = sb_warps_i64[0];
-      for (int sb_w = 1; sb_w < 8; ++sb_w) sb_acc = sb_min_i64(sb_acc, sb_warps_i64[sb_w]);
-      __syncthreads();
-      sb_row_upto[0] = sb_acc;
-      if (sb_i % 256 == sb_lane) sb_kept_upto = sb_row_upto[0];
+    sb_acc_upto_min = sb_warps_f32[0];
+    for (int64_t sb_w = 1; sb_w < 8; ++sb_w) {
+      sb_acc_upto_min = sb_min_f32(sb_acc_upto_min, sb_warps_f32[sb_w]);
     }
     __syncthreads();
-    ++sb_i;
+    const float sb_row_upto_min = sb_acc_upto_min;
+    __syncthreads();
+    // upto[j] = min(c in 0..(j + 1): select(x[0, c] == upto_min[j] || x[0, c] != x[0, c], i64(c), i64(j + 1 - 1)))
+    int64_t sb_acc_upto = INT64_MAX;
+    for (int64_t sb_k = sb_lane; sb_k < sb_row + 1; sb_k += 256) {
+      sb_acc_upto = sb_min_i64(sb_acc_upto, sb_rows_f32[sb_off_x + (0 * C + sb_k)] == sb_row_upto_min || sb_rows_f32[sb_off_x + (0 * C + sb_k)] != sb_rows_f32[sb_off_x + (0 * C + sb_k)] ? (int64_t)sb_k : (int64_t)(sb_row + 1 - 1));
+    }
+    // every lane of the warp gets the warp's value
+    sb_acc_upto = sb_warp_min_i64(sb_acc_upto);
+    // Every thread combines the warps' values, in the same order.
+    if (sb_lane % 32 == 0) {
+      sb_warps_i64[sb_lane / 32] = sb_acc_upto;
+    }
+    __syncthreads();
+    sb_acc_upto = sb_warps_i64[0];
+    for (int64_t sb_w = 1; sb_w < 8; ++sb_w) {
+      sb_acc_upto = sb_min_i64(sb_acc_upto, sb_warps_i64[sb_w]);
+    }
+    __syncthreads();
+    const int64_t sb_row_upto = sb_acc_upto;
+    if (sb_i % 256 == sb_lane) {
+      sb_kept_upto = sb_row_upto;
+    }
+    __syncthreads();
+    sb_i += 1;
     if (sb_i % 256 == 0) {
       upto[sb_kept_row] = sb_kept_upto;
     }
   }
-  if (sb_kept_row >= 0  /* the last rows */) {
+  // The last rows.
+  if (sb_kept_row >= 0) {
     upto[sb_kept_row] = sb_kept_upto;
   }
 }
@@ -1692,58 +1731,68 @@ __global__ void __launch_bounds__(256) sb_block_per_row_s9_rows(
 // temp is stored).
 __global__ void __launch_bounds__(256) sb_block_per_row_s9_rows_global(
     const float* __restrict__ x, int64_t* __restrict__ upto, const int64_t C) {
-  SB_SHARED_ARRAY(float, sb_warps_f32, 8);  // one value per warp
-  SB_SHARED_ARRAY(int64_t, sb_warps_i64, 8);  // one value per warp
-  const int64_t sb_lane = threadIdx.x;
-  const int64_t sb_worker = blockIdx.x;
-  const int64_t sb_workers = gridDim.x;
-  float sb_row_upto_min[1];  // upto_min[row], in every thread of the block
-  int64_t sb_row_upto[1];  // upto[row], in every thread of the block
-  // The per-row outputs of the worker's i-th row are kept by thread i % 256 and stored every 256 rows, so that every thread stores alike.
+  SB_SHARED_ARRAY(float, sb_warps_f32, 8);
+  SB_SHARED_ARRAY(int64_t, sb_warps_i64, 8);
+  const int64_t sb_lane = (int64_t)threadIdx.x;
+  const int64_t sb_worker = (int64_t)blockIdx.x;
+  const int64_t sb_workers = (int64_t)gridDim.x;
+  // The per-row outputs of the worker's i-th row are kept by thread i % 256 and stored
+  // every 256 rows, so that every thread stores alike.
   int64_t sb_kept_row = -1;
-  int64_t sb_i = 0;  // rows this block has done
-  int64_t sb_kept_upto = 0;
+  int64_t sb_i = 0;
+  int64_t sb_kept_upto = (int64_t)0;
   // The row is the same for every thread of the block, so loop bounds and barriers are uniform.
   for (int64_t sb_row = sb_worker; sb_row < C; sb_row += sb_workers) {
-    if (sb_i % 256 == sb_lane) sb_kept_row = sb_row;
-    {  // upto_min[j] = min(c in 0..(j + 1): x[0, c])
-      [[maybe_unused]] const int64_t j = sb_row;
-      float sb_acc = INFINITY;
-      for (int64_t c = sb_lane; c < j + 1; c += 256) {
-        sb_acc = sb_min_f32(sb_acc, x[c]);
-      }
-      sb_acc = sb_warp_min_f32(sb_acc);  // every lane of the warp gets the warp's value
-      // Every thread combines the warps' values, in the same order.
-      if (threadIdx.x % 32 == 0) sb_warps_f32[threadIdx.x / 32] = sb_acc;
-      __syncthreads();
-      sb_acc = sb_warps_f32[0];
-      for (int sb_w = 1; sb_w < 8; ++sb_w) sb_acc = sb_min_f32(sb_acc, sb_warps_f32[sb_w]);
-      __syncthreads();
-      sb_row_upto_min[0] = sb_acc;
+    if (sb_i % 256 == sb_lane) {
+      sb_kept_row = sb_row;
+    }
+    // upto_min[j] = min(c in 0..(j + 1): x[0, c])
+    float sb_acc_upto_min = INFINITY;
+    for (int64_t sb_k = sb_lane; sb_k < sb_row + 1; sb_k += 256) {
+      sb_acc_upto_min = sb_min_f32(sb_acc_upto_min, x[sb_k]);
+    }
+    // every lane of the warp gets the warp's value
+    sb_acc_upto_min = sb_warp_min_f32(sb_acc_upto_min);
+    // Every thread combines the warps' values, in the same order.
+    if (sb_lane % 32 == 0) {
+      sb_warps_f32[sb_lane / 32] = sb_acc_upto_min;
     }
     __syncthreads();
-    {  // upto[j] = min(c in 0..(j + 1): select(x[0, c] == upto_min[j] || x[0, c] != x[0, c], i64(c), i64(j + 1 - 1)))
-      [[maybe_unused]] const int64_t j = sb_row;
-      int64_t sb_acc = INT64_MAX;
-      for (int64_t c = sb_lane; c < j + 1; c += 256) {
-        sb_acc = sb_min_i64(sb_acc, (x[c] == sb_row_upto_min[0] || x[c] != x[c] ? (int64_t)c : (int64_t)(j + 1 - 1)));
-      }
-      sb_acc = sb_warp_min_i64(sb_acc);  // every lane of the warp gets the warp's value
-      // Every thread combines the warps' values, in the same order.
-      if (threadIdx.x % 32 == 0) sb_warps_i64[threadIdx.x / 32] = sb_acc;
-      __syncthreads();
-      sb_acc = sb_warps_i64[0];
-      for (int sb_w = 1; sb_w < 8; ++sb_w) sb_acc = sb_min_i64(sb_acc, sb_warps_i64[sb_w]);
-      __syncthreads();
-      sb_row_upto[0] = sb_acc;
-      if (sb_i % 256 == sb_lane) sb_kept_upto = sb_row_upto[0];
+    sb_acc_upto_min = sb_warps_f32[0];
+    for (int64_t sb_w = 1; sb_w < 8; ++sb_w) {
+      sb_acc_upto_min = sb_min_f32(sb_acc_upto_min, sb_warps_f32[sb_w]);
     }
-    ++sb_i;
+    __syncthreads();
+    const float sb_row_upto_min = sb_acc_upto_min;
+    __syncthreads();
+    // upto[j] = min(c in 0..(j + 1): select(x[0, c] == upto_min[j] || x[0, c] != x[0, c], i64(c), i64(j + 1 - 1)))
+    int64_t sb_acc_upto = INT64_MAX;
+    for (int64_t sb_k = sb_lane; sb_k < sb_row + 1; sb_k += 256) {
+      sb_acc_upto = sb_min_i64(sb_acc_upto, x[sb_k] == sb_row_upto_min || x[sb_k] != x[sb_k] ? (int64_t)sb_k : (int64_t)(sb_row + 1 - 1));
+    }
+    // every lane of the warp gets the warp's value
+    sb_acc_upto = sb_warp_min_i64(sb_acc_upto);
+    // Every thread combines the warps' values, in the same order.
+    if (sb_lane % 32 == 0) {
+      sb_warps_i64[sb_lane / 32] = sb_acc_upto;
+    }
+    __syncthreads();
+    sb_acc_upto = sb_warps_i64[0];
+    for (int64_t sb_w = 1; sb_w < 8; ++sb_w) {
+      sb_acc_upto = sb_min_i64(sb_acc_upto, sb_warps_i64[sb_w]);
+    }
+    __syncthreads();
+    const int64_t sb_row_upto = sb_acc_upto;
+    if (sb_i % 256 == sb_lane) {
+      sb_kept_upto = sb_row_upto;
+    }
+    sb_i += 1;
     if (sb_i % 256 == 0) {
       upto[sb_kept_row] = sb_kept_upto;
     }
   }
-  if (sb_kept_row >= 0  /* the last rows */) {
+  // The last rows.
+  if (sb_kept_row >= 0) {
     upto[sb_kept_row] = sb_kept_upto;
   }
 }
@@ -1810,81 +1859,90 @@ __global__ void sb_block_per_row_s14(const int32_t* __restrict__ v, int64_t* __r
 __global__ void __launch_bounds__(256) sb_block_per_row_s15_rows(
     const float* __restrict__ x, const float* __restrict__ q, float* __restrict__ mixed,
     const int64_t R, const int64_t C) {
-  SB_SHARED_ARRAY(float, sb_warps_f32, 8);  // one value per warp
-  SB_SHARED_ARRAY(int64_t, sb_warps_i64, 8);  // one value per warp
-  SB_DYNAMIC_SHARED(float, sb_rows);
+  SB_SHARED_ARRAY(float, sb_warps_f32, 8);
+  SB_SHARED_ARRAY(int64_t, sb_warps_i64, 8);
+  SB_DYNAMIC_SHARED(float, sb_rows_f32);
   // Shared memory: the broadcast tensors once per block, then one set of rows per block.
-  const int64_t sb_mine = 0;  // this block's rows
+  // this block's rows
+  const int64_t sb_mine = 0;
   const int64_t sb_off_q = sb_mine;
-  const int64_t sb_lane = threadIdx.x;
-  const int64_t sb_worker = blockIdx.x;
-  const int64_t sb_workers = gridDim.x;
-  float sb_row_mixed_max[1];  // mixed_max[row], in every thread of the block
-  float sb_row_mixed[1];  // mixed[row], in every thread of the block
-  // The per-row outputs of the worker's i-th row are kept by thread i % 256 and stored every 256 rows, so that every thread stores alike.
+  const int64_t sb_lane = (int64_t)threadIdx.x;
+  const int64_t sb_worker = (int64_t)blockIdx.x;
+  const int64_t sb_workers = (int64_t)gridDim.x;
+  // The per-row outputs of the worker's i-th row are kept by thread i % 256 and stored
+  // every 256 rows, so that every thread stores alike.
   int64_t sb_kept_row = -1;
-  int64_t sb_i = 0;  // rows this block has done
+  int64_t sb_i = 0;
   float sb_kept_mixed = 0.0f;
   // The row is the same for every thread of the block, so loop bounds and barriers are uniform.
   for (int64_t sb_row = sb_worker; sb_row < R; sb_row += sb_workers) {
-    if (sb_i % 256 == sb_lane) sb_kept_row = sb_row;
+    if (sb_i % 256 == sb_lane) {
+      sb_kept_row = sb_row;
+    }
     // Stage the rows read more than once: memory is read once per row.
-    {
-      const int64_t sb_lead_in = ((int64_t)((uintptr_t)(q) / 4) + sb_row * C) % 32;
-      const int64_t sb_head_in = sb_lead_in == 0 ? 0 : (32 - sb_lead_in < C ? 32 - sb_lead_in : C);
-      const int64_t sb_body_in = (C - sb_head_in) / 32 * 32;
-      for (int64_t sb_j0 = 0; sb_j0 < C; sb_j0 += 256) {
-        if (sb_j0 + sb_lane / 32 * 32 >= C) {
-          continue;  // no slot for this warp
-        }
+    const int64_t sb_lead_q = ((uintptr_t)q / 4 + sb_row * C) % 32;
+    const int64_t sb_head_q = sb_lead_q == 0 ? 0 : 32 - sb_lead_q < C ? 32 - sb_lead_q : C;
+    const int64_t sb_body_q = (C - sb_head_q) / 32 * 32;
+    for (int64_t sb_j0 = 0; sb_j0 < C; sb_j0 += 256) {
+      // a warp whose first slot is past the end has none
+      if (sb_j0 + sb_lane / 32 * 32 < C) {
         const int64_t sb_j = sb_j0 + sb_lane < C ? sb_j0 + sb_lane : C - 1;
-        const int64_t sb_c = sb_j < sb_body_in ? sb_head_in + sb_j : (sb_j < sb_body_in + sb_head_in ? sb_j - sb_body_in : sb_j);
+        const int64_t sb_c = sb_j < sb_body_q ? sb_head_q + sb_j : sb_j < sb_body_q + sb_head_q ? sb_j - sb_body_q : sb_j;
         const float sb_v = q[sb_row * C + sb_c];
         if (sb_j == sb_j0 + sb_lane) {
-          sb_rows[sb_off_q + sb_c] = sb_v;
+          sb_rows_f32[sb_off_q + sb_c] = sb_v;
         }
       }
     }
     __syncthreads();
-    {  // mixed_max[r] = max(c in 0..C: q[r, c])
-      [[maybe_unused]] const int64_t r = sb_row;
-      float sb_acc = -INFINITY;
-      for (int64_t c = sb_lane; c < C; c += 256) {
-        sb_acc = sb_max_f32(sb_acc, sb_rows[sb_off_q + c]);
-      }
-      sb_acc = sb_warp_max_f32(sb_acc);  // every lane of the warp gets the warp's value
-      // Every thread combines the warps' values, in the same order.
-      if (threadIdx.x % 32 == 0) sb_warps_f32[threadIdx.x / 32] = sb_acc;
-      __syncthreads();
-      sb_acc = sb_warps_f32[0];
-      for (int sb_w = 1; sb_w < 8; ++sb_w) sb_acc = sb_max_f32(sb_acc, sb_warps_f32[sb_w]);
-      __syncthreads();
-      sb_row_mixed_max[0] = sb_acc;
+    // mixed_max[r] = max(c in 0..C: q[r, c])
+    float sb_acc_mixed_max = -INFINITY;
+    for (int64_t sb_k = sb_lane; sb_k < C; sb_k += 256) {
+      sb_acc_mixed_max = sb_max_f32(sb_acc_mixed_max, sb_rows_f32[sb_off_q + sb_k]);
+    }
+    // every lane of the warp gets the warp's value
+    sb_acc_mixed_max = sb_warp_max_f32(sb_acc_mixed_max);
+    // Every thread combines the warps' values, in the same order.
+    if (sb_lane % 32 == 0) {
+      sb_warps_f32[sb_lane / 32] = sb_acc_mixed_max;
     }
     __syncthreads();
-    {  // mixed[r] = f32(min(c in 0..C: select(q[r, c] == mixed_max[r] || q[r, c] != q[r, c], i64(c), i64(C - 1)))) + x[r, 0]
-      [[maybe_unused]] const int64_t r = sb_row;
-      int64_t sb_acc = INT64_MAX;
-      for (int64_t c = sb_lane; c < C; c += 256) {
-        sb_acc = sb_min_i64(sb_acc, (sb_rows[sb_off_q + c] == sb_row_mixed_max[0] || sb_rows[sb_off_q + c] != sb_rows[sb_off_q + c] ? (int64_t)c : (int64_t)(C - 1)));
-      }
-      sb_acc = sb_warp_min_i64(sb_acc);  // every lane of the warp gets the warp's value
-      // Every thread combines the warps' values, in the same order.
-      if (threadIdx.x % 32 == 0) sb_warps_i64[threadIdx.x / 32] = sb_acc;
-      __syncthreads();
-      sb_acc = sb_warps_i64[0];
-      for (int sb_w = 1; sb_w < 8; ++sb_w) sb_acc = sb_min_i64(sb_acc, sb_warps_i64[sb_w]);
-      __syncthreads();
-      sb_row_mixed[0] = (float)sb_acc + x[r * C + 0];
-      if (sb_i % 256 == sb_lane) sb_kept_mixed = sb_row_mixed[0];
+    sb_acc_mixed_max = sb_warps_f32[0];
+    for (int64_t sb_w = 1; sb_w < 8; ++sb_w) {
+      sb_acc_mixed_max = sb_max_f32(sb_acc_mixed_max, sb_warps_f32[sb_w]);
     }
     __syncthreads();
-    ++sb_i;
+    const float sb_row_mixed_max = sb_acc_mixed_max;
+    __syncthreads();
+    // mixed[r] = f32(min(c in 0..C: select(q[r, c] == mixed_max[r] || q[r, c] != q[r, c], i64(c), i64(C - 1)))) + x[r, 0]
+    int64_t sb_acc_mixed = INT64_MAX;
+    for (int64_t sb_k = sb_lane; sb_k < C; sb_k += 256) {
+      sb_acc_mixed = sb_min_i64(sb_acc_mixed, sb_rows_f32[sb_off_q + sb_k] == sb_row_mixed_max || sb_rows_f32[sb_off_q + sb_k] != sb_rows_f32[sb_off_q + sb_k] ? (int64_t)sb_k : (int64_t)(C - 1));
+    }
+    // every lane of the warp gets the warp's value
+    sb_acc_mixed = sb_warp_min_i64(sb_acc_mixed);
+    // Every thread combines the warps' values, in the same order.
+    if (sb_lane % 32 == 0) {
+      sb_warps_i64[sb_lane / 32] = sb_acc_mixed;
+    }
+    __syncthreads();
+    sb_acc_mixed = sb_warps_i64[0];
+    for (int64_t sb_w = 1; sb_w < 8; ++sb_w) {
+      sb_acc_mixed = sb_min_i64(sb_acc_mixed, sb_warps_i64[sb_w]);
+    }
+    __syncthreads();
+    const float sb_row_mixed = (float)sb_acc_mixed + x[sb_row * C + 0];
+    if (sb_i % 256 == sb_lane) {
+      sb_kept_mixed = sb_row_mixed;
+    }
+    __syncthreads();
+    sb_i += 1;
     if (sb_i % 256 == 0) {
       mixed[sb_kept_row] = sb_kept_mixed;
     }
   }
-  if (sb_kept_row >= 0  /* the last rows */) {
+  // The last rows.
+  if (sb_kept_row >= 0) {
     mixed[sb_kept_row] = sb_kept_mixed;
   }
 }
@@ -1898,58 +1956,68 @@ __global__ void __launch_bounds__(256) sb_block_per_row_s15_rows(
 __global__ void __launch_bounds__(256) sb_block_per_row_s15_rows_global(
     const float* __restrict__ x, const float* __restrict__ q, float* __restrict__ mixed,
     const int64_t R, const int64_t C) {
-  SB_SHARED_ARRAY(float, sb_warps_f32, 8);  // one value per warp
-  SB_SHARED_ARRAY(int64_t, sb_warps_i64, 8);  // one value per warp
-  const int64_t sb_lane = threadIdx.x;
-  const int64_t sb_worker = blockIdx.x;
-  const int64_t sb_workers = gridDim.x;
-  float sb_row_mixed_max[1];  // mixed_max[row], in every thread of the block
-  float sb_row_mixed[1];  // mixed[row], in every thread of the block
-  // The per-row outputs of the worker's i-th row are kept by thread i % 256 and stored every 256 rows, so that every thread stores alike.
+  SB_SHARED_ARRAY(float, sb_warps_f32, 8);
+  SB_SHARED_ARRAY(int64_t, sb_warps_i64, 8);
+  const int64_t sb_lane = (int64_t)threadIdx.x;
+  const int64_t sb_worker = (int64_t)blockIdx.x;
+  const int64_t sb_workers = (int64_t)gridDim.x;
+  // The per-row outputs of the worker's i-th row are kept by thread i % 256 and stored
+  // every 256 rows, so that every thread stores alike.
   int64_t sb_kept_row = -1;
-  int64_t sb_i = 0;  // rows this block has done
+  int64_t sb_i = 0;
   float sb_kept_mixed = 0.0f;
   // The row is the same for every thread of the block, so loop bounds and barriers are uniform.
   for (int64_t sb_row = sb_worker; sb_row < R; sb_row += sb_workers) {
-    if (sb_i % 256 == sb_lane) sb_kept_row = sb_row;
-    {  // mixed_max[r] = max(c in 0..C: q[r, c])
-      [[maybe_unused]] const int64_t r = sb_row;
-      float sb_acc = -INFINITY;
-      for (int64_t c = sb_lane; c < C; c += 256) {
-        sb_acc = sb_max_f32(sb_acc, q[r * C + c]);
-      }
-      sb_acc = sb_warp_max_f32(sb_acc);  // every lane of the warp gets the warp's value
-      // Every thread combines the warps' values, in the same order.
-      if (threadIdx.x % 32 == 0) sb_warps_f32[threadIdx.x / 32] = sb_acc;
-      __syncthreads();
-      sb_acc = sb_warps_f32[0];
-      for (int sb_w = 1; sb_w < 8; ++sb_w) sb_acc = sb_max_f32(sb_acc, sb_warps_f32[sb_w]);
-      __syncthreads();
-      sb_row_mixed_max[0] = sb_acc;
+    if (sb_i % 256 == sb_lane) {
+      sb_kept_row = sb_row;
+    }
+    // mixed_max[r] = max(c in 0..C: q[r, c])
+    float sb_acc_mixed_max = -INFINITY;
+    for (int64_t sb_k = sb_lane; sb_k < C; sb_k += 256) {
+      sb_acc_mixed_max = sb_max_f32(sb_acc_mixed_max, q[sb_row * C + sb_k]);
+    }
+    // every lane of the warp gets the warp's value
+    sb_acc_mixed_max = sb_warp_max_f32(sb_acc_mixed_max);
+    // Every thread combines the warps' values, in the same order.
+    if (sb_lane % 32 == 0) {
+      sb_warps_f32[sb_lane / 32] = sb_acc_mixed_max;
     }
     __syncthreads();
-    {  // mixed[r] = f32(min(c in 0..C: select(q[r, c] == mixed_max[r] || q[r, c] != q[r, c], i64(c), i64(C - 1)))) + x[r, 0]
-      [[maybe_unused]] const int64_t r = sb_row;
-      int64_t sb_acc = INT64_MAX;
-      for (int64_t c = sb_lane; c < C; c += 256) {
-        sb_acc = sb_min_i64(sb_acc, (q[r * C + c] == sb_row_mixed_max[0] || q[r * C + c] != q[r * C + c] ? (int64_t)c : (int64_t)(C - 1)));
-      }
-      sb_acc = sb_warp_min_i64(sb_acc);  // every lane of the warp gets the warp's value
-      // Every thread combines the warps' values, in the same order.
-      if (threadIdx.x % 32 == 0) sb_warps_i64[threadIdx.x / 32] = sb_acc;
-      __syncthreads();
-      sb_acc = sb_warps_i64[0];
-      for (int sb_w = 1; sb_w < 8; ++sb_w) sb_acc = sb_min_i64(sb_acc, sb_warps_i64[sb_w]);
-      __syncthreads();
-      sb_row_mixed[0] = (float)sb_acc + x[r * C + 0];
-      if (sb_i % 256 == sb_lane) sb_kept_mixed = sb_row_mixed[0];
+    sb_acc_mixed_max = sb_warps_f32[0];
+    for (int64_t sb_w = 1; sb_w < 8; ++sb_w) {
+      sb_acc_mixed_max = sb_max_f32(sb_acc_mixed_max, sb_warps_f32[sb_w]);
     }
-    ++sb_i;
+    __syncthreads();
+    const float sb_row_mixed_max = sb_acc_mixed_max;
+    __syncthreads();
+    // mixed[r] = f32(min(c in 0..C: select(q[r, c] == mixed_max[r] || q[r, c] != q[r, c], i64(c), i64(C - 1)))) + x[r, 0]
+    int64_t sb_acc_mixed = INT64_MAX;
+    for (int64_t sb_k = sb_lane; sb_k < C; sb_k += 256) {
+      sb_acc_mixed = sb_min_i64(sb_acc_mixed, q[sb_row * C + sb_k] == sb_row_mixed_max || q[sb_row * C + sb_k] != q[sb_row * C + sb_k] ? (int64_t)sb_k : (int64_t)(C - 1));
+    }
+    // every lane of the warp gets the warp's value
+    sb_acc_mixed = sb_warp_min_i64(sb_acc_mixed);
+    // Every thread combines the warps' values, in the same order.
+    if (sb_lane % 32 == 0) {
+      sb_warps_i64[sb_lane / 32] = sb_acc_mixed;
+    }
+    __syncthreads();
+    sb_acc_mixed = sb_warps_i64[0];
+    for (int64_t sb_w = 1; sb_w < 8; ++sb_w) {
+      sb_acc_mixed = sb_min_i64(sb_acc_mixed, sb_warps_i64[sb_w]);
+    }
+    __syncthreads();
+    const float sb_row_mixed = (float)sb_acc_mixed + x[sb_row * C + 0];
+    if (sb_i % 256 == sb_lane) {
+      sb_kept_mixed = sb_row_mixed;
+    }
+    sb_i += 1;
     if (sb_i % 256 == 0) {
       mixed[sb_kept_row] = sb_kept_mixed;
     }
   }
-  if (sb_kept_row >= 0  /* the last rows */) {
+  // The last rows.
+  if (sb_kept_row >= 0) {
     mixed[sb_kept_row] = sb_kept_mixed;
   }
 }

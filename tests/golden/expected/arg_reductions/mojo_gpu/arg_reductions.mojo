@@ -725,11 +725,10 @@ def sb_warp_per_row_s0_rows(x: Pointer[Float32, ImmUntrackedOrigin],
                             sb_arg_C: Int64) abi("C"):
     var R = Int(sb_arg_R)
     var C = Int(sb_arg_C)
-    var sb_rows = external_memory[
-        Float32, address_space=AddressSpace.SHARED, alignment=16, name="sb_dynamic_f32"
-    ]()
+    var sb_rows_f32 = external_memory[Float32, address_space=AddressSpace.SHARED, alignment=16, name="sb_rows_f32"]()
     # Shared memory: the broadcast tensors once per block, then one set of rows per warp.
-    var sb_mine = 0 + (Int(thread_idx.x) // 32) * (C)  # this warp's rows
+    # this warp's rows
+    var sb_mine = 0 + Int(thread_idx.x) // 32 * C
     var sb_off_x = sb_mine
     var sb_lane = Int(thread_idx.x) % 32
     var sb_worker = (Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)) // 32
@@ -737,97 +736,103 @@ def sb_warp_per_row_s0_rows(x: Pointer[Float32, ImmUntrackedOrigin],
     # The per-row outputs of the worker's i-th row are kept by thread i % 32 and stored
     # every 32 rows, so that every thread stores alike.
     var sb_kept_row = -1
-    var sb_i = 0  # rows this warp has done
+    var sb_i = 0
     var sb_kept_ties = Int64(0)
     var sb_kept_least = Int64(0)
-    var sb_kept_sb_u_nan = Int64(0)
+    var sb_kept_nan = Int64(0)
     # The row is the same for every thread of the warp, so loop bounds and barriers are uniform.
     for sb_row in range(sb_worker, R, sb_workers):
         if sb_i % 32 == sb_lane:
             sb_kept_row = sb_row
         var sb_lead = (Int(q) // 4 + sb_row * C) % 32
-        var sb_head = 0 if sb_lead == 0 else (32 - sb_lead if 32 - sb_lead < C else C)
+        var sb_head = 0 if sb_lead == 0 else min(32 - sb_lead, C)
         var sb_body = (C - sb_head) // 32 * 32
         # Stage the rows read more than once: memory is read once per row.
         var sb_lead_x = (Int(x) // 4 + sb_row * C) % 32
-        var sb_head_x = 0 if sb_lead_x == 0 else (32 - sb_lead_x if 32 - sb_lead_x < C else C)
+        var sb_head_x = 0 if sb_lead_x == 0 else min(32 - sb_lead_x, C)
         var sb_body_x = (C - sb_head_x) // 32 * 32
         for sb_j0 in range(0, C, 32):
             var sb_j = sb_j0 + sb_lane if sb_j0 + sb_lane < C else C - 1
-            var sb_c = sb_head_x + sb_j if sb_j < sb_body_x else (sb_j - sb_body_x if sb_j < sb_body_x + sb_head_x else sb_j)
+            var sb_c = sb_head_x + sb_j if sb_j < sb_body_x else sb_j - sb_body_x if sb_j < sb_body_x + sb_head_x else sb_j
             var sb_v = x[unsafe_offset=sb_row * C + sb_c]
             if sb_j == sb_j0 + sb_lane:
-                sb_rows[unsafe_offset=sb_off_x + sb_c] = sb_v
+                sb_rows_f32[unsafe_offset=sb_off_x + sb_c] = sb_v
         syncwarp()
         # q[r, c] = floor(4.0 * x[r, c])
         for sb_j in range(sb_lane, C, 32):
-            var sb_q = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
-            q[unsafe_offset=sb_row * C + sb_q] = floor(Float32(4.0) * sb_rows[unsafe_offset=sb_off_x + sb_q])
+            var sb_q = sb_head + sb_j if sb_j < sb_body else sb_j - sb_body if sb_j < sb_body + sb_head else sb_j
+            q[unsafe_offset=sb_row * C + sb_q] = floor(Float32(4.0) * sb_rows_f32[unsafe_offset=sb_off_x + sb_q])
         syncwarp()
         # ties_max[r] = max(c in 0..C: q[r, c])
-        var sb_acc_ties_max: Float32 = -inf[DType.float32]()
+        var sb_acc_ties_max = -inf[DType.float32]()
         for sb_j in range(sb_lane, C, 32):
-            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
-            sb_acc_ties_max = sb_max(sb_acc_ties_max, q[unsafe_offset=sb_row * C + c])
-        sb_acc_ties_max = sb_warp_max_f32(sb_acc_ties_max)  # every lane of the warp gets the warp's value
-        var sb_row_ties_max: Float32 = sb_acc_ties_max
+            var sb_k = sb_head + sb_j if sb_j < sb_body else sb_j - sb_body if sb_j < sb_body + sb_head else sb_j
+            sb_acc_ties_max = sb_max(sb_acc_ties_max, q[unsafe_offset=sb_row * C + sb_k])
+        # every lane of the warp gets the warp's value
+        sb_acc_ties_max = sb_warp_max_f32(sb_acc_ties_max)
+        var sb_row_ties_max = sb_acc_ties_max
         syncwarp()
         # ties[r] = min(c in 0..C: select(q[r, c] == ties_max[r] || q[r, c] != q[r, c], i64(c), i64(C - 1)))
-        var sb_acc_ties: Int64 = Int64.MAX
+        var sb_acc_ties = Int64.MAX
         for sb_j in range(sb_lane, C, 32):
-            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
-            sb_acc_ties = sb_min(sb_acc_ties, Int64(c) if q[unsafe_offset=sb_row * C + c] == sb_row_ties_max or q[unsafe_offset=sb_row * C + c] != q[unsafe_offset=sb_row * C + c] else Int64(C - 1))
-        sb_acc_ties = sb_warp_min_i64(sb_acc_ties)  # every lane of the warp gets the warp's value
-        var sb_row_ties: Int64 = sb_acc_ties
+            var sb_k = sb_head + sb_j if sb_j < sb_body else sb_j - sb_body if sb_j < sb_body + sb_head else sb_j
+            sb_acc_ties = sb_min(sb_acc_ties, Int64(sb_k) if q[unsafe_offset=sb_row * C + sb_k] == sb_row_ties_max or q[unsafe_offset=sb_row * C + sb_k] != q[unsafe_offset=sb_row * C + sb_k] else Int64(C - 1))
+        # every lane of the warp gets the warp's value
+        sb_acc_ties = sb_warp_min_i64(sb_acc_ties)
+        var sb_row_ties = sb_acc_ties
         if sb_i % 32 == sb_lane:
             sb_kept_ties = sb_row_ties
         syncwarp()
         # least_min[r] = min(c in 0..C: q[r, c])
-        var sb_acc_least_min: Float32 = inf[DType.float32]()
+        var sb_acc_least_min = inf[DType.float32]()
         for sb_j in range(sb_lane, C, 32):
-            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
-            sb_acc_least_min = sb_min(sb_acc_least_min, q[unsafe_offset=sb_row * C + c])
-        sb_acc_least_min = sb_warp_min_f32(sb_acc_least_min)  # every lane of the warp gets the warp's value
-        var sb_row_least_min: Float32 = sb_acc_least_min
+            var sb_k = sb_head + sb_j if sb_j < sb_body else sb_j - sb_body if sb_j < sb_body + sb_head else sb_j
+            sb_acc_least_min = sb_min(sb_acc_least_min, q[unsafe_offset=sb_row * C + sb_k])
+        # every lane of the warp gets the warp's value
+        sb_acc_least_min = sb_warp_min_f32(sb_acc_least_min)
+        var sb_row_least_min = sb_acc_least_min
         syncwarp()
         # least[r] = min(c in 0..C: select(q[r, c] == least_min[r] || q[r, c] != q[r, c], i64(c), i64(C - 1)))
-        var sb_acc_least: Int64 = Int64.MAX
+        var sb_acc_least = Int64.MAX
         for sb_j in range(sb_lane, C, 32):
-            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
-            sb_acc_least = sb_min(sb_acc_least, Int64(c) if q[unsafe_offset=sb_row * C + c] == sb_row_least_min or q[unsafe_offset=sb_row * C + c] != q[unsafe_offset=sb_row * C + c] else Int64(C - 1))
-        sb_acc_least = sb_warp_min_i64(sb_acc_least)  # every lane of the warp gets the warp's value
-        var sb_row_least: Int64 = sb_acc_least
+            var sb_k = sb_head + sb_j if sb_j < sb_body else sb_j - sb_body if sb_j < sb_body + sb_head else sb_j
+            sb_acc_least = sb_min(sb_acc_least, Int64(sb_k) if q[unsafe_offset=sb_row * C + sb_k] == sb_row_least_min or q[unsafe_offset=sb_row * C + sb_k] != q[unsafe_offset=sb_row * C + sb_k] else Int64(C - 1))
+        # every lane of the warp gets the warp's value
+        sb_acc_least = sb_warp_min_i64(sb_acc_least)
+        var sb_row_least = sb_acc_least
         if sb_i % 32 == sb_lane:
             sb_kept_least = sb_row_least
         syncwarp()
         # nan_max[r] = max(c in 0..C: log(x[r, c] + 0.5))
-        var sb_acc_nan_max: Float32 = -inf[DType.float32]()
+        var sb_acc_nan_max = -inf[DType.float32]()
         for sb_j in range(sb_lane, C, 32):
-            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
-            sb_acc_nan_max = sb_max(sb_acc_nan_max, log(sb_rows[unsafe_offset=sb_off_x + c] + Float32(0.5)))
-        sb_acc_nan_max = sb_warp_max_f32(sb_acc_nan_max)  # every lane of the warp gets the warp's value
-        var sb_row_nan_max: Float32 = sb_acc_nan_max
+            var sb_k = sb_head + sb_j if sb_j < sb_body else sb_j - sb_body if sb_j < sb_body + sb_head else sb_j
+            sb_acc_nan_max = sb_max(sb_acc_nan_max, log(sb_rows_f32[unsafe_offset=sb_off_x + sb_k] + Float32(0.5)))
+        # every lane of the warp gets the warp's value
+        sb_acc_nan_max = sb_warp_max_f32(sb_acc_nan_max)
+        var sb_row_nan_max = sb_acc_nan_max
         syncwarp()
         # nan[r] = min(c in 0..C: select(log(x[r, c] + 0.5) == nan_max[r] || log(x[r, c] + 0.5) != log(x[r, c] + 0.5), i64(c), i64(C - 1)))
-        var sb_acc_sb_u_nan: Int64 = Int64.MAX
+        var sb_acc_nan = Int64.MAX
         for sb_j in range(sb_lane, C, 32):
-            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
-            sb_acc_sb_u_nan = sb_min(sb_acc_sb_u_nan, Int64(c) if log(sb_rows[unsafe_offset=sb_off_x + c] + Float32(0.5)) == sb_row_nan_max or log(sb_rows[unsafe_offset=sb_off_x + c] + Float32(0.5)) != log(sb_rows[unsafe_offset=sb_off_x + c] + Float32(0.5)) else Int64(C - 1))
-        sb_acc_sb_u_nan = sb_warp_min_i64(sb_acc_sb_u_nan)  # every lane of the warp gets the warp's value
-        var sb_row_sb_u_nan: Int64 = sb_acc_sb_u_nan
+            var sb_k = sb_head + sb_j if sb_j < sb_body else sb_j - sb_body if sb_j < sb_body + sb_head else sb_j
+            sb_acc_nan = sb_min(sb_acc_nan, Int64(sb_k) if log(sb_rows_f32[unsafe_offset=sb_off_x + sb_k] + Float32(0.5)) == sb_row_nan_max or log(sb_rows_f32[unsafe_offset=sb_off_x + sb_k] + Float32(0.5)) != log(sb_rows_f32[unsafe_offset=sb_off_x + sb_k] + Float32(0.5)) else Int64(C - 1))
+        # every lane of the warp gets the warp's value
+        sb_acc_nan = sb_warp_min_i64(sb_acc_nan)
+        var sb_row_nan = sb_acc_nan
         if sb_i % 32 == sb_lane:
-            sb_kept_sb_u_nan = sb_row_sb_u_nan
+            sb_kept_nan = sb_row_nan
         syncwarp()
         sb_i += 1
         if sb_i % 32 == 0:
             ties[unsafe_offset=sb_kept_row] = sb_kept_ties
             least[unsafe_offset=sb_kept_row] = sb_kept_least
-            sb_u_nan[unsafe_offset=sb_kept_row] = sb_kept_sb_u_nan
+            sb_u_nan[unsafe_offset=sb_kept_row] = sb_kept_nan
     # The last rows.
     if sb_kept_row >= 0:
         ties[unsafe_offset=sb_kept_row] = sb_kept_ties
         least[unsafe_offset=sb_kept_row] = sb_kept_least
-        sb_u_nan[unsafe_offset=sb_kept_row] = sb_kept_sb_u_nan
+        sb_u_nan[unsafe_offset=sb_kept_row] = sb_kept_nan
 
 
 # q[r, c] = floor(4.0 * x[r, c])
@@ -857,85 +862,91 @@ def sb_warp_per_row_s0_rows_global(x: Pointer[Float32, ImmUntrackedOrigin],
     # The per-row outputs of the worker's i-th row are kept by thread i % 32 and stored
     # every 32 rows, so that every thread stores alike.
     var sb_kept_row = -1
-    var sb_i = 0  # rows this warp has done
+    var sb_i = 0
     var sb_kept_ties = Int64(0)
     var sb_kept_least = Int64(0)
-    var sb_kept_sb_u_nan = Int64(0)
+    var sb_kept_nan = Int64(0)
     # The row is the same for every thread of the warp, so loop bounds and barriers are uniform.
     for sb_row in range(sb_worker, R, sb_workers):
         if sb_i % 32 == sb_lane:
             sb_kept_row = sb_row
         var sb_lead = (Int(q) // 4 + sb_row * C) % 32
-        var sb_head = 0 if sb_lead == 0 else (32 - sb_lead if 32 - sb_lead < C else C)
+        var sb_head = 0 if sb_lead == 0 else min(32 - sb_lead, C)
         var sb_body = (C - sb_head) // 32 * 32
         # q[r, c] = floor(4.0 * x[r, c])
         for sb_j in range(sb_lane, C, 32):
-            var sb_q = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
+            var sb_q = sb_head + sb_j if sb_j < sb_body else sb_j - sb_body if sb_j < sb_body + sb_head else sb_j
             q[unsafe_offset=sb_row * C + sb_q] = floor(Float32(4.0) * x[unsafe_offset=sb_row * C + sb_q])
         syncwarp()
         # ties_max[r] = max(c in 0..C: q[r, c])
-        var sb_acc_ties_max: Float32 = -inf[DType.float32]()
+        var sb_acc_ties_max = -inf[DType.float32]()
         for sb_j in range(sb_lane, C, 32):
-            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
-            sb_acc_ties_max = sb_max(sb_acc_ties_max, q[unsafe_offset=sb_row * C + c])
-        sb_acc_ties_max = sb_warp_max_f32(sb_acc_ties_max)  # every lane of the warp gets the warp's value
-        var sb_row_ties_max: Float32 = sb_acc_ties_max
+            var sb_k = sb_head + sb_j if sb_j < sb_body else sb_j - sb_body if sb_j < sb_body + sb_head else sb_j
+            sb_acc_ties_max = sb_max(sb_acc_ties_max, q[unsafe_offset=sb_row * C + sb_k])
+        # every lane of the warp gets the warp's value
+        sb_acc_ties_max = sb_warp_max_f32(sb_acc_ties_max)
+        var sb_row_ties_max = sb_acc_ties_max
         syncwarp()
         # ties[r] = min(c in 0..C: select(q[r, c] == ties_max[r] || q[r, c] != q[r, c], i64(c), i64(C - 1)))
-        var sb_acc_ties: Int64 = Int64.MAX
+        var sb_acc_ties = Int64.MAX
         for sb_j in range(sb_lane, C, 32):
-            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
-            sb_acc_ties = sb_min(sb_acc_ties, Int64(c) if q[unsafe_offset=sb_row * C + c] == sb_row_ties_max or q[unsafe_offset=sb_row * C + c] != q[unsafe_offset=sb_row * C + c] else Int64(C - 1))
-        sb_acc_ties = sb_warp_min_i64(sb_acc_ties)  # every lane of the warp gets the warp's value
-        var sb_row_ties: Int64 = sb_acc_ties
+            var sb_k = sb_head + sb_j if sb_j < sb_body else sb_j - sb_body if sb_j < sb_body + sb_head else sb_j
+            sb_acc_ties = sb_min(sb_acc_ties, Int64(sb_k) if q[unsafe_offset=sb_row * C + sb_k] == sb_row_ties_max or q[unsafe_offset=sb_row * C + sb_k] != q[unsafe_offset=sb_row * C + sb_k] else Int64(C - 1))
+        # every lane of the warp gets the warp's value
+        sb_acc_ties = sb_warp_min_i64(sb_acc_ties)
+        var sb_row_ties = sb_acc_ties
         if sb_i % 32 == sb_lane:
             sb_kept_ties = sb_row_ties
         syncwarp()
         # least_min[r] = min(c in 0..C: q[r, c])
-        var sb_acc_least_min: Float32 = inf[DType.float32]()
+        var sb_acc_least_min = inf[DType.float32]()
         for sb_j in range(sb_lane, C, 32):
-            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
-            sb_acc_least_min = sb_min(sb_acc_least_min, q[unsafe_offset=sb_row * C + c])
-        sb_acc_least_min = sb_warp_min_f32(sb_acc_least_min)  # every lane of the warp gets the warp's value
-        var sb_row_least_min: Float32 = sb_acc_least_min
+            var sb_k = sb_head + sb_j if sb_j < sb_body else sb_j - sb_body if sb_j < sb_body + sb_head else sb_j
+            sb_acc_least_min = sb_min(sb_acc_least_min, q[unsafe_offset=sb_row * C + sb_k])
+        # every lane of the warp gets the warp's value
+        sb_acc_least_min = sb_warp_min_f32(sb_acc_least_min)
+        var sb_row_least_min = sb_acc_least_min
         syncwarp()
         # least[r] = min(c in 0..C: select(q[r, c] == least_min[r] || q[r, c] != q[r, c], i64(c), i64(C - 1)))
-        var sb_acc_least: Int64 = Int64.MAX
+        var sb_acc_least = Int64.MAX
         for sb_j in range(sb_lane, C, 32):
-            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
-            sb_acc_least = sb_min(sb_acc_least, Int64(c) if q[unsafe_offset=sb_row * C + c] == sb_row_least_min or q[unsafe_offset=sb_row * C + c] != q[unsafe_offset=sb_row * C + c] else Int64(C - 1))
-        sb_acc_least = sb_warp_min_i64(sb_acc_least)  # every lane of the warp gets the warp's value
-        var sb_row_least: Int64 = sb_acc_least
+            var sb_k = sb_head + sb_j if sb_j < sb_body else sb_j - sb_body if sb_j < sb_body + sb_head else sb_j
+            sb_acc_least = sb_min(sb_acc_least, Int64(sb_k) if q[unsafe_offset=sb_row * C + sb_k] == sb_row_least_min or q[unsafe_offset=sb_row * C + sb_k] != q[unsafe_offset=sb_row * C + sb_k] else Int64(C - 1))
+        # every lane of the warp gets the warp's value
+        sb_acc_least = sb_warp_min_i64(sb_acc_least)
+        var sb_row_least = sb_acc_least
         if sb_i % 32 == sb_lane:
             sb_kept_least = sb_row_least
         syncwarp()
         # nan_max[r] = max(c in 0..C: log(x[r, c] + 0.5))
-        var sb_acc_nan_max: Float32 = -inf[DType.float32]()
+        var sb_acc_nan_max = -inf[DType.float32]()
         for sb_j in range(sb_lane, C, 32):
-            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
-            sb_acc_nan_max = sb_max(sb_acc_nan_max, log(x[unsafe_offset=sb_row * C + c] + Float32(0.5)))
-        sb_acc_nan_max = sb_warp_max_f32(sb_acc_nan_max)  # every lane of the warp gets the warp's value
-        var sb_row_nan_max: Float32 = sb_acc_nan_max
+            var sb_k = sb_head + sb_j if sb_j < sb_body else sb_j - sb_body if sb_j < sb_body + sb_head else sb_j
+            sb_acc_nan_max = sb_max(sb_acc_nan_max, log(x[unsafe_offset=sb_row * C + sb_k] + Float32(0.5)))
+        # every lane of the warp gets the warp's value
+        sb_acc_nan_max = sb_warp_max_f32(sb_acc_nan_max)
+        var sb_row_nan_max = sb_acc_nan_max
         syncwarp()
         # nan[r] = min(c in 0..C: select(log(x[r, c] + 0.5) == nan_max[r] || log(x[r, c] + 0.5) != log(x[r, c] + 0.5), i64(c), i64(C - 1)))
-        var sb_acc_sb_u_nan: Int64 = Int64.MAX
+        var sb_acc_nan = Int64.MAX
         for sb_j in range(sb_lane, C, 32):
-            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
-            sb_acc_sb_u_nan = sb_min(sb_acc_sb_u_nan, Int64(c) if log(x[unsafe_offset=sb_row * C + c] + Float32(0.5)) == sb_row_nan_max or log(x[unsafe_offset=sb_row * C + c] + Float32(0.5)) != log(x[unsafe_offset=sb_row * C + c] + Float32(0.5)) else Int64(C - 1))
-        sb_acc_sb_u_nan = sb_warp_min_i64(sb_acc_sb_u_nan)  # every lane of the warp gets the warp's value
-        var sb_row_sb_u_nan: Int64 = sb_acc_sb_u_nan
+            var sb_k = sb_head + sb_j if sb_j < sb_body else sb_j - sb_body if sb_j < sb_body + sb_head else sb_j
+            sb_acc_nan = sb_min(sb_acc_nan, Int64(sb_k) if log(x[unsafe_offset=sb_row * C + sb_k] + Float32(0.5)) == sb_row_nan_max or log(x[unsafe_offset=sb_row * C + sb_k] + Float32(0.5)) != log(x[unsafe_offset=sb_row * C + sb_k] + Float32(0.5)) else Int64(C - 1))
+        # every lane of the warp gets the warp's value
+        sb_acc_nan = sb_warp_min_i64(sb_acc_nan)
+        var sb_row_nan = sb_acc_nan
         if sb_i % 32 == sb_lane:
-            sb_kept_sb_u_nan = sb_row_sb_u_nan
+            sb_kept_nan = sb_row_nan
         sb_i += 1
         if sb_i % 32 == 0:
             ties[unsafe_offset=sb_kept_row] = sb_kept_ties
             least[unsafe_offset=sb_kept_row] = sb_kept_least
-            sb_u_nan[unsafe_offset=sb_kept_row] = sb_kept_sb_u_nan
+            sb_u_nan[unsafe_offset=sb_kept_row] = sb_kept_nan
     # The last rows.
     if sb_kept_row >= 0:
         ties[unsafe_offset=sb_kept_row] = sb_kept_ties
         least[unsafe_offset=sb_kept_row] = sb_kept_least
-        sb_u_nan[unsafe_offset=sb_kept_row] = sb_kept_sb_u_nan
+        sb_u_nan[unsafe_offset=sb_kept_row] = sb_kept_nan
 
 
 # first_max = max(c in 0..C: x[0, c])
@@ -978,9 +989,7 @@ def sb_warp_per_row_s9_rows(x: Pointer[Float32, ImmUntrackedOrigin],
                             sb_arg_C: Int64) abi("C"):
     var R = Int(sb_arg_R)
     var C = Int(sb_arg_C)
-    var sb_rows = external_memory[
-        Float32, address_space=AddressSpace.SHARED, alignment=16, name="sb_dynamic_f32"
-    ]()
+    var sb_rows_f32 = external_memory[Float32, address_space=AddressSpace.SHARED, alignment=16, name="sb_rows_f32"]()
     # Shared memory: the broadcast tensors once per block, then one set of rows per warp.
     var sb_off_x = 0
     var sb_lane = Int(thread_idx.x) % 32
@@ -988,39 +997,41 @@ def sb_warp_per_row_s9_rows(x: Pointer[Float32, ImmUntrackedOrigin],
     var sb_workers = Int(grid_dim.x) * (Int(block_dim.x) // 32)
     # Stage the tensors every row reads alike, once for all the block's rows.
     var sb_lead_x = Int(x) // 4 % 32
-    var sb_head_x = 0 if sb_lead_x == 0 else (32 - sb_lead_x if 32 - sb_lead_x < R * C else R * C)
+    var sb_head_x = 0 if sb_lead_x == 0 else min(32 - sb_lead_x, R * C)
     var sb_body_x = (R * C - sb_head_x) // 32 * 32
     for sb_j0 in range(0, R * C, 256):
-        if sb_j0 + Int(thread_idx.x) // 32 * 32 >= R * C:
-            continue  # no slot for this warp
-        var sb_j = sb_j0 + Int(thread_idx.x) if sb_j0 + Int(thread_idx.x) < R * C else R * C - 1
-        var sb_c = sb_head_x + sb_j if sb_j < sb_body_x else (sb_j - sb_body_x if sb_j < sb_body_x + sb_head_x else sb_j)
-        var sb_v = x[unsafe_offset=sb_c]
-        if sb_j == sb_j0 + Int(thread_idx.x):
-            sb_rows[unsafe_offset=sb_off_x + sb_c] = sb_v
+        # a warp whose first slot is past the end has none
+        if sb_j0 + Int(thread_idx.x) // 32 * 32 < R * C:
+            var sb_j = sb_j0 + Int(thread_idx.x) if sb_j0 + Int(thread_idx.x) < R * C else R * C - 1
+            var sb_c = sb_head_x + sb_j if sb_j < sb_body_x else sb_j - sb_body_x if sb_j < sb_body_x + sb_head_x else sb_j
+            var sb_v = x[unsafe_offset=sb_c]
+            if sb_j == sb_j0 + Int(thread_idx.x):
+                sb_rows_f32[unsafe_offset=sb_off_x + sb_c] = sb_v
     barrier()
     # The per-row outputs of the worker's i-th row are kept by thread i % 32 and stored
     # every 32 rows, so that every thread stores alike.
     var sb_kept_row = -1
-    var sb_i = 0  # rows this warp has done
+    var sb_i = 0
     var sb_kept_upto = Int64(0)
     # The row is the same for every thread of the warp, so loop bounds and barriers are uniform.
     for sb_row in range(sb_worker, C, sb_workers):
         if sb_i % 32 == sb_lane:
             sb_kept_row = sb_row
         # upto_min[j] = min(c in 0..(j + 1): x[0, c])
-        var sb_acc_upto_min: Float32 = inf[DType.float32]()
-        for c in range(sb_lane, sb_row + 1, 32):
-            sb_acc_upto_min = sb_min(sb_acc_upto_min, sb_rows[unsafe_offset=sb_off_x + (0 * C + c)])
-        sb_acc_upto_min = sb_warp_min_f32(sb_acc_upto_min)  # every lane of the warp gets the warp's value
-        var sb_row_upto_min: Float32 = sb_acc_upto_min
+        var sb_acc_upto_min = inf[DType.float32]()
+        for sb_k in range(sb_lane, sb_row + 1, 32):
+            sb_acc_upto_min = sb_min(sb_acc_upto_min, sb_rows_f32[unsafe_offset=sb_off_x + (0 * C + sb_k)])
+        # every lane of the warp gets the warp's value
+        sb_acc_upto_min = sb_warp_min_f32(sb_acc_upto_min)
+        var sb_row_upto_min = sb_acc_upto_min
         syncwarp()
         # upto[j] = min(c in 0..(j + 1): select(x[0, c] == upto_min[j] || x[0, c] != x[0, c], i64(c), i64(j + 1 - 1)))
-        var sb_acc_upto: Int64 = Int64.MAX
-        for c in range(sb_lane, sb_row + 1, 32):
-            sb_acc_upto = sb_min(sb_acc_upto, Int64(c) if sb_rows[unsafe_offset=sb_off_x + (0 * C + c)] == sb_row_upto_min or sb_rows[unsafe_offset=sb_off_x + (0 * C + c)] != sb_rows[unsafe_offset=sb_off_x + (0 * C + c)] else Int64(sb_row + 1 - 1))
-        sb_acc_upto = sb_warp_min_i64(sb_acc_upto)  # every lane of the warp gets the warp's value
-        var sb_row_upto: Int64 = sb_acc_upto
+        var sb_acc_upto = Int64.MAX
+        for sb_k in range(sb_lane, sb_row + 1, 32):
+            sb_acc_upto = sb_min(sb_acc_upto, Int64(sb_k) if sb_rows_f32[unsafe_offset=sb_off_x + (0 * C + sb_k)] == sb_row_upto_min or sb_rows_f32[unsafe_offset=sb_off_x + (0 * C + sb_k)] != sb_rows_f32[unsafe_offset=sb_off_x + (0 * C + sb_k)] else Int64(sb_row + 1 - 1))
+        # every lane of the warp gets the warp's value
+        sb_acc_upto = sb_warp_min_i64(sb_acc_upto)
+        var sb_row_upto = sb_acc_upto
         if sb_i % 32 == sb_lane:
             sb_kept_upto = sb_row_upto
         syncwarp()
@@ -1050,25 +1061,27 @@ def sb_warp_per_row_s9_rows_global(x: Pointer[Float32, ImmUntrackedOrigin],
     # The per-row outputs of the worker's i-th row are kept by thread i % 32 and stored
     # every 32 rows, so that every thread stores alike.
     var sb_kept_row = -1
-    var sb_i = 0  # rows this warp has done
+    var sb_i = 0
     var sb_kept_upto = Int64(0)
     # The row is the same for every thread of the warp, so loop bounds and barriers are uniform.
     for sb_row in range(sb_worker, C, sb_workers):
         if sb_i % 32 == sb_lane:
             sb_kept_row = sb_row
         # upto_min[j] = min(c in 0..(j + 1): x[0, c])
-        var sb_acc_upto_min: Float32 = inf[DType.float32]()
-        for c in range(sb_lane, sb_row + 1, 32):
-            sb_acc_upto_min = sb_min(sb_acc_upto_min, x[unsafe_offset=c])
-        sb_acc_upto_min = sb_warp_min_f32(sb_acc_upto_min)  # every lane of the warp gets the warp's value
-        var sb_row_upto_min: Float32 = sb_acc_upto_min
+        var sb_acc_upto_min = inf[DType.float32]()
+        for sb_k in range(sb_lane, sb_row + 1, 32):
+            sb_acc_upto_min = sb_min(sb_acc_upto_min, x[unsafe_offset=sb_k])
+        # every lane of the warp gets the warp's value
+        sb_acc_upto_min = sb_warp_min_f32(sb_acc_upto_min)
+        var sb_row_upto_min = sb_acc_upto_min
         syncwarp()
         # upto[j] = min(c in 0..(j + 1): select(x[0, c] == upto_min[j] || x[0, c] != x[0, c], i64(c), i64(j + 1 - 1)))
-        var sb_acc_upto: Int64 = Int64.MAX
-        for c in range(sb_lane, sb_row + 1, 32):
-            sb_acc_upto = sb_min(sb_acc_upto, Int64(c) if x[unsafe_offset=c] == sb_row_upto_min or x[unsafe_offset=c] != x[unsafe_offset=c] else Int64(sb_row + 1 - 1))
-        sb_acc_upto = sb_warp_min_i64(sb_acc_upto)  # every lane of the warp gets the warp's value
-        var sb_row_upto: Int64 = sb_acc_upto
+        var sb_acc_upto = Int64.MAX
+        for sb_k in range(sb_lane, sb_row + 1, 32):
+            sb_acc_upto = sb_min(sb_acc_upto, Int64(sb_k) if x[unsafe_offset=sb_k] == sb_row_upto_min or x[unsafe_offset=sb_k] != x[unsafe_offset=sb_k] else Int64(sb_row + 1 - 1))
+        # every lane of the warp gets the warp's value
+        sb_acc_upto = sb_warp_min_i64(sb_acc_upto)
+        var sb_row_upto = sb_acc_upto
         if sb_i % 32 == sb_lane:
             sb_kept_upto = sb_row_upto
         sb_i += 1
@@ -1153,11 +1166,10 @@ def sb_warp_per_row_s15_rows(x: Pointer[Float32, ImmUntrackedOrigin],
                              sb_arg_C: Int64) abi("C"):
     var R = Int(sb_arg_R)
     var C = Int(sb_arg_C)
-    var sb_rows = external_memory[
-        Float32, address_space=AddressSpace.SHARED, alignment=16, name="sb_dynamic_f32"
-    ]()
+    var sb_rows_f32 = external_memory[Float32, address_space=AddressSpace.SHARED, alignment=16, name="sb_rows_f32"]()
     # Shared memory: the broadcast tensors once per block, then one set of rows per warp.
-    var sb_mine = 0 + (Int(thread_idx.x) // 32) * (C)  # this warp's rows
+    # this warp's rows
+    var sb_mine = 0 + Int(thread_idx.x) // 32 * C
     var sb_off_q = sb_mine
     var sb_lane = Int(thread_idx.x) % 32
     var sb_worker = (Int(block_idx.x) * Int(block_dim.x) + Int(thread_idx.x)) // 32
@@ -1165,7 +1177,7 @@ def sb_warp_per_row_s15_rows(x: Pointer[Float32, ImmUntrackedOrigin],
     # The per-row outputs of the worker's i-th row are kept by thread i % 32 and stored
     # every 32 rows, so that every thread stores alike.
     var sb_kept_row = -1
-    var sb_i = 0  # rows this warp has done
+    var sb_i = 0
     var sb_kept_mixed = Float32(0)
     # The row is the same for every thread of the warp, so loop bounds and barriers are uniform.
     for sb_row in range(sb_worker, R, sb_workers):
@@ -1173,28 +1185,30 @@ def sb_warp_per_row_s15_rows(x: Pointer[Float32, ImmUntrackedOrigin],
             sb_kept_row = sb_row
         # Stage the rows read more than once: memory is read once per row.
         var sb_lead_q = (Int(q) // 4 + sb_row * C) % 32
-        var sb_head_q = 0 if sb_lead_q == 0 else (32 - sb_lead_q if 32 - sb_lead_q < C else C)
+        var sb_head_q = 0 if sb_lead_q == 0 else min(32 - sb_lead_q, C)
         var sb_body_q = (C - sb_head_q) // 32 * 32
         for sb_j0 in range(0, C, 32):
             var sb_j = sb_j0 + sb_lane if sb_j0 + sb_lane < C else C - 1
-            var sb_c = sb_head_q + sb_j if sb_j < sb_body_q else (sb_j - sb_body_q if sb_j < sb_body_q + sb_head_q else sb_j)
+            var sb_c = sb_head_q + sb_j if sb_j < sb_body_q else sb_j - sb_body_q if sb_j < sb_body_q + sb_head_q else sb_j
             var sb_v = q[unsafe_offset=sb_row * C + sb_c]
             if sb_j == sb_j0 + sb_lane:
-                sb_rows[unsafe_offset=sb_off_q + sb_c] = sb_v
+                sb_rows_f32[unsafe_offset=sb_off_q + sb_c] = sb_v
         syncwarp()
         # mixed_max[r] = max(c in 0..C: q[r, c])
-        var sb_acc_mixed_max: Float32 = -inf[DType.float32]()
-        for c in range(sb_lane, C, 32):
-            sb_acc_mixed_max = sb_max(sb_acc_mixed_max, sb_rows[unsafe_offset=sb_off_q + c])
-        sb_acc_mixed_max = sb_warp_max_f32(sb_acc_mixed_max)  # every lane of the warp gets the warp's value
-        var sb_row_mixed_max: Float32 = sb_acc_mixed_max
+        var sb_acc_mixed_max = -inf[DType.float32]()
+        for sb_k in range(sb_lane, C, 32):
+            sb_acc_mixed_max = sb_max(sb_acc_mixed_max, sb_rows_f32[unsafe_offset=sb_off_q + sb_k])
+        # every lane of the warp gets the warp's value
+        sb_acc_mixed_max = sb_warp_max_f32(sb_acc_mixed_max)
+        var sb_row_mixed_max = sb_acc_mixed_max
         syncwarp()
         # mixed[r] = f32(min(c in 0..C: select(q[r, c] == mixed_max[r] || q[r, c] != q[r, c], i64(c), i64(C - 1)))) + x[r, 0]
-        var sb_acc_mixed: Int64 = Int64.MAX
-        for c in range(sb_lane, C, 32):
-            sb_acc_mixed = sb_min(sb_acc_mixed, Int64(c) if sb_rows[unsafe_offset=sb_off_q + c] == sb_row_mixed_max or sb_rows[unsafe_offset=sb_off_q + c] != sb_rows[unsafe_offset=sb_off_q + c] else Int64(C - 1))
-        sb_acc_mixed = sb_warp_min_i64(sb_acc_mixed)  # every lane of the warp gets the warp's value
-        var sb_row_mixed: Float32 = Float32(sb_acc_mixed) + x[unsafe_offset=sb_row * C + 0]
+        var sb_acc_mixed = Int64.MAX
+        for sb_k in range(sb_lane, C, 32):
+            sb_acc_mixed = sb_min(sb_acc_mixed, Int64(sb_k) if sb_rows_f32[unsafe_offset=sb_off_q + sb_k] == sb_row_mixed_max or sb_rows_f32[unsafe_offset=sb_off_q + sb_k] != sb_rows_f32[unsafe_offset=sb_off_q + sb_k] else Int64(C - 1))
+        # every lane of the warp gets the warp's value
+        sb_acc_mixed = sb_warp_min_i64(sb_acc_mixed)
+        var sb_row_mixed = Float32(sb_acc_mixed) + x[unsafe_offset=sb_row * C + 0]
         if sb_i % 32 == sb_lane:
             sb_kept_mixed = sb_row_mixed
         syncwarp()
@@ -1226,25 +1240,27 @@ def sb_warp_per_row_s15_rows_global(x: Pointer[Float32, ImmUntrackedOrigin],
     # The per-row outputs of the worker's i-th row are kept by thread i % 32 and stored
     # every 32 rows, so that every thread stores alike.
     var sb_kept_row = -1
-    var sb_i = 0  # rows this warp has done
+    var sb_i = 0
     var sb_kept_mixed = Float32(0)
     # The row is the same for every thread of the warp, so loop bounds and barriers are uniform.
     for sb_row in range(sb_worker, R, sb_workers):
         if sb_i % 32 == sb_lane:
             sb_kept_row = sb_row
         # mixed_max[r] = max(c in 0..C: q[r, c])
-        var sb_acc_mixed_max: Float32 = -inf[DType.float32]()
-        for c in range(sb_lane, C, 32):
-            sb_acc_mixed_max = sb_max(sb_acc_mixed_max, q[unsafe_offset=sb_row * C + c])
-        sb_acc_mixed_max = sb_warp_max_f32(sb_acc_mixed_max)  # every lane of the warp gets the warp's value
-        var sb_row_mixed_max: Float32 = sb_acc_mixed_max
+        var sb_acc_mixed_max = -inf[DType.float32]()
+        for sb_k in range(sb_lane, C, 32):
+            sb_acc_mixed_max = sb_max(sb_acc_mixed_max, q[unsafe_offset=sb_row * C + sb_k])
+        # every lane of the warp gets the warp's value
+        sb_acc_mixed_max = sb_warp_max_f32(sb_acc_mixed_max)
+        var sb_row_mixed_max = sb_acc_mixed_max
         syncwarp()
         # mixed[r] = f32(min(c in 0..C: select(q[r, c] == mixed_max[r] || q[r, c] != q[r, c], i64(c), i64(C - 1)))) + x[r, 0]
-        var sb_acc_mixed: Int64 = Int64.MAX
-        for c in range(sb_lane, C, 32):
-            sb_acc_mixed = sb_min(sb_acc_mixed, Int64(c) if q[unsafe_offset=sb_row * C + c] == sb_row_mixed_max or q[unsafe_offset=sb_row * C + c] != q[unsafe_offset=sb_row * C + c] else Int64(C - 1))
-        sb_acc_mixed = sb_warp_min_i64(sb_acc_mixed)  # every lane of the warp gets the warp's value
-        var sb_row_mixed: Float32 = Float32(sb_acc_mixed) + x[unsafe_offset=sb_row * C + 0]
+        var sb_acc_mixed = Int64.MAX
+        for sb_k in range(sb_lane, C, 32):
+            sb_acc_mixed = sb_min(sb_acc_mixed, Int64(sb_k) if q[unsafe_offset=sb_row * C + sb_k] == sb_row_mixed_max or q[unsafe_offset=sb_row * C + sb_k] != q[unsafe_offset=sb_row * C + sb_k] else Int64(C - 1))
+        # every lane of the warp gets the warp's value
+        sb_acc_mixed = sb_warp_min_i64(sb_acc_mixed)
+        var sb_row_mixed = Float32(sb_acc_mixed) + x[unsafe_offset=sb_row * C + 0]
         if sb_i % 32 == sb_lane:
             sb_kept_mixed = sb_row_mixed
         sb_i += 1
@@ -1281,13 +1297,12 @@ def sb_block_per_row_s0_rows(x: Pointer[Float32, ImmUntrackedOrigin],
                              sb_arg_C: Int64) abi("C"):
     var R = Int(sb_arg_R)
     var C = Int(sb_arg_C)
-    var sb_warps_f32 = stack_allocation[8, Float32, address_space=AddressSpace.SHARED]()  # one value per warp
-    var sb_warps_i64 = stack_allocation[8, Int64, address_space=AddressSpace.SHARED]()  # one value per warp
-    var sb_rows = external_memory[
-        Float32, address_space=AddressSpace.SHARED, alignment=16, name="sb_dynamic_f32"
-    ]()
+    var sb_warps_f32 = stack_allocation[8, Float32, address_space=AddressSpace.SHARED]()
+    var sb_warps_i64 = stack_allocation[8, Int64, address_space=AddressSpace.SHARED]()
+    var sb_rows_f32 = external_memory[Float32, address_space=AddressSpace.SHARED, alignment=16, name="sb_rows_f32"]()
     # Shared memory: the broadcast tensors once per block, then one set of rows per block.
-    var sb_mine = 0  # this block's rows
+    # this block's rows
+    var sb_mine = 0
     var sb_off_x = sb_mine
     var sb_lane = Int(thread_idx.x)
     var sb_worker = Int(block_idx.x)
@@ -1295,41 +1310,42 @@ def sb_block_per_row_s0_rows(x: Pointer[Float32, ImmUntrackedOrigin],
     # The per-row outputs of the worker's i-th row are kept by thread i % 256 and stored
     # every 256 rows, so that every thread stores alike.
     var sb_kept_row = -1
-    var sb_i = 0  # rows this block has done
+    var sb_i = 0
     var sb_kept_ties = Int64(0)
     var sb_kept_least = Int64(0)
-    var sb_kept_sb_u_nan = Int64(0)
+    var sb_kept_nan = Int64(0)
     # The row is the same for every thread of the block, so loop bounds and barriers are uniform.
     for sb_row in range(sb_worker, R, sb_workers):
         if sb_i % 256 == sb_lane:
             sb_kept_row = sb_row
         var sb_lead = (Int(q) // 4 + sb_row * C) % 32
-        var sb_head = 0 if sb_lead == 0 else (32 - sb_lead if 32 - sb_lead < C else C)
+        var sb_head = 0 if sb_lead == 0 else min(32 - sb_lead, C)
         var sb_body = (C - sb_head) // 32 * 32
         # Stage the rows read more than once: memory is read once per row.
         var sb_lead_x = (Int(x) // 4 + sb_row * C) % 32
-        var sb_head_x = 0 if sb_lead_x == 0 else (32 - sb_lead_x if 32 - sb_lead_x < C else C)
+        var sb_head_x = 0 if sb_lead_x == 0 else min(32 - sb_lead_x, C)
         var sb_body_x = (C - sb_head_x) // 32 * 32
         for sb_j0 in range(0, C, 256):
-            if sb_j0 + sb_lane // 32 * 32 >= C:
-                continue  # no slot for this warp
-            var sb_j = sb_j0 + sb_lane if sb_j0 + sb_lane < C else C - 1
-            var sb_c = sb_head_x + sb_j if sb_j < sb_body_x else (sb_j - sb_body_x if sb_j < sb_body_x + sb_head_x else sb_j)
-            var sb_v = x[unsafe_offset=sb_row * C + sb_c]
-            if sb_j == sb_j0 + sb_lane:
-                sb_rows[unsafe_offset=sb_off_x + sb_c] = sb_v
+            # a warp whose first slot is past the end has none
+            if sb_j0 + sb_lane // 32 * 32 < C:
+                var sb_j = sb_j0 + sb_lane if sb_j0 + sb_lane < C else C - 1
+                var sb_c = sb_head_x + sb_j if sb_j < sb_body_x else sb_j - sb_body_x if sb_j < sb_body_x + sb_head_x else sb_j
+                var sb_v = x[unsafe_offset=sb_row * C + sb_c]
+                if sb_j == sb_j0 + sb_lane:
+                    sb_rows_f32[unsafe_offset=sb_off_x + sb_c] = sb_v
         barrier()
         # q[r, c] = floor(4.0 * x[r, c])
         for sb_j in range(sb_lane, C, 256):
-            var sb_q = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
-            q[unsafe_offset=sb_row * C + sb_q] = floor(Float32(4.0) * sb_rows[unsafe_offset=sb_off_x + sb_q])
+            var sb_q = sb_head + sb_j if sb_j < sb_body else sb_j - sb_body if sb_j < sb_body + sb_head else sb_j
+            q[unsafe_offset=sb_row * C + sb_q] = floor(Float32(4.0) * sb_rows_f32[unsafe_offset=sb_off_x + sb_q])
         barrier()
         # ties_max[r] = max(c in 0..C: q[r, c])
-        var sb_acc_ties_max: Float32 = -inf[DType.float32]()
+        var sb_acc_ties_max = -inf[DType.float32]()
         for sb_j in range(sb_lane, C, 256):
-            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
-            sb_acc_ties_max = sb_max(sb_acc_ties_max, q[unsafe_offset=sb_row * C + c])
-        sb_acc_ties_max = sb_warp_max_f32(sb_acc_ties_max)  # every lane of the warp gets the warp's value
+            var sb_k = sb_head + sb_j if sb_j < sb_body else sb_j - sb_body if sb_j < sb_body + sb_head else sb_j
+            sb_acc_ties_max = sb_max(sb_acc_ties_max, q[unsafe_offset=sb_row * C + sb_k])
+        # every lane of the warp gets the warp's value
+        sb_acc_ties_max = sb_warp_max_f32(sb_acc_ties_max)
         # Every thread combines the warps' values, in the same order.
         if sb_lane % 32 == 0:
             sb_warps_f32[unsafe_offset=sb_lane // 32] = sb_acc_ties_max
@@ -1338,14 +1354,15 @@ def sb_block_per_row_s0_rows(x: Pointer[Float32, ImmUntrackedOrigin],
         for sb_w in range(1, 8):
             sb_acc_ties_max = sb_max(sb_acc_ties_max, sb_warps_f32[unsafe_offset=sb_w])
         barrier()
-        var sb_row_ties_max: Float32 = sb_acc_ties_max
+        var sb_row_ties_max = sb_acc_ties_max
         barrier()
         # ties[r] = min(c in 0..C: select(q[r, c] == ties_max[r] || q[r, c] != q[r, c], i64(c), i64(C - 1)))
-        var sb_acc_ties: Int64 = Int64.MAX
+        var sb_acc_ties = Int64.MAX
         for sb_j in range(sb_lane, C, 256):
-            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
-            sb_acc_ties = sb_min(sb_acc_ties, Int64(c) if q[unsafe_offset=sb_row * C + c] == sb_row_ties_max or q[unsafe_offset=sb_row * C + c] != q[unsafe_offset=sb_row * C + c] else Int64(C - 1))
-        sb_acc_ties = sb_warp_min_i64(sb_acc_ties)  # every lane of the warp gets the warp's value
+            var sb_k = sb_head + sb_j if sb_j < sb_body else sb_j - sb_body if sb_j < sb_body + sb_head else sb_j
+            sb_acc_ties = sb_min(sb_acc_ties, Int64(sb_k) if q[unsafe_offset=sb_row * C + sb_k] == sb_row_ties_max or q[unsafe_offset=sb_row * C + sb_k] != q[unsafe_offset=sb_row * C + sb_k] else Int64(C - 1))
+        # every lane of the warp gets the warp's value
+        sb_acc_ties = sb_warp_min_i64(sb_acc_ties)
         # Every thread combines the warps' values, in the same order.
         if sb_lane % 32 == 0:
             sb_warps_i64[unsafe_offset=sb_lane // 32] = sb_acc_ties
@@ -1354,16 +1371,17 @@ def sb_block_per_row_s0_rows(x: Pointer[Float32, ImmUntrackedOrigin],
         for sb_w in range(1, 8):
             sb_acc_ties = sb_min(sb_acc_ties, sb_warps_i64[unsafe_offset=sb_w])
         barrier()
-        var sb_row_ties: Int64 = sb_acc_ties
+        var sb_row_ties = sb_acc_ties
         if sb_i % 256 == sb_lane:
             sb_kept_ties = sb_row_ties
         barrier()
         # least_min[r] = min(c in 0..C: q[r, c])
-        var sb_acc_least_min: Float32 = inf[DType.float32]()
+        var sb_acc_least_min = inf[DType.float32]()
         for sb_j in range(sb_lane, C, 256):
-            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
-            sb_acc_least_min = sb_min(sb_acc_least_min, q[unsafe_offset=sb_row * C + c])
-        sb_acc_least_min = sb_warp_min_f32(sb_acc_least_min)  # every lane of the warp gets the warp's value
+            var sb_k = sb_head + sb_j if sb_j < sb_body else sb_j - sb_body if sb_j < sb_body + sb_head else sb_j
+            sb_acc_least_min = sb_min(sb_acc_least_min, q[unsafe_offset=sb_row * C + sb_k])
+        # every lane of the warp gets the warp's value
+        sb_acc_least_min = sb_warp_min_f32(sb_acc_least_min)
         # Every thread combines the warps' values, in the same order.
         if sb_lane % 32 == 0:
             sb_warps_f32[unsafe_offset=sb_lane // 32] = sb_acc_least_min
@@ -1372,14 +1390,15 @@ def sb_block_per_row_s0_rows(x: Pointer[Float32, ImmUntrackedOrigin],
         for sb_w in range(1, 8):
             sb_acc_least_min = sb_min(sb_acc_least_min, sb_warps_f32[unsafe_offset=sb_w])
         barrier()
-        var sb_row_least_min: Float32 = sb_acc_least_min
+        var sb_row_least_min = sb_acc_least_min
         barrier()
         # least[r] = min(c in 0..C: select(q[r, c] == least_min[r] || q[r, c] != q[r, c], i64(c), i64(C - 1)))
-        var sb_acc_least: Int64 = Int64.MAX
+        var sb_acc_least = Int64.MAX
         for sb_j in range(sb_lane, C, 256):
-            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
-            sb_acc_least = sb_min(sb_acc_least, Int64(c) if q[unsafe_offset=sb_row * C + c] == sb_row_least_min or q[unsafe_offset=sb_row * C + c] != q[unsafe_offset=sb_row * C + c] else Int64(C - 1))
-        sb_acc_least = sb_warp_min_i64(sb_acc_least)  # every lane of the warp gets the warp's value
+            var sb_k = sb_head + sb_j if sb_j < sb_body else sb_j - sb_body if sb_j < sb_body + sb_head else sb_j
+            sb_acc_least = sb_min(sb_acc_least, Int64(sb_k) if q[unsafe_offset=sb_row * C + sb_k] == sb_row_least_min or q[unsafe_offset=sb_row * C + sb_k] != q[unsafe_offset=sb_row * C + sb_k] else Int64(C - 1))
+        # every lane of the warp gets the warp's value
+        sb_acc_least = sb_warp_min_i64(sb_acc_least)
         # Every thread combines the warps' values, in the same order.
         if sb_lane % 32 == 0:
             sb_warps_i64[unsafe_offset=sb_lane // 32] = sb_acc_least
@@ -1388,16 +1407,17 @@ def sb_block_per_row_s0_rows(x: Pointer[Float32, ImmUntrackedOrigin],
         for sb_w in range(1, 8):
             sb_acc_least = sb_min(sb_acc_least, sb_warps_i64[unsafe_offset=sb_w])
         barrier()
-        var sb_row_least: Int64 = sb_acc_least
+        var sb_row_least = sb_acc_least
         if sb_i % 256 == sb_lane:
             sb_kept_least = sb_row_least
         barrier()
         # nan_max[r] = max(c in 0..C: log(x[r, c] + 0.5))
-        var sb_acc_nan_max: Float32 = -inf[DType.float32]()
+        var sb_acc_nan_max = -inf[DType.float32]()
         for sb_j in range(sb_lane, C, 256):
-            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
-            sb_acc_nan_max = sb_max(sb_acc_nan_max, log(sb_rows[unsafe_offset=sb_off_x + c] + Float32(0.5)))
-        sb_acc_nan_max = sb_warp_max_f32(sb_acc_nan_max)  # every lane of the warp gets the warp's value
+            var sb_k = sb_head + sb_j if sb_j < sb_body else sb_j - sb_body if sb_j < sb_body + sb_head else sb_j
+            sb_acc_nan_max = sb_max(sb_acc_nan_max, log(sb_rows_f32[unsafe_offset=sb_off_x + sb_k] + Float32(0.5)))
+        # every lane of the warp gets the warp's value
+        sb_acc_nan_max = sb_warp_max_f32(sb_acc_nan_max)
         # Every thread combines the warps' values, in the same order.
         if sb_lane % 32 == 0:
             sb_warps_f32[unsafe_offset=sb_lane // 32] = sb_acc_nan_max
@@ -1406,36 +1426,37 @@ def sb_block_per_row_s0_rows(x: Pointer[Float32, ImmUntrackedOrigin],
         for sb_w in range(1, 8):
             sb_acc_nan_max = sb_max(sb_acc_nan_max, sb_warps_f32[unsafe_offset=sb_w])
         barrier()
-        var sb_row_nan_max: Float32 = sb_acc_nan_max
+        var sb_row_nan_max = sb_acc_nan_max
         barrier()
         # nan[r] = min(c in 0..C: select(log(x[r, c] + 0.5) == nan_max[r] || log(x[r, c] + 0.5) != log(x[r, c] + 0.5), i64(c), i64(C - 1)))
-        var sb_acc_sb_u_nan: Int64 = Int64.MAX
+        var sb_acc_nan = Int64.MAX
         for sb_j in range(sb_lane, C, 256):
-            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
-            sb_acc_sb_u_nan = sb_min(sb_acc_sb_u_nan, Int64(c) if log(sb_rows[unsafe_offset=sb_off_x + c] + Float32(0.5)) == sb_row_nan_max or log(sb_rows[unsafe_offset=sb_off_x + c] + Float32(0.5)) != log(sb_rows[unsafe_offset=sb_off_x + c] + Float32(0.5)) else Int64(C - 1))
-        sb_acc_sb_u_nan = sb_warp_min_i64(sb_acc_sb_u_nan)  # every lane of the warp gets the warp's value
+            var sb_k = sb_head + sb_j if sb_j < sb_body else sb_j - sb_body if sb_j < sb_body + sb_head else sb_j
+            sb_acc_nan = sb_min(sb_acc_nan, Int64(sb_k) if log(sb_rows_f32[unsafe_offset=sb_off_x + sb_k] + Float32(0.5)) == sb_row_nan_max or log(sb_rows_f32[unsafe_offset=sb_off_x + sb_k] + Float32(0.5)) != log(sb_rows_f32[unsafe_offset=sb_off_x + sb_k] + Float32(0.5)) else Int64(C - 1))
+        # every lane of the warp gets the warp's value
+        sb_acc_nan = sb_warp_min_i64(sb_acc_nan)
         # Every thread combines the warps' values, in the same order.
         if sb_lane % 32 == 0:
-            sb_warps_i64[unsafe_offset=sb_lane // 32] = sb_acc_sb_u_nan
+            sb_warps_i64[unsafe_offset=sb_lane // 32] = sb_acc_nan
         barrier()
-        sb_acc_sb_u_nan = sb_warps_i64[unsafe_offset=0]
+        sb_acc_nan = sb_warps_i64[unsafe_offset=0]
         for sb_w in range(1, 8):
-            sb_acc_sb_u_nan = sb_min(sb_acc_sb_u_nan, sb_warps_i64[unsafe_offset=sb_w])
+            sb_acc_nan = sb_min(sb_acc_nan, sb_warps_i64[unsafe_offset=sb_w])
         barrier()
-        var sb_row_sb_u_nan: Int64 = sb_acc_sb_u_nan
+        var sb_row_nan = sb_acc_nan
         if sb_i % 256 == sb_lane:
-            sb_kept_sb_u_nan = sb_row_sb_u_nan
+            sb_kept_nan = sb_row_nan
         barrier()
         sb_i += 1
         if sb_i % 256 == 0:
             ties[unsafe_offset=sb_kept_row] = sb_kept_ties
             least[unsafe_offset=sb_kept_row] = sb_kept_least
-            sb_u_nan[unsafe_offset=sb_kept_row] = sb_kept_sb_u_nan
+            sb_u_nan[unsafe_offset=sb_kept_row] = sb_kept_nan
     # The last rows.
     if sb_kept_row >= 0:
         ties[unsafe_offset=sb_kept_row] = sb_kept_ties
         least[unsafe_offset=sb_kept_row] = sb_kept_least
-        sb_u_nan[unsafe_offset=sb_kept_row] = sb_kept_sb_u_nan
+        sb_u_nan[unsafe_offset=sb_kept_row] = sb_kept_nan
 
 
 # q[r, c] = floor(4.0 * x[r, c])
@@ -1459,36 +1480,37 @@ def sb_block_per_row_s0_rows_global(x: Pointer[Float32, ImmUntrackedOrigin],
                                     sb_arg_C: Int64) abi("C"):
     var R = Int(sb_arg_R)
     var C = Int(sb_arg_C)
-    var sb_warps_f32 = stack_allocation[8, Float32, address_space=AddressSpace.SHARED]()  # one value per warp
-    var sb_warps_i64 = stack_allocation[8, Int64, address_space=AddressSpace.SHARED]()  # one value per warp
+    var sb_warps_f32 = stack_allocation[8, Float32, address_space=AddressSpace.SHARED]()
+    var sb_warps_i64 = stack_allocation[8, Int64, address_space=AddressSpace.SHARED]()
     var sb_lane = Int(thread_idx.x)
     var sb_worker = Int(block_idx.x)
     var sb_workers = Int(grid_dim.x)
     # The per-row outputs of the worker's i-th row are kept by thread i % 256 and stored
     # every 256 rows, so that every thread stores alike.
     var sb_kept_row = -1
-    var sb_i = 0  # rows this block has done
+    var sb_i = 0
     var sb_kept_ties = Int64(0)
     var sb_kept_least = Int64(0)
-    var sb_kept_sb_u_nan = Int64(0)
+    var sb_kept_nan = Int64(0)
     # The row is the same for every thread of the block, so loop bounds and barriers are uniform.
     for sb_row in range(sb_worker, R, sb_workers):
         if sb_i % 256 == sb_lane:
             sb_kept_row = sb_row
         var sb_lead = (Int(q) // 4 + sb_row * C) % 32
-        var sb_head = 0 if sb_lead == 0 else (32 - sb_lead if 32 - sb_lead < C else C)
+        var sb_head = 0 if sb_lead == 0 else min(32 - sb_lead, C)
         var sb_body = (C - sb_head) // 32 * 32
         # q[r, c] = floor(4.0 * x[r, c])
         for sb_j in range(sb_lane, C, 256):
-            var sb_q = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
+            var sb_q = sb_head + sb_j if sb_j < sb_body else sb_j - sb_body if sb_j < sb_body + sb_head else sb_j
             q[unsafe_offset=sb_row * C + sb_q] = floor(Float32(4.0) * x[unsafe_offset=sb_row * C + sb_q])
         barrier()
         # ties_max[r] = max(c in 0..C: q[r, c])
-        var sb_acc_ties_max: Float32 = -inf[DType.float32]()
+        var sb_acc_ties_max = -inf[DType.float32]()
         for sb_j in range(sb_lane, C, 256):
-            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
-            sb_acc_ties_max = sb_max(sb_acc_ties_max, q[unsafe_offset=sb_row * C + c])
-        sb_acc_ties_max = sb_warp_max_f32(sb_acc_ties_max)  # every lane of the warp gets the warp's value
+            var sb_k = sb_head + sb_j if sb_j < sb_body else sb_j - sb_body if sb_j < sb_body + sb_head else sb_j
+            sb_acc_ties_max = sb_max(sb_acc_ties_max, q[unsafe_offset=sb_row * C + sb_k])
+        # every lane of the warp gets the warp's value
+        sb_acc_ties_max = sb_warp_max_f32(sb_acc_ties_max)
         # Every thread combines the warps' values, in the same order.
         if sb_lane % 32 == 0:
             sb_warps_f32[unsafe_offset=sb_lane // 32] = sb_acc_ties_max
@@ -1497,14 +1519,15 @@ def sb_block_per_row_s0_rows_global(x: Pointer[Float32, ImmUntrackedOrigin],
         for sb_w in range(1, 8):
             sb_acc_ties_max = sb_max(sb_acc_ties_max, sb_warps_f32[unsafe_offset=sb_w])
         barrier()
-        var sb_row_ties_max: Float32 = sb_acc_ties_max
+        var sb_row_ties_max = sb_acc_ties_max
         barrier()
         # ties[r] = min(c in 0..C: select(q[r, c] == ties_max[r] || q[r, c] != q[r, c], i64(c), i64(C - 1)))
-        var sb_acc_ties: Int64 = Int64.MAX
+        var sb_acc_ties = Int64.MAX
         for sb_j in range(sb_lane, C, 256):
-            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
-            sb_acc_ties = sb_min(sb_acc_ties, Int64(c) if q[unsafe_offset=sb_row * C + c] == sb_row_ties_max or q[unsafe_offset=sb_row * C + c] != q[unsafe_offset=sb_row * C + c] else Int64(C - 1))
-        sb_acc_ties = sb_warp_min_i64(sb_acc_ties)  # every lane of the warp gets the warp's value
+            var sb_k = sb_head + sb_j if sb_j < sb_body else sb_j - sb_body if sb_j < sb_body + sb_head else sb_j
+            sb_acc_ties = sb_min(sb_acc_ties, Int64(sb_k) if q[unsafe_offset=sb_row * C + sb_k] == sb_row_ties_max or q[unsafe_offset=sb_row * C + sb_k] != q[unsafe_offset=sb_row * C + sb_k] else Int64(C - 1))
+        # every lane of the warp gets the warp's value
+        sb_acc_ties = sb_warp_min_i64(sb_acc_ties)
         # Every thread combines the warps' values, in the same order.
         if sb_lane % 32 == 0:
             sb_warps_i64[unsafe_offset=sb_lane // 32] = sb_acc_ties
@@ -1513,16 +1536,17 @@ def sb_block_per_row_s0_rows_global(x: Pointer[Float32, ImmUntrackedOrigin],
         for sb_w in range(1, 8):
             sb_acc_ties = sb_min(sb_acc_ties, sb_warps_i64[unsafe_offset=sb_w])
         barrier()
-        var sb_row_ties: Int64 = sb_acc_ties
+        var sb_row_ties = sb_acc_ties
         if sb_i % 256 == sb_lane:
             sb_kept_ties = sb_row_ties
         barrier()
         # least_min[r] = min(c in 0..C: q[r, c])
-        var sb_acc_least_min: Float32 = inf[DType.float32]()
+        var sb_acc_least_min = inf[DType.float32]()
         for sb_j in range(sb_lane, C, 256):
-            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
-            sb_acc_least_min = sb_min(sb_acc_least_min, q[unsafe_offset=sb_row * C + c])
-        sb_acc_least_min = sb_warp_min_f32(sb_acc_least_min)  # every lane of the warp gets the warp's value
+            var sb_k = sb_head + sb_j if sb_j < sb_body else sb_j - sb_body if sb_j < sb_body + sb_head else sb_j
+            sb_acc_least_min = sb_min(sb_acc_least_min, q[unsafe_offset=sb_row * C + sb_k])
+        # every lane of the warp gets the warp's value
+        sb_acc_least_min = sb_warp_min_f32(sb_acc_least_min)
         # Every thread combines the warps' values, in the same order.
         if sb_lane % 32 == 0:
             sb_warps_f32[unsafe_offset=sb_lane // 32] = sb_acc_least_min
@@ -1531,14 +1555,15 @@ def sb_block_per_row_s0_rows_global(x: Pointer[Float32, ImmUntrackedOrigin],
         for sb_w in range(1, 8):
             sb_acc_least_min = sb_min(sb_acc_least_min, sb_warps_f32[unsafe_offset=sb_w])
         barrier()
-        var sb_row_least_min: Float32 = sb_acc_least_min
+        var sb_row_least_min = sb_acc_least_min
         barrier()
         # least[r] = min(c in 0..C: select(q[r, c] == least_min[r] || q[r, c] != q[r, c], i64(c), i64(C - 1)))
-        var sb_acc_least: Int64 = Int64.MAX
+        var sb_acc_least = Int64.MAX
         for sb_j in range(sb_lane, C, 256):
-            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
-            sb_acc_least = sb_min(sb_acc_least, Int64(c) if q[unsafe_offset=sb_row * C + c] == sb_row_least_min or q[unsafe_offset=sb_row * C + c] != q[unsafe_offset=sb_row * C + c] else Int64(C - 1))
-        sb_acc_least = sb_warp_min_i64(sb_acc_least)  # every lane of the warp gets the warp's value
+            var sb_k = sb_head + sb_j if sb_j < sb_body else sb_j - sb_body if sb_j < sb_body + sb_head else sb_j
+            sb_acc_least = sb_min(sb_acc_least, Int64(sb_k) if q[unsafe_offset=sb_row * C + sb_k] == sb_row_least_min or q[unsafe_offset=sb_row * C + sb_k] != q[unsafe_offset=sb_row * C + sb_k] else Int64(C - 1))
+        # every lane of the warp gets the warp's value
+        sb_acc_least = sb_warp_min_i64(sb_acc_least)
         # Every thread combines the warps' values, in the same order.
         if sb_lane % 32 == 0:
             sb_warps_i64[unsafe_offset=sb_lane // 32] = sb_acc_least
@@ -1547,16 +1572,17 @@ def sb_block_per_row_s0_rows_global(x: Pointer[Float32, ImmUntrackedOrigin],
         for sb_w in range(1, 8):
             sb_acc_least = sb_min(sb_acc_least, sb_warps_i64[unsafe_offset=sb_w])
         barrier()
-        var sb_row_least: Int64 = sb_acc_least
+        var sb_row_least = sb_acc_least
         if sb_i % 256 == sb_lane:
             sb_kept_least = sb_row_least
         barrier()
         # nan_max[r] = max(c in 0..C: log(x[r, c] + 0.5))
-        var sb_acc_nan_max: Float32 = -inf[DType.float32]()
+        var sb_acc_nan_max = -inf[DType.float32]()
         for sb_j in range(sb_lane, C, 256):
-            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
-            sb_acc_nan_max = sb_max(sb_acc_nan_max, log(x[unsafe_offset=sb_row * C + c] + Float32(0.5)))
-        sb_acc_nan_max = sb_warp_max_f32(sb_acc_nan_max)  # every lane of the warp gets the warp's value
+            var sb_k = sb_head + sb_j if sb_j < sb_body else sb_j - sb_body if sb_j < sb_body + sb_head else sb_j
+            sb_acc_nan_max = sb_max(sb_acc_nan_max, log(x[unsafe_offset=sb_row * C + sb_k] + Float32(0.5)))
+        # every lane of the warp gets the warp's value
+        sb_acc_nan_max = sb_warp_max_f32(sb_acc_nan_max)
         # Every thread combines the warps' values, in the same order.
         if sb_lane % 32 == 0:
             sb_warps_f32[unsafe_offset=sb_lane // 32] = sb_acc_nan_max
@@ -1565,35 +1591,36 @@ def sb_block_per_row_s0_rows_global(x: Pointer[Float32, ImmUntrackedOrigin],
         for sb_w in range(1, 8):
             sb_acc_nan_max = sb_max(sb_acc_nan_max, sb_warps_f32[unsafe_offset=sb_w])
         barrier()
-        var sb_row_nan_max: Float32 = sb_acc_nan_max
+        var sb_row_nan_max = sb_acc_nan_max
         barrier()
         # nan[r] = min(c in 0..C: select(log(x[r, c] + 0.5) == nan_max[r] || log(x[r, c] + 0.5) != log(x[r, c] + 0.5), i64(c), i64(C - 1)))
-        var sb_acc_sb_u_nan: Int64 = Int64.MAX
+        var sb_acc_nan = Int64.MAX
         for sb_j in range(sb_lane, C, 256):
-            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
-            sb_acc_sb_u_nan = sb_min(sb_acc_sb_u_nan, Int64(c) if log(x[unsafe_offset=sb_row * C + c] + Float32(0.5)) == sb_row_nan_max or log(x[unsafe_offset=sb_row * C + c] + Float32(0.5)) != log(x[unsafe_offset=sb_row * C + c] + Float32(0.5)) else Int64(C - 1))
-        sb_acc_sb_u_nan = sb_warp_min_i64(sb_acc_sb_u_nan)  # every lane of the warp gets the warp's value
+            var sb_k = sb_head + sb_j if sb_j < sb_body else sb_j - sb_body if sb_j < sb_body + sb_head else sb_j
+            sb_acc_nan = sb_min(sb_acc_nan, Int64(sb_k) if log(x[unsafe_offset=sb_row * C + sb_k] + Float32(0.5)) == sb_row_nan_max or log(x[unsafe_offset=sb_row * C + sb_k] + Float32(0.5)) != log(x[unsafe_offset=sb_row * C + sb_k] + Float32(0.5)) else Int64(C - 1))
+        # every lane of the warp gets the warp's value
+        sb_acc_nan = sb_warp_min_i64(sb_acc_nan)
         # Every thread combines the warps' values, in the same order.
         if sb_lane % 32 == 0:
-            sb_warps_i64[unsafe_offset=sb_lane // 32] = sb_acc_sb_u_nan
+            sb_warps_i64[unsafe_offset=sb_lane // 32] = sb_acc_nan
         barrier()
-        sb_acc_sb_u_nan = sb_warps_i64[unsafe_offset=0]
+        sb_acc_nan = sb_warps_i64[unsafe_offset=0]
         for sb_w in range(1, 8):
-            sb_acc_sb_u_nan = sb_min(sb_acc_sb_u_nan, sb_warps_i64[unsafe_offset=sb_w])
+            sb_acc_nan = sb_min(sb_acc_nan, sb_warps_i64[unsafe_offset=sb_w])
         barrier()
-        var sb_row_sb_u_nan: Int64 = sb_acc_sb_u_nan
+        var sb_row_nan = sb_acc_nan
         if sb_i % 256 == sb_lane:
-            sb_kept_sb_u_nan = sb_row_sb_u_nan
+            sb_kept_nan = sb_row_nan
         sb_i += 1
         if sb_i % 256 == 0:
             ties[unsafe_offset=sb_kept_row] = sb_kept_ties
             least[unsafe_offset=sb_kept_row] = sb_kept_least
-            sb_u_nan[unsafe_offset=sb_kept_row] = sb_kept_sb_u_nan
+            sb_u_nan[unsafe_offset=sb_kept_row] = sb_kept_nan
     # The last rows.
     if sb_kept_row >= 0:
         ties[unsafe_offset=sb_kept_row] = sb_kept_ties
         least[unsafe_offset=sb_kept_row] = sb_kept_least
-        sb_u_nan[unsafe_offset=sb_kept_row] = sb_kept_sb_u_nan
+        sb_u_nan[unsafe_offset=sb_kept_row] = sb_kept_nan
 
 
 # first_max = max(c in 0..C: x[0, c])
@@ -1636,11 +1663,9 @@ def sb_block_per_row_s9_rows(x: Pointer[Float32, ImmUntrackedOrigin],
                              sb_arg_C: Int64) abi("C"):
     var R = Int(sb_arg_R)
     var C = Int(sb_arg_C)
-    var sb_warps_f32 = stack_allocation[8, Float32, address_space=AddressSpace.SHARED]()  # one value per warp
-    var sb_warps_i64 = stack_allocation[8, Int64, address_space=AddressSpace.SHARED]()  # one value per warp
-    var sb_rows = external_memory[
-        Float32, address_space=AddressSpace.SHARED, alignment=16, name="sb_dynamic_f32"
-    ]()
+    var sb_warps_f32 = stack_allocation[8, Float32, address_space=AddressSpace.SHARED]()
+    var sb_warps_i64 = stack_allocation[8, Int64, address_space=AddressSpace.SHARED]()
+    var sb_rows_f32 = external_memory[Float32, address_space=AddressSpace.SHARED, alignment=16, name="sb_rows_f32"]()
     # Shared memory: the broadcast tensors once per block, then one set of rows per block.
     var sb_off_x = 0
     var sb_lane = Int(thread_idx.x)
@@ -1648,31 +1673,32 @@ def sb_block_per_row_s9_rows(x: Pointer[Float32, ImmUntrackedOrigin],
     var sb_workers = Int(grid_dim.x)
     # Stage the tensors every row reads alike, once for all the block's rows.
     var sb_lead_x = Int(x) // 4 % 32
-    var sb_head_x = 0 if sb_lead_x == 0 else (32 - sb_lead_x if 32 - sb_lead_x < R * C else R * C)
+    var sb_head_x = 0 if sb_lead_x == 0 else min(32 - sb_lead_x, R * C)
     var sb_body_x = (R * C - sb_head_x) // 32 * 32
     for sb_j0 in range(0, R * C, 256):
-        if sb_j0 + Int(thread_idx.x) // 32 * 32 >= R * C:
-            continue  # no slot for this warp
-        var sb_j = sb_j0 + Int(thread_idx.x) if sb_j0 + Int(thread_idx.x) < R * C else R * C - 1
-        var sb_c = sb_head_x + sb_j if sb_j < sb_body_x else (sb_j - sb_body_x if sb_j < sb_body_x + sb_head_x else sb_j)
-        var sb_v = x[unsafe_offset=sb_c]
-        if sb_j == sb_j0 + Int(thread_idx.x):
-            sb_rows[unsafe_offset=sb_off_x + sb_c] = sb_v
+        # a warp whose first slot is past the end has none
+        if sb_j0 + Int(thread_idx.x) // 32 * 32 < R * C:
+            var sb_j = sb_j0 + Int(thread_idx.x) if sb_j0 + Int(thread_idx.x) < R * C else R * C - 1
+            var sb_c = sb_head_x + sb_j if sb_j < sb_body_x else sb_j - sb_body_x if sb_j < sb_body_x + sb_head_x else sb_j
+            var sb_v = x[unsafe_offset=sb_c]
+            if sb_j == sb_j0 + Int(thread_idx.x):
+                sb_rows_f32[unsafe_offset=sb_off_x + sb_c] = sb_v
     barrier()
     # The per-row outputs of the worker's i-th row are kept by thread i % 256 and stored
     # every 256 rows, so that every thread stores alike.
     var sb_kept_row = -1
-    var sb_i = 0  # rows this block has done
+    var sb_i = 0
     var sb_kept_upto = Int64(0)
     # The row is the same for every thread of the block, so loop bounds and barriers are uniform.
     for sb_row in range(sb_worker, C, sb_workers):
         if sb_i % 256 == sb_lane:
             sb_kept_row = sb_row
         # upto_min[j] = min(c in 0..(j + 1): x[0, c])
-        var sb_acc_upto_min: Float32 = inf[DType.float32]()
-        for c in range(sb_lane, sb_row + 1, 256):
-            sb_acc_upto_min = sb_min(sb_acc_upto_min, sb_rows[unsafe_offset=sb_off_x + (0 * C + c)])
-        sb_acc_upto_min = sb_warp_min_f32(sb_acc_upto_min)  # every lane of the warp gets the warp's value
+        var sb_acc_upto_min = inf[DType.float32]()
+        for sb_k in range(sb_lane, sb_row + 1, 256):
+            sb_acc_upto_min = sb_min(sb_acc_upto_min, sb_rows_f32[unsafe_offset=sb_off_x + (0 * C + sb_k)])
+        # every lane of the warp gets the warp's value
+        sb_acc_upto_min = sb_warp_min_f32(sb_acc_upto_min)
         # Every thread combines the warps' values, in the same order.
         if sb_lane % 32 == 0:
             sb_warps_f32[unsafe_offset=sb_lane // 32] = sb_acc_upto_min
@@ -1681,13 +1707,14 @@ def sb_block_per_row_s9_rows(x: Pointer[Float32, ImmUntrackedOrigin],
         for sb_w in range(1, 8):
             sb_acc_upto_min = sb_min(sb_acc_upto_min, sb_warps_f32[unsafe_offset=sb_w])
         barrier()
-        var sb_row_upto_min: Float32 = sb_acc_upto_min
+        var sb_row_upto_min = sb_acc_upto_min
         barrier()
         # upto[j] = min(c in 0..(j + 1): select(x[0, c] == upto_min[j] || x[0, c] != x[0, c], i64(c), i64(j + 1 - 1)))
-        var sb_acc_upto: Int64 = Int64.MAX
-        for c in range(sb_lane, sb_row + 1, 256):
-            sb_acc_upto = sb_min(sb_acc_upto, Int64(c) if sb_rows[unsafe_offset=sb_off_x + (0 * C + c)] == sb_row_upto_min or sb_rows[unsafe_offset=sb_off_x + (0 * C + c)] != sb_rows[unsafe_offset=sb_off_x + (0 * C + c)] else Int64(sb_row + 1 - 1))
-        sb_acc_upto = sb_warp_min_i64(sb_acc_upto)  # every lane of the warp gets the warp's value
+        var sb_acc_upto = Int64.MAX
+        for sb_k in range(sb_lane, sb_row + 1, 256):
+            sb_acc_upto = sb_min(sb_acc_upto, Int64(sb_k) if sb_rows_f32[unsafe_offset=sb_off_x + (0 * C + sb_k)] == sb_row_upto_min or sb_rows_f32[unsafe_offset=sb_off_x + (0 * C + sb_k)] != sb_rows_f32[unsafe_offset=sb_off_x + (0 * C + sb_k)] else Int64(sb_row + 1 - 1))
+        # every lane of the warp gets the warp's value
+        sb_acc_upto = sb_warp_min_i64(sb_acc_upto)
         # Every thread combines the warps' values, in the same order.
         if sb_lane % 32 == 0:
             sb_warps_i64[unsafe_offset=sb_lane // 32] = sb_acc_upto
@@ -1696,7 +1723,7 @@ def sb_block_per_row_s9_rows(x: Pointer[Float32, ImmUntrackedOrigin],
         for sb_w in range(1, 8):
             sb_acc_upto = sb_min(sb_acc_upto, sb_warps_i64[unsafe_offset=sb_w])
         barrier()
-        var sb_row_upto: Int64 = sb_acc_upto
+        var sb_row_upto = sb_acc_upto
         if sb_i % 256 == sb_lane:
             sb_kept_upto = sb_row_upto
         barrier()
@@ -1720,25 +1747,26 @@ def sb_block_per_row_s9_rows_global(x: Pointer[Float32, ImmUntrackedOrigin],
                                     upto: Pointer[Int64, MutUntrackedOrigin],
                                     sb_arg_C: Int64) abi("C"):
     var C = Int(sb_arg_C)
-    var sb_warps_f32 = stack_allocation[8, Float32, address_space=AddressSpace.SHARED]()  # one value per warp
-    var sb_warps_i64 = stack_allocation[8, Int64, address_space=AddressSpace.SHARED]()  # one value per warp
+    var sb_warps_f32 = stack_allocation[8, Float32, address_space=AddressSpace.SHARED]()
+    var sb_warps_i64 = stack_allocation[8, Int64, address_space=AddressSpace.SHARED]()
     var sb_lane = Int(thread_idx.x)
     var sb_worker = Int(block_idx.x)
     var sb_workers = Int(grid_dim.x)
     # The per-row outputs of the worker's i-th row are kept by thread i % 256 and stored
     # every 256 rows, so that every thread stores alike.
     var sb_kept_row = -1
-    var sb_i = 0  # rows this block has done
+    var sb_i = 0
     var sb_kept_upto = Int64(0)
     # The row is the same for every thread of the block, so loop bounds and barriers are uniform.
     for sb_row in range(sb_worker, C, sb_workers):
         if sb_i % 256 == sb_lane:
             sb_kept_row = sb_row
         # upto_min[j] = min(c in 0..(j + 1): x[0, c])
-        var sb_acc_upto_min: Float32 = inf[DType.float32]()
-        for c in range(sb_lane, sb_row + 1, 256):
-            sb_acc_upto_min = sb_min(sb_acc_upto_min, x[unsafe_offset=c])
-        sb_acc_upto_min = sb_warp_min_f32(sb_acc_upto_min)  # every lane of the warp gets the warp's value
+        var sb_acc_upto_min = inf[DType.float32]()
+        for sb_k in range(sb_lane, sb_row + 1, 256):
+            sb_acc_upto_min = sb_min(sb_acc_upto_min, x[unsafe_offset=sb_k])
+        # every lane of the warp gets the warp's value
+        sb_acc_upto_min = sb_warp_min_f32(sb_acc_upto_min)
         # Every thread combines the warps' values, in the same order.
         if sb_lane % 32 == 0:
             sb_warps_f32[unsafe_offset=sb_lane // 32] = sb_acc_upto_min
@@ -1747,13 +1775,14 @@ def sb_block_per_row_s9_rows_global(x: Pointer[Float32, ImmUntrackedOrigin],
         for sb_w in range(1, 8):
             sb_acc_upto_min = sb_min(sb_acc_upto_min, sb_warps_f32[unsafe_offset=sb_w])
         barrier()
-        var sb_row_upto_min: Float32 = sb_acc_upto_min
+        var sb_row_upto_min = sb_acc_upto_min
         barrier()
         # upto[j] = min(c in 0..(j + 1): select(x[0, c] == upto_min[j] || x[0, c] != x[0, c], i64(c), i64(j + 1 - 1)))
-        var sb_acc_upto: Int64 = Int64.MAX
-        for c in range(sb_lane, sb_row + 1, 256):
-            sb_acc_upto = sb_min(sb_acc_upto, Int64(c) if x[unsafe_offset=c] == sb_row_upto_min or x[unsafe_offset=c] != x[unsafe_offset=c] else Int64(sb_row + 1 - 1))
-        sb_acc_upto = sb_warp_min_i64(sb_acc_upto)  # every lane of the warp gets the warp's value
+        var sb_acc_upto = Int64.MAX
+        for sb_k in range(sb_lane, sb_row + 1, 256):
+            sb_acc_upto = sb_min(sb_acc_upto, Int64(sb_k) if x[unsafe_offset=sb_k] == sb_row_upto_min or x[unsafe_offset=sb_k] != x[unsafe_offset=sb_k] else Int64(sb_row + 1 - 1))
+        # every lane of the warp gets the warp's value
+        sb_acc_upto = sb_warp_min_i64(sb_acc_upto)
         # Every thread combines the warps' values, in the same order.
         if sb_lane % 32 == 0:
             sb_warps_i64[unsafe_offset=sb_lane // 32] = sb_acc_upto
@@ -1762,7 +1791,7 @@ def sb_block_per_row_s9_rows_global(x: Pointer[Float32, ImmUntrackedOrigin],
         for sb_w in range(1, 8):
             sb_acc_upto = sb_min(sb_acc_upto, sb_warps_i64[unsafe_offset=sb_w])
         barrier()
-        var sb_row_upto: Int64 = sb_acc_upto
+        var sb_row_upto = sb_acc_upto
         if sb_i % 256 == sb_lane:
             sb_kept_upto = sb_row_upto
         sb_i += 1
@@ -1847,13 +1876,12 @@ def sb_block_per_row_s15_rows(x: Pointer[Float32, ImmUntrackedOrigin],
                               sb_arg_C: Int64) abi("C"):
     var R = Int(sb_arg_R)
     var C = Int(sb_arg_C)
-    var sb_warps_f32 = stack_allocation[8, Float32, address_space=AddressSpace.SHARED]()  # one value per warp
-    var sb_warps_i64 = stack_allocation[8, Int64, address_space=AddressSpace.SHARED]()  # one value per warp
-    var sb_rows = external_memory[
-        Float32, address_space=AddressSpace.SHARED, alignment=16, name="sb_dynamic_f32"
-    ]()
+    var sb_warps_f32 = stack_allocation[8, Float32, address_space=AddressSpace.SHARED]()
+    var sb_warps_i64 = stack_allocation[8, Int64, address_space=AddressSpace.SHARED]()
+    var sb_rows_f32 = external_memory[Float32, address_space=AddressSpace.SHARED, alignment=16, name="sb_rows_f32"]()
     # Shared memory: the broadcast tensors once per block, then one set of rows per block.
-    var sb_mine = 0  # this block's rows
+    # this block's rows
+    var sb_mine = 0
     var sb_off_q = sb_mine
     var sb_lane = Int(thread_idx.x)
     var sb_worker = Int(block_idx.x)
@@ -1861,7 +1889,7 @@ def sb_block_per_row_s15_rows(x: Pointer[Float32, ImmUntrackedOrigin],
     # The per-row outputs of the worker's i-th row are kept by thread i % 256 and stored
     # every 256 rows, so that every thread stores alike.
     var sb_kept_row = -1
-    var sb_i = 0  # rows this block has done
+    var sb_i = 0
     var sb_kept_mixed = Float32(0)
     # The row is the same for every thread of the block, so loop bounds and barriers are uniform.
     for sb_row in range(sb_worker, R, sb_workers):
@@ -1869,22 +1897,23 @@ def sb_block_per_row_s15_rows(x: Pointer[Float32, ImmUntrackedOrigin],
             sb_kept_row = sb_row
         # Stage the rows read more than once: memory is read once per row.
         var sb_lead_q = (Int(q) // 4 + sb_row * C) % 32
-        var sb_head_q = 0 if sb_lead_q == 0 else (32 - sb_lead_q if 32 - sb_lead_q < C else C)
+        var sb_head_q = 0 if sb_lead_q == 0 else min(32 - sb_lead_q, C)
         var sb_body_q = (C - sb_head_q) // 32 * 32
         for sb_j0 in range(0, C, 256):
-            if sb_j0 + sb_lane // 32 * 32 >= C:
-                continue  # no slot for this warp
-            var sb_j = sb_j0 + sb_lane if sb_j0 + sb_lane < C else C - 1
-            var sb_c = sb_head_q + sb_j if sb_j < sb_body_q else (sb_j - sb_body_q if sb_j < sb_body_q + sb_head_q else sb_j)
-            var sb_v = q[unsafe_offset=sb_row * C + sb_c]
-            if sb_j == sb_j0 + sb_lane:
-                sb_rows[unsafe_offset=sb_off_q + sb_c] = sb_v
+            # a warp whose first slot is past the end has none
+            if sb_j0 + sb_lane // 32 * 32 < C:
+                var sb_j = sb_j0 + sb_lane if sb_j0 + sb_lane < C else C - 1
+                var sb_c = sb_head_q + sb_j if sb_j < sb_body_q else sb_j - sb_body_q if sb_j < sb_body_q + sb_head_q else sb_j
+                var sb_v = q[unsafe_offset=sb_row * C + sb_c]
+                if sb_j == sb_j0 + sb_lane:
+                    sb_rows_f32[unsafe_offset=sb_off_q + sb_c] = sb_v
         barrier()
         # mixed_max[r] = max(c in 0..C: q[r, c])
-        var sb_acc_mixed_max: Float32 = -inf[DType.float32]()
-        for c in range(sb_lane, C, 256):
-            sb_acc_mixed_max = sb_max(sb_acc_mixed_max, sb_rows[unsafe_offset=sb_off_q + c])
-        sb_acc_mixed_max = sb_warp_max_f32(sb_acc_mixed_max)  # every lane of the warp gets the warp's value
+        var sb_acc_mixed_max = -inf[DType.float32]()
+        for sb_k in range(sb_lane, C, 256):
+            sb_acc_mixed_max = sb_max(sb_acc_mixed_max, sb_rows_f32[unsafe_offset=sb_off_q + sb_k])
+        # every lane of the warp gets the warp's value
+        sb_acc_mixed_max = sb_warp_max_f32(sb_acc_mixed_max)
         # Every thread combines the warps' values, in the same order.
         if sb_lane % 32 == 0:
             sb_warps_f32[unsafe_offset=sb_lane // 32] = sb_acc_mixed_max
@@ -1893,13 +1922,14 @@ def sb_block_per_row_s15_rows(x: Pointer[Float32, ImmUntrackedOrigin],
         for sb_w in range(1, 8):
             sb_acc_mixed_max = sb_max(sb_acc_mixed_max, sb_warps_f32[unsafe_offset=sb_w])
         barrier()
-        var sb_row_mixed_max: Float32 = sb_acc_mixed_max
+        var sb_row_mixed_max = sb_acc_mixed_max
         barrier()
         # mixed[r] = f32(min(c in 0..C: select(q[r, c] == mixed_max[r] || q[r, c] != q[r, c], i64(c), i64(C - 1)))) + x[r, 0]
-        var sb_acc_mixed: Int64 = Int64.MAX
-        for c in range(sb_lane, C, 256):
-            sb_acc_mixed = sb_min(sb_acc_mixed, Int64(c) if sb_rows[unsafe_offset=sb_off_q + c] == sb_row_mixed_max or sb_rows[unsafe_offset=sb_off_q + c] != sb_rows[unsafe_offset=sb_off_q + c] else Int64(C - 1))
-        sb_acc_mixed = sb_warp_min_i64(sb_acc_mixed)  # every lane of the warp gets the warp's value
+        var sb_acc_mixed = Int64.MAX
+        for sb_k in range(sb_lane, C, 256):
+            sb_acc_mixed = sb_min(sb_acc_mixed, Int64(sb_k) if sb_rows_f32[unsafe_offset=sb_off_q + sb_k] == sb_row_mixed_max or sb_rows_f32[unsafe_offset=sb_off_q + sb_k] != sb_rows_f32[unsafe_offset=sb_off_q + sb_k] else Int64(C - 1))
+        # every lane of the warp gets the warp's value
+        sb_acc_mixed = sb_warp_min_i64(sb_acc_mixed)
         # Every thread combines the warps' values, in the same order.
         if sb_lane % 32 == 0:
             sb_warps_i64[unsafe_offset=sb_lane // 32] = sb_acc_mixed
@@ -1908,7 +1938,7 @@ def sb_block_per_row_s15_rows(x: Pointer[Float32, ImmUntrackedOrigin],
         for sb_w in range(1, 8):
             sb_acc_mixed = sb_min(sb_acc_mixed, sb_warps_i64[unsafe_offset=sb_w])
         barrier()
-        var sb_row_mixed: Float32 = Float32(sb_acc_mixed) + x[unsafe_offset=sb_row * C + 0]
+        var sb_row_mixed = Float32(sb_acc_mixed) + x[unsafe_offset=sb_row * C + 0]
         if sb_i % 256 == sb_lane:
             sb_kept_mixed = sb_row_mixed
         barrier()
@@ -1934,25 +1964,26 @@ def sb_block_per_row_s15_rows_global(x: Pointer[Float32, ImmUntrackedOrigin],
                                      sb_arg_C: Int64) abi("C"):
     var R = Int(sb_arg_R)
     var C = Int(sb_arg_C)
-    var sb_warps_f32 = stack_allocation[8, Float32, address_space=AddressSpace.SHARED]()  # one value per warp
-    var sb_warps_i64 = stack_allocation[8, Int64, address_space=AddressSpace.SHARED]()  # one value per warp
+    var sb_warps_f32 = stack_allocation[8, Float32, address_space=AddressSpace.SHARED]()
+    var sb_warps_i64 = stack_allocation[8, Int64, address_space=AddressSpace.SHARED]()
     var sb_lane = Int(thread_idx.x)
     var sb_worker = Int(block_idx.x)
     var sb_workers = Int(grid_dim.x)
     # The per-row outputs of the worker's i-th row are kept by thread i % 256 and stored
     # every 256 rows, so that every thread stores alike.
     var sb_kept_row = -1
-    var sb_i = 0  # rows this block has done
+    var sb_i = 0
     var sb_kept_mixed = Float32(0)
     # The row is the same for every thread of the block, so loop bounds and barriers are uniform.
     for sb_row in range(sb_worker, R, sb_workers):
         if sb_i % 256 == sb_lane:
             sb_kept_row = sb_row
         # mixed_max[r] = max(c in 0..C: q[r, c])
-        var sb_acc_mixed_max: Float32 = -inf[DType.float32]()
-        for c in range(sb_lane, C, 256):
-            sb_acc_mixed_max = sb_max(sb_acc_mixed_max, q[unsafe_offset=sb_row * C + c])
-        sb_acc_mixed_max = sb_warp_max_f32(sb_acc_mixed_max)  # every lane of the warp gets the warp's value
+        var sb_acc_mixed_max = -inf[DType.float32]()
+        for sb_k in range(sb_lane, C, 256):
+            sb_acc_mixed_max = sb_max(sb_acc_mixed_max, q[unsafe_offset=sb_row * C + sb_k])
+        # every lane of the warp gets the warp's value
+        sb_acc_mixed_max = sb_warp_max_f32(sb_acc_mixed_max)
         # Every thread combines the warps' values, in the same order.
         if sb_lane % 32 == 0:
             sb_warps_f32[unsafe_offset=sb_lane // 32] = sb_acc_mixed_max
@@ -1961,13 +1992,14 @@ def sb_block_per_row_s15_rows_global(x: Pointer[Float32, ImmUntrackedOrigin],
         for sb_w in range(1, 8):
             sb_acc_mixed_max = sb_max(sb_acc_mixed_max, sb_warps_f32[unsafe_offset=sb_w])
         barrier()
-        var sb_row_mixed_max: Float32 = sb_acc_mixed_max
+        var sb_row_mixed_max = sb_acc_mixed_max
         barrier()
         # mixed[r] = f32(min(c in 0..C: select(q[r, c] == mixed_max[r] || q[r, c] != q[r, c], i64(c), i64(C - 1)))) + x[r, 0]
-        var sb_acc_mixed: Int64 = Int64.MAX
-        for c in range(sb_lane, C, 256):
-            sb_acc_mixed = sb_min(sb_acc_mixed, Int64(c) if q[unsafe_offset=sb_row * C + c] == sb_row_mixed_max or q[unsafe_offset=sb_row * C + c] != q[unsafe_offset=sb_row * C + c] else Int64(C - 1))
-        sb_acc_mixed = sb_warp_min_i64(sb_acc_mixed)  # every lane of the warp gets the warp's value
+        var sb_acc_mixed = Int64.MAX
+        for sb_k in range(sb_lane, C, 256):
+            sb_acc_mixed = sb_min(sb_acc_mixed, Int64(sb_k) if q[unsafe_offset=sb_row * C + sb_k] == sb_row_mixed_max or q[unsafe_offset=sb_row * C + sb_k] != q[unsafe_offset=sb_row * C + sb_k] else Int64(C - 1))
+        # every lane of the warp gets the warp's value
+        sb_acc_mixed = sb_warp_min_i64(sb_acc_mixed)
         # Every thread combines the warps' values, in the same order.
         if sb_lane % 32 == 0:
             sb_warps_i64[unsafe_offset=sb_lane // 32] = sb_acc_mixed
@@ -1976,7 +2008,7 @@ def sb_block_per_row_s15_rows_global(x: Pointer[Float32, ImmUntrackedOrigin],
         for sb_w in range(1, 8):
             sb_acc_mixed = sb_min(sb_acc_mixed, sb_warps_i64[unsafe_offset=sb_w])
         barrier()
-        var sb_row_mixed: Float32 = Float32(sb_acc_mixed) + x[unsafe_offset=sb_row * C + 0]
+        var sb_row_mixed = Float32(sb_acc_mixed) + x[unsafe_offset=sb_row * C + 0]
         if sb_i % 256 == sb_lane:
             sb_kept_mixed = sb_row_mixed
         sb_i += 1

@@ -167,83 +167,69 @@ static __device__ __forceinline__ float sb_warp_sum_f32(float v) {
 __global__ void __launch_bounds__(256) sb_warp_per_row_s0_rows(
     const sb_f16* __restrict__ x, sb_f16* __restrict__ y, const sb_bf16* __restrict__ b,
     sb_bf16* __restrict__ t, const int64_t R, const int64_t C) {
-  SB_DYNAMIC_SHARED(float, sb_rows);
+  SB_DYNAMIC_SHARED(float, sb_rows_f32);
   // Shared memory: the broadcast tensors once per block, then one set of rows per warp.
-  const int64_t sb_mine = 0 + (threadIdx.x / 32) * (C + C);  // this warp's rows
+  // this warp's rows
+  const int64_t sb_mine = 0 + (int64_t)threadIdx.x / 32 * (C + C);
   const int64_t sb_off_x = sb_mine;
   const int64_t sb_off_e = sb_off_x + C;
-  const int64_t sb_lane = threadIdx.x % 32;
-  const int64_t sb_worker = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
-  const int64_t sb_workers = (int64_t)gridDim.x * (blockDim.x / 32);
-  float sb_row_m[1];  // m[row], in every thread of the warp
-  float sb_row_s[1];  // s[row], in every thread of the warp
+  const int64_t sb_lane = (int64_t)threadIdx.x % 32;
+  const int64_t sb_worker = ((int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x) / 32;
+  const int64_t sb_workers = (int64_t)gridDim.x * ((int64_t)blockDim.x / 32);
   // The row is the same for every thread of the warp, so loop bounds and barriers are uniform.
   for (int64_t sb_row = sb_worker; sb_row < R; sb_row += sb_workers) {
-    const int64_t sb_lead = (int64_t)((uintptr_t)(y + sb_row * C) / 2) % 64;
-    const int64_t sb_head = sb_lead == 0 ? 0 : (64 - sb_lead < C ? 64 - sb_lead : C);
+    const int64_t sb_lead = ((uintptr_t)y / 2 + sb_row * C) % 64;
+    const int64_t sb_head = sb_lead == 0 ? 0 : 64 - sb_lead < C ? 64 - sb_lead : C;
     const int64_t sb_body = (C - sb_head) / 64 * 64;
     // Stage the rows read more than once: memory is read once per row.
-    {
-      const int64_t sb_lead_in = ((int64_t)((uintptr_t)(x) / 2) + sb_row * C) % 64;
-      const int64_t sb_head_in = sb_lead_in == 0 ? 0 : (64 - sb_lead_in < C ? 64 - sb_lead_in : C);
-      const int64_t sb_body_in = (C - sb_head_in) / 64 * 64;
-      for (int64_t sb_j0 = 0; sb_j0 < C; sb_j0 += 32) {
-        const int64_t sb_j = sb_j0 + sb_lane < C ? sb_j0 + sb_lane : C - 1;
-        const int64_t sb_c = sb_j < sb_body_in ? sb_head_in + sb_j : (sb_j < sb_body_in + sb_head_in ? sb_j - sb_body_in : sb_j);
-        const float sb_v = x[sb_row * C + sb_c];
-        if (sb_j == sb_j0 + sb_lane) {
-          sb_rows[sb_off_x + sb_c] = sb_v;
-        }
+    const int64_t sb_lead_x = ((uintptr_t)x / 2 + sb_row * C) % 64;
+    const int64_t sb_head_x = sb_lead_x == 0 ? 0 : 64 - sb_lead_x < C ? 64 - sb_lead_x : C;
+    const int64_t sb_body_x = (C - sb_head_x) / 64 * 64;
+    for (int64_t sb_j0 = 0; sb_j0 < C; sb_j0 += 32) {
+      const int64_t sb_j = sb_j0 + sb_lane < C ? sb_j0 + sb_lane : C - 1;
+      const int64_t sb_c = sb_j < sb_body_x ? sb_head_x + sb_j : sb_j < sb_body_x + sb_head_x ? sb_j - sb_body_x : sb_j;
+      const float sb_v = x[sb_row * C + sb_c];
+      if (sb_j == sb_j0 + sb_lane) {
+        sb_rows_f32[sb_off_x + sb_c] = sb_v;
       }
     }
     __syncwarp();
-    {  // m[r] = max(c in 0..C: x[r, c])
-      [[maybe_unused]] const int64_t r = sb_row;
-      float sb_acc = -INFINITY;
-      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
-        const int64_t c = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
-        sb_acc = sb_max_f32(sb_acc, sb_rows[sb_off_x + c]);
-      }
-      sb_acc = sb_warp_max_f32(sb_acc);  // every lane of the warp gets the warp's value
-      sb_row_m[0] = sb_acc;
+    // m[r] = max(c in 0..C: x[r, c])
+    float sb_acc_m = -INFINITY;
+    for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
+      const int64_t sb_k = sb_j < sb_body ? sb_head + sb_j : sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j;
+      sb_acc_m = sb_max_f32(sb_acc_m, sb_rows_f32[sb_off_x + sb_k]);
+    }
+    // every lane of the warp gets the warp's value
+    sb_acc_m = sb_warp_max_f32(sb_acc_m);
+    const float sb_row_m = sb_acc_m;
+    __syncwarp();
+    // e[r, c] = exp(x[r, c] - m[r])
+    for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
+      const int64_t sb_q = sb_j < sb_body ? sb_head + sb_j : sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j;
+      sb_rows_f32[sb_off_e + sb_q] = expf(sb_rows_f32[sb_off_x + sb_q] - sb_row_m);
     }
     __syncwarp();
-    {  // e[r, c] = exp(x[r, c] - m[r])
-      [[maybe_unused]] const int64_t r = sb_row;
-      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
-        const int64_t sb_q = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
-        const int64_t c = sb_q;
-        sb_rows[sb_off_e + sb_q] = expf(sb_rows[sb_off_x + c] - sb_row_m[0]);
-      }
+    // s[r] = sum(c in 0..C: e[r, c])
+    float sb_acc_s = 0.0f;
+    for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
+      const int64_t sb_k = sb_j < sb_body ? sb_head + sb_j : sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j;
+      sb_acc_s += sb_rows_f32[sb_off_e + sb_k];
+    }
+    // every lane of the warp gets the warp's value
+    sb_acc_s = sb_warp_sum_f32(sb_acc_s);
+    const float sb_row_s = sb_acc_s;
+    __syncwarp();
+    // y[r, c] = e[r, c] / s[r]
+    for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
+      const int64_t sb_q = sb_j < sb_body ? sb_head + sb_j : sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j;
+      y[sb_row * C + sb_q] = sb_rows_f32[sb_off_e + sb_q] / sb_row_s;
     }
     __syncwarp();
-    {  // s[r] = sum(c in 0..C: e[r, c])
-      [[maybe_unused]] const int64_t r = sb_row;
-      float sb_acc = 0.0f;
-      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
-        const int64_t c = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
-        sb_acc += sb_rows[sb_off_e + c];
-      }
-      sb_acc = sb_warp_sum_f32(sb_acc);  // every lane of the warp gets the warp's value
-      sb_row_s[0] = sb_acc;
-    }
-    __syncwarp();
-    {  // y[r, c] = e[r, c] / s[r]
-      [[maybe_unused]] const int64_t r = sb_row;
-      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
-        const int64_t sb_q = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
-        const int64_t c = sb_q;
-        y[r * C + c] = sb_rows[sb_off_e + c] / sb_row_s[0];
-      }
-    }
-    __syncwarp();
-    {  // t[r, c] = select(b[c, r] > 0.0, b[c, r], b[c, r] * 0.5)
-      [[maybe_unused]] const int64_t r = sb_row;
-      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
-        const int64_t sb_q = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
-        const int64_t c = sb_q;
-        t[r * C + c] = b[c * R + r] > 0.0f ? b[c * R + r] : b[c * R + r] * 0.5f;
-      }
+    // t[r, c] = select(b[c, r] > 0.0, b[c, r], b[c, r] * 0.5)
+    for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
+      const int64_t sb_q = sb_j < sb_body ? sb_head + sb_j : sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j;
+      t[sb_row * C + sb_q] = b[sb_q * R + sb_row] > 0.0f ? b[sb_q * R + sb_row] : b[sb_q * R + sb_row] * 0.5f;
     }
     __syncwarp();
   }
@@ -261,57 +247,46 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s0_rows(
 __global__ void __launch_bounds__(256) sb_warp_per_row_s0_rows_global(
     const sb_f16* __restrict__ x, sb_f16* __restrict__ y, const sb_bf16* __restrict__ b,
     sb_bf16* __restrict__ t, const int64_t R, const int64_t C) {
-  const int64_t sb_lane = threadIdx.x % 32;
-  const int64_t sb_worker = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
-  const int64_t sb_workers = (int64_t)gridDim.x * (blockDim.x / 32);
-  float sb_row_m[1];  // m[row], in every thread of the warp
-  float sb_row_s[1];  // s[row], in every thread of the warp
+  const int64_t sb_lane = (int64_t)threadIdx.x % 32;
+  const int64_t sb_worker = ((int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x) / 32;
+  const int64_t sb_workers = (int64_t)gridDim.x * ((int64_t)blockDim.x / 32);
   // The row is the same for every thread of the warp, so loop bounds and barriers are uniform.
   for (int64_t sb_row = sb_worker; sb_row < R; sb_row += sb_workers) {
-    const int64_t sb_lead = (int64_t)((uintptr_t)(y + sb_row * C) / 2) % 64;
-    const int64_t sb_head = sb_lead == 0 ? 0 : (64 - sb_lead < C ? 64 - sb_lead : C);
+    const int64_t sb_lead = ((uintptr_t)y / 2 + sb_row * C) % 64;
+    const int64_t sb_head = sb_lead == 0 ? 0 : 64 - sb_lead < C ? 64 - sb_lead : C;
     const int64_t sb_body = (C - sb_head) / 64 * 64;
-    {  // m[r] = max(c in 0..C: x[r, c])
-      [[maybe_unused]] const int64_t r = sb_row;
-      float sb_acc = -INFINITY;
-      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
-        const int64_t c = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
-        sb_acc = sb_max_f32(sb_acc, x[r * C + c]);
-      }
-      sb_acc = sb_warp_max_f32(sb_acc);  // every lane of the warp gets the warp's value
-      sb_row_m[0] = sb_acc;
+    // m[r] = max(c in 0..C: x[r, c])
+    float sb_acc_m = -INFINITY;
+    for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
+      const int64_t sb_k = sb_j < sb_body ? sb_head + sb_j : sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j;
+      sb_acc_m = sb_max_f32(sb_acc_m, x[sb_row * C + sb_k]);
+    }
+    // every lane of the warp gets the warp's value
+    sb_acc_m = sb_warp_max_f32(sb_acc_m);
+    const float sb_row_m = sb_acc_m;
+    __syncwarp();
+    // e[r, c] = exp(x[r, c] - m[r])
+    // e is not stored: it is recomputed where it is read.
+    // s[r] = sum(c in 0..C: e[r, c])
+    float sb_acc_s = 0.0f;
+    for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
+      const int64_t sb_k = sb_j < sb_body ? sb_head + sb_j : sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j;
+      sb_acc_s += expf(x[sb_row * C + sb_k] - sb_row_m);
+    }
+    // every lane of the warp gets the warp's value
+    sb_acc_s = sb_warp_sum_f32(sb_acc_s);
+    const float sb_row_s = sb_acc_s;
+    __syncwarp();
+    // y[r, c] = e[r, c] / s[r]
+    for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
+      const int64_t sb_q = sb_j < sb_body ? sb_head + sb_j : sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j;
+      y[sb_row * C + sb_q] = expf(x[sb_row * C + sb_q] - sb_row_m) / sb_row_s;
     }
     __syncwarp();
-    {  // e[r, c] = exp(x[r, c] - m[r])
-      // e is not stored: it is recomputed where it is read.
-    }
-    {  // s[r] = sum(c in 0..C: e[r, c])
-      [[maybe_unused]] const int64_t r = sb_row;
-      float sb_acc = 0.0f;
-      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
-        const int64_t c = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
-        sb_acc += (expf(x[(r) * C + (c)] - sb_row_m[0]));
-      }
-      sb_acc = sb_warp_sum_f32(sb_acc);  // every lane of the warp gets the warp's value
-      sb_row_s[0] = sb_acc;
-    }
-    __syncwarp();
-    {  // y[r, c] = e[r, c] / s[r]
-      [[maybe_unused]] const int64_t r = sb_row;
-      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
-        const int64_t sb_q = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
-        const int64_t c = sb_q;
-        y[r * C + c] = (expf(x[(r) * C + (c)] - sb_row_m[0])) / sb_row_s[0];
-      }
-    }
-    __syncwarp();
-    {  // t[r, c] = select(b[c, r] > 0.0, b[c, r], b[c, r] * 0.5)
-      [[maybe_unused]] const int64_t r = sb_row;
-      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
-        const int64_t sb_q = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
-        const int64_t c = sb_q;
-        t[r * C + c] = b[c * R + r] > 0.0f ? b[c * R + r] : b[c * R + r] * 0.5f;
-      }
+    // t[r, c] = select(b[c, r] > 0.0, b[c, r], b[c, r] * 0.5)
+    for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
+      const int64_t sb_q = sb_j < sb_body ? sb_head + sb_j : sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j;
+      t[sb_row * C + sb_q] = b[sb_q * R + sb_row] > 0.0f ? b[sb_q * R + sb_row] : b[sb_q * R + sb_row] * 0.5f;
     }
   }
 }
@@ -332,99 +307,93 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s0_rows_global(
 __global__ void __launch_bounds__(64) sb_block_per_row_s0_rows(
     const sb_f16* __restrict__ x, sb_f16* __restrict__ y, const sb_bf16* __restrict__ b,
     sb_bf16* __restrict__ t, const int64_t R, const int64_t C) {
-  SB_SHARED_ARRAY(float, sb_warps_f32, 2);  // one value per warp
-  SB_DYNAMIC_SHARED(float, sb_rows);
+  SB_SHARED_ARRAY(float, sb_warps_f32, 2);
+  SB_DYNAMIC_SHARED(float, sb_rows_f32);
   // Shared memory: the broadcast tensors once per block, then one set of rows per block.
-  const int64_t sb_mine = 0;  // this block's rows
+  // this block's rows
+  const int64_t sb_mine = 0;
   const int64_t sb_off_x = sb_mine;
   const int64_t sb_off_e = sb_off_x + C;
-  const int64_t sb_lane = threadIdx.x;
-  const int64_t sb_worker = blockIdx.x;
-  const int64_t sb_workers = gridDim.x;
-  float sb_row_m[1];  // m[row], in every thread of the block
-  float sb_row_s[1];  // s[row], in every thread of the block
+  const int64_t sb_lane = (int64_t)threadIdx.x;
+  const int64_t sb_worker = (int64_t)blockIdx.x;
+  const int64_t sb_workers = (int64_t)gridDim.x;
   // The row is the same for every thread of the block, so loop bounds and barriers are uniform.
   for (int64_t sb_row = sb_worker; sb_row < R; sb_row += sb_workers) {
-    const int64_t sb_lead = (int64_t)((uintptr_t)(y + sb_row * C) / 2) % 64;
-    const int64_t sb_head = sb_lead == 0 ? 0 : (64 - sb_lead < C ? 64 - sb_lead : C);
+    const int64_t sb_lead = ((uintptr_t)y / 2 + sb_row * C) % 64;
+    const int64_t sb_head = sb_lead == 0 ? 0 : 64 - sb_lead < C ? 64 - sb_lead : C;
     const int64_t sb_body = (C - sb_head) / 64 * 64;
     // Stage the rows read more than once: memory is read once per row.
-    {
-      const int64_t sb_lead_in = ((int64_t)((uintptr_t)(x) / 2) + sb_row * C) % 64;
-      const int64_t sb_head_in = sb_lead_in == 0 ? 0 : (64 - sb_lead_in < C ? 64 - sb_lead_in : C);
-      const int64_t sb_body_in = (C - sb_head_in) / 64 * 64;
-      for (int64_t sb_j0 = 0; sb_j0 < C; sb_j0 += 64) {
-        if (sb_j0 + sb_lane / 32 * 32 >= C) {
-          continue;  // no slot for this warp
-        }
+    const int64_t sb_lead_x = ((uintptr_t)x / 2 + sb_row * C) % 64;
+    const int64_t sb_head_x = sb_lead_x == 0 ? 0 : 64 - sb_lead_x < C ? 64 - sb_lead_x : C;
+    const int64_t sb_body_x = (C - sb_head_x) / 64 * 64;
+    for (int64_t sb_j0 = 0; sb_j0 < C; sb_j0 += 64) {
+      // a warp whose first slot is past the end has none
+      if (sb_j0 + sb_lane / 32 * 32 < C) {
         const int64_t sb_j = sb_j0 + sb_lane < C ? sb_j0 + sb_lane : C - 1;
-        const int64_t sb_c = sb_j < sb_body_in ? sb_head_in + sb_j : (sb_j < sb_body_in + sb_head_in ? sb_j - sb_body_in : sb_j);
+        const int64_t sb_c = sb_j < sb_body_x ? sb_head_x + sb_j : sb_j < sb_body_x + sb_head_x ? sb_j - sb_body_x : sb_j;
         const float sb_v = x[sb_row * C + sb_c];
         if (sb_j == sb_j0 + sb_lane) {
-          sb_rows[sb_off_x + sb_c] = sb_v;
+          sb_rows_f32[sb_off_x + sb_c] = sb_v;
         }
       }
     }
     __syncthreads();
-    {  // m[r] = max(c in 0..C: x[r, c])
-      [[maybe_unused]] const int64_t r = sb_row;
-      float sb_acc = -INFINITY;
-      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 64) {
-        const int64_t c = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
-        sb_acc = sb_max_f32(sb_acc, sb_rows[sb_off_x + c]);
-      }
-      sb_acc = sb_warp_max_f32(sb_acc);  // every lane of the warp gets the warp's value
-      // Every thread combines the warps' values, in the same order.
-      if (threadIdx.x % 32 == 0) sb_warps_f32[threadIdx.x / 32] = sb_acc;
-      __syncthreads();
-      sb_acc = sb_warps_f32[0];
-      for (int sb_w = 1; sb_w < 2; ++sb_w) sb_acc = sb_max_f32(sb_acc, sb_warps_f32[sb_w]);
-      __syncthreads();
-      sb_row_m[0] = sb_acc;
+    // m[r] = max(c in 0..C: x[r, c])
+    float sb_acc_m = -INFINITY;
+    for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 64) {
+      const int64_t sb_k = sb_j < sb_body ? sb_head + sb_j : sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j;
+      sb_acc_m = sb_max_f32(sb_acc_m, sb_rows_f32[sb_off_x + sb_k]);
+    }
+    // every lane of the warp gets the warp's value
+    sb_acc_m = sb_warp_max_f32(sb_acc_m);
+    // Every thread combines the warps' values, in the same order.
+    if (sb_lane % 32 == 0) {
+      sb_warps_f32[sb_lane / 32] = sb_acc_m;
     }
     __syncthreads();
-    {  // e[r, c] = exp(x[r, c] - m[r])
-      [[maybe_unused]] const int64_t r = sb_row;
-      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 64) {
-        const int64_t sb_q = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
-        const int64_t c = sb_q;
-        sb_rows[sb_off_e + sb_q] = expf(sb_rows[sb_off_x + c] - sb_row_m[0]);
-      }
+    sb_acc_m = sb_warps_f32[0];
+    for (int64_t sb_w = 1; sb_w < 2; ++sb_w) {
+      sb_acc_m = sb_max_f32(sb_acc_m, sb_warps_f32[sb_w]);
     }
     __syncthreads();
-    {  // s[r] = sum(c in 0..C: e[r, c])
-      [[maybe_unused]] const int64_t r = sb_row;
-      float sb_acc = 0.0f;
-      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 64) {
-        const int64_t c = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
-        sb_acc += sb_rows[sb_off_e + c];
-      }
-      sb_acc = sb_warp_sum_f32(sb_acc);  // every lane of the warp gets the warp's value
-      // Every thread combines the warps' values, in the same order.
-      if (threadIdx.x % 32 == 0) sb_warps_f32[threadIdx.x / 32] = sb_acc;
-      __syncthreads();
-      sb_acc = sb_warps_f32[0];
-      for (int sb_w = 1; sb_w < 2; ++sb_w) sb_acc += sb_warps_f32[sb_w];
-      __syncthreads();
-      sb_row_s[0] = sb_acc;
+    const float sb_row_m = sb_acc_m;
+    __syncthreads();
+    // e[r, c] = exp(x[r, c] - m[r])
+    for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 64) {
+      const int64_t sb_q = sb_j < sb_body ? sb_head + sb_j : sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j;
+      sb_rows_f32[sb_off_e + sb_q] = expf(sb_rows_f32[sb_off_x + sb_q] - sb_row_m);
     }
     __syncthreads();
-    {  // y[r, c] = e[r, c] / s[r]
-      [[maybe_unused]] const int64_t r = sb_row;
-      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 64) {
-        const int64_t sb_q = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
-        const int64_t c = sb_q;
-        y[r * C + c] = sb_rows[sb_off_e + c] / sb_row_s[0];
-      }
+    // s[r] = sum(c in 0..C: e[r, c])
+    float sb_acc_s = 0.0f;
+    for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 64) {
+      const int64_t sb_k = sb_j < sb_body ? sb_head + sb_j : sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j;
+      sb_acc_s += sb_rows_f32[sb_off_e + sb_k];
+    }
+    // every lane of the warp gets the warp's value
+    sb_acc_s = sb_warp_sum_f32(sb_acc_s);
+    // Every thread combines the warps' values, in the same order.
+    if (sb_lane % 32 == 0) {
+      sb_warps_f32[sb_lane / 32] = sb_acc_s;
     }
     __syncthreads();
-    {  // t[r, c] = select(b[c, r] > 0.0, b[c, r], b[c, r] * 0.5)
-      [[maybe_unused]] const int64_t r = sb_row;
-      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 64) {
-        const int64_t sb_q = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
-        const int64_t c = sb_q;
-        t[r * C + c] = b[c * R + r] > 0.0f ? b[c * R + r] : b[c * R + r] * 0.5f;
-      }
+    sb_acc_s = sb_warps_f32[0];
+    for (int64_t sb_w = 1; sb_w < 2; ++sb_w) {
+      sb_acc_s += sb_warps_f32[sb_w];
+    }
+    __syncthreads();
+    const float sb_row_s = sb_acc_s;
+    __syncthreads();
+    // y[r, c] = e[r, c] / s[r]
+    for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 64) {
+      const int64_t sb_q = sb_j < sb_body ? sb_head + sb_j : sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j;
+      y[sb_row * C + sb_q] = sb_rows_f32[sb_off_e + sb_q] / sb_row_s;
+    }
+    __syncthreads();
+    // t[r, c] = select(b[c, r] > 0.0, b[c, r], b[c, r] * 0.5)
+    for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 64) {
+      const int64_t sb_q = sb_j < sb_body ? sb_head + sb_j : sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j;
+      t[sb_row * C + sb_q] = b[sb_q * R + sb_row] > 0.0f ? b[sb_q * R + sb_row] : b[sb_q * R + sb_row] * 0.5f;
     }
     __syncthreads();
   }
@@ -442,70 +411,67 @@ __global__ void __launch_bounds__(64) sb_block_per_row_s0_rows(
 __global__ void __launch_bounds__(64) sb_block_per_row_s0_rows_global(
     const sb_f16* __restrict__ x, sb_f16* __restrict__ y, const sb_bf16* __restrict__ b,
     sb_bf16* __restrict__ t, const int64_t R, const int64_t C) {
-  SB_SHARED_ARRAY(float, sb_warps_f32, 2);  // one value per warp
-  const int64_t sb_lane = threadIdx.x;
-  const int64_t sb_worker = blockIdx.x;
-  const int64_t sb_workers = gridDim.x;
-  float sb_row_m[1];  // m[row], in every thread of the block
-  float sb_row_s[1];  // s[row], in every thread of the block
+  SB_SHARED_ARRAY(float, sb_warps_f32, 2);
+  const int64_t sb_lane = (int64_t)threadIdx.x;
+  const int64_t sb_worker = (int64_t)blockIdx.x;
+  const int64_t sb_workers = (int64_t)gridDim.x;
   // The row is the same for every thread of the block, so loop bounds and barriers are uniform.
   for (int64_t sb_row = sb_worker; sb_row < R; sb_row += sb_workers) {
-    const int64_t sb_lead = (int64_t)((uintptr_t)(y + sb_row * C) / 2) % 64;
-    const int64_t sb_head = sb_lead == 0 ? 0 : (64 - sb_lead < C ? 64 - sb_lead : C);
+    const int64_t sb_lead = ((uintptr_t)y / 2 + sb_row * C) % 64;
+    const int64_t sb_head = sb_lead == 0 ? 0 : 64 - sb_lead < C ? 64 - sb_lead : C;
     const int64_t sb_body = (C - sb_head) / 64 * 64;
-    {  // m[r] = max(c in 0..C: x[r, c])
-      [[maybe_unused]] const int64_t r = sb_row;
-      float sb_acc = -INFINITY;
-      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 64) {
-        const int64_t c = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
-        sb_acc = sb_max_f32(sb_acc, x[r * C + c]);
-      }
-      sb_acc = sb_warp_max_f32(sb_acc);  // every lane of the warp gets the warp's value
-      // Every thread combines the warps' values, in the same order.
-      if (threadIdx.x % 32 == 0) sb_warps_f32[threadIdx.x / 32] = sb_acc;
-      __syncthreads();
-      sb_acc = sb_warps_f32[0];
-      for (int sb_w = 1; sb_w < 2; ++sb_w) sb_acc = sb_max_f32(sb_acc, sb_warps_f32[sb_w]);
-      __syncthreads();
-      sb_row_m[0] = sb_acc;
+    // m[r] = max(c in 0..C: x[r, c])
+    float sb_acc_m = -INFINITY;
+    for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 64) {
+      const int64_t sb_k = sb_j < sb_body ? sb_head + sb_j : sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j;
+      sb_acc_m = sb_max_f32(sb_acc_m, x[sb_row * C + sb_k]);
+    }
+    // every lane of the warp gets the warp's value
+    sb_acc_m = sb_warp_max_f32(sb_acc_m);
+    // Every thread combines the warps' values, in the same order.
+    if (sb_lane % 32 == 0) {
+      sb_warps_f32[sb_lane / 32] = sb_acc_m;
     }
     __syncthreads();
-    {  // e[r, c] = exp(x[r, c] - m[r])
-      // e is not stored: it is recomputed where it is read.
-    }
-    {  // s[r] = sum(c in 0..C: e[r, c])
-      [[maybe_unused]] const int64_t r = sb_row;
-      float sb_acc = 0.0f;
-      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 64) {
-        const int64_t c = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
-        sb_acc += (expf(x[(r) * C + (c)] - sb_row_m[0]));
-      }
-      sb_acc = sb_warp_sum_f32(sb_acc);  // every lane of the warp gets the warp's value
-      // Every thread combines the warps' values, in the same order.
-      if (threadIdx.x % 32 == 0) sb_warps_f32[threadIdx.x / 32] = sb_acc;
-      __syncthreads();
-      sb_acc = sb_warps_f32[0];
-      for (int sb_w = 1; sb_w < 2; ++sb_w) sb_acc += sb_warps_f32[sb_w];
-      __syncthreads();
-      sb_row_s[0] = sb_acc;
+    sb_acc_m = sb_warps_f32[0];
+    for (int64_t sb_w = 1; sb_w < 2; ++sb_w) {
+      sb_acc_m = sb_max_f32(sb_acc_m, sb_warps_f32[sb_w]);
     }
     __syncthreads();
-    {  // y[r, c] = e[r, c] / s[r]
-      [[maybe_unused]] const int64_t r = sb_row;
-      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 64) {
-        const int64_t sb_q = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
-        const int64_t c = sb_q;
-        y[r * C + c] = (expf(x[(r) * C + (c)] - sb_row_m[0])) / sb_row_s[0];
-      }
+    const float sb_row_m = sb_acc_m;
+    __syncthreads();
+    // e[r, c] = exp(x[r, c] - m[r])
+    // e is not stored: it is recomputed where it is read.
+    // s[r] = sum(c in 0..C: e[r, c])
+    float sb_acc_s = 0.0f;
+    for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 64) {
+      const int64_t sb_k = sb_j < sb_body ? sb_head + sb_j : sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j;
+      sb_acc_s += expf(x[sb_row * C + sb_k] - sb_row_m);
+    }
+    // every lane of the warp gets the warp's value
+    sb_acc_s = sb_warp_sum_f32(sb_acc_s);
+    // Every thread combines the warps' values, in the same order.
+    if (sb_lane % 32 == 0) {
+      sb_warps_f32[sb_lane / 32] = sb_acc_s;
     }
     __syncthreads();
-    {  // t[r, c] = select(b[c, r] > 0.0, b[c, r], b[c, r] * 0.5)
-      [[maybe_unused]] const int64_t r = sb_row;
-      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 64) {
-        const int64_t sb_q = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
-        const int64_t c = sb_q;
-        t[r * C + c] = b[c * R + r] > 0.0f ? b[c * R + r] : b[c * R + r] * 0.5f;
-      }
+    sb_acc_s = sb_warps_f32[0];
+    for (int64_t sb_w = 1; sb_w < 2; ++sb_w) {
+      sb_acc_s += sb_warps_f32[sb_w];
+    }
+    __syncthreads();
+    const float sb_row_s = sb_acc_s;
+    __syncthreads();
+    // y[r, c] = e[r, c] / s[r]
+    for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 64) {
+      const int64_t sb_q = sb_j < sb_body ? sb_head + sb_j : sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j;
+      y[sb_row * C + sb_q] = expf(x[sb_row * C + sb_q] - sb_row_m) / sb_row_s;
+    }
+    __syncthreads();
+    // t[r, c] = select(b[c, r] > 0.0, b[c, r], b[c, r] * 0.5)
+    for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 64) {
+      const int64_t sb_q = sb_j < sb_body ? sb_head + sb_j : sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j;
+      t[sb_row * C + sb_q] = b[sb_q * R + sb_row] > 0.0f ? b[sb_q * R + sb_row] : b[sb_q * R + sb_row] * 0.5f;
     }
   }
 }

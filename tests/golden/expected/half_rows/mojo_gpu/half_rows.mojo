@@ -112,11 +112,10 @@ def sb_warp_per_row_s0_rows(x: Pointer[Float16, ImmUntrackedOrigin],
                             sb_arg_C: Int64) abi("C"):
     var R = Int(sb_arg_R)
     var C = Int(sb_arg_C)
-    var sb_rows = external_memory[
-        Float32, address_space=AddressSpace.SHARED, alignment=16, name="sb_dynamic_f32"
-    ]()
+    var sb_rows_f32 = external_memory[Float32, address_space=AddressSpace.SHARED, alignment=16, name="sb_rows_f32"]()
     # Shared memory: the broadcast tensors once per block, then one set of rows per warp.
-    var sb_mine = 0 + (Int(thread_idx.x) // 32) * (C + C)  # this warp's rows
+    # this warp's rows
+    var sb_mine = 0 + Int(thread_idx.x) // 32 * (C + C)
     var sb_off_x = sb_mine
     var sb_off_e = sb_off_x + C
     var sb_lane = Int(thread_idx.x) % 32
@@ -125,48 +124,50 @@ def sb_warp_per_row_s0_rows(x: Pointer[Float16, ImmUntrackedOrigin],
     # The row is the same for every thread of the warp, so loop bounds and barriers are uniform.
     for sb_row in range(sb_worker, R, sb_workers):
         var sb_lead = (Int(y) // 2 + sb_row * C) % 64
-        var sb_head = 0 if sb_lead == 0 else (64 - sb_lead if 64 - sb_lead < C else C)
+        var sb_head = 0 if sb_lead == 0 else min(64 - sb_lead, C)
         var sb_body = (C - sb_head) // 64 * 64
         # Stage the rows read more than once: memory is read once per row.
         var sb_lead_x = (Int(x) // 2 + sb_row * C) % 64
-        var sb_head_x = 0 if sb_lead_x == 0 else (64 - sb_lead_x if 64 - sb_lead_x < C else C)
+        var sb_head_x = 0 if sb_lead_x == 0 else min(64 - sb_lead_x, C)
         var sb_body_x = (C - sb_head_x) // 64 * 64
         for sb_j0 in range(0, C, 32):
             var sb_j = sb_j0 + sb_lane if sb_j0 + sb_lane < C else C - 1
-            var sb_c = sb_head_x + sb_j if sb_j < sb_body_x else (sb_j - sb_body_x if sb_j < sb_body_x + sb_head_x else sb_j)
+            var sb_c = sb_head_x + sb_j if sb_j < sb_body_x else sb_j - sb_body_x if sb_j < sb_body_x + sb_head_x else sb_j
             var sb_v = x[unsafe_offset=sb_row * C + sb_c].cast[DType.float32]()
             if sb_j == sb_j0 + sb_lane:
-                sb_rows[unsafe_offset=sb_off_x + sb_c] = sb_v
+                sb_rows_f32[unsafe_offset=sb_off_x + sb_c] = sb_v
         syncwarp()
         # m[r] = max(c in 0..C: x[r, c])
-        var sb_acc_m: Float32 = -inf[DType.float32]()
+        var sb_acc_m = -inf[DType.float32]()
         for sb_j in range(sb_lane, C, 32):
-            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
-            sb_acc_m = sb_max(sb_acc_m, sb_rows[unsafe_offset=sb_off_x + c])
-        sb_acc_m = sb_warp_max_f32(sb_acc_m)  # every lane of the warp gets the warp's value
-        var sb_row_m: Float32 = sb_acc_m
+            var sb_k = sb_head + sb_j if sb_j < sb_body else sb_j - sb_body if sb_j < sb_body + sb_head else sb_j
+            sb_acc_m = sb_max(sb_acc_m, sb_rows_f32[unsafe_offset=sb_off_x + sb_k])
+        # every lane of the warp gets the warp's value
+        sb_acc_m = sb_warp_max_f32(sb_acc_m)
+        var sb_row_m = sb_acc_m
         syncwarp()
         # e[r, c] = exp(x[r, c] - m[r])
         for sb_j in range(sb_lane, C, 32):
-            var sb_q = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
-            sb_rows[unsafe_offset=sb_off_e + sb_q] = sb_exp_f32(sb_rows[unsafe_offset=sb_off_x + sb_q] - sb_row_m)
+            var sb_q = sb_head + sb_j if sb_j < sb_body else sb_j - sb_body if sb_j < sb_body + sb_head else sb_j
+            sb_rows_f32[unsafe_offset=sb_off_e + sb_q] = sb_exp_f32(sb_rows_f32[unsafe_offset=sb_off_x + sb_q] - sb_row_m)
         syncwarp()
         # s[r] = sum(c in 0..C: e[r, c])
-        var sb_acc_s: Float32 = Float32(0.0)
+        var sb_acc_s = Float32(0.0)
         for sb_j in range(sb_lane, C, 32):
-            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
-            sb_acc_s += sb_rows[unsafe_offset=sb_off_e + c]
-        sb_acc_s = sb_warp_sum_f32(sb_acc_s)  # every lane of the warp gets the warp's value
-        var sb_row_s: Float32 = sb_acc_s
+            var sb_k = sb_head + sb_j if sb_j < sb_body else sb_j - sb_body if sb_j < sb_body + sb_head else sb_j
+            sb_acc_s += sb_rows_f32[unsafe_offset=sb_off_e + sb_k]
+        # every lane of the warp gets the warp's value
+        sb_acc_s = sb_warp_sum_f32(sb_acc_s)
+        var sb_row_s = sb_acc_s
         syncwarp()
         # y[r, c] = e[r, c] / s[r]
         for sb_j in range(sb_lane, C, 32):
-            var sb_q = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
-            y[unsafe_offset=sb_row * C + sb_q] = (sb_rows[unsafe_offset=sb_off_e + sb_q] / sb_row_s).cast[DType.float16]()
+            var sb_q = sb_head + sb_j if sb_j < sb_body else sb_j - sb_body if sb_j < sb_body + sb_head else sb_j
+            y[unsafe_offset=sb_row * C + sb_q] = (sb_rows_f32[unsafe_offset=sb_off_e + sb_q] / sb_row_s).cast[DType.float16]()
         syncwarp()
         # t[r, c] = select(b[c, r] > 0.0, b[c, r], b[c, r] * 0.5)
         for sb_j in range(sb_lane, C, 32):
-            var sb_q = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
+            var sb_q = sb_head + sb_j if sb_j < sb_body else sb_j - sb_body if sb_j < sb_body + sb_head else sb_j
             t[unsafe_offset=sb_row * C + sb_q] = (b[unsafe_offset=sb_q * R + sb_row].cast[DType.float32]() if b[unsafe_offset=sb_q * R + sb_row].cast[DType.float32]() > Float32(0.0) else b[unsafe_offset=sb_q * R + sb_row].cast[DType.float32]() * Float32(0.5)).cast[DType.bfloat16]()
         syncwarp()
 
@@ -195,34 +196,36 @@ def sb_warp_per_row_s0_rows_global(x: Pointer[Float16, ImmUntrackedOrigin],
     # The row is the same for every thread of the warp, so loop bounds and barriers are uniform.
     for sb_row in range(sb_worker, R, sb_workers):
         var sb_lead = (Int(y) // 2 + sb_row * C) % 64
-        var sb_head = 0 if sb_lead == 0 else (64 - sb_lead if 64 - sb_lead < C else C)
+        var sb_head = 0 if sb_lead == 0 else min(64 - sb_lead, C)
         var sb_body = (C - sb_head) // 64 * 64
         # m[r] = max(c in 0..C: x[r, c])
-        var sb_acc_m: Float32 = -inf[DType.float32]()
+        var sb_acc_m = -inf[DType.float32]()
         for sb_j in range(sb_lane, C, 32):
-            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
-            sb_acc_m = sb_max(sb_acc_m, x[unsafe_offset=sb_row * C + c].cast[DType.float32]())
-        sb_acc_m = sb_warp_max_f32(sb_acc_m)  # every lane of the warp gets the warp's value
-        var sb_row_m: Float32 = sb_acc_m
+            var sb_k = sb_head + sb_j if sb_j < sb_body else sb_j - sb_body if sb_j < sb_body + sb_head else sb_j
+            sb_acc_m = sb_max(sb_acc_m, x[unsafe_offset=sb_row * C + sb_k].cast[DType.float32]())
+        # every lane of the warp gets the warp's value
+        sb_acc_m = sb_warp_max_f32(sb_acc_m)
+        var sb_row_m = sb_acc_m
         syncwarp()
         # e[r, c] = exp(x[r, c] - m[r])
         # e is not stored: it is recomputed where it is read.
         # s[r] = sum(c in 0..C: e[r, c])
-        var sb_acc_s: Float32 = Float32(0.0)
+        var sb_acc_s = Float32(0.0)
         for sb_j in range(sb_lane, C, 32):
-            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
-            sb_acc_s += (sb_exp_f32(x[unsafe_offset=(sb_row) * C + (c)].cast[DType.float32]() - sb_row_m))
-        sb_acc_s = sb_warp_sum_f32(sb_acc_s)  # every lane of the warp gets the warp's value
-        var sb_row_s: Float32 = sb_acc_s
+            var sb_k = sb_head + sb_j if sb_j < sb_body else sb_j - sb_body if sb_j < sb_body + sb_head else sb_j
+            sb_acc_s += sb_exp_f32(x[unsafe_offset=sb_row * C + sb_k].cast[DType.float32]() - sb_row_m)
+        # every lane of the warp gets the warp's value
+        sb_acc_s = sb_warp_sum_f32(sb_acc_s)
+        var sb_row_s = sb_acc_s
         syncwarp()
         # y[r, c] = e[r, c] / s[r]
         for sb_j in range(sb_lane, C, 32):
-            var sb_q = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
-            y[unsafe_offset=sb_row * C + sb_q] = ((sb_exp_f32(x[unsafe_offset=(sb_row) * C + (sb_q)].cast[DType.float32]() - sb_row_m)) / sb_row_s).cast[DType.float16]()
+            var sb_q = sb_head + sb_j if sb_j < sb_body else sb_j - sb_body if sb_j < sb_body + sb_head else sb_j
+            y[unsafe_offset=sb_row * C + sb_q] = (sb_exp_f32(x[unsafe_offset=sb_row * C + sb_q].cast[DType.float32]() - sb_row_m) / sb_row_s).cast[DType.float16]()
         syncwarp()
         # t[r, c] = select(b[c, r] > 0.0, b[c, r], b[c, r] * 0.5)
         for sb_j in range(sb_lane, C, 32):
-            var sb_q = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
+            var sb_q = sb_head + sb_j if sb_j < sb_body else sb_j - sb_body if sb_j < sb_body + sb_head else sb_j
             t[unsafe_offset=sb_row * C + sb_q] = (b[unsafe_offset=sb_q * R + sb_row].cast[DType.float32]() if b[unsafe_offset=sb_q * R + sb_row].cast[DType.float32]() > Float32(0.0) else b[unsafe_offset=sb_q * R + sb_row].cast[DType.float32]() * Float32(0.5)).cast[DType.bfloat16]()
 
 
@@ -249,12 +252,11 @@ def sb_block_per_row_s0_rows(x: Pointer[Float16, ImmUntrackedOrigin],
                              sb_arg_C: Int64) abi("C"):
     var R = Int(sb_arg_R)
     var C = Int(sb_arg_C)
-    var sb_warps_f32 = stack_allocation[2, Float32, address_space=AddressSpace.SHARED]()  # one value per warp
-    var sb_rows = external_memory[
-        Float32, address_space=AddressSpace.SHARED, alignment=16, name="sb_dynamic_f32"
-    ]()
+    var sb_warps_f32 = stack_allocation[2, Float32, address_space=AddressSpace.SHARED]()
+    var sb_rows_f32 = external_memory[Float32, address_space=AddressSpace.SHARED, alignment=16, name="sb_rows_f32"]()
     # Shared memory: the broadcast tensors once per block, then one set of rows per block.
-    var sb_mine = 0  # this block's rows
+    # this block's rows
+    var sb_mine = 0
     var sb_off_x = sb_mine
     var sb_off_e = sb_off_x + C
     var sb_lane = Int(thread_idx.x)
@@ -263,27 +265,28 @@ def sb_block_per_row_s0_rows(x: Pointer[Float16, ImmUntrackedOrigin],
     # The row is the same for every thread of the block, so loop bounds and barriers are uniform.
     for sb_row in range(sb_worker, R, sb_workers):
         var sb_lead = (Int(y) // 2 + sb_row * C) % 64
-        var sb_head = 0 if sb_lead == 0 else (64 - sb_lead if 64 - sb_lead < C else C)
+        var sb_head = 0 if sb_lead == 0 else min(64 - sb_lead, C)
         var sb_body = (C - sb_head) // 64 * 64
         # Stage the rows read more than once: memory is read once per row.
         var sb_lead_x = (Int(x) // 2 + sb_row * C) % 64
-        var sb_head_x = 0 if sb_lead_x == 0 else (64 - sb_lead_x if 64 - sb_lead_x < C else C)
+        var sb_head_x = 0 if sb_lead_x == 0 else min(64 - sb_lead_x, C)
         var sb_body_x = (C - sb_head_x) // 64 * 64
         for sb_j0 in range(0, C, 64):
-            if sb_j0 + sb_lane // 32 * 32 >= C:
-                continue  # no slot for this warp
-            var sb_j = sb_j0 + sb_lane if sb_j0 + sb_lane < C else C - 1
-            var sb_c = sb_head_x + sb_j if sb_j < sb_body_x else (sb_j - sb_body_x if sb_j < sb_body_x + sb_head_x else sb_j)
-            var sb_v = x[unsafe_offset=sb_row * C + sb_c].cast[DType.float32]()
-            if sb_j == sb_j0 + sb_lane:
-                sb_rows[unsafe_offset=sb_off_x + sb_c] = sb_v
+            # a warp whose first slot is past the end has none
+            if sb_j0 + sb_lane // 32 * 32 < C:
+                var sb_j = sb_j0 + sb_lane if sb_j0 + sb_lane < C else C - 1
+                var sb_c = sb_head_x + sb_j if sb_j < sb_body_x else sb_j - sb_body_x if sb_j < sb_body_x + sb_head_x else sb_j
+                var sb_v = x[unsafe_offset=sb_row * C + sb_c].cast[DType.float32]()
+                if sb_j == sb_j0 + sb_lane:
+                    sb_rows_f32[unsafe_offset=sb_off_x + sb_c] = sb_v
         barrier()
         # m[r] = max(c in 0..C: x[r, c])
-        var sb_acc_m: Float32 = -inf[DType.float32]()
+        var sb_acc_m = -inf[DType.float32]()
         for sb_j in range(sb_lane, C, 64):
-            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
-            sb_acc_m = sb_max(sb_acc_m, sb_rows[unsafe_offset=sb_off_x + c])
-        sb_acc_m = sb_warp_max_f32(sb_acc_m)  # every lane of the warp gets the warp's value
+            var sb_k = sb_head + sb_j if sb_j < sb_body else sb_j - sb_body if sb_j < sb_body + sb_head else sb_j
+            sb_acc_m = sb_max(sb_acc_m, sb_rows_f32[unsafe_offset=sb_off_x + sb_k])
+        # every lane of the warp gets the warp's value
+        sb_acc_m = sb_warp_max_f32(sb_acc_m)
         # Every thread combines the warps' values, in the same order.
         if sb_lane % 32 == 0:
             sb_warps_f32[unsafe_offset=sb_lane // 32] = sb_acc_m
@@ -292,19 +295,20 @@ def sb_block_per_row_s0_rows(x: Pointer[Float16, ImmUntrackedOrigin],
         for sb_w in range(1, 2):
             sb_acc_m = sb_max(sb_acc_m, sb_warps_f32[unsafe_offset=sb_w])
         barrier()
-        var sb_row_m: Float32 = sb_acc_m
+        var sb_row_m = sb_acc_m
         barrier()
         # e[r, c] = exp(x[r, c] - m[r])
         for sb_j in range(sb_lane, C, 64):
-            var sb_q = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
-            sb_rows[unsafe_offset=sb_off_e + sb_q] = sb_exp_f32(sb_rows[unsafe_offset=sb_off_x + sb_q] - sb_row_m)
+            var sb_q = sb_head + sb_j if sb_j < sb_body else sb_j - sb_body if sb_j < sb_body + sb_head else sb_j
+            sb_rows_f32[unsafe_offset=sb_off_e + sb_q] = sb_exp_f32(sb_rows_f32[unsafe_offset=sb_off_x + sb_q] - sb_row_m)
         barrier()
         # s[r] = sum(c in 0..C: e[r, c])
-        var sb_acc_s: Float32 = Float32(0.0)
+        var sb_acc_s = Float32(0.0)
         for sb_j in range(sb_lane, C, 64):
-            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
-            sb_acc_s += sb_rows[unsafe_offset=sb_off_e + c]
-        sb_acc_s = sb_warp_sum_f32(sb_acc_s)  # every lane of the warp gets the warp's value
+            var sb_k = sb_head + sb_j if sb_j < sb_body else sb_j - sb_body if sb_j < sb_body + sb_head else sb_j
+            sb_acc_s += sb_rows_f32[unsafe_offset=sb_off_e + sb_k]
+        # every lane of the warp gets the warp's value
+        sb_acc_s = sb_warp_sum_f32(sb_acc_s)
         # Every thread combines the warps' values, in the same order.
         if sb_lane % 32 == 0:
             sb_warps_f32[unsafe_offset=sb_lane // 32] = sb_acc_s
@@ -313,16 +317,16 @@ def sb_block_per_row_s0_rows(x: Pointer[Float16, ImmUntrackedOrigin],
         for sb_w in range(1, 2):
             sb_acc_s += sb_warps_f32[unsafe_offset=sb_w]
         barrier()
-        var sb_row_s: Float32 = sb_acc_s
+        var sb_row_s = sb_acc_s
         barrier()
         # y[r, c] = e[r, c] / s[r]
         for sb_j in range(sb_lane, C, 64):
-            var sb_q = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
-            y[unsafe_offset=sb_row * C + sb_q] = (sb_rows[unsafe_offset=sb_off_e + sb_q] / sb_row_s).cast[DType.float16]()
+            var sb_q = sb_head + sb_j if sb_j < sb_body else sb_j - sb_body if sb_j < sb_body + sb_head else sb_j
+            y[unsafe_offset=sb_row * C + sb_q] = (sb_rows_f32[unsafe_offset=sb_off_e + sb_q] / sb_row_s).cast[DType.float16]()
         barrier()
         # t[r, c] = select(b[c, r] > 0.0, b[c, r], b[c, r] * 0.5)
         for sb_j in range(sb_lane, C, 64):
-            var sb_q = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
+            var sb_q = sb_head + sb_j if sb_j < sb_body else sb_j - sb_body if sb_j < sb_body + sb_head else sb_j
             t[unsafe_offset=sb_row * C + sb_q] = (b[unsafe_offset=sb_q * R + sb_row].cast[DType.float32]() if b[unsafe_offset=sb_q * R + sb_row].cast[DType.float32]() > Float32(0.0) else b[unsafe_offset=sb_q * R + sb_row].cast[DType.float32]() * Float32(0.5)).cast[DType.bfloat16]()
         barrier()
 
@@ -345,21 +349,22 @@ def sb_block_per_row_s0_rows_global(x: Pointer[Float16, ImmUntrackedOrigin],
                                     sb_arg_C: Int64) abi("C"):
     var R = Int(sb_arg_R)
     var C = Int(sb_arg_C)
-    var sb_warps_f32 = stack_allocation[2, Float32, address_space=AddressSpace.SHARED]()  # one value per warp
+    var sb_warps_f32 = stack_allocation[2, Float32, address_space=AddressSpace.SHARED]()
     var sb_lane = Int(thread_idx.x)
     var sb_worker = Int(block_idx.x)
     var sb_workers = Int(grid_dim.x)
     # The row is the same for every thread of the block, so loop bounds and barriers are uniform.
     for sb_row in range(sb_worker, R, sb_workers):
         var sb_lead = (Int(y) // 2 + sb_row * C) % 64
-        var sb_head = 0 if sb_lead == 0 else (64 - sb_lead if 64 - sb_lead < C else C)
+        var sb_head = 0 if sb_lead == 0 else min(64 - sb_lead, C)
         var sb_body = (C - sb_head) // 64 * 64
         # m[r] = max(c in 0..C: x[r, c])
-        var sb_acc_m: Float32 = -inf[DType.float32]()
+        var sb_acc_m = -inf[DType.float32]()
         for sb_j in range(sb_lane, C, 64):
-            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
-            sb_acc_m = sb_max(sb_acc_m, x[unsafe_offset=sb_row * C + c].cast[DType.float32]())
-        sb_acc_m = sb_warp_max_f32(sb_acc_m)  # every lane of the warp gets the warp's value
+            var sb_k = sb_head + sb_j if sb_j < sb_body else sb_j - sb_body if sb_j < sb_body + sb_head else sb_j
+            sb_acc_m = sb_max(sb_acc_m, x[unsafe_offset=sb_row * C + sb_k].cast[DType.float32]())
+        # every lane of the warp gets the warp's value
+        sb_acc_m = sb_warp_max_f32(sb_acc_m)
         # Every thread combines the warps' values, in the same order.
         if sb_lane % 32 == 0:
             sb_warps_f32[unsafe_offset=sb_lane // 32] = sb_acc_m
@@ -368,16 +373,17 @@ def sb_block_per_row_s0_rows_global(x: Pointer[Float16, ImmUntrackedOrigin],
         for sb_w in range(1, 2):
             sb_acc_m = sb_max(sb_acc_m, sb_warps_f32[unsafe_offset=sb_w])
         barrier()
-        var sb_row_m: Float32 = sb_acc_m
+        var sb_row_m = sb_acc_m
         barrier()
         # e[r, c] = exp(x[r, c] - m[r])
         # e is not stored: it is recomputed where it is read.
         # s[r] = sum(c in 0..C: e[r, c])
-        var sb_acc_s: Float32 = Float32(0.0)
+        var sb_acc_s = Float32(0.0)
         for sb_j in range(sb_lane, C, 64):
-            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
-            sb_acc_s += (sb_exp_f32(x[unsafe_offset=(sb_row) * C + (c)].cast[DType.float32]() - sb_row_m))
-        sb_acc_s = sb_warp_sum_f32(sb_acc_s)  # every lane of the warp gets the warp's value
+            var sb_k = sb_head + sb_j if sb_j < sb_body else sb_j - sb_body if sb_j < sb_body + sb_head else sb_j
+            sb_acc_s += sb_exp_f32(x[unsafe_offset=sb_row * C + sb_k].cast[DType.float32]() - sb_row_m)
+        # every lane of the warp gets the warp's value
+        sb_acc_s = sb_warp_sum_f32(sb_acc_s)
         # Every thread combines the warps' values, in the same order.
         if sb_lane % 32 == 0:
             sb_warps_f32[unsafe_offset=sb_lane // 32] = sb_acc_s
@@ -386,16 +392,16 @@ def sb_block_per_row_s0_rows_global(x: Pointer[Float16, ImmUntrackedOrigin],
         for sb_w in range(1, 2):
             sb_acc_s += sb_warps_f32[unsafe_offset=sb_w]
         barrier()
-        var sb_row_s: Float32 = sb_acc_s
+        var sb_row_s = sb_acc_s
         barrier()
         # y[r, c] = e[r, c] / s[r]
         for sb_j in range(sb_lane, C, 64):
-            var sb_q = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
-            y[unsafe_offset=sb_row * C + sb_q] = ((sb_exp_f32(x[unsafe_offset=(sb_row) * C + (sb_q)].cast[DType.float32]() - sb_row_m)) / sb_row_s).cast[DType.float16]()
+            var sb_q = sb_head + sb_j if sb_j < sb_body else sb_j - sb_body if sb_j < sb_body + sb_head else sb_j
+            y[unsafe_offset=sb_row * C + sb_q] = (sb_exp_f32(x[unsafe_offset=sb_row * C + sb_q].cast[DType.float32]() - sb_row_m) / sb_row_s).cast[DType.float16]()
         barrier()
         # t[r, c] = select(b[c, r] > 0.0, b[c, r], b[c, r] * 0.5)
         for sb_j in range(sb_lane, C, 64):
-            var sb_q = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
+            var sb_q = sb_head + sb_j if sb_j < sb_body else sb_j - sb_body if sb_j < sb_body + sb_head else sb_j
             t[unsafe_offset=sb_row * C + sb_q] = (b[unsafe_offset=sb_q * R + sb_row].cast[DType.float32]() if b[unsafe_offset=sb_q * R + sb_row].cast[DType.float32]() > Float32(0.0) else b[unsafe_offset=sb_q * R + sb_row].cast[DType.float32]() * Float32(0.5)).cast[DType.bfloat16]()
 
 

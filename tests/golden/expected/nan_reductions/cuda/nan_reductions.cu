@@ -414,62 +414,62 @@ __global__ void sb_warp_per_row_s6(const float* __restrict__ x, float* __restric
 // q lives in shared memory; the row of x is staged in shared memory, read once.
 __global__ void __launch_bounds__(256) sb_warp_per_row_s7_rows(
     const float* __restrict__ x, float* __restrict__ nans, const int64_t R, const int64_t C) {
-  SB_DYNAMIC_SHARED(float, sb_rows);
+  SB_DYNAMIC_SHARED(float, sb_rows_f32);
   // Shared memory: the broadcast tensors once per block, then one set of rows per warp.
-  const int64_t sb_mine = 0 + (threadIdx.x / 32) * (C + C);  // this warp's rows
+  // this warp's rows
+  const int64_t sb_mine = 0 + (int64_t)threadIdx.x / 32 * (C + C);
   const int64_t sb_off_x = sb_mine;
   const int64_t sb_off_q = sb_off_x + C;
-  const int64_t sb_lane = threadIdx.x % 32;
-  const int64_t sb_worker = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
-  const int64_t sb_workers = (int64_t)gridDim.x * (blockDim.x / 32);
-  float sb_row_nans[1];  // nans[row], in every thread of the warp
-  // The per-row outputs of the worker's i-th row are kept by thread i % 32 and stored every 32 rows, so that every thread stores alike.
+  const int64_t sb_lane = (int64_t)threadIdx.x % 32;
+  const int64_t sb_worker = ((int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x) / 32;
+  const int64_t sb_workers = (int64_t)gridDim.x * ((int64_t)blockDim.x / 32);
+  // The per-row outputs of the worker's i-th row are kept by thread i % 32 and stored
+  // every 32 rows, so that every thread stores alike.
   int64_t sb_kept_row = -1;
-  int64_t sb_i = 0;  // rows this warp has done
+  int64_t sb_i = 0;
   float sb_kept_nans = 0.0f;
   // The row is the same for every thread of the warp, so loop bounds and barriers are uniform.
   for (int64_t sb_row = sb_worker; sb_row < R; sb_row += sb_workers) {
-    if (sb_i % 32 == sb_lane) sb_kept_row = sb_row;
+    if (sb_i % 32 == sb_lane) {
+      sb_kept_row = sb_row;
+    }
     // Stage the rows read more than once: memory is read once per row.
-    {
-      const int64_t sb_lead_in = ((int64_t)((uintptr_t)(x) / 4) + sb_row * C) % 32;
-      const int64_t sb_head_in = sb_lead_in == 0 ? 0 : (32 - sb_lead_in < C ? 32 - sb_lead_in : C);
-      const int64_t sb_body_in = (C - sb_head_in) / 32 * 32;
-      for (int64_t sb_j0 = 0; sb_j0 < C; sb_j0 += 32) {
-        const int64_t sb_j = sb_j0 + sb_lane < C ? sb_j0 + sb_lane : C - 1;
-        const int64_t sb_c = sb_j < sb_body_in ? sb_head_in + sb_j : (sb_j < sb_body_in + sb_head_in ? sb_j - sb_body_in : sb_j);
-        const float sb_v = x[sb_row * C + sb_c];
-        if (sb_j == sb_j0 + sb_lane) {
-          sb_rows[sb_off_x + sb_c] = sb_v;
-        }
+    const int64_t sb_lead_x = ((uintptr_t)x / 4 + sb_row * C) % 32;
+    const int64_t sb_head_x = sb_lead_x == 0 ? 0 : 32 - sb_lead_x < C ? 32 - sb_lead_x : C;
+    const int64_t sb_body_x = (C - sb_head_x) / 32 * 32;
+    for (int64_t sb_j0 = 0; sb_j0 < C; sb_j0 += 32) {
+      const int64_t sb_j = sb_j0 + sb_lane < C ? sb_j0 + sb_lane : C - 1;
+      const int64_t sb_c = sb_j < sb_body_x ? sb_head_x + sb_j : sb_j < sb_body_x + sb_head_x ? sb_j - sb_body_x : sb_j;
+      const float sb_v = x[sb_row * C + sb_c];
+      if (sb_j == sb_j0 + sb_lane) {
+        sb_rows_f32[sb_off_x + sb_c] = sb_v;
       }
     }
     __syncwarp();
-    {  // q[r, c] = select(c == 7 * r % C, log(x[r, c] - 2.0), x[r, c])
-      [[maybe_unused]] const int64_t r = sb_row;
-      for (int64_t sb_q = sb_lane; sb_q < C; sb_q += 32) {
-        const int64_t c = sb_q;
-        sb_rows[sb_off_q + sb_q] = c == 7 * r % C ? logf(sb_rows[sb_off_x + c] - 2.0f) : sb_rows[sb_off_x + c];
-      }
+    // q[r, c] = select(c == 7 * r % C, log(x[r, c] - 2.0), x[r, c])
+    for (int64_t sb_q = sb_lane; sb_q < C; sb_q += 32) {
+      sb_rows_f32[sb_off_q + sb_q] = sb_q == 7 * sb_row % C ? logf(sb_rows_f32[sb_off_x + sb_q] - 2.0f) : sb_rows_f32[sb_off_x + sb_q];
     }
     __syncwarp();
-    {  // nans[r] = sum(c in 0..C: select(q[r, c] != q[r, c], 1.0, 0.0) + select(q[r, c] != x[r, c], 1.0, 0.0))
-      [[maybe_unused]] const int64_t r = sb_row;
-      float sb_acc = 0.0f;
-      for (int64_t c = sb_lane; c < C; c += 32) {
-        sb_acc += ((sb_rows[sb_off_q + c] != sb_rows[sb_off_q + c] ? 1.0f : 0.0f) + (sb_rows[sb_off_q + c] != sb_rows[sb_off_x + c] ? 1.0f : 0.0f));
-      }
-      sb_acc = sb_warp_sum_f32(sb_acc);  // every lane of the warp gets the warp's value
-      sb_row_nans[0] = sb_acc;
-      if (sb_i % 32 == sb_lane) sb_kept_nans = sb_row_nans[0];
+    // nans[r] = sum(c in 0..C: select(q[r, c] != q[r, c], 1.0, 0.0) + select(q[r, c] != x[r, c], 1.0, 0.0))
+    float sb_acc_nans = 0.0f;
+    for (int64_t sb_k = sb_lane; sb_k < C; sb_k += 32) {
+      sb_acc_nans += (sb_rows_f32[sb_off_q + sb_k] != sb_rows_f32[sb_off_q + sb_k] ? 1.0f : 0.0f) + (sb_rows_f32[sb_off_q + sb_k] != sb_rows_f32[sb_off_x + sb_k] ? 1.0f : 0.0f);
+    }
+    // every lane of the warp gets the warp's value
+    sb_acc_nans = sb_warp_sum_f32(sb_acc_nans);
+    const float sb_row_nans = sb_acc_nans;
+    if (sb_i % 32 == sb_lane) {
+      sb_kept_nans = sb_row_nans;
     }
     __syncwarp();
-    ++sb_i;
+    sb_i += 1;
     if (sb_i % 32 == 0) {
       nans[sb_kept_row] = sb_kept_nans;
     }
   }
-  if (sb_kept_row >= 0  /* the last rows */) {
+  // The last rows.
+  if (sb_kept_row >= 0) {
     nans[sb_kept_row] = sb_kept_nans;
   }
 }
@@ -482,36 +482,39 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s7_rows(
 // (no temp is stored).
 __global__ void __launch_bounds__(256) sb_warp_per_row_s7_rows_global(
     const float* __restrict__ x, float* __restrict__ nans, const int64_t R, const int64_t C) {
-  const int64_t sb_lane = threadIdx.x % 32;
-  const int64_t sb_worker = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
-  const int64_t sb_workers = (int64_t)gridDim.x * (blockDim.x / 32);
-  float sb_row_nans[1];  // nans[row], in every thread of the warp
-  // The per-row outputs of the worker's i-th row are kept by thread i % 32 and stored every 32 rows, so that every thread stores alike.
+  const int64_t sb_lane = (int64_t)threadIdx.x % 32;
+  const int64_t sb_worker = ((int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x) / 32;
+  const int64_t sb_workers = (int64_t)gridDim.x * ((int64_t)blockDim.x / 32);
+  // The per-row outputs of the worker's i-th row are kept by thread i % 32 and stored
+  // every 32 rows, so that every thread stores alike.
   int64_t sb_kept_row = -1;
-  int64_t sb_i = 0;  // rows this warp has done
+  int64_t sb_i = 0;
   float sb_kept_nans = 0.0f;
   // The row is the same for every thread of the warp, so loop bounds and barriers are uniform.
   for (int64_t sb_row = sb_worker; sb_row < R; sb_row += sb_workers) {
-    if (sb_i % 32 == sb_lane) sb_kept_row = sb_row;
-    {  // q[r, c] = select(c == 7 * r % C, log(x[r, c] - 2.0), x[r, c])
-      // q is not stored: it is recomputed where it is read.
+    if (sb_i % 32 == sb_lane) {
+      sb_kept_row = sb_row;
     }
-    {  // nans[r] = sum(c in 0..C: select(q[r, c] != q[r, c], 1.0, 0.0) + select(q[r, c] != x[r, c], 1.0, 0.0))
-      [[maybe_unused]] const int64_t r = sb_row;
-      float sb_acc = 0.0f;
-      for (int64_t c = sb_lane; c < C; c += 32) {
-        sb_acc += ((((c) == 7 * (r) % C ? logf(x[(r) * C + (c)] - 2.0f) : x[(r) * C + (c)]) != ((c) == 7 * (r) % C ? logf(x[(r) * C + (c)] - 2.0f) : x[(r) * C + (c)]) ? 1.0f : 0.0f) + (((c) == 7 * (r) % C ? logf(x[(r) * C + (c)] - 2.0f) : x[(r) * C + (c)]) != x[r * C + c] ? 1.0f : 0.0f));
-      }
-      sb_acc = sb_warp_sum_f32(sb_acc);  // every lane of the warp gets the warp's value
-      sb_row_nans[0] = sb_acc;
-      if (sb_i % 32 == sb_lane) sb_kept_nans = sb_row_nans[0];
+    // q[r, c] = select(c == 7 * r % C, log(x[r, c] - 2.0), x[r, c])
+    // q is not stored: it is recomputed where it is read.
+    // nans[r] = sum(c in 0..C: select(q[r, c] != q[r, c], 1.0, 0.0) + select(q[r, c] != x[r, c], 1.0, 0.0))
+    float sb_acc_nans = 0.0f;
+    for (int64_t sb_k = sb_lane; sb_k < C; sb_k += 32) {
+      sb_acc_nans += ((sb_k == 7 * sb_row % C ? logf(x[sb_row * C + sb_k] - 2.0f) : x[sb_row * C + sb_k]) != (sb_k == 7 * sb_row % C ? logf(x[sb_row * C + sb_k] - 2.0f) : x[sb_row * C + sb_k]) ? 1.0f : 0.0f) + ((sb_k == 7 * sb_row % C ? logf(x[sb_row * C + sb_k] - 2.0f) : x[sb_row * C + sb_k]) != x[sb_row * C + sb_k] ? 1.0f : 0.0f);
     }
-    ++sb_i;
+    // every lane of the warp gets the warp's value
+    sb_acc_nans = sb_warp_sum_f32(sb_acc_nans);
+    const float sb_row_nans = sb_acc_nans;
+    if (sb_i % 32 == sb_lane) {
+      sb_kept_nans = sb_row_nans;
+    }
+    sb_i += 1;
     if (sb_i % 32 == 0) {
       nans[sb_kept_row] = sb_kept_nans;
     }
   }
-  if (sb_kept_row >= 0  /* the last rows */) {
+  // The last rows.
+  if (sb_kept_row >= 0) {
     nans[sb_kept_row] = sb_kept_nans;
   }
 }
@@ -708,72 +711,76 @@ __global__ void sb_block_per_row_s6(const float* __restrict__ x, float* __restri
 // q lives in shared memory; the row of x is staged in shared memory, read once.
 __global__ void __launch_bounds__(256) sb_block_per_row_s7_rows(
     const float* __restrict__ x, float* __restrict__ nans, const int64_t R, const int64_t C) {
-  SB_SHARED_ARRAY(float, sb_warps_f32, 8);  // one value per warp
-  SB_DYNAMIC_SHARED(float, sb_rows);
+  SB_SHARED_ARRAY(float, sb_warps_f32, 8);
+  SB_DYNAMIC_SHARED(float, sb_rows_f32);
   // Shared memory: the broadcast tensors once per block, then one set of rows per block.
-  const int64_t sb_mine = 0;  // this block's rows
+  // this block's rows
+  const int64_t sb_mine = 0;
   const int64_t sb_off_x = sb_mine;
   const int64_t sb_off_q = sb_off_x + C;
-  const int64_t sb_lane = threadIdx.x;
-  const int64_t sb_worker = blockIdx.x;
-  const int64_t sb_workers = gridDim.x;
-  float sb_row_nans[1];  // nans[row], in every thread of the block
-  // The per-row outputs of the worker's i-th row are kept by thread i % 256 and stored every 256 rows, so that every thread stores alike.
+  const int64_t sb_lane = (int64_t)threadIdx.x;
+  const int64_t sb_worker = (int64_t)blockIdx.x;
+  const int64_t sb_workers = (int64_t)gridDim.x;
+  // The per-row outputs of the worker's i-th row are kept by thread i % 256 and stored
+  // every 256 rows, so that every thread stores alike.
   int64_t sb_kept_row = -1;
-  int64_t sb_i = 0;  // rows this block has done
+  int64_t sb_i = 0;
   float sb_kept_nans = 0.0f;
   // The row is the same for every thread of the block, so loop bounds and barriers are uniform.
   for (int64_t sb_row = sb_worker; sb_row < R; sb_row += sb_workers) {
-    if (sb_i % 256 == sb_lane) sb_kept_row = sb_row;
+    if (sb_i % 256 == sb_lane) {
+      sb_kept_row = sb_row;
+    }
     // Stage the rows read more than once: memory is read once per row.
-    {
-      const int64_t sb_lead_in = ((int64_t)((uintptr_t)(x) / 4) + sb_row * C) % 32;
-      const int64_t sb_head_in = sb_lead_in == 0 ? 0 : (32 - sb_lead_in < C ? 32 - sb_lead_in : C);
-      const int64_t sb_body_in = (C - sb_head_in) / 32 * 32;
-      for (int64_t sb_j0 = 0; sb_j0 < C; sb_j0 += 256) {
-        if (sb_j0 + sb_lane / 32 * 32 >= C) {
-          continue;  // no slot for this warp
-        }
+    const int64_t sb_lead_x = ((uintptr_t)x / 4 + sb_row * C) % 32;
+    const int64_t sb_head_x = sb_lead_x == 0 ? 0 : 32 - sb_lead_x < C ? 32 - sb_lead_x : C;
+    const int64_t sb_body_x = (C - sb_head_x) / 32 * 32;
+    for (int64_t sb_j0 = 0; sb_j0 < C; sb_j0 += 256) {
+      // a warp whose first slot is past the end has none
+      if (sb_j0 + sb_lane / 32 * 32 < C) {
         const int64_t sb_j = sb_j0 + sb_lane < C ? sb_j0 + sb_lane : C - 1;
-        const int64_t sb_c = sb_j < sb_body_in ? sb_head_in + sb_j : (sb_j < sb_body_in + sb_head_in ? sb_j - sb_body_in : sb_j);
+        const int64_t sb_c = sb_j < sb_body_x ? sb_head_x + sb_j : sb_j < sb_body_x + sb_head_x ? sb_j - sb_body_x : sb_j;
         const float sb_v = x[sb_row * C + sb_c];
         if (sb_j == sb_j0 + sb_lane) {
-          sb_rows[sb_off_x + sb_c] = sb_v;
+          sb_rows_f32[sb_off_x + sb_c] = sb_v;
         }
       }
     }
     __syncthreads();
-    {  // q[r, c] = select(c == 7 * r % C, log(x[r, c] - 2.0), x[r, c])
-      [[maybe_unused]] const int64_t r = sb_row;
-      for (int64_t sb_q = sb_lane; sb_q < C; sb_q += 256) {
-        const int64_t c = sb_q;
-        sb_rows[sb_off_q + sb_q] = c == 7 * r % C ? logf(sb_rows[sb_off_x + c] - 2.0f) : sb_rows[sb_off_x + c];
-      }
+    // q[r, c] = select(c == 7 * r % C, log(x[r, c] - 2.0), x[r, c])
+    for (int64_t sb_q = sb_lane; sb_q < C; sb_q += 256) {
+      sb_rows_f32[sb_off_q + sb_q] = sb_q == 7 * sb_row % C ? logf(sb_rows_f32[sb_off_x + sb_q] - 2.0f) : sb_rows_f32[sb_off_x + sb_q];
     }
     __syncthreads();
-    {  // nans[r] = sum(c in 0..C: select(q[r, c] != q[r, c], 1.0, 0.0) + select(q[r, c] != x[r, c], 1.0, 0.0))
-      [[maybe_unused]] const int64_t r = sb_row;
-      float sb_acc = 0.0f;
-      for (int64_t c = sb_lane; c < C; c += 256) {
-        sb_acc += ((sb_rows[sb_off_q + c] != sb_rows[sb_off_q + c] ? 1.0f : 0.0f) + (sb_rows[sb_off_q + c] != sb_rows[sb_off_x + c] ? 1.0f : 0.0f));
-      }
-      sb_acc = sb_warp_sum_f32(sb_acc);  // every lane of the warp gets the warp's value
-      // Every thread combines the warps' values, in the same order.
-      if (threadIdx.x % 32 == 0) sb_warps_f32[threadIdx.x / 32] = sb_acc;
-      __syncthreads();
-      sb_acc = sb_warps_f32[0];
-      for (int sb_w = 1; sb_w < 8; ++sb_w) sb_acc += sb_warps_f32[sb_w];
-      __syncthreads();
-      sb_row_nans[0] = sb_acc;
-      if (sb_i % 256 == sb_lane) sb_kept_nans = sb_row_nans[0];
+    // nans[r] = sum(c in 0..C: select(q[r, c] != q[r, c], 1.0, 0.0) + select(q[r, c] != x[r, c], 1.0, 0.0))
+    float sb_acc_nans = 0.0f;
+    for (int64_t sb_k = sb_lane; sb_k < C; sb_k += 256) {
+      sb_acc_nans += (sb_rows_f32[sb_off_q + sb_k] != sb_rows_f32[sb_off_q + sb_k] ? 1.0f : 0.0f) + (sb_rows_f32[sb_off_q + sb_k] != sb_rows_f32[sb_off_x + sb_k] ? 1.0f : 0.0f);
+    }
+    // every lane of the warp gets the warp's value
+    sb_acc_nans = sb_warp_sum_f32(sb_acc_nans);
+    // Every thread combines the warps' values, in the same order.
+    if (sb_lane % 32 == 0) {
+      sb_warps_f32[sb_lane / 32] = sb_acc_nans;
     }
     __syncthreads();
-    ++sb_i;
+    sb_acc_nans = sb_warps_f32[0];
+    for (int64_t sb_w = 1; sb_w < 8; ++sb_w) {
+      sb_acc_nans += sb_warps_f32[sb_w];
+    }
+    __syncthreads();
+    const float sb_row_nans = sb_acc_nans;
+    if (sb_i % 256 == sb_lane) {
+      sb_kept_nans = sb_row_nans;
+    }
+    __syncthreads();
+    sb_i += 1;
     if (sb_i % 256 == 0) {
       nans[sb_kept_row] = sb_kept_nans;
     }
   }
-  if (sb_kept_row >= 0  /* the last rows */) {
+  // The last rows.
+  if (sb_kept_row >= 0) {
     nans[sb_kept_row] = sb_kept_nans;
   }
 }
@@ -786,43 +793,50 @@ __global__ void __launch_bounds__(256) sb_block_per_row_s7_rows(
 // (no temp is stored).
 __global__ void __launch_bounds__(256) sb_block_per_row_s7_rows_global(
     const float* __restrict__ x, float* __restrict__ nans, const int64_t R, const int64_t C) {
-  SB_SHARED_ARRAY(float, sb_warps_f32, 8);  // one value per warp
-  const int64_t sb_lane = threadIdx.x;
-  const int64_t sb_worker = blockIdx.x;
-  const int64_t sb_workers = gridDim.x;
-  float sb_row_nans[1];  // nans[row], in every thread of the block
-  // The per-row outputs of the worker's i-th row are kept by thread i % 256 and stored every 256 rows, so that every thread stores alike.
+  SB_SHARED_ARRAY(float, sb_warps_f32, 8);
+  const int64_t sb_lane = (int64_t)threadIdx.x;
+  const int64_t sb_worker = (int64_t)blockIdx.x;
+  const int64_t sb_workers = (int64_t)gridDim.x;
+  // The per-row outputs of the worker's i-th row are kept by thread i % 256 and stored
+  // every 256 rows, so that every thread stores alike.
   int64_t sb_kept_row = -1;
-  int64_t sb_i = 0;  // rows this block has done
+  int64_t sb_i = 0;
   float sb_kept_nans = 0.0f;
   // The row is the same for every thread of the block, so loop bounds and barriers are uniform.
   for (int64_t sb_row = sb_worker; sb_row < R; sb_row += sb_workers) {
-    if (sb_i % 256 == sb_lane) sb_kept_row = sb_row;
-    {  // q[r, c] = select(c == 7 * r % C, log(x[r, c] - 2.0), x[r, c])
-      // q is not stored: it is recomputed where it is read.
+    if (sb_i % 256 == sb_lane) {
+      sb_kept_row = sb_row;
     }
-    {  // nans[r] = sum(c in 0..C: select(q[r, c] != q[r, c], 1.0, 0.0) + select(q[r, c] != x[r, c], 1.0, 0.0))
-      [[maybe_unused]] const int64_t r = sb_row;
-      float sb_acc = 0.0f;
-      for (int64_t c = sb_lane; c < C; c += 256) {
-        sb_acc += ((((c) == 7 * (r) % C ? logf(x[(r) * C + (c)] - 2.0f) : x[(r) * C + (c)]) != ((c) == 7 * (r) % C ? logf(x[(r) * C + (c)] - 2.0f) : x[(r) * C + (c)]) ? 1.0f : 0.0f) + (((c) == 7 * (r) % C ? logf(x[(r) * C + (c)] - 2.0f) : x[(r) * C + (c)]) != x[r * C + c] ? 1.0f : 0.0f));
-      }
-      sb_acc = sb_warp_sum_f32(sb_acc);  // every lane of the warp gets the warp's value
-      // Every thread combines the warps' values, in the same order.
-      if (threadIdx.x % 32 == 0) sb_warps_f32[threadIdx.x / 32] = sb_acc;
-      __syncthreads();
-      sb_acc = sb_warps_f32[0];
-      for (int sb_w = 1; sb_w < 8; ++sb_w) sb_acc += sb_warps_f32[sb_w];
-      __syncthreads();
-      sb_row_nans[0] = sb_acc;
-      if (sb_i % 256 == sb_lane) sb_kept_nans = sb_row_nans[0];
+    // q[r, c] = select(c == 7 * r % C, log(x[r, c] - 2.0), x[r, c])
+    // q is not stored: it is recomputed where it is read.
+    // nans[r] = sum(c in 0..C: select(q[r, c] != q[r, c], 1.0, 0.0) + select(q[r, c] != x[r, c], 1.0, 0.0))
+    float sb_acc_nans = 0.0f;
+    for (int64_t sb_k = sb_lane; sb_k < C; sb_k += 256) {
+      sb_acc_nans += ((sb_k == 7 * sb_row % C ? logf(x[sb_row * C + sb_k] - 2.0f) : x[sb_row * C + sb_k]) != (sb_k == 7 * sb_row % C ? logf(x[sb_row * C + sb_k] - 2.0f) : x[sb_row * C + sb_k]) ? 1.0f : 0.0f) + ((sb_k == 7 * sb_row % C ? logf(x[sb_row * C + sb_k] - 2.0f) : x[sb_row * C + sb_k]) != x[sb_row * C + sb_k] ? 1.0f : 0.0f);
     }
-    ++sb_i;
+    // every lane of the warp gets the warp's value
+    sb_acc_nans = sb_warp_sum_f32(sb_acc_nans);
+    // Every thread combines the warps' values, in the same order.
+    if (sb_lane % 32 == 0) {
+      sb_warps_f32[sb_lane / 32] = sb_acc_nans;
+    }
+    __syncthreads();
+    sb_acc_nans = sb_warps_f32[0];
+    for (int64_t sb_w = 1; sb_w < 8; ++sb_w) {
+      sb_acc_nans += sb_warps_f32[sb_w];
+    }
+    __syncthreads();
+    const float sb_row_nans = sb_acc_nans;
+    if (sb_i % 256 == sb_lane) {
+      sb_kept_nans = sb_row_nans;
+    }
+    sb_i += 1;
     if (sb_i % 256 == 0) {
       nans[sb_kept_row] = sb_kept_nans;
     }
   }
-  if (sb_kept_row >= 0  /* the last rows */) {
+  // The last rows.
+  if (sb_kept_row >= 0) {
     nans[sb_kept_row] = sb_kept_nans;
   }
 }

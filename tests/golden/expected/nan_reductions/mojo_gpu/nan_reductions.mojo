@@ -450,11 +450,10 @@ def sb_warp_per_row_s7_rows(x: Pointer[Float32, ImmUntrackedOrigin],
                             sb_arg_C: Int64) abi("C"):
     var R = Int(sb_arg_R)
     var C = Int(sb_arg_C)
-    var sb_rows = external_memory[
-        Float32, address_space=AddressSpace.SHARED, alignment=16, name="sb_dynamic_f32"
-    ]()
+    var sb_rows_f32 = external_memory[Float32, address_space=AddressSpace.SHARED, alignment=16, name="sb_rows_f32"]()
     # Shared memory: the broadcast tensors once per block, then one set of rows per warp.
-    var sb_mine = 0 + (Int(thread_idx.x) // 32) * (C + C)  # this warp's rows
+    # this warp's rows
+    var sb_mine = 0 + Int(thread_idx.x) // 32 * (C + C)
     var sb_off_x = sb_mine
     var sb_off_q = sb_off_x + C
     var sb_lane = Int(thread_idx.x) % 32
@@ -463,7 +462,7 @@ def sb_warp_per_row_s7_rows(x: Pointer[Float32, ImmUntrackedOrigin],
     # The per-row outputs of the worker's i-th row are kept by thread i % 32 and stored
     # every 32 rows, so that every thread stores alike.
     var sb_kept_row = -1
-    var sb_i = 0  # rows this warp has done
+    var sb_i = 0
     var sb_kept_nans = Float32(0)
     # The row is the same for every thread of the warp, so loop bounds and barriers are uniform.
     for sb_row in range(sb_worker, R, sb_workers):
@@ -471,25 +470,26 @@ def sb_warp_per_row_s7_rows(x: Pointer[Float32, ImmUntrackedOrigin],
             sb_kept_row = sb_row
         # Stage the rows read more than once: memory is read once per row.
         var sb_lead_x = (Int(x) // 4 + sb_row * C) % 32
-        var sb_head_x = 0 if sb_lead_x == 0 else (32 - sb_lead_x if 32 - sb_lead_x < C else C)
+        var sb_head_x = 0 if sb_lead_x == 0 else min(32 - sb_lead_x, C)
         var sb_body_x = (C - sb_head_x) // 32 * 32
         for sb_j0 in range(0, C, 32):
             var sb_j = sb_j0 + sb_lane if sb_j0 + sb_lane < C else C - 1
-            var sb_c = sb_head_x + sb_j if sb_j < sb_body_x else (sb_j - sb_body_x if sb_j < sb_body_x + sb_head_x else sb_j)
+            var sb_c = sb_head_x + sb_j if sb_j < sb_body_x else sb_j - sb_body_x if sb_j < sb_body_x + sb_head_x else sb_j
             var sb_v = x[unsafe_offset=sb_row * C + sb_c]
             if sb_j == sb_j0 + sb_lane:
-                sb_rows[unsafe_offset=sb_off_x + sb_c] = sb_v
+                sb_rows_f32[unsafe_offset=sb_off_x + sb_c] = sb_v
         syncwarp()
         # q[r, c] = select(c == 7 * r % C, log(x[r, c] - 2.0), x[r, c])
         for sb_q in range(sb_lane, C, 32):
-            sb_rows[unsafe_offset=sb_off_q + sb_q] = log(sb_rows[unsafe_offset=sb_off_x + sb_q] - Float32(2.0)) if sb_q == 7 * sb_row % C else sb_rows[unsafe_offset=sb_off_x + sb_q]
+            sb_rows_f32[unsafe_offset=sb_off_q + sb_q] = log(sb_rows_f32[unsafe_offset=sb_off_x + sb_q] - Float32(2.0)) if sb_q == 7 * sb_row % C else sb_rows_f32[unsafe_offset=sb_off_x + sb_q]
         syncwarp()
         # nans[r] = sum(c in 0..C: select(q[r, c] != q[r, c], 1.0, 0.0) + select(q[r, c] != x[r, c], 1.0, 0.0))
-        var sb_acc_nans: Float32 = Float32(0.0)
-        for c in range(sb_lane, C, 32):
-            sb_acc_nans += (Float32(1.0) if sb_rows[unsafe_offset=sb_off_q + c] != sb_rows[unsafe_offset=sb_off_q + c] else Float32(0.0)) + (Float32(1.0) if sb_rows[unsafe_offset=sb_off_q + c] != sb_rows[unsafe_offset=sb_off_x + c] else Float32(0.0))
-        sb_acc_nans = sb_warp_sum_f32(sb_acc_nans)  # every lane of the warp gets the warp's value
-        var sb_row_nans: Float32 = sb_acc_nans
+        var sb_acc_nans = Float32(0.0)
+        for sb_k in range(sb_lane, C, 32):
+            sb_acc_nans += (Float32(1.0) if sb_rows_f32[unsafe_offset=sb_off_q + sb_k] != sb_rows_f32[unsafe_offset=sb_off_q + sb_k] else Float32(0.0)) + (Float32(1.0) if sb_rows_f32[unsafe_offset=sb_off_q + sb_k] != sb_rows_f32[unsafe_offset=sb_off_x + sb_k] else Float32(0.0))
+        # every lane of the warp gets the warp's value
+        sb_acc_nans = sb_warp_sum_f32(sb_acc_nans)
+        var sb_row_nans = sb_acc_nans
         if sb_i % 32 == sb_lane:
             sb_kept_nans = sb_row_nans
         syncwarp()
@@ -520,7 +520,7 @@ def sb_warp_per_row_s7_rows_global(x: Pointer[Float32, ImmUntrackedOrigin],
     # The per-row outputs of the worker's i-th row are kept by thread i % 32 and stored
     # every 32 rows, so that every thread stores alike.
     var sb_kept_row = -1
-    var sb_i = 0  # rows this warp has done
+    var sb_i = 0
     var sb_kept_nans = Float32(0)
     # The row is the same for every thread of the warp, so loop bounds and barriers are uniform.
     for sb_row in range(sb_worker, R, sb_workers):
@@ -529,11 +529,12 @@ def sb_warp_per_row_s7_rows_global(x: Pointer[Float32, ImmUntrackedOrigin],
         # q[r, c] = select(c == 7 * r % C, log(x[r, c] - 2.0), x[r, c])
         # q is not stored: it is recomputed where it is read.
         # nans[r] = sum(c in 0..C: select(q[r, c] != q[r, c], 1.0, 0.0) + select(q[r, c] != x[r, c], 1.0, 0.0))
-        var sb_acc_nans: Float32 = Float32(0.0)
-        for c in range(sb_lane, C, 32):
-            sb_acc_nans += (Float32(1.0) if (log(x[unsafe_offset=(sb_row) * C + (c)] - Float32(2.0)) if (c) == 7 * (sb_row) % C else x[unsafe_offset=(sb_row) * C + (c)]) != (log(x[unsafe_offset=(sb_row) * C + (c)] - Float32(2.0)) if (c) == 7 * (sb_row) % C else x[unsafe_offset=(sb_row) * C + (c)]) else Float32(0.0)) + (Float32(1.0) if (log(x[unsafe_offset=(sb_row) * C + (c)] - Float32(2.0)) if (c) == 7 * (sb_row) % C else x[unsafe_offset=(sb_row) * C + (c)]) != x[unsafe_offset=sb_row * C + c] else Float32(0.0))
-        sb_acc_nans = sb_warp_sum_f32(sb_acc_nans)  # every lane of the warp gets the warp's value
-        var sb_row_nans: Float32 = sb_acc_nans
+        var sb_acc_nans = Float32(0.0)
+        for sb_k in range(sb_lane, C, 32):
+            sb_acc_nans += (Float32(1.0) if (log(x[unsafe_offset=sb_row * C + sb_k] - Float32(2.0)) if sb_k == 7 * sb_row % C else x[unsafe_offset=sb_row * C + sb_k]) != (log(x[unsafe_offset=sb_row * C + sb_k] - Float32(2.0)) if sb_k == 7 * sb_row % C else x[unsafe_offset=sb_row * C + sb_k]) else Float32(0.0)) + (Float32(1.0) if (log(x[unsafe_offset=sb_row * C + sb_k] - Float32(2.0)) if sb_k == 7 * sb_row % C else x[unsafe_offset=sb_row * C + sb_k]) != x[unsafe_offset=sb_row * C + sb_k] else Float32(0.0))
+        # every lane of the warp gets the warp's value
+        sb_acc_nans = sb_warp_sum_f32(sb_acc_nans)
+        var sb_row_nans = sb_acc_nans
         if sb_i % 32 == sb_lane:
             sb_kept_nans = sb_row_nans
         sb_i += 1
@@ -754,12 +755,11 @@ def sb_block_per_row_s7_rows(x: Pointer[Float32, ImmUntrackedOrigin],
                              sb_arg_C: Int64) abi("C"):
     var R = Int(sb_arg_R)
     var C = Int(sb_arg_C)
-    var sb_warps_f32 = stack_allocation[8, Float32, address_space=AddressSpace.SHARED]()  # one value per warp
-    var sb_rows = external_memory[
-        Float32, address_space=AddressSpace.SHARED, alignment=16, name="sb_dynamic_f32"
-    ]()
+    var sb_warps_f32 = stack_allocation[8, Float32, address_space=AddressSpace.SHARED]()
+    var sb_rows_f32 = external_memory[Float32, address_space=AddressSpace.SHARED, alignment=16, name="sb_rows_f32"]()
     # Shared memory: the broadcast tensors once per block, then one set of rows per block.
-    var sb_mine = 0  # this block's rows
+    # this block's rows
+    var sb_mine = 0
     var sb_off_x = sb_mine
     var sb_off_q = sb_off_x + C
     var sb_lane = Int(thread_idx.x)
@@ -768,7 +768,7 @@ def sb_block_per_row_s7_rows(x: Pointer[Float32, ImmUntrackedOrigin],
     # The per-row outputs of the worker's i-th row are kept by thread i % 256 and stored
     # every 256 rows, so that every thread stores alike.
     var sb_kept_row = -1
-    var sb_i = 0  # rows this block has done
+    var sb_i = 0
     var sb_kept_nans = Float32(0)
     # The row is the same for every thread of the block, so loop bounds and barriers are uniform.
     for sb_row in range(sb_worker, R, sb_workers):
@@ -776,26 +776,27 @@ def sb_block_per_row_s7_rows(x: Pointer[Float32, ImmUntrackedOrigin],
             sb_kept_row = sb_row
         # Stage the rows read more than once: memory is read once per row.
         var sb_lead_x = (Int(x) // 4 + sb_row * C) % 32
-        var sb_head_x = 0 if sb_lead_x == 0 else (32 - sb_lead_x if 32 - sb_lead_x < C else C)
+        var sb_head_x = 0 if sb_lead_x == 0 else min(32 - sb_lead_x, C)
         var sb_body_x = (C - sb_head_x) // 32 * 32
         for sb_j0 in range(0, C, 256):
-            if sb_j0 + sb_lane // 32 * 32 >= C:
-                continue  # no slot for this warp
-            var sb_j = sb_j0 + sb_lane if sb_j0 + sb_lane < C else C - 1
-            var sb_c = sb_head_x + sb_j if sb_j < sb_body_x else (sb_j - sb_body_x if sb_j < sb_body_x + sb_head_x else sb_j)
-            var sb_v = x[unsafe_offset=sb_row * C + sb_c]
-            if sb_j == sb_j0 + sb_lane:
-                sb_rows[unsafe_offset=sb_off_x + sb_c] = sb_v
+            # a warp whose first slot is past the end has none
+            if sb_j0 + sb_lane // 32 * 32 < C:
+                var sb_j = sb_j0 + sb_lane if sb_j0 + sb_lane < C else C - 1
+                var sb_c = sb_head_x + sb_j if sb_j < sb_body_x else sb_j - sb_body_x if sb_j < sb_body_x + sb_head_x else sb_j
+                var sb_v = x[unsafe_offset=sb_row * C + sb_c]
+                if sb_j == sb_j0 + sb_lane:
+                    sb_rows_f32[unsafe_offset=sb_off_x + sb_c] = sb_v
         barrier()
         # q[r, c] = select(c == 7 * r % C, log(x[r, c] - 2.0), x[r, c])
         for sb_q in range(sb_lane, C, 256):
-            sb_rows[unsafe_offset=sb_off_q + sb_q] = log(sb_rows[unsafe_offset=sb_off_x + sb_q] - Float32(2.0)) if sb_q == 7 * sb_row % C else sb_rows[unsafe_offset=sb_off_x + sb_q]
+            sb_rows_f32[unsafe_offset=sb_off_q + sb_q] = log(sb_rows_f32[unsafe_offset=sb_off_x + sb_q] - Float32(2.0)) if sb_q == 7 * sb_row % C else sb_rows_f32[unsafe_offset=sb_off_x + sb_q]
         barrier()
         # nans[r] = sum(c in 0..C: select(q[r, c] != q[r, c], 1.0, 0.0) + select(q[r, c] != x[r, c], 1.0, 0.0))
-        var sb_acc_nans: Float32 = Float32(0.0)
-        for c in range(sb_lane, C, 256):
-            sb_acc_nans += (Float32(1.0) if sb_rows[unsafe_offset=sb_off_q + c] != sb_rows[unsafe_offset=sb_off_q + c] else Float32(0.0)) + (Float32(1.0) if sb_rows[unsafe_offset=sb_off_q + c] != sb_rows[unsafe_offset=sb_off_x + c] else Float32(0.0))
-        sb_acc_nans = sb_warp_sum_f32(sb_acc_nans)  # every lane of the warp gets the warp's value
+        var sb_acc_nans = Float32(0.0)
+        for sb_k in range(sb_lane, C, 256):
+            sb_acc_nans += (Float32(1.0) if sb_rows_f32[unsafe_offset=sb_off_q + sb_k] != sb_rows_f32[unsafe_offset=sb_off_q + sb_k] else Float32(0.0)) + (Float32(1.0) if sb_rows_f32[unsafe_offset=sb_off_q + sb_k] != sb_rows_f32[unsafe_offset=sb_off_x + sb_k] else Float32(0.0))
+        # every lane of the warp gets the warp's value
+        sb_acc_nans = sb_warp_sum_f32(sb_acc_nans)
         # Every thread combines the warps' values, in the same order.
         if sb_lane % 32 == 0:
             sb_warps_f32[unsafe_offset=sb_lane // 32] = sb_acc_nans
@@ -804,7 +805,7 @@ def sb_block_per_row_s7_rows(x: Pointer[Float32, ImmUntrackedOrigin],
         for sb_w in range(1, 8):
             sb_acc_nans += sb_warps_f32[unsafe_offset=sb_w]
         barrier()
-        var sb_row_nans: Float32 = sb_acc_nans
+        var sb_row_nans = sb_acc_nans
         if sb_i % 256 == sb_lane:
             sb_kept_nans = sb_row_nans
         barrier()
@@ -829,14 +830,14 @@ def sb_block_per_row_s7_rows_global(x: Pointer[Float32, ImmUntrackedOrigin],
                                     sb_arg_C: Int64) abi("C"):
     var R = Int(sb_arg_R)
     var C = Int(sb_arg_C)
-    var sb_warps_f32 = stack_allocation[8, Float32, address_space=AddressSpace.SHARED]()  # one value per warp
+    var sb_warps_f32 = stack_allocation[8, Float32, address_space=AddressSpace.SHARED]()
     var sb_lane = Int(thread_idx.x)
     var sb_worker = Int(block_idx.x)
     var sb_workers = Int(grid_dim.x)
     # The per-row outputs of the worker's i-th row are kept by thread i % 256 and stored
     # every 256 rows, so that every thread stores alike.
     var sb_kept_row = -1
-    var sb_i = 0  # rows this block has done
+    var sb_i = 0
     var sb_kept_nans = Float32(0)
     # The row is the same for every thread of the block, so loop bounds and barriers are uniform.
     for sb_row in range(sb_worker, R, sb_workers):
@@ -845,10 +846,11 @@ def sb_block_per_row_s7_rows_global(x: Pointer[Float32, ImmUntrackedOrigin],
         # q[r, c] = select(c == 7 * r % C, log(x[r, c] - 2.0), x[r, c])
         # q is not stored: it is recomputed where it is read.
         # nans[r] = sum(c in 0..C: select(q[r, c] != q[r, c], 1.0, 0.0) + select(q[r, c] != x[r, c], 1.0, 0.0))
-        var sb_acc_nans: Float32 = Float32(0.0)
-        for c in range(sb_lane, C, 256):
-            sb_acc_nans += (Float32(1.0) if (log(x[unsafe_offset=(sb_row) * C + (c)] - Float32(2.0)) if (c) == 7 * (sb_row) % C else x[unsafe_offset=(sb_row) * C + (c)]) != (log(x[unsafe_offset=(sb_row) * C + (c)] - Float32(2.0)) if (c) == 7 * (sb_row) % C else x[unsafe_offset=(sb_row) * C + (c)]) else Float32(0.0)) + (Float32(1.0) if (log(x[unsafe_offset=(sb_row) * C + (c)] - Float32(2.0)) if (c) == 7 * (sb_row) % C else x[unsafe_offset=(sb_row) * C + (c)]) != x[unsafe_offset=sb_row * C + c] else Float32(0.0))
-        sb_acc_nans = sb_warp_sum_f32(sb_acc_nans)  # every lane of the warp gets the warp's value
+        var sb_acc_nans = Float32(0.0)
+        for sb_k in range(sb_lane, C, 256):
+            sb_acc_nans += (Float32(1.0) if (log(x[unsafe_offset=sb_row * C + sb_k] - Float32(2.0)) if sb_k == 7 * sb_row % C else x[unsafe_offset=sb_row * C + sb_k]) != (log(x[unsafe_offset=sb_row * C + sb_k] - Float32(2.0)) if sb_k == 7 * sb_row % C else x[unsafe_offset=sb_row * C + sb_k]) else Float32(0.0)) + (Float32(1.0) if (log(x[unsafe_offset=sb_row * C + sb_k] - Float32(2.0)) if sb_k == 7 * sb_row % C else x[unsafe_offset=sb_row * C + sb_k]) != x[unsafe_offset=sb_row * C + sb_k] else Float32(0.0))
+        # every lane of the warp gets the warp's value
+        sb_acc_nans = sb_warp_sum_f32(sb_acc_nans)
         # Every thread combines the warps' values, in the same order.
         if sb_lane % 32 == 0:
             sb_warps_f32[unsafe_offset=sb_lane // 32] = sb_acc_nans
@@ -857,7 +859,7 @@ def sb_block_per_row_s7_rows_global(x: Pointer[Float32, ImmUntrackedOrigin],
         for sb_w in range(1, 8):
             sb_acc_nans += sb_warps_f32[unsafe_offset=sb_w]
         barrier()
-        var sb_row_nans: Float32 = sb_acc_nans
+        var sb_row_nans = sb_acc_nans
         if sb_i % 256 == sb_lane:
             sb_kept_nans = sb_row_nans
         sb_i += 1

@@ -254,152 +254,146 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s0_rows(
     const float* __restrict__ x, int64_t* __restrict__ at, int64_t* __restrict__ rare,
     int64_t* __restrict__ early, int64_t* __restrict__ later, int64_t* __restrict__ near,
     int64_t* __restrict__ fromtemp, float* __restrict__ twice, const int64_t R, const int64_t C) {
-  SB_DYNAMIC_SHARED(float, sb_rows);
+  SB_DYNAMIC_SHARED(float, sb_rows_f32);
   // Shared memory: the broadcast tensors once per block, then one set of rows per warp.
-  const int64_t sb_mine = 0 + (threadIdx.x / 32) * (C + C);  // this warp's rows
+  // this warp's rows
+  const int64_t sb_mine = 0 + (int64_t)threadIdx.x / 32 * (C + C);
   const int64_t sb_off_x = sb_mine;
   const int64_t sb_off_e = sb_off_x + C;
-  const int64_t sb_lane = threadIdx.x % 32;
-  const int64_t sb_worker = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
-  const int64_t sb_workers = (int64_t)gridDim.x * (blockDim.x / 32);
-  int64_t sb_row_at[1];  // at[row], in every thread of the warp
-  int64_t sb_row_rare[1];  // rare[row], in every thread of the warp
-  int64_t sb_row_early[1];  // early[row], in every thread of the warp
-  int64_t sb_row_later[1];  // later[row], in every thread of the warp
-  float sb_row_top[1];  // top[row], in every thread of the warp
-  int64_t sb_row_near[1];  // near[row], in every thread of the warp
-  int64_t sb_row_fromtemp[1];  // fromtemp[row], in every thread of the warp
-  // The per-row outputs of the worker's i-th row are kept by thread i % 32 and stored every 32 rows, so that every thread stores alike.
+  const int64_t sb_lane = (int64_t)threadIdx.x % 32;
+  const int64_t sb_worker = ((int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x) / 32;
+  const int64_t sb_workers = (int64_t)gridDim.x * ((int64_t)blockDim.x / 32);
+  // The per-row outputs of the worker's i-th row are kept by thread i % 32 and stored
+  // every 32 rows, so that every thread stores alike.
   int64_t sb_kept_row = -1;
-  int64_t sb_i = 0;  // rows this warp has done
-  int64_t sb_kept_at = 0;
-  int64_t sb_kept_rare = 0;
-  int64_t sb_kept_early = 0;
-  int64_t sb_kept_later = 0;
-  int64_t sb_kept_near = 0;
-  int64_t sb_kept_fromtemp = 0;
+  int64_t sb_i = 0;
+  int64_t sb_kept_at = (int64_t)0;
+  int64_t sb_kept_rare = (int64_t)0;
+  int64_t sb_kept_early = (int64_t)0;
+  int64_t sb_kept_later = (int64_t)0;
+  int64_t sb_kept_near = (int64_t)0;
+  int64_t sb_kept_fromtemp = (int64_t)0;
   // The row is the same for every thread of the warp, so loop bounds and barriers are uniform.
   for (int64_t sb_row = sb_worker; sb_row < R; sb_row += sb_workers) {
-    if (sb_i % 32 == sb_lane) sb_kept_row = sb_row;
-    const int64_t sb_lead = (int64_t)((uintptr_t)(twice + sb_row * C) / 4) % 32;
-    const int64_t sb_head = sb_lead == 0 ? 0 : (32 - sb_lead < C ? 32 - sb_lead : C);
+    if (sb_i % 32 == sb_lane) {
+      sb_kept_row = sb_row;
+    }
+    const int64_t sb_lead = ((uintptr_t)twice / 4 + sb_row * C) % 32;
+    const int64_t sb_head = sb_lead == 0 ? 0 : 32 - sb_lead < C ? 32 - sb_lead : C;
     const int64_t sb_body = (C - sb_head) / 32 * 32;
     // Stage the rows read more than once: memory is read once per row.
-    {
-      const int64_t sb_lead_in = ((int64_t)((uintptr_t)(x) / 4) + sb_row * C) % 32;
-      const int64_t sb_head_in = sb_lead_in == 0 ? 0 : (32 - sb_lead_in < C ? 32 - sb_lead_in : C);
-      const int64_t sb_body_in = (C - sb_head_in) / 32 * 32;
-      for (int64_t sb_j0 = 0; sb_j0 < C; sb_j0 += 32) {
-        const int64_t sb_j = sb_j0 + sb_lane < C ? sb_j0 + sb_lane : C - 1;
-        const int64_t sb_c = sb_j < sb_body_in ? sb_head_in + sb_j : (sb_j < sb_body_in + sb_head_in ? sb_j - sb_body_in : sb_j);
-        const float sb_v = x[sb_row * C + sb_c];
-        if (sb_j == sb_j0 + sb_lane) {
-          sb_rows[sb_off_x + sb_c] = sb_v;
-        }
+    const int64_t sb_lead_x = ((uintptr_t)x / 4 + sb_row * C) % 32;
+    const int64_t sb_head_x = sb_lead_x == 0 ? 0 : 32 - sb_lead_x < C ? 32 - sb_lead_x : C;
+    const int64_t sb_body_x = (C - sb_head_x) / 32 * 32;
+    for (int64_t sb_j0 = 0; sb_j0 < C; sb_j0 += 32) {
+      const int64_t sb_j = sb_j0 + sb_lane < C ? sb_j0 + sb_lane : C - 1;
+      const int64_t sb_c = sb_j < sb_body_x ? sb_head_x + sb_j : sb_j < sb_body_x + sb_head_x ? sb_j - sb_body_x : sb_j;
+      const float sb_v = x[sb_row * C + sb_c];
+      if (sb_j == sb_j0 + sb_lane) {
+        sb_rows_f32[sb_off_x + sb_c] = sb_v;
       }
     }
     __syncwarp();
-    {  // at[r] = min(c in 0..C: select(c >= r + 120 || x[r, c] > 2.0, i64(c), i64(C)))
-      [[maybe_unused]] const int64_t r = sb_row;
-      int64_t sb_acc = INT64_MAX;
-      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
-        const int64_t c = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
-        sb_acc = sb_min_i64(sb_acc, (c >= r + 120 || sb_rows[sb_off_x + c] > 2.0f ? (int64_t)c : (int64_t)C));
-      }
-      sb_acc = sb_warp_min_i64(sb_acc);  // every lane of the warp gets the warp's value
-      sb_row_at[0] = sb_acc;
-      if (sb_i % 32 == sb_lane) sb_kept_at = sb_row_at[0];
+    // at[r] = min(c in 0..C: select(c >= r + 120 || x[r, c] > 2.0, i64(c), i64(C)))
+    int64_t sb_acc_at = INT64_MAX;
+    for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
+      const int64_t sb_k = sb_j < sb_body ? sb_head + sb_j : sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j;
+      sb_acc_at = sb_min_i64(sb_acc_at, sb_k >= sb_row + 120 || sb_rows_f32[sb_off_x + sb_k] > 2.0f ? (int64_t)sb_k : (int64_t)C);
+    }
+    // every lane of the warp gets the warp's value
+    sb_acc_at = sb_warp_min_i64(sb_acc_at);
+    const int64_t sb_row_at = sb_acc_at;
+    if (sb_i % 32 == sb_lane) {
+      sb_kept_at = sb_row_at;
     }
     __syncwarp();
-    {  // rare[r] = min(c in 0..C: select(x[r, c] > 0.998, i64(c), i64(C + 5)))
-      [[maybe_unused]] const int64_t r = sb_row;
-      int64_t sb_acc = INT64_MAX;
-      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
-        const int64_t c = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
-        sb_acc = sb_min_i64(sb_acc, (sb_rows[sb_off_x + c] > 0.998f ? (int64_t)c : (int64_t)(C + 5)));
-      }
-      sb_acc = sb_warp_min_i64(sb_acc);  // every lane of the warp gets the warp's value
-      sb_row_rare[0] = sb_acc;
-      if (sb_i % 32 == sb_lane) sb_kept_rare = sb_row_rare[0];
+    // rare[r] = min(c in 0..C: select(x[r, c] > 0.998, i64(c), i64(C + 5)))
+    int64_t sb_acc_rare = INT64_MAX;
+    for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
+      const int64_t sb_k = sb_j < sb_body ? sb_head + sb_j : sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j;
+      sb_acc_rare = sb_min_i64(sb_acc_rare, sb_rows_f32[sb_off_x + sb_k] > 0.998f ? (int64_t)sb_k : (int64_t)(C + 5));
+    }
+    // every lane of the warp gets the warp's value
+    sb_acc_rare = sb_warp_min_i64(sb_acc_rare);
+    const int64_t sb_row_rare = sb_acc_rare;
+    if (sb_i % 32 == sb_lane) {
+      sb_kept_rare = sb_row_rare;
     }
     __syncwarp();
-    {  // early[r] = min(c in 0..C: select(x[r, c] < -0.5, i64(c), i64(C - 1)))
-      [[maybe_unused]] const int64_t r = sb_row;
-      int64_t sb_acc = INT64_MAX;
-      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
-        const int64_t c = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
-        sb_acc = sb_min_i64(sb_acc, (sb_rows[sb_off_x + c] < -0.5f ? (int64_t)c : (int64_t)(C - 1)));
-      }
-      sb_acc = sb_warp_min_i64(sb_acc);  // every lane of the warp gets the warp's value
-      sb_row_early[0] = sb_acc;
-      if (sb_i % 32 == sb_lane) sb_kept_early = sb_row_early[0];
+    // early[r] = min(c in 0..C: select(x[r, c] < -0.5, i64(c), i64(C - 1)))
+    int64_t sb_acc_early = INT64_MAX;
+    for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
+      const int64_t sb_k = sb_j < sb_body ? sb_head + sb_j : sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j;
+      sb_acc_early = sb_min_i64(sb_acc_early, sb_rows_f32[sb_off_x + sb_k] < -0.5f ? (int64_t)sb_k : (int64_t)(C - 1));
+    }
+    // every lane of the warp gets the warp's value
+    sb_acc_early = sb_warp_min_i64(sb_acc_early);
+    const int64_t sb_row_early = sb_acc_early;
+    if (sb_i % 32 == sb_lane) {
+      sb_kept_early = sb_row_early;
     }
     __syncwarp();
-    {  // later[r] = min(c in r..C: select(x[r, c] * 4.0 > 3.0, i64(c), i64(C)))
-      [[maybe_unused]] const int64_t r = sb_row;
-      int64_t sb_acc = INT64_MAX;
-      for (int64_t c = r + sb_lane; c < C; c += 32) {
-        sb_acc = sb_min_i64(sb_acc, (sb_rows[sb_off_x + c] * 4.0f > 3.0f ? (int64_t)c : (int64_t)C));
-      }
-      sb_acc = sb_warp_min_i64(sb_acc);  // every lane of the warp gets the warp's value
-      sb_row_later[0] = sb_acc;
-      if (sb_i % 32 == sb_lane) sb_kept_later = sb_row_later[0];
+    // later[r] = min(c in r..C: select(x[r, c] * 4.0 > 3.0, i64(c), i64(C)))
+    int64_t sb_acc_later = INT64_MAX;
+    for (int64_t sb_k = sb_row + sb_lane; sb_k < C; sb_k += 32) {
+      sb_acc_later = sb_min_i64(sb_acc_later, sb_rows_f32[sb_off_x + sb_k] * 4.0f > 3.0f ? (int64_t)sb_k : (int64_t)C);
+    }
+    // every lane of the warp gets the warp's value
+    sb_acc_later = sb_warp_min_i64(sb_acc_later);
+    const int64_t sb_row_later = sb_acc_later;
+    if (sb_i % 32 == sb_lane) {
+      sb_kept_later = sb_row_later;
     }
     __syncwarp();
-    {  // top[r] = max(c in 0..C: x[r, c])
-      [[maybe_unused]] const int64_t r = sb_row;
-      float sb_acc = -INFINITY;
-      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
-        const int64_t c = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
-        sb_acc = sb_max_f32(sb_acc, sb_rows[sb_off_x + c]);
-      }
-      sb_acc = sb_warp_max_f32(sb_acc);  // every lane of the warp gets the warp's value
-      sb_row_top[0] = sb_acc;
+    // top[r] = max(c in 0..C: x[r, c])
+    float sb_acc_top = -INFINITY;
+    for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
+      const int64_t sb_k = sb_j < sb_body ? sb_head + sb_j : sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j;
+      sb_acc_top = sb_max_f32(sb_acc_top, sb_rows_f32[sb_off_x + sb_k]);
+    }
+    // every lane of the warp gets the warp's value
+    sb_acc_top = sb_warp_max_f32(sb_acc_top);
+    const float sb_row_top = sb_acc_top;
+    __syncwarp();
+    // near[r] = min(c in 0..C: select(x[r, c] >= top[r] && c >= r + 120, i64(c), i64(C)))
+    int64_t sb_acc_near = INT64_MAX;
+    for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
+      const int64_t sb_k = sb_j < sb_body ? sb_head + sb_j : sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j;
+      sb_acc_near = sb_min_i64(sb_acc_near, sb_rows_f32[sb_off_x + sb_k] >= sb_row_top && sb_k >= sb_row + 120 ? (int64_t)sb_k : (int64_t)C);
+    }
+    // every lane of the warp gets the warp's value
+    sb_acc_near = sb_warp_min_i64(sb_acc_near);
+    const int64_t sb_row_near = sb_acc_near;
+    if (sb_i % 32 == sb_lane) {
+      sb_kept_near = sb_row_near;
     }
     __syncwarp();
-    {  // near[r] = min(c in 0..C: select(x[r, c] >= top[r] && c >= r + 120, i64(c), i64(C)))
-      [[maybe_unused]] const int64_t r = sb_row;
-      int64_t sb_acc = INT64_MAX;
-      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
-        const int64_t c = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
-        sb_acc = sb_min_i64(sb_acc, (sb_rows[sb_off_x + c] >= sb_row_top[0] && c >= r + 120 ? (int64_t)c : (int64_t)C));
-      }
-      sb_acc = sb_warp_min_i64(sb_acc);  // every lane of the warp gets the warp's value
-      sb_row_near[0] = sb_acc;
-      if (sb_i % 32 == sb_lane) sb_kept_near = sb_row_near[0];
+    // e[r, c] = x[r, c] * 2.0
+    for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
+      const int64_t sb_q = sb_j < sb_body ? sb_head + sb_j : sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j;
+      sb_rows_f32[sb_off_e + sb_q] = sb_rows_f32[sb_off_x + sb_q] * 2.0f;
     }
     __syncwarp();
-    {  // e[r, c] = x[r, c] * 2.0
-      [[maybe_unused]] const int64_t r = sb_row;
-      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
-        const int64_t sb_q = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
-        const int64_t c = sb_q;
-        sb_rows[sb_off_e + sb_q] = sb_rows[sb_off_x + c] * 2.0f;
-      }
+    // fromtemp[r] = min(c in 0..C: select(e[r, c] < -1.9, i64(c), i64(C)))
+    int64_t sb_acc_fromtemp = INT64_MAX;
+    for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
+      const int64_t sb_k = sb_j < sb_body ? sb_head + sb_j : sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j;
+      sb_acc_fromtemp = sb_min_i64(sb_acc_fromtemp, sb_rows_f32[sb_off_e + sb_k] < -1.9f ? (int64_t)sb_k : (int64_t)C);
+    }
+    // every lane of the warp gets the warp's value
+    sb_acc_fromtemp = sb_warp_min_i64(sb_acc_fromtemp);
+    const int64_t sb_row_fromtemp = sb_acc_fromtemp;
+    if (sb_i % 32 == sb_lane) {
+      sb_kept_fromtemp = sb_row_fromtemp;
     }
     __syncwarp();
-    {  // fromtemp[r] = min(c in 0..C: select(e[r, c] < -1.9, i64(c), i64(C)))
-      [[maybe_unused]] const int64_t r = sb_row;
-      int64_t sb_acc = INT64_MAX;
-      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
-        const int64_t c = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
-        sb_acc = sb_min_i64(sb_acc, (sb_rows[sb_off_e + c] < -1.9f ? (int64_t)c : (int64_t)C));
-      }
-      sb_acc = sb_warp_min_i64(sb_acc);  // every lane of the warp gets the warp's value
-      sb_row_fromtemp[0] = sb_acc;
-      if (sb_i % 32 == sb_lane) sb_kept_fromtemp = sb_row_fromtemp[0];
+    // twice[r, c] = e[r, c]
+    for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
+      const int64_t sb_q = sb_j < sb_body ? sb_head + sb_j : sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j;
+      twice[sb_row * C + sb_q] = sb_rows_f32[sb_off_e + sb_q];
     }
     __syncwarp();
-    {  // twice[r, c] = e[r, c]
-      [[maybe_unused]] const int64_t r = sb_row;
-      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
-        const int64_t sb_q = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
-        const int64_t c = sb_q;
-        twice[r * C + c] = sb_rows[sb_off_e + c];
-      }
-    }
-    __syncwarp();
-    ++sb_i;
+    sb_i += 1;
     if (sb_i % 32 == 0) {
       at[sb_kept_row] = sb_kept_at;
       rare[sb_kept_row] = sb_kept_rare;
@@ -409,7 +403,8 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s0_rows(
       fromtemp[sb_kept_row] = sb_kept_fromtemp;
     }
   }
-  if (sb_kept_row >= 0  /* the last rows */) {
+  // The last rows.
+  if (sb_kept_row >= 0) {
     at[sb_kept_row] = sb_kept_at;
     rare[sb_kept_row] = sb_kept_rare;
     early[sb_kept_row] = sb_kept_early;
@@ -436,125 +431,122 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s0_rows_global(
     const float* __restrict__ x, int64_t* __restrict__ at, int64_t* __restrict__ rare,
     int64_t* __restrict__ early, int64_t* __restrict__ later, int64_t* __restrict__ near,
     int64_t* __restrict__ fromtemp, float* __restrict__ twice, const int64_t R, const int64_t C) {
-  const int64_t sb_lane = threadIdx.x % 32;
-  const int64_t sb_worker = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
-  const int64_t sb_workers = (int64_t)gridDim.x * (blockDim.x / 32);
-  int64_t sb_row_at[1];  // at[row], in every thread of the warp
-  int64_t sb_row_rare[1];  // rare[row], in every thread of the warp
-  int64_t sb_row_early[1];  // early[row], in every thread of the warp
-  int64_t sb_row_later[1];  // later[row], in every thread of the warp
-  float sb_row_top[1];  // top[row], in every thread of the warp
-  int64_t sb_row_near[1];  // near[row], in every thread of the warp
-  int64_t sb_row_fromtemp[1];  // fromtemp[row], in every thread of the warp
-  // The per-row outputs of the worker's i-th row are kept by thread i % 32 and stored every 32 rows, so that every thread stores alike.
+  const int64_t sb_lane = (int64_t)threadIdx.x % 32;
+  const int64_t sb_worker = ((int64_t)blockIdx.x * (int64_t)blockDim.x + (int64_t)threadIdx.x) / 32;
+  const int64_t sb_workers = (int64_t)gridDim.x * ((int64_t)blockDim.x / 32);
+  // The per-row outputs of the worker's i-th row are kept by thread i % 32 and stored
+  // every 32 rows, so that every thread stores alike.
   int64_t sb_kept_row = -1;
-  int64_t sb_i = 0;  // rows this warp has done
-  int64_t sb_kept_at = 0;
-  int64_t sb_kept_rare = 0;
-  int64_t sb_kept_early = 0;
-  int64_t sb_kept_later = 0;
-  int64_t sb_kept_near = 0;
-  int64_t sb_kept_fromtemp = 0;
+  int64_t sb_i = 0;
+  int64_t sb_kept_at = (int64_t)0;
+  int64_t sb_kept_rare = (int64_t)0;
+  int64_t sb_kept_early = (int64_t)0;
+  int64_t sb_kept_later = (int64_t)0;
+  int64_t sb_kept_near = (int64_t)0;
+  int64_t sb_kept_fromtemp = (int64_t)0;
   // The row is the same for every thread of the warp, so loop bounds and barriers are uniform.
   for (int64_t sb_row = sb_worker; sb_row < R; sb_row += sb_workers) {
-    if (sb_i % 32 == sb_lane) sb_kept_row = sb_row;
-    const int64_t sb_lead = (int64_t)((uintptr_t)(twice + sb_row * C) / 4) % 32;
-    const int64_t sb_head = sb_lead == 0 ? 0 : (32 - sb_lead < C ? 32 - sb_lead : C);
+    if (sb_i % 32 == sb_lane) {
+      sb_kept_row = sb_row;
+    }
+    const int64_t sb_lead = ((uintptr_t)twice / 4 + sb_row * C) % 32;
+    const int64_t sb_head = sb_lead == 0 ? 0 : 32 - sb_lead < C ? 32 - sb_lead : C;
     const int64_t sb_body = (C - sb_head) / 32 * 32;
-    {  // at[r] = min(c in 0..C: select(c >= r + 120 || x[r, c] > 2.0, i64(c), i64(C)))
-      [[maybe_unused]] const int64_t r = sb_row;
-      int64_t sb_acc = INT64_MAX;
-      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
-        const int64_t c = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
-        sb_acc = sb_min_i64(sb_acc, (c >= r + 120 || x[r * C + c] > 2.0f ? (int64_t)c : (int64_t)C));
-      }
-      sb_acc = sb_warp_min_i64(sb_acc);  // every lane of the warp gets the warp's value
-      sb_row_at[0] = sb_acc;
-      if (sb_i % 32 == sb_lane) sb_kept_at = sb_row_at[0];
+    // at[r] = min(c in 0..C: select(c >= r + 120 || x[r, c] > 2.0, i64(c), i64(C)))
+    int64_t sb_acc_at = INT64_MAX;
+    for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
+      const int64_t sb_k = sb_j < sb_body ? sb_head + sb_j : sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j;
+      sb_acc_at = sb_min_i64(sb_acc_at, sb_k >= sb_row + 120 || x[sb_row * C + sb_k] > 2.0f ? (int64_t)sb_k : (int64_t)C);
+    }
+    // every lane of the warp gets the warp's value
+    sb_acc_at = sb_warp_min_i64(sb_acc_at);
+    const int64_t sb_row_at = sb_acc_at;
+    if (sb_i % 32 == sb_lane) {
+      sb_kept_at = sb_row_at;
     }
     __syncwarp();
-    {  // rare[r] = min(c in 0..C: select(x[r, c] > 0.998, i64(c), i64(C + 5)))
-      [[maybe_unused]] const int64_t r = sb_row;
-      int64_t sb_acc = INT64_MAX;
-      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
-        const int64_t c = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
-        sb_acc = sb_min_i64(sb_acc, (x[r * C + c] > 0.998f ? (int64_t)c : (int64_t)(C + 5)));
-      }
-      sb_acc = sb_warp_min_i64(sb_acc);  // every lane of the warp gets the warp's value
-      sb_row_rare[0] = sb_acc;
-      if (sb_i % 32 == sb_lane) sb_kept_rare = sb_row_rare[0];
+    // rare[r] = min(c in 0..C: select(x[r, c] > 0.998, i64(c), i64(C + 5)))
+    int64_t sb_acc_rare = INT64_MAX;
+    for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
+      const int64_t sb_k = sb_j < sb_body ? sb_head + sb_j : sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j;
+      sb_acc_rare = sb_min_i64(sb_acc_rare, x[sb_row * C + sb_k] > 0.998f ? (int64_t)sb_k : (int64_t)(C + 5));
+    }
+    // every lane of the warp gets the warp's value
+    sb_acc_rare = sb_warp_min_i64(sb_acc_rare);
+    const int64_t sb_row_rare = sb_acc_rare;
+    if (sb_i % 32 == sb_lane) {
+      sb_kept_rare = sb_row_rare;
     }
     __syncwarp();
-    {  // early[r] = min(c in 0..C: select(x[r, c] < -0.5, i64(c), i64(C - 1)))
-      [[maybe_unused]] const int64_t r = sb_row;
-      int64_t sb_acc = INT64_MAX;
-      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
-        const int64_t c = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
-        sb_acc = sb_min_i64(sb_acc, (x[r * C + c] < -0.5f ? (int64_t)c : (int64_t)(C - 1)));
-      }
-      sb_acc = sb_warp_min_i64(sb_acc);  // every lane of the warp gets the warp's value
-      sb_row_early[0] = sb_acc;
-      if (sb_i % 32 == sb_lane) sb_kept_early = sb_row_early[0];
+    // early[r] = min(c in 0..C: select(x[r, c] < -0.5, i64(c), i64(C - 1)))
+    int64_t sb_acc_early = INT64_MAX;
+    for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
+      const int64_t sb_k = sb_j < sb_body ? sb_head + sb_j : sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j;
+      sb_acc_early = sb_min_i64(sb_acc_early, x[sb_row * C + sb_k] < -0.5f ? (int64_t)sb_k : (int64_t)(C - 1));
+    }
+    // every lane of the warp gets the warp's value
+    sb_acc_early = sb_warp_min_i64(sb_acc_early);
+    const int64_t sb_row_early = sb_acc_early;
+    if (sb_i % 32 == sb_lane) {
+      sb_kept_early = sb_row_early;
     }
     __syncwarp();
-    {  // later[r] = min(c in r..C: select(x[r, c] * 4.0 > 3.0, i64(c), i64(C)))
-      [[maybe_unused]] const int64_t r = sb_row;
-      int64_t sb_acc = INT64_MAX;
-      for (int64_t c = r + sb_lane; c < C; c += 32) {
-        sb_acc = sb_min_i64(sb_acc, (x[r * C + c] * 4.0f > 3.0f ? (int64_t)c : (int64_t)C));
-      }
-      sb_acc = sb_warp_min_i64(sb_acc);  // every lane of the warp gets the warp's value
-      sb_row_later[0] = sb_acc;
-      if (sb_i % 32 == sb_lane) sb_kept_later = sb_row_later[0];
+    // later[r] = min(c in r..C: select(x[r, c] * 4.0 > 3.0, i64(c), i64(C)))
+    int64_t sb_acc_later = INT64_MAX;
+    for (int64_t sb_k = sb_row + sb_lane; sb_k < C; sb_k += 32) {
+      sb_acc_later = sb_min_i64(sb_acc_later, x[sb_row * C + sb_k] * 4.0f > 3.0f ? (int64_t)sb_k : (int64_t)C);
+    }
+    // every lane of the warp gets the warp's value
+    sb_acc_later = sb_warp_min_i64(sb_acc_later);
+    const int64_t sb_row_later = sb_acc_later;
+    if (sb_i % 32 == sb_lane) {
+      sb_kept_later = sb_row_later;
     }
     __syncwarp();
-    {  // top[r] = max(c in 0..C: x[r, c])
-      [[maybe_unused]] const int64_t r = sb_row;
-      float sb_acc = -INFINITY;
-      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
-        const int64_t c = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
-        sb_acc = sb_max_f32(sb_acc, x[r * C + c]);
-      }
-      sb_acc = sb_warp_max_f32(sb_acc);  // every lane of the warp gets the warp's value
-      sb_row_top[0] = sb_acc;
+    // top[r] = max(c in 0..C: x[r, c])
+    float sb_acc_top = -INFINITY;
+    for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
+      const int64_t sb_k = sb_j < sb_body ? sb_head + sb_j : sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j;
+      sb_acc_top = sb_max_f32(sb_acc_top, x[sb_row * C + sb_k]);
+    }
+    // every lane of the warp gets the warp's value
+    sb_acc_top = sb_warp_max_f32(sb_acc_top);
+    const float sb_row_top = sb_acc_top;
+    __syncwarp();
+    // near[r] = min(c in 0..C: select(x[r, c] >= top[r] && c >= r + 120, i64(c), i64(C)))
+    int64_t sb_acc_near = INT64_MAX;
+    for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
+      const int64_t sb_k = sb_j < sb_body ? sb_head + sb_j : sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j;
+      sb_acc_near = sb_min_i64(sb_acc_near, x[sb_row * C + sb_k] >= sb_row_top && sb_k >= sb_row + 120 ? (int64_t)sb_k : (int64_t)C);
+    }
+    // every lane of the warp gets the warp's value
+    sb_acc_near = sb_warp_min_i64(sb_acc_near);
+    const int64_t sb_row_near = sb_acc_near;
+    if (sb_i % 32 == sb_lane) {
+      sb_kept_near = sb_row_near;
     }
     __syncwarp();
-    {  // near[r] = min(c in 0..C: select(x[r, c] >= top[r] && c >= r + 120, i64(c), i64(C)))
-      [[maybe_unused]] const int64_t r = sb_row;
-      int64_t sb_acc = INT64_MAX;
-      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
-        const int64_t c = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
-        sb_acc = sb_min_i64(sb_acc, (x[r * C + c] >= sb_row_top[0] && c >= r + 120 ? (int64_t)c : (int64_t)C));
-      }
-      sb_acc = sb_warp_min_i64(sb_acc);  // every lane of the warp gets the warp's value
-      sb_row_near[0] = sb_acc;
-      if (sb_i % 32 == sb_lane) sb_kept_near = sb_row_near[0];
+    // e[r, c] = x[r, c] * 2.0
+    // e is not stored: it is recomputed where it is read.
+    // fromtemp[r] = min(c in 0..C: select(e[r, c] < -1.9, i64(c), i64(C)))
+    int64_t sb_acc_fromtemp = INT64_MAX;
+    for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
+      const int64_t sb_k = sb_j < sb_body ? sb_head + sb_j : sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j;
+      sb_acc_fromtemp = sb_min_i64(sb_acc_fromtemp, (x[sb_row * C + sb_k] * 2.0f) < -1.9f ? (int64_t)sb_k : (int64_t)C);
+    }
+    // every lane of the warp gets the warp's value
+    sb_acc_fromtemp = sb_warp_min_i64(sb_acc_fromtemp);
+    const int64_t sb_row_fromtemp = sb_acc_fromtemp;
+    if (sb_i % 32 == sb_lane) {
+      sb_kept_fromtemp = sb_row_fromtemp;
     }
     __syncwarp();
-    {  // e[r, c] = x[r, c] * 2.0
-      // e is not stored: it is recomputed where it is read.
+    // twice[r, c] = e[r, c]
+    for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
+      const int64_t sb_q = sb_j < sb_body ? sb_head + sb_j : sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j;
+      twice[sb_row * C + sb_q] = (x[sb_row * C + sb_q] * 2.0f);
     }
-    {  // fromtemp[r] = min(c in 0..C: select(e[r, c] < -1.9, i64(c), i64(C)))
-      [[maybe_unused]] const int64_t r = sb_row;
-      int64_t sb_acc = INT64_MAX;
-      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
-        const int64_t c = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
-        sb_acc = sb_min_i64(sb_acc, ((x[(r) * C + (c)] * 2.0f) < -1.9f ? (int64_t)c : (int64_t)C));
-      }
-      sb_acc = sb_warp_min_i64(sb_acc);  // every lane of the warp gets the warp's value
-      sb_row_fromtemp[0] = sb_acc;
-      if (sb_i % 32 == sb_lane) sb_kept_fromtemp = sb_row_fromtemp[0];
-    }
-    __syncwarp();
-    {  // twice[r, c] = e[r, c]
-      [[maybe_unused]] const int64_t r = sb_row;
-      for (int64_t sb_j = sb_lane; sb_j < C; sb_j += 32) {
-        const int64_t sb_q = sb_j < sb_body ? sb_head + sb_j : (sb_j < sb_body + sb_head ? sb_j - sb_body : sb_j);
-        const int64_t c = sb_q;
-        twice[r * C + c] = (x[(r) * C + (c)] * 2.0f);
-      }
-    }
-    ++sb_i;
+    sb_i += 1;
     if (sb_i % 32 == 0) {
       at[sb_kept_row] = sb_kept_at;
       rare[sb_kept_row] = sb_kept_rare;
@@ -564,7 +556,8 @@ __global__ void __launch_bounds__(256) sb_warp_per_row_s0_rows_global(
       fromtemp[sb_kept_row] = sb_kept_fromtemp;
     }
   }
-  if (sb_kept_row >= 0  /* the last rows */) {
+  // The last rows.
+  if (sb_kept_row >= 0) {
     at[sb_kept_row] = sb_kept_at;
     rare[sb_kept_row] = sb_kept_rare;
     early[sb_kept_row] = sb_kept_early;

@@ -273,11 +273,10 @@ def sb_warp_per_row_s0_rows(x: Pointer[Float32, ImmUntrackedOrigin],
                             sb_arg_C: Int64) abi("C"):
     var R = Int(sb_arg_R)
     var C = Int(sb_arg_C)
-    var sb_rows = external_memory[
-        Float32, address_space=AddressSpace.SHARED, alignment=16, name="sb_dynamic_f32"
-    ]()
+    var sb_rows_f32 = external_memory[Float32, address_space=AddressSpace.SHARED, alignment=16, name="sb_rows_f32"]()
     # Shared memory: the broadcast tensors once per block, then one set of rows per warp.
-    var sb_mine = 0 + (Int(thread_idx.x) // 32) * (C + C)  # this warp's rows
+    # this warp's rows
+    var sb_mine = 0 + Int(thread_idx.x) // 32 * (C + C)
     var sb_off_x = sb_mine
     var sb_off_e = sb_off_x + C
     var sb_lane = Int(thread_idx.x) % 32
@@ -286,7 +285,7 @@ def sb_warp_per_row_s0_rows(x: Pointer[Float32, ImmUntrackedOrigin],
     # The per-row outputs of the worker's i-th row are kept by thread i % 32 and stored
     # every 32 rows, so that every thread stores alike.
     var sb_kept_row = -1
-    var sb_i = 0  # rows this warp has done
+    var sb_i = 0
     var sb_kept_at = Int64(0)
     var sb_kept_rare = Int64(0)
     var sb_kept_early = Int64(0)
@@ -298,95 +297,102 @@ def sb_warp_per_row_s0_rows(x: Pointer[Float32, ImmUntrackedOrigin],
         if sb_i % 32 == sb_lane:
             sb_kept_row = sb_row
         var sb_lead = (Int(twice) // 4 + sb_row * C) % 32
-        var sb_head = 0 if sb_lead == 0 else (32 - sb_lead if 32 - sb_lead < C else C)
+        var sb_head = 0 if sb_lead == 0 else min(32 - sb_lead, C)
         var sb_body = (C - sb_head) // 32 * 32
         # Stage the rows read more than once: memory is read once per row.
         var sb_lead_x = (Int(x) // 4 + sb_row * C) % 32
-        var sb_head_x = 0 if sb_lead_x == 0 else (32 - sb_lead_x if 32 - sb_lead_x < C else C)
+        var sb_head_x = 0 if sb_lead_x == 0 else min(32 - sb_lead_x, C)
         var sb_body_x = (C - sb_head_x) // 32 * 32
         for sb_j0 in range(0, C, 32):
             var sb_j = sb_j0 + sb_lane if sb_j0 + sb_lane < C else C - 1
-            var sb_c = sb_head_x + sb_j if sb_j < sb_body_x else (sb_j - sb_body_x if sb_j < sb_body_x + sb_head_x else sb_j)
+            var sb_c = sb_head_x + sb_j if sb_j < sb_body_x else sb_j - sb_body_x if sb_j < sb_body_x + sb_head_x else sb_j
             var sb_v = x[unsafe_offset=sb_row * C + sb_c]
             if sb_j == sb_j0 + sb_lane:
-                sb_rows[unsafe_offset=sb_off_x + sb_c] = sb_v
+                sb_rows_f32[unsafe_offset=sb_off_x + sb_c] = sb_v
         syncwarp()
         # at[r] = min(c in 0..C: select(c >= r + 120 || x[r, c] > 2.0, i64(c), i64(C)))
-        var sb_acc_at: Int64 = Int64.MAX
+        var sb_acc_at = Int64.MAX
         for sb_j in range(sb_lane, C, 32):
-            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
-            sb_acc_at = sb_min(sb_acc_at, Int64(c) if c >= sb_row + 120 or sb_rows[unsafe_offset=sb_off_x + c] > Float32(2.0) else Int64(C))
-        sb_acc_at = sb_warp_min_i64(sb_acc_at)  # every lane of the warp gets the warp's value
-        var sb_row_at: Int64 = sb_acc_at
+            var sb_k = sb_head + sb_j if sb_j < sb_body else sb_j - sb_body if sb_j < sb_body + sb_head else sb_j
+            sb_acc_at = sb_min(sb_acc_at, Int64(sb_k) if sb_k >= sb_row + 120 or sb_rows_f32[unsafe_offset=sb_off_x + sb_k] > Float32(2.0) else Int64(C))
+        # every lane of the warp gets the warp's value
+        sb_acc_at = sb_warp_min_i64(sb_acc_at)
+        var sb_row_at = sb_acc_at
         if sb_i % 32 == sb_lane:
             sb_kept_at = sb_row_at
         syncwarp()
         # rare[r] = min(c in 0..C: select(x[r, c] > 0.998, i64(c), i64(C + 5)))
-        var sb_acc_rare: Int64 = Int64.MAX
+        var sb_acc_rare = Int64.MAX
         for sb_j in range(sb_lane, C, 32):
-            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
-            sb_acc_rare = sb_min(sb_acc_rare, Int64(c) if sb_rows[unsafe_offset=sb_off_x + c] > Float32(0.998) else Int64(C + 5))
-        sb_acc_rare = sb_warp_min_i64(sb_acc_rare)  # every lane of the warp gets the warp's value
-        var sb_row_rare: Int64 = sb_acc_rare
+            var sb_k = sb_head + sb_j if sb_j < sb_body else sb_j - sb_body if sb_j < sb_body + sb_head else sb_j
+            sb_acc_rare = sb_min(sb_acc_rare, Int64(sb_k) if sb_rows_f32[unsafe_offset=sb_off_x + sb_k] > Float32(0.998) else Int64(C + 5))
+        # every lane of the warp gets the warp's value
+        sb_acc_rare = sb_warp_min_i64(sb_acc_rare)
+        var sb_row_rare = sb_acc_rare
         if sb_i % 32 == sb_lane:
             sb_kept_rare = sb_row_rare
         syncwarp()
         # early[r] = min(c in 0..C: select(x[r, c] < -0.5, i64(c), i64(C - 1)))
-        var sb_acc_early: Int64 = Int64.MAX
+        var sb_acc_early = Int64.MAX
         for sb_j in range(sb_lane, C, 32):
-            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
-            sb_acc_early = sb_min(sb_acc_early, Int64(c) if sb_rows[unsafe_offset=sb_off_x + c] < Float32(-0.5) else Int64(C - 1))
-        sb_acc_early = sb_warp_min_i64(sb_acc_early)  # every lane of the warp gets the warp's value
-        var sb_row_early: Int64 = sb_acc_early
+            var sb_k = sb_head + sb_j if sb_j < sb_body else sb_j - sb_body if sb_j < sb_body + sb_head else sb_j
+            sb_acc_early = sb_min(sb_acc_early, Int64(sb_k) if sb_rows_f32[unsafe_offset=sb_off_x + sb_k] < Float32(-0.5) else Int64(C - 1))
+        # every lane of the warp gets the warp's value
+        sb_acc_early = sb_warp_min_i64(sb_acc_early)
+        var sb_row_early = sb_acc_early
         if sb_i % 32 == sb_lane:
             sb_kept_early = sb_row_early
         syncwarp()
         # later[r] = min(c in r..C: select(x[r, c] * 4.0 > 3.0, i64(c), i64(C)))
-        var sb_acc_later: Int64 = Int64.MAX
-        for c in range(sb_row + sb_lane, C, 32):
-            sb_acc_later = sb_min(sb_acc_later, Int64(c) if sb_rows[unsafe_offset=sb_off_x + c] * Float32(4.0) > Float32(3.0) else Int64(C))
-        sb_acc_later = sb_warp_min_i64(sb_acc_later)  # every lane of the warp gets the warp's value
-        var sb_row_later: Int64 = sb_acc_later
+        var sb_acc_later = Int64.MAX
+        for sb_k in range(sb_row + sb_lane, C, 32):
+            sb_acc_later = sb_min(sb_acc_later, Int64(sb_k) if sb_rows_f32[unsafe_offset=sb_off_x + sb_k] * Float32(4.0) > Float32(3.0) else Int64(C))
+        # every lane of the warp gets the warp's value
+        sb_acc_later = sb_warp_min_i64(sb_acc_later)
+        var sb_row_later = sb_acc_later
         if sb_i % 32 == sb_lane:
             sb_kept_later = sb_row_later
         syncwarp()
         # top[r] = max(c in 0..C: x[r, c])
-        var sb_acc_top: Float32 = -inf[DType.float32]()
+        var sb_acc_top = -inf[DType.float32]()
         for sb_j in range(sb_lane, C, 32):
-            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
-            sb_acc_top = sb_max(sb_acc_top, sb_rows[unsafe_offset=sb_off_x + c])
-        sb_acc_top = sb_warp_max_f32(sb_acc_top)  # every lane of the warp gets the warp's value
-        var sb_row_top: Float32 = sb_acc_top
+            var sb_k = sb_head + sb_j if sb_j < sb_body else sb_j - sb_body if sb_j < sb_body + sb_head else sb_j
+            sb_acc_top = sb_max(sb_acc_top, sb_rows_f32[unsafe_offset=sb_off_x + sb_k])
+        # every lane of the warp gets the warp's value
+        sb_acc_top = sb_warp_max_f32(sb_acc_top)
+        var sb_row_top = sb_acc_top
         syncwarp()
         # near[r] = min(c in 0..C: select(x[r, c] >= top[r] && c >= r + 120, i64(c), i64(C)))
-        var sb_acc_near: Int64 = Int64.MAX
+        var sb_acc_near = Int64.MAX
         for sb_j in range(sb_lane, C, 32):
-            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
-            sb_acc_near = sb_min(sb_acc_near, Int64(c) if sb_rows[unsafe_offset=sb_off_x + c] >= sb_row_top and c >= sb_row + 120 else Int64(C))
-        sb_acc_near = sb_warp_min_i64(sb_acc_near)  # every lane of the warp gets the warp's value
-        var sb_row_near: Int64 = sb_acc_near
+            var sb_k = sb_head + sb_j if sb_j < sb_body else sb_j - sb_body if sb_j < sb_body + sb_head else sb_j
+            sb_acc_near = sb_min(sb_acc_near, Int64(sb_k) if sb_rows_f32[unsafe_offset=sb_off_x + sb_k] >= sb_row_top and sb_k >= sb_row + 120 else Int64(C))
+        # every lane of the warp gets the warp's value
+        sb_acc_near = sb_warp_min_i64(sb_acc_near)
+        var sb_row_near = sb_acc_near
         if sb_i % 32 == sb_lane:
             sb_kept_near = sb_row_near
         syncwarp()
         # e[r, c] = x[r, c] * 2.0
         for sb_j in range(sb_lane, C, 32):
-            var sb_q = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
-            sb_rows[unsafe_offset=sb_off_e + sb_q] = sb_rows[unsafe_offset=sb_off_x + sb_q] * Float32(2.0)
+            var sb_q = sb_head + sb_j if sb_j < sb_body else sb_j - sb_body if sb_j < sb_body + sb_head else sb_j
+            sb_rows_f32[unsafe_offset=sb_off_e + sb_q] = sb_rows_f32[unsafe_offset=sb_off_x + sb_q] * Float32(2.0)
         syncwarp()
         # fromtemp[r] = min(c in 0..C: select(e[r, c] < -1.9, i64(c), i64(C)))
-        var sb_acc_fromtemp: Int64 = Int64.MAX
+        var sb_acc_fromtemp = Int64.MAX
         for sb_j in range(sb_lane, C, 32):
-            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
-            sb_acc_fromtemp = sb_min(sb_acc_fromtemp, Int64(c) if sb_rows[unsafe_offset=sb_off_e + c] < Float32(-1.9) else Int64(C))
-        sb_acc_fromtemp = sb_warp_min_i64(sb_acc_fromtemp)  # every lane of the warp gets the warp's value
-        var sb_row_fromtemp: Int64 = sb_acc_fromtemp
+            var sb_k = sb_head + sb_j if sb_j < sb_body else sb_j - sb_body if sb_j < sb_body + sb_head else sb_j
+            sb_acc_fromtemp = sb_min(sb_acc_fromtemp, Int64(sb_k) if sb_rows_f32[unsafe_offset=sb_off_e + sb_k] < Float32(-1.9) else Int64(C))
+        # every lane of the warp gets the warp's value
+        sb_acc_fromtemp = sb_warp_min_i64(sb_acc_fromtemp)
+        var sb_row_fromtemp = sb_acc_fromtemp
         if sb_i % 32 == sb_lane:
             sb_kept_fromtemp = sb_row_fromtemp
         syncwarp()
         # twice[r, c] = e[r, c]
         for sb_j in range(sb_lane, C, 32):
-            var sb_q = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
-            twice[unsafe_offset=sb_row * C + sb_q] = sb_rows[unsafe_offset=sb_off_e + sb_q]
+            var sb_q = sb_head + sb_j if sb_j < sb_body else sb_j - sb_body if sb_j < sb_body + sb_head else sb_j
+            twice[unsafe_offset=sb_row * C + sb_q] = sb_rows_f32[unsafe_offset=sb_off_e + sb_q]
         syncwarp()
         sb_i += 1
         if sb_i % 32 == 0:
@@ -438,7 +444,7 @@ def sb_warp_per_row_s0_rows_global(x: Pointer[Float32, ImmUntrackedOrigin],
     # The per-row outputs of the worker's i-th row are kept by thread i % 32 and stored
     # every 32 rows, so that every thread stores alike.
     var sb_kept_row = -1
-    var sb_i = 0  # rows this warp has done
+    var sb_i = 0
     var sb_kept_at = Int64(0)
     var sb_kept_rare = Int64(0)
     var sb_kept_early = Int64(0)
@@ -450,81 +456,88 @@ def sb_warp_per_row_s0_rows_global(x: Pointer[Float32, ImmUntrackedOrigin],
         if sb_i % 32 == sb_lane:
             sb_kept_row = sb_row
         var sb_lead = (Int(twice) // 4 + sb_row * C) % 32
-        var sb_head = 0 if sb_lead == 0 else (32 - sb_lead if 32 - sb_lead < C else C)
+        var sb_head = 0 if sb_lead == 0 else min(32 - sb_lead, C)
         var sb_body = (C - sb_head) // 32 * 32
         # at[r] = min(c in 0..C: select(c >= r + 120 || x[r, c] > 2.0, i64(c), i64(C)))
-        var sb_acc_at: Int64 = Int64.MAX
+        var sb_acc_at = Int64.MAX
         for sb_j in range(sb_lane, C, 32):
-            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
-            sb_acc_at = sb_min(sb_acc_at, Int64(c) if c >= sb_row + 120 or x[unsafe_offset=sb_row * C + c] > Float32(2.0) else Int64(C))
-        sb_acc_at = sb_warp_min_i64(sb_acc_at)  # every lane of the warp gets the warp's value
-        var sb_row_at: Int64 = sb_acc_at
+            var sb_k = sb_head + sb_j if sb_j < sb_body else sb_j - sb_body if sb_j < sb_body + sb_head else sb_j
+            sb_acc_at = sb_min(sb_acc_at, Int64(sb_k) if sb_k >= sb_row + 120 or x[unsafe_offset=sb_row * C + sb_k] > Float32(2.0) else Int64(C))
+        # every lane of the warp gets the warp's value
+        sb_acc_at = sb_warp_min_i64(sb_acc_at)
+        var sb_row_at = sb_acc_at
         if sb_i % 32 == sb_lane:
             sb_kept_at = sb_row_at
         syncwarp()
         # rare[r] = min(c in 0..C: select(x[r, c] > 0.998, i64(c), i64(C + 5)))
-        var sb_acc_rare: Int64 = Int64.MAX
+        var sb_acc_rare = Int64.MAX
         for sb_j in range(sb_lane, C, 32):
-            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
-            sb_acc_rare = sb_min(sb_acc_rare, Int64(c) if x[unsafe_offset=sb_row * C + c] > Float32(0.998) else Int64(C + 5))
-        sb_acc_rare = sb_warp_min_i64(sb_acc_rare)  # every lane of the warp gets the warp's value
-        var sb_row_rare: Int64 = sb_acc_rare
+            var sb_k = sb_head + sb_j if sb_j < sb_body else sb_j - sb_body if sb_j < sb_body + sb_head else sb_j
+            sb_acc_rare = sb_min(sb_acc_rare, Int64(sb_k) if x[unsafe_offset=sb_row * C + sb_k] > Float32(0.998) else Int64(C + 5))
+        # every lane of the warp gets the warp's value
+        sb_acc_rare = sb_warp_min_i64(sb_acc_rare)
+        var sb_row_rare = sb_acc_rare
         if sb_i % 32 == sb_lane:
             sb_kept_rare = sb_row_rare
         syncwarp()
         # early[r] = min(c in 0..C: select(x[r, c] < -0.5, i64(c), i64(C - 1)))
-        var sb_acc_early: Int64 = Int64.MAX
+        var sb_acc_early = Int64.MAX
         for sb_j in range(sb_lane, C, 32):
-            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
-            sb_acc_early = sb_min(sb_acc_early, Int64(c) if x[unsafe_offset=sb_row * C + c] < Float32(-0.5) else Int64(C - 1))
-        sb_acc_early = sb_warp_min_i64(sb_acc_early)  # every lane of the warp gets the warp's value
-        var sb_row_early: Int64 = sb_acc_early
+            var sb_k = sb_head + sb_j if sb_j < sb_body else sb_j - sb_body if sb_j < sb_body + sb_head else sb_j
+            sb_acc_early = sb_min(sb_acc_early, Int64(sb_k) if x[unsafe_offset=sb_row * C + sb_k] < Float32(-0.5) else Int64(C - 1))
+        # every lane of the warp gets the warp's value
+        sb_acc_early = sb_warp_min_i64(sb_acc_early)
+        var sb_row_early = sb_acc_early
         if sb_i % 32 == sb_lane:
             sb_kept_early = sb_row_early
         syncwarp()
         # later[r] = min(c in r..C: select(x[r, c] * 4.0 > 3.0, i64(c), i64(C)))
-        var sb_acc_later: Int64 = Int64.MAX
-        for c in range(sb_row + sb_lane, C, 32):
-            sb_acc_later = sb_min(sb_acc_later, Int64(c) if x[unsafe_offset=sb_row * C + c] * Float32(4.0) > Float32(3.0) else Int64(C))
-        sb_acc_later = sb_warp_min_i64(sb_acc_later)  # every lane of the warp gets the warp's value
-        var sb_row_later: Int64 = sb_acc_later
+        var sb_acc_later = Int64.MAX
+        for sb_k in range(sb_row + sb_lane, C, 32):
+            sb_acc_later = sb_min(sb_acc_later, Int64(sb_k) if x[unsafe_offset=sb_row * C + sb_k] * Float32(4.0) > Float32(3.0) else Int64(C))
+        # every lane of the warp gets the warp's value
+        sb_acc_later = sb_warp_min_i64(sb_acc_later)
+        var sb_row_later = sb_acc_later
         if sb_i % 32 == sb_lane:
             sb_kept_later = sb_row_later
         syncwarp()
         # top[r] = max(c in 0..C: x[r, c])
-        var sb_acc_top: Float32 = -inf[DType.float32]()
+        var sb_acc_top = -inf[DType.float32]()
         for sb_j in range(sb_lane, C, 32):
-            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
-            sb_acc_top = sb_max(sb_acc_top, x[unsafe_offset=sb_row * C + c])
-        sb_acc_top = sb_warp_max_f32(sb_acc_top)  # every lane of the warp gets the warp's value
-        var sb_row_top: Float32 = sb_acc_top
+            var sb_k = sb_head + sb_j if sb_j < sb_body else sb_j - sb_body if sb_j < sb_body + sb_head else sb_j
+            sb_acc_top = sb_max(sb_acc_top, x[unsafe_offset=sb_row * C + sb_k])
+        # every lane of the warp gets the warp's value
+        sb_acc_top = sb_warp_max_f32(sb_acc_top)
+        var sb_row_top = sb_acc_top
         syncwarp()
         # near[r] = min(c in 0..C: select(x[r, c] >= top[r] && c >= r + 120, i64(c), i64(C)))
-        var sb_acc_near: Int64 = Int64.MAX
+        var sb_acc_near = Int64.MAX
         for sb_j in range(sb_lane, C, 32):
-            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
-            sb_acc_near = sb_min(sb_acc_near, Int64(c) if x[unsafe_offset=sb_row * C + c] >= sb_row_top and c >= sb_row + 120 else Int64(C))
-        sb_acc_near = sb_warp_min_i64(sb_acc_near)  # every lane of the warp gets the warp's value
-        var sb_row_near: Int64 = sb_acc_near
+            var sb_k = sb_head + sb_j if sb_j < sb_body else sb_j - sb_body if sb_j < sb_body + sb_head else sb_j
+            sb_acc_near = sb_min(sb_acc_near, Int64(sb_k) if x[unsafe_offset=sb_row * C + sb_k] >= sb_row_top and sb_k >= sb_row + 120 else Int64(C))
+        # every lane of the warp gets the warp's value
+        sb_acc_near = sb_warp_min_i64(sb_acc_near)
+        var sb_row_near = sb_acc_near
         if sb_i % 32 == sb_lane:
             sb_kept_near = sb_row_near
         syncwarp()
         # e[r, c] = x[r, c] * 2.0
         # e is not stored: it is recomputed where it is read.
         # fromtemp[r] = min(c in 0..C: select(e[r, c] < -1.9, i64(c), i64(C)))
-        var sb_acc_fromtemp: Int64 = Int64.MAX
+        var sb_acc_fromtemp = Int64.MAX
         for sb_j in range(sb_lane, C, 32):
-            var c = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
-            sb_acc_fromtemp = sb_min(sb_acc_fromtemp, Int64(c) if (x[unsafe_offset=(sb_row) * C + (c)] * Float32(2.0)) < Float32(-1.9) else Int64(C))
-        sb_acc_fromtemp = sb_warp_min_i64(sb_acc_fromtemp)  # every lane of the warp gets the warp's value
-        var sb_row_fromtemp: Int64 = sb_acc_fromtemp
+            var sb_k = sb_head + sb_j if sb_j < sb_body else sb_j - sb_body if sb_j < sb_body + sb_head else sb_j
+            sb_acc_fromtemp = sb_min(sb_acc_fromtemp, Int64(sb_k) if (x[unsafe_offset=sb_row * C + sb_k] * Float32(2.0)) < Float32(-1.9) else Int64(C))
+        # every lane of the warp gets the warp's value
+        sb_acc_fromtemp = sb_warp_min_i64(sb_acc_fromtemp)
+        var sb_row_fromtemp = sb_acc_fromtemp
         if sb_i % 32 == sb_lane:
             sb_kept_fromtemp = sb_row_fromtemp
         syncwarp()
         # twice[r, c] = e[r, c]
         for sb_j in range(sb_lane, C, 32):
-            var sb_q = sb_head + sb_j if sb_j < sb_body else (sb_j - sb_body if sb_j < sb_body + sb_head else sb_j)
-            twice[unsafe_offset=sb_row * C + sb_q] = (x[unsafe_offset=(sb_row) * C + (sb_q)] * Float32(2.0))
+            var sb_q = sb_head + sb_j if sb_j < sb_body else sb_j - sb_body if sb_j < sb_body + sb_head else sb_j
+            twice[unsafe_offset=sb_row * C + sb_q] = (x[unsafe_offset=sb_row * C + sb_q] * Float32(2.0))
         sb_i += 1
         if sb_i % 32 == 0:
             at[unsafe_offset=sb_kept_row] = sb_kept_at
