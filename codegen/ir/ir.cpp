@@ -211,6 +211,17 @@ std::vector<const Expr*> reads_of(const Expr& e) {
   return nodes_of_kind(e, ExprKind::Read);
 }
 
+std::vector<const Expr*> index_vars_of(const Expr& e) {
+  return nodes_of_kind(e, ExprKind::IndexVar);
+}
+
+bool contains(const Expr& e, const Expr* node) {
+  if (&e == node) return true;
+  for (const auto& a : e.args)
+    if (contains(*a, node)) return true;
+  return false;
+}
+
 std::vector<const Expr*> reduces_of(const Expr& e) {
   return nodes_of_kind(e, ExprKind::Reduce);
 }

@@ -80,6 +80,10 @@ bool same_expr(const Expr& a, const Expr& b);
 
 // Every Read node of `e` (including reads inside subscripts and reductions), in print order.
 std::vector<const Expr*> reads_of(const Expr& e);
+// Every IndexVar node of `e`, in print order.
+std::vector<const Expr*> index_vars_of(const Expr& e);
+// Whether `node` is `e` or a node inside it.
+bool contains(const Expr& e, const Expr* node);
 // Every Reduce node of `e` (including nested ones), outermost first.
 std::vector<const Expr*> reduces_of(const Expr& e);
 // The top-level Reduce nodes of `e` (those not inside another reduction), in print order.

@@ -21,12 +21,6 @@ bool in(const std::vector<int>& v, int t) {
   return std::find(v.begin(), v.end(), t) != v.end();
 }
 
-// Every IndexVar node of `e`.
-void index_vars(const sb::Expr& e, std::vector<const sb::Expr*>& out) {
-  if (e.kind == sb::ExprKind::IndexVar) out.push_back(&e);
-  for (const auto& a : e.args) index_vars(*a, out);
-}
-
 // The segment order of a row (RowPlan::anchor): a row of `len` elements is split at the
 // kRowSegmentBytes boundaries of memory into its head (the elements before the first boundary),
 // its body (the whole segments after it) and its tail. Slot j of the row stands for element
@@ -51,21 +45,13 @@ ExprPtr segment_element(const std::string& tag, const ExprPtr& j) {
                 select(binary(BinOp::Lt, j, add(body, head)), sub(j, body), j));
 }
 
-// Whether `node` is `e` or a node inside it.
-bool inside(const sb::Expr& e, const sb::Expr* node) {
-  if (&e == node) return true;
-  for (const auto& a : e.args)
-    if (inside(*a, node)) return true;
-  return false;
-}
-
 // Statement k's spec expression `e` as a leaf of type `t`, with those of the overrides `o` that
 // replace a node of `e` (the others have nothing to replace there).
 ExprPtr leaf_of(const Spec& spec, size_t k, const sb::Expr& e, Type t,
                 const std::vector<Override>& o) {
   std::vector<Override> mine;
   for (const Override& x : o)
-    if (inside(e, x.expr)) mine.push_back(x);
+    if (contains(e, x.expr)) mine.push_back(x);
   return stmt_leaf(spec, k, e, t, std::move(mine));
 }
 
@@ -262,12 +248,11 @@ class RowsBody {
   // statement (sb_q) and its reduction's variable (`red_var`, if any, bound to `red_value`).
   std::vector<Override> bind_vars(size_t k, int red_var = -1, ExprPtr red_value = nullptr) const {
     const Statement& st = spec_.stmts[k];
-    std::vector<const sb::Expr*> nodes;
-    index_vars(*st.rhs, nodes);
-    for (const IndexVar& iv : st.vars) {
-      if (iv.lo) index_vars(*iv.lo, nodes);
-      if (iv.hi) index_vars(*iv.hi, nodes);
-    }
+    std::vector<const sb::Expr*> nodes = index_vars_of(*st.rhs);
+    for (const IndexVar& iv : st.vars)
+      for (const sb::Expr* b : {iv.lo.get(), iv.hi.get()})
+        if (b)
+          for (const sb::Expr* x : index_vars_of(*b)) nodes.push_back(x);
     std::vector<Override> o;
     for (const sb::Expr* x : nodes) {
       if (x->ref == 0 && st.rank() >= 1) o.push_back({x, st.vars[0].name, v("sb_row")});
@@ -292,7 +277,7 @@ class RowsBody {
     for (const sb::Expr* r : reads_of(e)) {
       // A read inside a node replaced already (a reduction by its value) is not printed.
       bool replaced = false;
-      for (const Override& x : binds) replaced = replaced || inside(*x.expr, r);
+      for (const Override& x : binds) replaced = replaced || contains(*x.expr, r);
       if (replaced) continue;
       const int t = r->ref;
       const Type vt = float_t(value_type_of(t));

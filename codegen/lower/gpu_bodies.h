@@ -135,4 +135,25 @@ struct FusedRowsBody {
 FusedRowsBody fused_rows_body(const Spec& spec, const RowPlan& p, RowUnit unit, bool staged,
                               int64_t block_size);
 
+// The depths of the scores' dot products that a flash_attention block stages through shared
+// memory at a time (its q and k tiles hold this many depths of each query and key).
+constexpr int64_t kAttentionDepthChunk = 32;
+
+// The kernel of attention group `a` (GpuKernel::FusedAttention, the flash_attention strategy)
+// for blocks of `block_size` threads (lower/attention_body.cpp), FlashAttention's algorithm with
+// the parallelism of a GPU block: a block owns bq queries of one batch element (block x, over
+// the batch times sb_qblocks, a kernel parameter) and ec columns of the output (block y), and
+// walks the keys in blocks of bk. For each block of keys it computes the bq x bk scores (q and k
+// staged through shared memory kAttentionDepthChunk depths at a time, each thread holding
+// bq * bk / block_size dot products in registers), then a thread per query folds the block into
+// its running max and sum and turns the scores into weights, and every thread rescales its
+// bq * ec / block_size outputs and adds the weights times the staged values. The scores exist
+// one block at a time in shared memory; s, m, p and l are never written. The kernel's own
+// statement (its Compute, its index variables) is the group's last, the weighted sum.
+struct AttentionTile {
+  int64_t bq, bk, ec;
+};
+loops::Block attention_body(const Spec& spec, const Attention& a, const AttentionTile& t,
+                            int64_t block_size);
+
 }  // namespace sb

@@ -426,11 +426,14 @@ StmtPtr make(Stmt s) { return std::make_shared<const Stmt>(std::move(s)); }
 }  // namespace
 
 StmtPtr for_loop(const std::string& v, ExprPtr min, ExprPtr end, ExprPtr step, ForKind k,
-                 Block body, ExprPtr threads) {
+                 Block body, ExprPtr threads, int64_t unroll) {
+  SB_ASSERT(unroll == 0 || (k == ForKind::Serial && unroll > 1),
+            "loop IR unroll hint on a loop that is not serial");
   Stmt s;
   s.kind = StmtKind::For;
   s.name = v;
   s.for_kind = k;
+  s.unroll = unroll;
   s.exprs = {std::move(min), std::move(end), std::move(step)};
   s.threads = std::move(threads);
   s.body = std::move(body);
@@ -818,6 +821,7 @@ class StmtDump : public StmtFunctor<void(int)> {
               << text(*s.exprs[0]) << ", " << text(*s.exprs[1]) << ") step " << text(*s.exprs[2])
               << " " << for_kind_name(s.for_kind);
     if (s.threads) o_ << " threads " << text(*s.threads);
+    if (s.unroll) o_ << " unroll " << s.unroll;
     o_ << " {\n";
     block(s.body, ind + 1);
     line(ind) << "}\n";

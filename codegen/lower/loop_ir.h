@@ -16,7 +16,7 @@
 //   over at most `threads` worker threads (null: as many as the target offers; no order between
 //   iterations, each must be independent), Vector
 //   asks for SIMD, Unrolled for a full unroll (its extent is a compile-time constant: a module
-//   constant or an immediate).
+//   constant or an immediate); a Serial loop's `unroll` hints at a partial unroll.
 // - Alloc's body sees the buffer; the buffer lives until the body ends. Scope Register: an array
 //   indexed only by compile-time constants (after unrolling), meant to stay in registers;
 //   StackLocal: a small local array; HeapScratch: heap memory aligned to `align` bytes, which
@@ -279,6 +279,7 @@ struct Stmt {
   bool persistent = false;    // Alloc HeapScratch: may be kept between calls
   bool nontemporal = false;   // Store
   bool warp = false;          // Barrier: the warp's lanes only
+  int64_t unroll = 0;         // For Serial: a hint to unroll by this factor (a printer may not)
   int64_t align = 0;          // Alloc: bytes (0: the element's)
   Width width = Width::Scalar;  // Store
   // For: {min, end, step}; If: {cond}; Let/Assign: {value}; Alloc: the dimensions;
@@ -299,7 +300,7 @@ struct Stmt {
 };
 
 StmtPtr for_loop(const std::string& v, ExprPtr min, ExprPtr end, ExprPtr step, ForKind k,
-                 Block body, ExprPtr threads = nullptr);
+                 Block body, ExprPtr threads = nullptr, int64_t unroll = 0);
 StmtPtr if_then(ExprPtr cond, Block then, Block otherwise = {});
 StmtPtr let(const std::string& v, ExprPtr value, bool mut = false);
 StmtPtr assign(const std::string& v, ExprPtr value);

@@ -277,5 +277,55 @@ TEST(GpuBodies, AFusedRowGroupStagesRowsOrComputesItsTempsAgain) {
       << g;
 }
 
+// A fused attention group: the block's shared arrays, its dot products and outputs in registers,
+// the weights' statement where each weight is computed, and the weighted sum's statement at the
+// kernel's end with its sum and l replaced; the scores' statement computes from the dot product.
+TEST(GpuBodies, AnAttentionGroupWalksTheKeysWithAnOnlineSoftmax) {
+  Spec spec = load_rc_spec(
+      "  q: {type: f32, shape: [R, C], role: in}\n"
+      "  kk: {type: f32, shape: [R, C], role: in}\n"
+      "  v: {type: f32, shape: [R, C], role: in}\n"
+      "  s: {type: f32, shape: [R, R], role: temp}\n"
+      "  m: {type: f32, shape: [R], role: temp}\n"
+      "  p: {type: f32, shape: [R, R], role: temp}\n"
+      "  l: {type: f32, shape: [R], role: temp}\n"
+      "  y: {type: f32, shape: [R, C], role: out}\n",
+      "  s[i, j] = sum(d in 0..C: q[i, d] * kk[j, d]) * 0.5\n"
+      "  m[i] = max(j in 0..R: s[i, j])\n"
+      "  p[i, j] = exp(s[i, j] - m[i])\n"
+      "  l[i] = sum(j in 0..R: p[i, j])\n"
+      "  y[i, e] = sum(j in 0..R: p[i, j] * v[j, e]) / l[i]\n");
+  const std::optional<Attention> a = match_attention(spec, 0);
+  ASSERT_TRUE(a.has_value());
+  const loops::Block b = attention_body(spec, *a, {16, 32, 32}, 128);
+  const Counts c = count(b);
+  EXPECT_EQ(c.shared, 7);
+  EXPECT_EQ(c.barriers, 5);  // the q and k tiles (twice), the values, the weights, the outputs
+  EXPECT_EQ(c.computes, 1);
+  EXPECT_EQ(c.index_lets, 2);  // the output's i and e (no batch)
+  const std::string d = loops::dump(b);
+  EXPECT_NE(d.find("alloc sb_qs: f32[528] shared"), std::string::npos) << d;   // 16 x (32 + 1)
+  EXPECT_NE(d.find("alloc sb_ps: f32[528] shared"), std::string::npos) << d;   // 16 x (32 + 1)
+  EXPECT_NE(d.find("alloc sb_acc: f32[4] register"), std::string::npos) << d;  // 16 * 32 / 128
+  EXPECT_NE(d.find("alloc sb_dot: f32[4] register"), std::string::npos) << d;
+  EXPECT_NE(d.find("for sb_dd in [0, 32) step 1 serial unroll 8"), std::string::npos) << d;
+  EXPECT_NE(d.find("sb_x = spec<s0: q[i, d] with i = (sb_i0 + sb_qi), d = (sb_d0 + sb_dd)>"),
+            std::string::npos)
+      << d;
+  // i and j are only inside the sum, which the dot product replaces.
+  EXPECT_NE(d.find("sb_s = spec<s0: sum(d in 0..C: q[i, d] * kk[j, d]) * 0.5 with sum(d in 0..C: "
+                   "q[i, d] * kk[j, d]) = sb_dot[sb_r]>"),
+            std::string::npos)
+      << d;
+  EXPECT_NE(d.find("sb_w = spec<s2: exp(s[i, j] - m[i]) with s[i, j] = sb_ps[((sb_t * 33) + "
+                   "sb_kj)], m[i] = sb_safe>"),
+            std::string::npos)
+      << d;
+  EXPECT_NE(d.find("compute with sum(j in 0..R: p[i, j] * v[j, e]) = sb_acc[sb_r], l[i] = "
+                   "sb_sum[sb_qi]"),
+            std::string::npos)
+      << d;
+}
+
 }  // namespace
 }  // namespace sb

@@ -143,6 +143,21 @@ TEST(LoopPrinters, BothPrintersPassALeafsStatementAndAWarpBarrier) {
       << mw.str();
 }
 
+// A serial loop's unroll hint is nvcc's pragma; GCC and Mojo print the loop alone.
+TEST(LoopPrinters, AnUnrollHintIsNvccsPragmaOnly) {
+  const Block k = {for_loop("i", imm(0), imm(32), imm(1), ForKind::Serial,
+                            {assign("v", add(var("v", int_t()), var("i", int_t())))}, nullptr, 8)};
+  FakeLeaves none([](const std::string&) {});
+  CodeWriter nv(0), gcc(0);
+  print_c_block(k, none, nv, CCompiler::Nvcc);
+  print_c_block(k, none, gcc);
+  EXPECT_EQ(nv.str(), "#pragma unroll 8\nfor (int64_t i = 0; i < 32; ++i) {\n  v += i;\n}\n");
+  EXPECT_EQ(gcc.str(), "for (int64_t i = 0; i < 32; ++i) {\n  v += i;\n}\n");
+  PyWriter mw(0);
+  print_mojo_block(k, none, mw);
+  EXPECT_EQ(mw.str(), "for i in range(32):\n    v += i\n");
+}
+
 TEST(LoopPrinters, CHostBodySpellsTheScanLeavesThroughThePrinter) {
   const sb::Expr red;
   CodeWriter w(0);

@@ -246,6 +246,9 @@ class CStmt : public StmtFunctor<void()> {
     const bool unit = step.kind == ExprKind::IntImm && step.ival == 1;
     switch (s.for_kind) {
       case ForKind::Serial:
+        // A partial unroll is nvcc's pragma (GCC's unrolls on its own at -O3).
+        if (s.unroll > 0 && compiler_ == CCompiler::Nvcc)
+          w_.line("#pragma unroll " + std::to_string(s.unroll));
         break;
       case ForKind::Parallel:
         w_.line("#pragma omp parallel for schedule(static)" +

@@ -30,11 +30,6 @@ bool wraps(DType t) {
   return scalar(t).kind == ScalarKind::SignedInt;
 }
 
-// The zero of a tensor element type, as a literal of that type.
-std::string zero_of(DType t) {
-  return is_float(t) ? float_literal(0.0, t) : "0";
-}
-
 std::string identity(ReduceOp op, DType t) {
   return reduce_identity(op, t);
 }
@@ -89,13 +84,6 @@ std::string wrap_kernel_comments(const std::string& comments, const Spec& spec) 
     wrapped += stmt ? line + "\n" : wrap_comment(line);
   }
   return wrapped;
-}
-
-
-// ---- fused row groups (warp_per_row, block_per_row) -------------------------------------------
-
-bool in(const std::vector<int>& v, int t) {
-  return std::find(v.begin(), v.end(), t) != v.end();
 }
 
 class Gen final {
@@ -200,12 +188,6 @@ class Gen final {
   std::string warp_scan(ReduceOp op, DType t);
   std::string atomic_stmt(ReduceOp op, DType t, const std::string& ptr, const std::string& value);
 
-  // A load of one element of `read` into `dest`, with `binds` ("name = value") declared first
-  // and the load done only when `cond` holds (zero otherwise).
-  void guarded_load(CodeWriter& w, StmtLowering& L, const Expr& read,
-                    const std::vector<std::string>& binds, const std::string& cond,
-                    const std::string& dest, bool own_block = true);
-
   // Statement lowerings.
   std::string generic_kernel(size_t k, const Statement& st, const std::string& suffix,
                              StmtLowering& L);
@@ -291,21 +273,6 @@ std::string Gen::atomic_stmt(ReduceOp op, DType t, const std::string& ptr,
   device_helper(name, d);
   file_.needs_string_h = true;
   return name + "(" + ptr + ", " + value + ");";
-}
-
-void Gen::guarded_load(CodeWriter& w, StmtLowering& L, const Expr& read,
-                       const std::vector<std::string>& binds, const std::string& cond,
-                       const std::string& dest, bool own_block) {
-  const DType t = compute_type(spec_.tensors[read.ref].type);  // an f16 or bf16 read is f32
-  if (own_block) w.open("{");
-  for (const auto& b : binds) w.line("const int64_t " + b + ";");
-  w.line(std::string(c_type(t)) + " sb_x = " + zero_of(t) + ";");
-  w.open("if (" + cond + ") {");
-  const std::string v = L.expr(read, w);
-  w.line("sb_x = " + v + ";");
-  w.close();
-  w.line(dest + " = sb_x;");
-  if (own_block) w.close();
 }
 
 // ---- generic ----------------------------------------------------------------------------------
@@ -759,236 +726,23 @@ void Gen::fused_rows(const RowPlan& p, bool warp) {
 
 // ---- fused attention --------------------------------------------------------------------------
 
-// An attention group (match_attention) as one kernel, FlashAttention's algorithm with the
-// parallelism of a GPU block: a block owns bq queries of one batch element and ec columns of the
-// output, and walks the keys in blocks of bk. For each block of keys it computes the bq x bk
-// scores (q and k staged through shared memory kAttentionDepthChunk depths at a time, each thread
-// holding bq * bk / block_size dot products in registers), then a thread per query folds the
-// block into its running max and sum and turns the scores into weights, and every thread
-// rescales its bq * ec / block_size outputs and adds the weights times the staged values. The
-// scores exist one block at a time in shared memory; s, m, p and l are never written.
+// An attention group (match_attention) as one kernel (lower/gpu_bodies.h: attention_body),
+// FlashAttention's algorithm with the parallelism of a GPU block, and its launch.
 void Gen::attention(const Attention& a) {
   const size_t first = a.first, last = a.first + kAttentionStatements - 1;
-  const Statement& ss = spec_.stmts[first];
-  const Statement& sp = spec_.stmts[first + 2];
   const Statement& sy = spec_.stmts[last];
-  const bool batched = a.scores.batched;
   const int64_t BQ = p("bq"), BK = p("bk"), EC = p("ec"), NT = bs_;
-  const int64_t DC = kAttentionDepthChunk;
-  const int64_t RS = BQ * BK / NT, RA = BQ * EC / NT;
-  SB_ASSERT(RS >= 1 && RA >= 1 && NT >= BQ && RS * NT == BQ * BK && RA * NT == BQ * EC,
-            "flash_attention parameters that check_params should have rejected");
-  const std::string T = c_type(a.type);
-  const std::string qpitch = str(DC + 1), ppitch = str(BK + 1);
-  std::deque<StmtLowering> Ls;  // every lowering printed in the kernel (their uses make the
-                                // signature)
-  StmtLowering& S = Ls.emplace_back(spec_, ss, &h_);
-  StmtLowering& P = Ls.emplace_back(spec_, sp, &h_);
-  StmtLowering& Y = Ls.emplace_back(spec_, sy, &h_);
-  // The index variables: the batch (first, when there is one), the query, the key, the depth
-  // (the scores' sum), the value column.
-  const int s_i = a.scores.out_row_dim(), s_j = s_i + 1, s_d = a.scores.k;
-  const int y_i = a.values.out_row_dim(), y_e = y_i + 1, y_j = a.values.k;
-  const Expr& dot = *a.scores.reduce->args[0];
-  const Expr* q_read = a.scores.x_read;
-  const Expr* k_read = a.scores.y_read;
-  const Expr* v_read = a.values.y_read;
-  const Expr* l_read = a.sum_l;
-  auto bind = [](CodeWriter& w, const std::string& name, const std::string& value) {
-    w.line("[[maybe_unused]] const int64_t " + name + " = " + value + ";");
-  };
-  auto bind_batch = [&](CodeWriter& w, const StmtLowering& L) {
-    if (batched) bind(w, L.var_name(0), "sb_b");
-  };
-  // The query and the key or column of register r's slot sb_t + r * block_size, in a row of
-  // `per_row` slots.
-  auto slot = [NT](CodeWriter& w, int64_t per_row, const std::string& name) {
-    const std::string at = "(sb_t + sb_r * " + str(NT) + ")";
-    w.line("const int sb_qi = " + at + " / " + str(per_row) + ", " + name + " = " + at + " % " +
-           str(per_row) + ";");
-  };
-
+  const loops::Block b = attention_body(spec_, a, {BQ, BK, EC}, NT);
+  // One statement printer per statement of the group; the kernel's own is the weighted sum's.
+  StatementPrinters<StmtLowering> printers([&](int k) {
+    return std::make_unique<StmtLowering>(spec_, spec_.stmts[static_cast<size_t>(k)], &h_);
+  });
   CodeWriter w(1);
-  w.line("SB_SHARED_ARRAY(" + T + ", sb_qs, " + str(BQ * (DC + 1)) +
-         ");  // the queries' depths d0.., [query][depth]");
-  w.line("SB_SHARED_ARRAY(" + T + ", sb_ks, " + str(BK * (DC + 1)) +
-         ");  // the keys' same depths, [key][depth]");
-  w.line("SB_SHARED_ARRAY(" + T + ", sb_ps, " + str(BQ * (BK + 1)) +
-         ");  // the block's scores, then weights, [query][key]");
-  w.line("SB_SHARED_ARRAY(" + T + ", sb_vs, " + str(BK * EC) +
-         ");  // the block's values, [key][column]");
-  w.line("SB_SHARED_ARRAY(" + T + ", sb_mx, " + str(BQ) + ");  // per query: the running max,");
-  w.line("SB_SHARED_ARRAY(" + T + ", sb_sum, " + str(BQ) + ");  // the running sum of weights,");
-  w.line("SB_SHARED_ARRAY(" + T + ", sb_scale, " + str(BQ) +
-         ");  // and the rescale factor of the block");
-  w.line("const int sb_t = (int)threadIdx.x;");
-  if (batched) w.line("const int64_t sb_b = (int64_t)blockIdx.x / sb_qblocks;");
-  w.line("const int64_t sb_i0 = (int64_t)blockIdx.x % sb_qblocks * " + str(BQ) + ";");
-  w.line("const int64_t sb_e0 = (int64_t)blockIdx.y * " + str(EC) + ";");
-  w.line("const int64_t sb_m = " + Y.extent(sy.out, static_cast<size_t>(y_i)) + ";  // queries");
-  w.line("const int64_t sb_e = " + Y.extent(sy.out, static_cast<size_t>(y_e)) +
-         ";  // value columns");
-  w.line("const int64_t sb_n = " + Y.expr(*sy.vars[y_j].hi, w) + ";  // keys");
-  w.line("int64_t sb_dlo = 0, sb_dhi = 0;  // the depths of the scores' sum");
-  w.open("{");
-  bind_batch(w, S);
-  w.line("sb_dlo = " + S.expr(*ss.vars[s_d].lo, w) + ";");
-  w.line("sb_dhi = " + S.expr(*ss.vars[s_d].hi, w) + ";");
-  w.close();
-  w.open("if (sb_t < " + str(BQ) + ") {");
-  w.line("sb_mx[sb_t] = -INFINITY;");
-  w.line("sb_sum[sb_t] = 0;");
-  w.close();
-  w.line(T + " sb_acc[" + str(RA) + "];  // outputs (sb_t + r * " + str(NT) +
-         ") / ec, % ec of the block");
-  w.line("#pragma unroll");
-  w.line("for (int sb_r = 0; sb_r < " + str(RA) + "; ++sb_r) sb_acc[sb_r] = 0;");
-  w.open("for (int64_t sb_j0 = 0; sb_j0 < sb_n; sb_j0 += " + str(BK) + ") {");
-  w.line("const int sb_kn = (int)(sb_n - sb_j0 < " + str(BK) + " ? sb_n - sb_j0 : " + str(BK) +
-         ");");
-  w.line("// The block's scores: thread sb_t holds those of slots sb_t + r * " + str(NT) +
-         " (query slot / bk, key slot % bk).");
-  w.line(T + " sb_dot[" + str(RS) + "];");
-  w.line("#pragma unroll");
-  w.line("for (int sb_r = 0; sb_r < " + str(RS) + "; ++sb_r) sb_dot[sb_r] = 0;");
-  w.open("for (int64_t sb_d0 = sb_dlo; sb_d0 < sb_dhi; sb_d0 += " + str(DC) + ") {");
-  w.open("for (int sb_slot = sb_t; sb_slot < " + str(BQ * DC) + "; sb_slot += " + str(NT) + ") {");
-  w.line("const int sb_qi = sb_slot / " + str(DC) + ", sb_dd = sb_slot % " + str(DC) + ";");
-  {
-    std::vector<std::string> binds;
-    if (batched) binds.push_back(S.var_name(0) + " = sb_b");
-    binds.push_back(S.var_name(s_i) + " = sb_i0 + sb_qi");
-    binds.push_back(S.var_name(s_d) + " = sb_d0 + sb_dd");
-    guarded_load(w, S, *q_read, binds,
-                 S.var_name(s_i) + " < sb_m && " + S.var_name(s_d) + " < sb_dhi",
-                 "sb_qs[sb_qi * " + qpitch + " + sb_dd]");
-  }
-  w.close();
-  w.open("for (int sb_slot = sb_t; sb_slot < " + str(BK * DC) + "; sb_slot += " + str(NT) + ") {");
-  w.line("const int sb_kj = sb_slot / " + str(DC) + ", sb_dd = sb_slot % " + str(DC) + ";");
-  {
-    std::vector<std::string> binds;
-    if (batched) binds.push_back(S.var_name(0) + " = sb_b");
-    binds.push_back(S.var_name(s_j) + " = sb_j0 + sb_kj");
-    binds.push_back(S.var_name(s_d) + " = sb_d0 + sb_dd");
-    guarded_load(w, S, *k_read, binds, "sb_kj < sb_kn && " + S.var_name(s_d) + " < sb_dhi",
-                 "sb_ks[sb_kj * " + qpitch + " + sb_dd]");
-  }
-  w.close();
-  w.line("__syncthreads();");
-  w.line("#pragma unroll");
-  w.open("for (int sb_r = 0; sb_r < " + str(RS) + "; ++sb_r) {");
-  slot(w, BK, "sb_kj");
-  w.line("#pragma unroll 8");
-  w.open("for (int sb_dd = 0; sb_dd < " + str(DC) + "; ++sb_dd) {  // zeros past the depths");
-  w.line("const " + T + " sb_a = sb_qs[sb_qi * " + qpitch + " + sb_dd];");
-  w.line("const " + T + " sb_b2 = sb_ks[sb_kj * " + qpitch + " + sb_dd];");
-  S.set_override(q_read, "sb_a");
-  S.set_override(k_read, "sb_b2");
-  w.line(fold_line(ReduceOp::Sum, a.type, "sb_dot[sb_r]", S.expr(dot, w, kPrecAdd + 1), h_));
-  S.clear_overrides();
-  w.close();
-  w.close();
-  w.line("__syncthreads();");
-  w.close();
-  w.line("// The scores' statement with its sum replaced by the dot product; -inf past the keys.");
-  w.line("#pragma unroll");
-  w.open("for (int sb_r = 0; sb_r < " + str(RS) + "; ++sb_r) {");
-  slot(w, BK, "sb_kj");
-  w.line(T + " sb_s = -INFINITY;");
-  w.open("if (sb_i0 + sb_qi < sb_m && sb_kj < sb_kn) {");
-  bind_batch(w, S);
-  bind(w, S.var_name(s_i), "sb_i0 + sb_qi");
-  bind(w, S.var_name(s_j), "sb_j0 + sb_kj");
-  S.set_override(a.scores.reduce, "sb_dot[sb_r]");
-  w.line("sb_s = (" + T + ")(" + S.expr(*ss.rhs, w) + ");");
-  S.clear_overrides();
-  w.close();
-  w.line("sb_ps[sb_qi * " + ppitch + " + sb_kj] = sb_s;");
-  w.close();
-  w.line("// The block's values, zero past the keys and the columns.");
-  w.open("for (int sb_slot = sb_t; sb_slot < " + str(BK * EC) + "; sb_slot += " + str(NT) + ") {");
-  w.line("const int sb_kj = sb_slot / " + str(EC) + ", sb_ee = sb_slot % " + str(EC) + ";");
-  {
-    std::vector<std::string> binds;
-    if (batched) binds.push_back(Y.var_name(0) + " = sb_b");
-    binds.push_back(Y.var_name(y_j) + " = sb_j0 + sb_kj");
-    binds.push_back(Y.var_name(y_e) + " = sb_e0 + sb_ee");
-    guarded_load(w, Y, *v_read, binds, "sb_kj < sb_kn && " + Y.var_name(y_e) + " < sb_e",
-                 "sb_vs[sb_slot]");
-  }
-  w.close();
-  w.line("__syncthreads();");
-  w.line("// The online softmax, a thread per query: the block's max (NaN propagates; a max still");
-  w.line("// -inf is taken as 0, so such keys weigh 0), the rescale factor, the weights, the sum.");
-  w.open("if (sb_t < " + str(BQ) + ") {");
-  P.set_override(a.weight_s, "sb_x");
-  P.set_override(a.weight_m, "sb_max");
-  {
-    CodeWriter pw(w.indent() + 1);
-    const std::string weight = P.expr(*sp.rhs, pw);
-    w.open("auto sb_weight = [&](" + T + " sb_x, " + T + " sb_max) {  // " +
-           source_text(sp, spec_));
-    w.raw(pw.str());
-    w.line("return (" + T + ")(" + weight + ");");
-    w.close("};");
-  }
-  P.clear_overrides();
-  w.line(T + " sb_bm = sb_mx[sb_t];");
-  w.open("for (int sb_kj = 0; sb_kj < sb_kn; ++sb_kj) {");
-  w.line("const " + T + " sb_x = sb_ps[sb_t * " + ppitch + " + sb_kj];");
-  w.line("sb_bm = (sb_bm > sb_x || sb_bm != sb_bm) ? sb_bm : sb_x;");
-  w.close();
-  w.line("const " + T + " sb_safe = sb_bm == -INFINITY ? (" + T + ")0 : sb_bm;");
-  w.line("const " + T + " sb_sc = sb_weight(sb_mx[sb_t], sb_safe);");
-  w.line(T + " sb_l = sb_sum[sb_t] * sb_sc;");
-  w.open("for (int sb_kj = 0; sb_kj < " + str(BK) + "; ++sb_kj) {");
-  w.line(T + " sb_w = 0;");
-  w.open("if (sb_kj < sb_kn) {");
-  w.line("sb_w = sb_weight(sb_ps[sb_t * " + ppitch + " + sb_kj], sb_safe);");
-  w.line("sb_l += sb_w;");
-  w.close();
-  w.line("sb_ps[sb_t * " + ppitch + " + sb_kj] = sb_w;");
-  w.close();
-  w.line("sb_mx[sb_t] = sb_bm;");
-  w.line("sb_sum[sb_t] = sb_l;");
-  w.line("sb_scale[sb_t] = sb_sc;");
-  w.close();
-  w.line("__syncthreads();");
-  w.line("// The outputs: rescaled, plus the weights times the values.");
-  w.line("#pragma unroll");
-  w.open("for (int sb_r = 0; sb_r < " + str(RA) + "; ++sb_r) {");
-  slot(w, EC, "sb_ee");
-  w.line(T + " sb_o = sb_acc[sb_r] * sb_scale[sb_qi];");
-  w.line("#pragma unroll 8");
-  w.open("for (int sb_kj = 0; sb_kj < " + str(BK) + "; ++sb_kj) {");
-  w.line("sb_o += sb_ps[sb_qi * " + ppitch + " + sb_kj] * sb_vs[sb_kj * " + str(EC) +
-         " + sb_ee];");
-  w.close();
-  w.line("sb_acc[sb_r] = sb_o;");
-  w.close();
-  w.line("__syncthreads();");
-  w.close();
-  w.line("// The weighted sum's statement, its sum the accumulated outputs and l the running sum.");
-  w.line("#pragma unroll");
-  w.open("for (int sb_r = 0; sb_r < " + str(RA) + "; ++sb_r) {");
-  slot(w, EC, "sb_ee");
-  w.open("if (sb_i0 + sb_qi < sb_m && sb_e0 + sb_ee < sb_e) {");
-  bind_batch(w, Y);
-  bind(w, Y.var_name(y_i), "sb_i0 + sb_qi");
-  bind(w, Y.var_name(y_e), "sb_e0 + sb_ee");
-  Y.set_override(a.values.reduce, "sb_acc[sb_r]");
-  Y.set_override(l_read, "sb_sum[sb_qi]");
-  Y.assign(w);
-  Y.clear_overrides();
-  w.close();
-  w.close();
-
+  Leaves leaves(*this, printers.of(static_cast<int>(last)), w);
+  leaves.set_statements(printers.of());
+  print_c_block(b, leaves, w, CCompiler::Nvcc);
   std::set<int> tensors, sizes;
-  for (const StmtLowering& L : Ls) {
-    tensors.insert(L.used_tensors().begin(), L.used_tensors().end());
-    sizes.insert(L.used_sizes().begin(), L.used_sizes().end());
-  }
+  printers.uses(tensors, sizes);
   const std::string name = fn(first, "_" + str(static_cast<int64_t>(last)));
   std::string comments;
   for (size_t k = first; k <= last; ++k) comments += "// " + to_string(spec_.stmts[k], spec_) + "\n";
@@ -1112,7 +866,6 @@ std::string dump_kernel_bodies(const Spec& spec, const GpuMapping& m, const Vari
     auto body = [&](const std::string& name, const loops::Block& b) {
       out += "### " + name + "\n" + loops::dump(b);
     };
-    auto not_yet = [&] { out += "(printed by each GPU printer, not loop IR)\n"; };
     switch (g.kind) {
       case GpuKernel::ThreadPerElement:
       case GpuKernel::GridStride:
@@ -1168,7 +921,9 @@ std::string dump_kernel_bodies(const Spec& spec, const GpuMapping& m, const Vari
         body("global", fused_rows_body(spec, g.rows, g.unit, /*staged=*/false, bs).body);
         break;
       case GpuKernel::FusedAttention:
-        not_yet();
+        body("kernel", attention_body(
+                           spec, g.att,
+                           {param(v, info, "bq"), param(v, info, "bk"), param(v, info, "ec")}, bs));
         break;
     }
   }

@@ -18,10 +18,6 @@
 
 namespace sb::cuda {
 
-// The depths of the scores' dot products that a flash_attention block stages through shared
-// memory at a time (its q and k tiles hold this many depths of each query and key).
-constexpr int64_t kAttentionDepthChunk = 32;
-
 // File-level pieces shared by every variant of one generated file.
 struct FileParts {
   HelperSet helpers;                                  // portable helpers (emit_common.h)
@@ -47,9 +43,8 @@ VariantCode lower_variant(const Spec& spec, const Variant& v, const CudaStrategy
 int64_t block_size_of(const Variant& v, const StrategyInfo& info);
 int64_t blocks_per_sm_of(const Variant& v, const StrategyInfo& info);
 
-// The kernel bodies of mapping `m` (variant `v` of a cuda strategy) that are written once as loop
-// IR (lower/gpu_bodies.h), step by step, for `gen --dump-ir gpu_bodies`; the other steps are
-// named as printed by each GPU printer.
+// The kernel bodies of mapping `m` (variant `v` of a cuda strategy), written once as loop IR
+// (lower/gpu_bodies.h), step by step, for `gen --dump-ir gpu_bodies`.
 std::string dump_kernel_bodies(const Spec& spec, const GpuMapping& m, const Variant& v,
                                const StrategyInfo& info);
 

@@ -260,125 +260,110 @@ __global__ void __launch_bounds__(256) sb_grid_stride_s4(
 __global__ void __launch_bounds__(128) sb_flash_attention_s0_4(
     const float* __restrict__ q, const float* __restrict__ k, const float* __restrict__ v,
     float* __restrict__ y, const int64_t T, const int64_t D, int64_t sb_qblocks) {
-  SB_SHARED_ARRAY(float, sb_qs, 1056);  // the queries' depths d0.., [query][depth]
-  SB_SHARED_ARRAY(float, sb_ks, 1056);  // the keys' same depths, [key][depth]
-  SB_SHARED_ARRAY(float, sb_ps, 1056);  // the block's scores, then weights, [query][key]
-  SB_SHARED_ARRAY(float, sb_vs, 2048);  // the block's values, [key][column]
-  SB_SHARED_ARRAY(float, sb_mx, 32);  // per query: the running max,
-  SB_SHARED_ARRAY(float, sb_sum, 32);  // the running sum of weights,
-  SB_SHARED_ARRAY(float, sb_scale, 32);  // and the rescale factor of the block
-  const int sb_t = (int)threadIdx.x;
+  SB_SHARED_ARRAY(float, sb_qs, 1056);
+  SB_SHARED_ARRAY(float, sb_ks, 1056);
+  SB_SHARED_ARRAY(float, sb_ps, 1056);
+  SB_SHARED_ARRAY(float, sb_vs, 2048);
+  SB_SHARED_ARRAY(float, sb_mx, 32);
+  SB_SHARED_ARRAY(float, sb_sum, 32);
+  SB_SHARED_ARRAY(float, sb_scale, 32);
+  const int64_t sb_t = (int64_t)threadIdx.x;
   const int64_t sb_b = (int64_t)blockIdx.x / sb_qblocks;
   const int64_t sb_i0 = (int64_t)blockIdx.x % sb_qblocks * 32;
   const int64_t sb_e0 = (int64_t)blockIdx.y * 64;
-  const int64_t sb_m = T;  // queries
-  const int64_t sb_e = D;  // value columns
-  const int64_t sb_n = T;  // keys
-  int64_t sb_dlo = 0, sb_dhi = 0;  // the depths of the scores' sum
-  {
-    [[maybe_unused]] const int64_t h = sb_b;
-    sb_dlo = 0;
-    sb_dhi = D;
-  }
+  const int64_t h = sb_b;
+  // queries, value columns, keys, and the depths of the scores' sum
+  const int64_t sb_m = T;
+  const int64_t sb_e = D;
+  const int64_t sb_n = T;
+  const int64_t sb_dlo = 0;
+  const int64_t sb_dhi = D;
   if (sb_t < 32) {
     sb_mx[sb_t] = -INFINITY;
-    sb_sum[sb_t] = 0;
+    sb_sum[sb_t] = 0.0f;
   }
-  float sb_acc[16];  // outputs (sb_t + r * 128) / ec, % ec of the block
+  // Outputs (sb_t + r * 128) / ec, % ec of the block.
+  float sb_acc[16];
   #pragma unroll
-  for (int sb_r = 0; sb_r < 16; ++sb_r) sb_acc[sb_r] = 0;
+  for (int64_t sb_r = 0; sb_r < 16; ++sb_r) {
+    sb_acc[sb_r] = 0.0f;
+  }
   for (int64_t sb_j0 = 0; sb_j0 < sb_n; sb_j0 += 32) {
-    const int sb_kn = (int)(sb_n - sb_j0 < 32 ? sb_n - sb_j0 : 32);
+    const int64_t sb_kn = 32 < sb_n - sb_j0 ? 32 : sb_n - sb_j0;
     // The block's scores: thread sb_t holds those of slots sb_t + r * 128 (query slot / bk, key slot % bk).
     float sb_dot[8];
     #pragma unroll
-    for (int sb_r = 0; sb_r < 8; ++sb_r) sb_dot[sb_r] = 0;
+    for (int64_t sb_r = 0; sb_r < 8; ++sb_r) {
+      sb_dot[sb_r] = 0.0f;
+    }
     for (int64_t sb_d0 = sb_dlo; sb_d0 < sb_dhi; sb_d0 += 32) {
-      for (int sb_slot = sb_t; sb_slot < 1024; sb_slot += 128) {
-        const int sb_qi = sb_slot / 32, sb_dd = sb_slot % 32;
-        {
-          const int64_t h = sb_b;
-          const int64_t i = sb_i0 + sb_qi;
-          const int64_t d = sb_d0 + sb_dd;
-          float sb_x = 0.0f;
-          if (i < sb_m && d < sb_dhi) {
-            sb_x = q[(h * T + i) * D + d];
-          }
-          sb_qs[sb_qi * 33 + sb_dd] = sb_x;
+      for (int64_t sb_slot = sb_t; sb_slot < 1024; sb_slot += 128) {
+        const int64_t sb_qi = sb_slot / 32;
+        const int64_t sb_dd = sb_slot % 32;
+        float sb_x = 0.0f;
+        if (sb_i0 + sb_qi < sb_m && sb_d0 + sb_dd < sb_dhi) {
+          sb_x = q[(sb_b * T + (sb_i0 + sb_qi)) * D + (sb_d0 + sb_dd)];
         }
+        sb_qs[sb_qi * 33 + sb_dd] = sb_x;
       }
-      for (int sb_slot = sb_t; sb_slot < 1024; sb_slot += 128) {
-        const int sb_kj = sb_slot / 32, sb_dd = sb_slot % 32;
-        {
-          const int64_t h = sb_b;
-          const int64_t j = sb_j0 + sb_kj;
-          const int64_t d = sb_d0 + sb_dd;
-          float sb_x = 0.0f;
-          if (sb_kj < sb_kn && d < sb_dhi) {
-            sb_x = k[(h * T + j) * D + d];
-          }
-          sb_ks[sb_kj * 33 + sb_dd] = sb_x;
+      for (int64_t sb_slot = sb_t; sb_slot < 1024; sb_slot += 128) {
+        const int64_t sb_kj = sb_slot / 32;
+        const int64_t sb_dd = sb_slot % 32;
+        float sb_x = 0.0f;
+        if (sb_kj < sb_kn && sb_d0 + sb_dd < sb_dhi) {
+          sb_x = k[(sb_b * T + (sb_j0 + sb_kj)) * D + (sb_d0 + sb_dd)];
         }
+        sb_ks[sb_kj * 33 + sb_dd] = sb_x;
       }
       __syncthreads();
       #pragma unroll
-      for (int sb_r = 0; sb_r < 8; ++sb_r) {
-        const int sb_qi = (sb_t + sb_r * 128) / 32, sb_kj = (sb_t + sb_r * 128) % 32;
+      for (int64_t sb_r = 0; sb_r < 8; ++sb_r) {
+        const int64_t sb_qi = (sb_t + sb_r * 128) / 32;
+        const int64_t sb_kj = (sb_t + sb_r * 128) % 32;
+        // zeros past the depths
         #pragma unroll 8
-        for (int sb_dd = 0; sb_dd < 32; ++sb_dd) {  // zeros past the depths
-          const float sb_a = sb_qs[sb_qi * 33 + sb_dd];
-          const float sb_b2 = sb_ks[sb_kj * 33 + sb_dd];
-          sb_dot[sb_r] += sb_a * sb_b2;
+        for (int64_t sb_dd = 0; sb_dd < 32; ++sb_dd) {
+          sb_dot[sb_r] += sb_qs[sb_qi * 33 + sb_dd] * sb_ks[sb_kj * 33 + sb_dd];
         }
       }
       __syncthreads();
     }
     // The scores' statement with its sum replaced by the dot product; -inf past the keys.
     #pragma unroll
-    for (int sb_r = 0; sb_r < 8; ++sb_r) {
-      const int sb_qi = (sb_t + sb_r * 128) / 32, sb_kj = (sb_t + sb_r * 128) % 32;
+    for (int64_t sb_r = 0; sb_r < 8; ++sb_r) {
+      const int64_t sb_qi = (sb_t + sb_r * 128) / 32;
+      const int64_t sb_kj = (sb_t + sb_r * 128) % 32;
       float sb_s = -INFINITY;
       if (sb_i0 + sb_qi < sb_m && sb_kj < sb_kn) {
-        [[maybe_unused]] const int64_t h = sb_b;
-        [[maybe_unused]] const int64_t i = sb_i0 + sb_qi;
-        [[maybe_unused]] const int64_t j = sb_j0 + sb_kj;
-        sb_s = (float)(sb_dot[sb_r] / sqrtf((float)D));
+        sb_s = sb_dot[sb_r] / sqrtf((float)D);
       }
       sb_ps[sb_qi * 33 + sb_kj] = sb_s;
     }
     // The block's values, zero past the keys and the columns.
-    for (int sb_slot = sb_t; sb_slot < 2048; sb_slot += 128) {
-      const int sb_kj = sb_slot / 64, sb_ee = sb_slot % 64;
-      {
-        const int64_t h = sb_b;
-        const int64_t j = sb_j0 + sb_kj;
-        const int64_t e = sb_e0 + sb_ee;
-        float sb_x = 0.0f;
-        if (sb_kj < sb_kn && e < sb_e) {
-          sb_x = v[(h * T + j) * D + e];
-        }
-        sb_vs[sb_slot] = sb_x;
+    for (int64_t sb_slot = sb_t; sb_slot < 2048; sb_slot += 128) {
+      const int64_t sb_kj = sb_slot / 64;
+      const int64_t sb_ee = sb_slot % 64;
+      float sb_x = 0.0f;
+      if (sb_kj < sb_kn && sb_e0 + sb_ee < sb_e) {
+        sb_x = v[(sb_b * T + (sb_j0 + sb_kj)) * D + (sb_e0 + sb_ee)];
       }
+      sb_vs[sb_slot] = sb_x;
     }
     __syncthreads();
     // The online softmax, a thread per query: the block's max (NaN propagates; a max still
     // -inf is taken as 0, so such keys weigh 0), the rescale factor, the weights, the sum.
     if (sb_t < 32) {
-      auto sb_weight = [&](float sb_x, float sb_max) {  // p[h, i, j] = exp(s[h, i, j] - rowmax[h, i])
-        return (float)(expf(sb_x - sb_max));
-      };
       float sb_bm = sb_mx[sb_t];
-      for (int sb_kj = 0; sb_kj < sb_kn; ++sb_kj) {
-        const float sb_x = sb_ps[sb_t * 33 + sb_kj];
-        sb_bm = (sb_bm > sb_x || sb_bm != sb_bm) ? sb_bm : sb_x;
+      for (int64_t sb_kj = 0; sb_kj < sb_kn; ++sb_kj) {
+        sb_bm = sb_max_f32(sb_bm, sb_ps[sb_t * 33 + sb_kj]);
       }
-      const float sb_safe = sb_bm == -INFINITY ? (float)0 : sb_bm;
-      const float sb_sc = sb_weight(sb_mx[sb_t], sb_safe);
+      const float sb_safe = sb_bm == -INFINITY ? 0.0f : sb_bm;
+      const float sb_sc = expf(sb_mx[sb_t] - sb_safe);
       float sb_l = sb_sum[sb_t] * sb_sc;
-      for (int sb_kj = 0; sb_kj < 32; ++sb_kj) {
-        float sb_w = 0;
+      for (int64_t sb_kj = 0; sb_kj < 32; ++sb_kj) {
+        float sb_w = 0.0f;
         if (sb_kj < sb_kn) {
-          sb_w = sb_weight(sb_ps[sb_t * 33 + sb_kj], sb_safe);
+          sb_w = expf(sb_ps[sb_t * 33 + sb_kj] - sb_safe);
           sb_l += sb_w;
         }
         sb_ps[sb_t * 33 + sb_kj] = sb_w;
@@ -390,11 +375,12 @@ __global__ void __launch_bounds__(128) sb_flash_attention_s0_4(
     __syncthreads();
     // The outputs: rescaled, plus the weights times the values.
     #pragma unroll
-    for (int sb_r = 0; sb_r < 16; ++sb_r) {
-      const int sb_qi = (sb_t + sb_r * 128) / 64, sb_ee = (sb_t + sb_r * 128) % 64;
+    for (int64_t sb_r = 0; sb_r < 16; ++sb_r) {
+      const int64_t sb_qi = (sb_t + sb_r * 128) / 64;
+      const int64_t sb_ee = (sb_t + sb_r * 128) % 64;
       float sb_o = sb_acc[sb_r] * sb_scale[sb_qi];
       #pragma unroll 8
-      for (int sb_kj = 0; sb_kj < 32; ++sb_kj) {
+      for (int64_t sb_kj = 0; sb_kj < 32; ++sb_kj) {
         sb_o += sb_ps[sb_qi * 33 + sb_kj] * sb_vs[sb_kj * 64 + sb_ee];
       }
       sb_acc[sb_r] = sb_o;
@@ -403,12 +389,12 @@ __global__ void __launch_bounds__(128) sb_flash_attention_s0_4(
   }
   // The weighted sum's statement, its sum the accumulated outputs and l the running sum.
   #pragma unroll
-  for (int sb_r = 0; sb_r < 16; ++sb_r) {
-    const int sb_qi = (sb_t + sb_r * 128) / 64, sb_ee = (sb_t + sb_r * 128) % 64;
+  for (int64_t sb_r = 0; sb_r < 16; ++sb_r) {
+    const int64_t sb_qi = (sb_t + sb_r * 128) / 64;
+    const int64_t sb_ee = (sb_t + sb_r * 128) % 64;
     if (sb_i0 + sb_qi < sb_m && sb_e0 + sb_ee < sb_e) {
-      [[maybe_unused]] const int64_t h = sb_b;
-      [[maybe_unused]] const int64_t i = sb_i0 + sb_qi;
-      [[maybe_unused]] const int64_t e = sb_e0 + sb_ee;
+      const int64_t i = sb_i0 + sb_qi;
+      const int64_t e = sb_e0 + sb_ee;
       y[(h * T + i) * D + e] = sb_acc[sb_r] / sb_sum[sb_qi];
     }
   }

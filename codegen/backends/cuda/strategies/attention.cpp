@@ -2,6 +2,7 @@
 // online softmax over blocks of keys, the score matrix never written (FlashAttention).
 #include "backends/cuda/cuda_kernels.h"
 #include "backends/cuda/strategies/strategy.h"
+#include "lower/gpu_bodies.h"
 
 namespace sb::cuda {
 

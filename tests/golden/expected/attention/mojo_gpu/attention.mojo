@@ -466,9 +466,6 @@ def sb_flash_small_s0_4(q: Pointer[Float32, ImmUntrackedOrigin],
     var D = Int(sb_arg_D)
     var E = Int(sb_arg_E)
     var sb_qblocks = Int(sb_arg_qblocks)
-    # Shared memory: the queries' depths d0.. [query][depth], the keys' same depths
-    # [key][depth], the block's scores then weights [query][key], its values
-    # [key][column]; per query the running max, the running sum and the rescale factor.
     var sb_qs = stack_allocation[264, Float32, address_space=AddressSpace.SHARED]()
     var sb_ks = stack_allocation[264, Float32, address_space=AddressSpace.SHARED]()
     var sb_ps = stack_allocation[72, Float32, address_space=AddressSpace.SHARED]()
@@ -479,52 +476,47 @@ def sb_flash_small_s0_4(q: Pointer[Float32, ImmUntrackedOrigin],
     var sb_t = Int(thread_idx.x)
     var sb_i0 = Int(block_idx.x) % sb_qblocks * 8
     var sb_e0 = Int(block_idx.y) * 8
-    # Indices, assigned where they are bound.
-    var i: Int
-    var j: Int
-    var d: Int
-    var e: Int
-    var sb_m = T  # queries
-    var sb_e = E  # value columns
-    var sb_n = S  # keys
-    var sb_dlo = 0  # the depths of the scores' sum
+    # queries, value columns, keys, and the depths of the scores' sum
+    var sb_m = T
+    var sb_e = E
+    var sb_n = S
+    var sb_dlo = 0
     var sb_dhi = D
     if sb_t < 8:
         sb_mx[unsafe_offset=sb_t] = -inf[DType.float32]()
-        sb_sum[unsafe_offset=sb_t] = 0
-    # Outputs (sb_t + r * 32) // ec, % ec of the block.
-    var sb_acc = SIMD[DType.float32, 2](0)
+        sb_sum[unsafe_offset=sb_t] = Float32(0)
+    # Outputs (sb_t + r * 32) / ec, % ec of the block.
+    var sb_acc = SIMD[DType.float32, 2]()
+    comptime for sb_r in range(2):
+        sb_acc[sb_r] = Float32(0)
     for sb_j0 in range(0, sb_n, 8):
         var sb_kn = min(8, sb_n - sb_j0)
-        # The block's scores: thread sb_t holds those of slots sb_t + r * 32 (query slot // bk, key slot % bk).
-        var sb_dot = SIMD[DType.float32, 2](0)
+        # The block's scores: thread sb_t holds those of slots sb_t + r * 32 (query slot / bk, key slot % bk).
+        var sb_dot = SIMD[DType.float32, 2]()
+        comptime for sb_r in range(2):
+            sb_dot[sb_r] = Float32(0)
         for sb_d0 in range(sb_dlo, sb_dhi, 32):
             for sb_slot in range(sb_t, 256, 32):
                 var sb_qi = sb_slot // 32
                 var sb_dd = sb_slot % 32
-                i = sb_i0 + sb_qi
-                d = sb_d0 + sb_dd
                 var sb_x = Float32(0)
-                if i < sb_m and d < sb_dhi:
-                    sb_x = q[unsafe_offset=i * D + d]
+                if sb_i0 + sb_qi < sb_m and sb_d0 + sb_dd < sb_dhi:
+                    sb_x = q[unsafe_offset=(sb_i0 + sb_qi) * D + (sb_d0 + sb_dd)]
                 sb_qs[unsafe_offset=sb_qi * 33 + sb_dd] = sb_x
             for sb_slot in range(sb_t, 256, 32):
                 var sb_kj = sb_slot // 32
                 var sb_dd = sb_slot % 32
-                j = sb_j0 + sb_kj
-                d = sb_d0 + sb_dd
                 var sb_x = Float32(0)
-                if sb_kj < sb_kn and d < sb_dhi:
-                    sb_x = k[unsafe_offset=j * D + d]
+                if sb_kj < sb_kn and sb_d0 + sb_dd < sb_dhi:
+                    sb_x = k[unsafe_offset=(sb_j0 + sb_kj) * D + (sb_d0 + sb_dd)]
                 sb_ks[unsafe_offset=sb_kj * 33 + sb_dd] = sb_x
             barrier()
             comptime for sb_r in range(2):
                 var sb_qi = (sb_t + sb_r * 32) // 8
                 var sb_kj = (sb_t + sb_r * 32) % 8
-                for sb_dd in range(32):  # zeros past the depths
-                    var sb_a = sb_qs[unsafe_offset=sb_qi * 33 + sb_dd]
-                    var sb_b2 = sb_ks[unsafe_offset=sb_kj * 33 + sb_dd]
-                    sb_dot[sb_r] += sb_a * sb_b2
+                # zeros past the depths
+                for sb_dd in range(32):
+                    sb_dot[sb_r] += sb_qs[unsafe_offset=sb_qi * 33 + sb_dd] * sb_ks[unsafe_offset=sb_kj * 33 + sb_dd]
             barrier()
         # The scores' statement with its sum replaced by the dot product; -inf past the keys.
         comptime for sb_r in range(2):
@@ -532,38 +524,30 @@ def sb_flash_small_s0_4(q: Pointer[Float32, ImmUntrackedOrigin],
             var sb_kj = (sb_t + sb_r * 32) % 8
             var sb_s = -inf[DType.float32]()
             if sb_i0 + sb_qi < sb_m and sb_kj < sb_kn:
-                i = sb_i0 + sb_qi
-                j = sb_j0 + sb_kj
-                sb_s = sb_dot[sb_r] * Float32(0.25) if j >= i else -inf[DType.float32]()
+                sb_s = sb_dot[sb_r] * Float32(0.25) if (sb_j0 + sb_kj) >= (sb_i0 + sb_qi) else -inf[DType.float32]()
             sb_ps[unsafe_offset=sb_qi * 9 + sb_kj] = sb_s
         # The block's values, zero past the keys and the columns.
         for sb_slot in range(sb_t, 64, 32):
             var sb_kj = sb_slot // 8
             var sb_ee = sb_slot % 8
-            j = sb_j0 + sb_kj
-            e = sb_e0 + sb_ee
             var sb_x = Float32(0)
-            if sb_kj < sb_kn and e < sb_e:
-                sb_x = v[unsafe_offset=j * E + e]
+            if sb_kj < sb_kn and sb_e0 + sb_ee < sb_e:
+                sb_x = v[unsafe_offset=(sb_j0 + sb_kj) * E + (sb_e0 + sb_ee)]
             sb_vs[unsafe_offset=sb_slot] = sb_x
         barrier()
         # The online softmax, a thread per query: the block's max (NaN propagates; a max still
         # -inf is taken as 0, so such keys weigh 0), the rescale factor, the weights, the sum.
-        # The weight is p[i, j] = exp(s[i, j] - m[i]) of sb_x and sb_max.
         if sb_t < 8:
             var sb_bm = sb_mx[unsafe_offset=sb_t]
             for sb_kj in range(sb_kn):
-                var sb_s = sb_ps[unsafe_offset=sb_t * 9 + sb_kj]
-                sb_bm = sb_max(sb_bm, sb_s)
-            var sb_max = sb_bm if sb_bm != -inf[DType.float32]() else Float32(0)
-            var sb_x = sb_mx[unsafe_offset=sb_t]
-            var sb_sc = sb_exp_f32(sb_x - sb_max)
+                sb_bm = sb_max(sb_bm, sb_ps[unsafe_offset=sb_t * 9 + sb_kj])
+            var sb_safe = Float32(0) if sb_bm == -inf[DType.float32]() else sb_bm
+            var sb_sc = sb_exp_f32(sb_mx[unsafe_offset=sb_t] - sb_safe)
             var sb_l = sb_sum[unsafe_offset=sb_t] * sb_sc
             for sb_kj in range(8):
                 var sb_w = Float32(0)
                 if sb_kj < sb_kn:
-                    sb_x = sb_ps[unsafe_offset=sb_t * 9 + sb_kj]
-                    sb_w = sb_exp_f32(sb_x - sb_max)
+                    sb_w = sb_exp_f32(sb_ps[unsafe_offset=sb_t * 9 + sb_kj] - sb_safe)
                     sb_l += sb_w
                 sb_ps[unsafe_offset=sb_t * 9 + sb_kj] = sb_w
             sb_mx[unsafe_offset=sb_t] = sb_bm
@@ -576,7 +560,7 @@ def sb_flash_small_s0_4(q: Pointer[Float32, ImmUntrackedOrigin],
             var sb_ee = (sb_t + sb_r * 32) % 8
             var sb_o = sb_acc[sb_r] * sb_scale[unsafe_offset=sb_qi]
             for sb_kj in range(8):
-                sb_o += sb_ps[unsafe_offset=sb_qi * 9 + sb_kj] * sb_vs[unsafe_offset=sb_kj * 8 + sb_ee]
+                sb_o = sb_o + sb_ps[unsafe_offset=sb_qi * 9 + sb_kj] * sb_vs[unsafe_offset=sb_kj * 8 + sb_ee]
             sb_acc[sb_r] = sb_o
         barrier()
     # The weighted sum's statement, its sum the accumulated outputs and l the running sum.
@@ -584,8 +568,8 @@ def sb_flash_small_s0_4(q: Pointer[Float32, ImmUntrackedOrigin],
         var sb_qi = (sb_t + sb_r * 32) // 8
         var sb_ee = (sb_t + sb_r * 32) % 8
         if sb_i0 + sb_qi < sb_m and sb_e0 + sb_ee < sb_e:
-            i = sb_i0 + sb_qi
-            e = sb_e0 + sb_ee
+            var i = sb_i0 + sb_qi
+            var e = sb_e0 + sb_ee
             y[unsafe_offset=i * E + e] = sb_acc[sb_r] / sb_sum[unsafe_offset=sb_qi]
 
 
@@ -608,9 +592,6 @@ def sb_flash_small_s5_9(q2: Pointer[Float64, ImmUntrackedOrigin],
     var D = Int(sb_arg_D)
     var E = Int(sb_arg_E)
     var sb_qblocks = Int(sb_arg_qblocks)
-    # Shared memory: the queries' depths d0.. [query][depth], the keys' same depths
-    # [key][depth], the block's scores then weights [query][key], its values
-    # [key][column]; per query the running max, the running sum and the rescale factor.
     var sb_qs = stack_allocation[264, Float64, address_space=AddressSpace.SHARED]()
     var sb_ks = stack_allocation[264, Float64, address_space=AddressSpace.SHARED]()
     var sb_ps = stack_allocation[72, Float64, address_space=AddressSpace.SHARED]()
@@ -622,54 +603,48 @@ def sb_flash_small_s5_9(q2: Pointer[Float64, ImmUntrackedOrigin],
     var sb_b = Int(block_idx.x) // sb_qblocks
     var sb_i0 = Int(block_idx.x) % sb_qblocks * 8
     var sb_e0 = Int(block_idx.y) * 8
-    # Indices, assigned where they are bound.
-    var i: Int
-    var j: Int
-    var d: Int
-    var e: Int
-    var b: Int
-    b = sb_b
-    var sb_m = T  # queries
-    var sb_e = E  # value columns
-    var sb_n = S  # keys
-    var sb_dlo = 1  # the depths of the scores' sum
+    var b = sb_b
+    # queries, value columns, keys, and the depths of the scores' sum
+    var sb_m = T
+    var sb_e = E
+    var sb_n = S
+    var sb_dlo = 1
     var sb_dhi = D
     if sb_t < 8:
         sb_mx[unsafe_offset=sb_t] = -inf[DType.float64]()
-        sb_sum[unsafe_offset=sb_t] = 0
-    # Outputs (sb_t + r * 32) // ec, % ec of the block.
-    var sb_acc = SIMD[DType.float64, 2](0)
+        sb_sum[unsafe_offset=sb_t] = Float64(0)
+    # Outputs (sb_t + r * 32) / ec, % ec of the block.
+    var sb_acc = SIMD[DType.float64, 2]()
+    comptime for sb_r in range(2):
+        sb_acc[sb_r] = Float64(0)
     for sb_j0 in range(0, sb_n, 8):
         var sb_kn = min(8, sb_n - sb_j0)
-        # The block's scores: thread sb_t holds those of slots sb_t + r * 32 (query slot // bk, key slot % bk).
-        var sb_dot = SIMD[DType.float64, 2](0)
+        # The block's scores: thread sb_t holds those of slots sb_t + r * 32 (query slot / bk, key slot % bk).
+        var sb_dot = SIMD[DType.float64, 2]()
+        comptime for sb_r in range(2):
+            sb_dot[sb_r] = Float64(0)
         for sb_d0 in range(sb_dlo, sb_dhi, 32):
             for sb_slot in range(sb_t, 256, 32):
                 var sb_qi = sb_slot // 32
                 var sb_dd = sb_slot % 32
-                i = sb_i0 + sb_qi
-                d = sb_d0 + sb_dd
                 var sb_x = Float64(0)
-                if i < sb_m and d < sb_dhi:
-                    sb_x = q2[unsafe_offset=(b * T + i) * D + d]
+                if sb_i0 + sb_qi < sb_m and sb_d0 + sb_dd < sb_dhi:
+                    sb_x = q2[unsafe_offset=(sb_b * T + (sb_i0 + sb_qi)) * D + (sb_d0 + sb_dd)]
                 sb_qs[unsafe_offset=sb_qi * 33 + sb_dd] = sb_x
             for sb_slot in range(sb_t, 256, 32):
                 var sb_kj = sb_slot // 32
                 var sb_dd = sb_slot % 32
-                j = sb_j0 + sb_kj
-                d = sb_d0 + sb_dd
                 var sb_x = Float64(0)
-                if sb_kj < sb_kn and d < sb_dhi:
-                    sb_x = kt[unsafe_offset=d * S + j]
+                if sb_kj < sb_kn and sb_d0 + sb_dd < sb_dhi:
+                    sb_x = kt[unsafe_offset=(sb_d0 + sb_dd) * S + (sb_j0 + sb_kj)]
                 sb_ks[unsafe_offset=sb_kj * 33 + sb_dd] = sb_x
             barrier()
             comptime for sb_r in range(2):
                 var sb_qi = (sb_t + sb_r * 32) // 8
                 var sb_kj = (sb_t + sb_r * 32) % 8
-                for sb_dd in range(32):  # zeros past the depths
-                    var sb_a = sb_qs[unsafe_offset=sb_qi * 33 + sb_dd]
-                    var sb_b2 = sb_ks[unsafe_offset=sb_kj * 33 + sb_dd]
-                    sb_dot[sb_r] += sb_a * sb_b2
+                # zeros past the depths
+                for sb_dd in range(32):
+                    sb_dot[sb_r] += sb_qs[unsafe_offset=sb_qi * 33 + sb_dd] * sb_ks[unsafe_offset=sb_kj * 33 + sb_dd]
             barrier()
         # The scores' statement with its sum replaced by the dot product; -inf past the keys.
         comptime for sb_r in range(2):
@@ -683,30 +658,24 @@ def sb_flash_small_s5_9(q2: Pointer[Float64, ImmUntrackedOrigin],
         for sb_slot in range(sb_t, 64, 32):
             var sb_kj = sb_slot // 8
             var sb_ee = sb_slot % 8
-            j = sb_j0 + sb_kj
-            e = sb_e0 + sb_ee
             var sb_x = Float64(0)
-            if sb_kj < sb_kn and e < sb_e:
-                sb_x = v2[unsafe_offset=(b * S + j) * E + e]
+            if sb_kj < sb_kn and sb_e0 + sb_ee < sb_e:
+                sb_x = v2[unsafe_offset=(sb_b * S + (sb_j0 + sb_kj)) * E + (sb_e0 + sb_ee)]
             sb_vs[unsafe_offset=sb_slot] = sb_x
         barrier()
         # The online softmax, a thread per query: the block's max (NaN propagates; a max still
         # -inf is taken as 0, so such keys weigh 0), the rescale factor, the weights, the sum.
-        # The weight is p2[b, i, j] = exp(s2[b, i, j] - m2[b, i]) of sb_x and sb_max.
         if sb_t < 8:
             var sb_bm = sb_mx[unsafe_offset=sb_t]
             for sb_kj in range(sb_kn):
-                var sb_s = sb_ps[unsafe_offset=sb_t * 9 + sb_kj]
-                sb_bm = sb_max(sb_bm, sb_s)
-            var sb_max = sb_bm if sb_bm != -inf[DType.float64]() else Float64(0)
-            var sb_x = sb_mx[unsafe_offset=sb_t]
-            var sb_sc = sb_exp_f64(sb_x - sb_max)
+                sb_bm = sb_max(sb_bm, sb_ps[unsafe_offset=sb_t * 9 + sb_kj])
+            var sb_safe = Float64(0) if sb_bm == -inf[DType.float64]() else sb_bm
+            var sb_sc = sb_exp_f64(sb_mx[unsafe_offset=sb_t] - sb_safe)
             var sb_l = sb_sum[unsafe_offset=sb_t] * sb_sc
             for sb_kj in range(8):
                 var sb_w = Float64(0)
                 if sb_kj < sb_kn:
-                    sb_x = sb_ps[unsafe_offset=sb_t * 9 + sb_kj]
-                    sb_w = sb_exp_f64(sb_x - sb_max)
+                    sb_w = sb_exp_f64(sb_ps[unsafe_offset=sb_t * 9 + sb_kj] - sb_safe)
                     sb_l += sb_w
                 sb_ps[unsafe_offset=sb_t * 9 + sb_kj] = sb_w
             sb_mx[unsafe_offset=sb_t] = sb_bm
@@ -719,7 +688,7 @@ def sb_flash_small_s5_9(q2: Pointer[Float64, ImmUntrackedOrigin],
             var sb_ee = (sb_t + sb_r * 32) % 8
             var sb_o = sb_acc[sb_r] * sb_scale[unsafe_offset=sb_qi]
             for sb_kj in range(8):
-                sb_o += sb_ps[unsafe_offset=sb_qi * 9 + sb_kj] * sb_vs[unsafe_offset=sb_kj * 8 + sb_ee]
+                sb_o = sb_o + sb_ps[unsafe_offset=sb_qi * 9 + sb_kj] * sb_vs[unsafe_offset=sb_kj * 8 + sb_ee]
             sb_acc[sb_r] = sb_o
         barrier()
     # The weighted sum's statement, its sum the accumulated outputs and l the running sum.
@@ -727,8 +696,8 @@ def sb_flash_small_s5_9(q2: Pointer[Float64, ImmUntrackedOrigin],
         var sb_qi = (sb_t + sb_r * 32) // 8
         var sb_ee = (sb_t + sb_r * 32) % 8
         if sb_i0 + sb_qi < sb_m and sb_e0 + sb_ee < sb_e:
-            i = sb_i0 + sb_qi
-            e = sb_e0 + sb_ee
+            var i = sb_i0 + sb_qi
+            var e = sb_e0 + sb_ee
             z[unsafe_offset=(b * T + i) * E + e] = sb_acc[sb_r] / sb_sum[unsafe_offset=sb_qi]
 
 
@@ -873,9 +842,6 @@ def sb_flash_attention_s0_4(q: Pointer[Float32, ImmUntrackedOrigin],
     var D = Int(sb_arg_D)
     var E = Int(sb_arg_E)
     var sb_qblocks = Int(sb_arg_qblocks)
-    # Shared memory: the queries' depths d0.. [query][depth], the keys' same depths
-    # [key][depth], the block's scores then weights [query][key], its values
-    # [key][column]; per query the running max, the running sum and the rescale factor.
     var sb_qs = stack_allocation[1056, Float32, address_space=AddressSpace.SHARED]()
     var sb_ks = stack_allocation[1056, Float32, address_space=AddressSpace.SHARED]()
     var sb_ps = stack_allocation[1056, Float32, address_space=AddressSpace.SHARED]()
@@ -886,52 +852,47 @@ def sb_flash_attention_s0_4(q: Pointer[Float32, ImmUntrackedOrigin],
     var sb_t = Int(thread_idx.x)
     var sb_i0 = Int(block_idx.x) % sb_qblocks * 32
     var sb_e0 = Int(block_idx.y) * 64
-    # Indices, assigned where they are bound.
-    var i: Int
-    var j: Int
-    var d: Int
-    var e: Int
-    var sb_m = T  # queries
-    var sb_e = E  # value columns
-    var sb_n = S  # keys
-    var sb_dlo = 0  # the depths of the scores' sum
+    # queries, value columns, keys, and the depths of the scores' sum
+    var sb_m = T
+    var sb_e = E
+    var sb_n = S
+    var sb_dlo = 0
     var sb_dhi = D
     if sb_t < 32:
         sb_mx[unsafe_offset=sb_t] = -inf[DType.float32]()
-        sb_sum[unsafe_offset=sb_t] = 0
-    # Outputs (sb_t + r * 128) // ec, % ec of the block.
-    var sb_acc = SIMD[DType.float32, 16](0)
+        sb_sum[unsafe_offset=sb_t] = Float32(0)
+    # Outputs (sb_t + r * 128) / ec, % ec of the block.
+    var sb_acc = SIMD[DType.float32, 16]()
+    comptime for sb_r in range(16):
+        sb_acc[sb_r] = Float32(0)
     for sb_j0 in range(0, sb_n, 32):
         var sb_kn = min(32, sb_n - sb_j0)
-        # The block's scores: thread sb_t holds those of slots sb_t + r * 128 (query slot // bk, key slot % bk).
-        var sb_dot = SIMD[DType.float32, 8](0)
+        # The block's scores: thread sb_t holds those of slots sb_t + r * 128 (query slot / bk, key slot % bk).
+        var sb_dot = SIMD[DType.float32, 8]()
+        comptime for sb_r in range(8):
+            sb_dot[sb_r] = Float32(0)
         for sb_d0 in range(sb_dlo, sb_dhi, 32):
             for sb_slot in range(sb_t, 1024, 128):
                 var sb_qi = sb_slot // 32
                 var sb_dd = sb_slot % 32
-                i = sb_i0 + sb_qi
-                d = sb_d0 + sb_dd
                 var sb_x = Float32(0)
-                if i < sb_m and d < sb_dhi:
-                    sb_x = q[unsafe_offset=i * D + d]
+                if sb_i0 + sb_qi < sb_m and sb_d0 + sb_dd < sb_dhi:
+                    sb_x = q[unsafe_offset=(sb_i0 + sb_qi) * D + (sb_d0 + sb_dd)]
                 sb_qs[unsafe_offset=sb_qi * 33 + sb_dd] = sb_x
             for sb_slot in range(sb_t, 1024, 128):
                 var sb_kj = sb_slot // 32
                 var sb_dd = sb_slot % 32
-                j = sb_j0 + sb_kj
-                d = sb_d0 + sb_dd
                 var sb_x = Float32(0)
-                if sb_kj < sb_kn and d < sb_dhi:
-                    sb_x = k[unsafe_offset=j * D + d]
+                if sb_kj < sb_kn and sb_d0 + sb_dd < sb_dhi:
+                    sb_x = k[unsafe_offset=(sb_j0 + sb_kj) * D + (sb_d0 + sb_dd)]
                 sb_ks[unsafe_offset=sb_kj * 33 + sb_dd] = sb_x
             barrier()
             comptime for sb_r in range(8):
                 var sb_qi = (sb_t + sb_r * 128) // 32
                 var sb_kj = (sb_t + sb_r * 128) % 32
-                for sb_dd in range(32):  # zeros past the depths
-                    var sb_a = sb_qs[unsafe_offset=sb_qi * 33 + sb_dd]
-                    var sb_b2 = sb_ks[unsafe_offset=sb_kj * 33 + sb_dd]
-                    sb_dot[sb_r] += sb_a * sb_b2
+                # zeros past the depths
+                for sb_dd in range(32):
+                    sb_dot[sb_r] += sb_qs[unsafe_offset=sb_qi * 33 + sb_dd] * sb_ks[unsafe_offset=sb_kj * 33 + sb_dd]
             barrier()
         # The scores' statement with its sum replaced by the dot product; -inf past the keys.
         comptime for sb_r in range(8):
@@ -939,38 +900,30 @@ def sb_flash_attention_s0_4(q: Pointer[Float32, ImmUntrackedOrigin],
             var sb_kj = (sb_t + sb_r * 128) % 32
             var sb_s = -inf[DType.float32]()
             if sb_i0 + sb_qi < sb_m and sb_kj < sb_kn:
-                i = sb_i0 + sb_qi
-                j = sb_j0 + sb_kj
-                sb_s = sb_dot[sb_r] * Float32(0.25) if j >= i else -inf[DType.float32]()
+                sb_s = sb_dot[sb_r] * Float32(0.25) if (sb_j0 + sb_kj) >= (sb_i0 + sb_qi) else -inf[DType.float32]()
             sb_ps[unsafe_offset=sb_qi * 33 + sb_kj] = sb_s
         # The block's values, zero past the keys and the columns.
         for sb_slot in range(sb_t, 2048, 128):
             var sb_kj = sb_slot // 64
             var sb_ee = sb_slot % 64
-            j = sb_j0 + sb_kj
-            e = sb_e0 + sb_ee
             var sb_x = Float32(0)
-            if sb_kj < sb_kn and e < sb_e:
-                sb_x = v[unsafe_offset=j * E + e]
+            if sb_kj < sb_kn and sb_e0 + sb_ee < sb_e:
+                sb_x = v[unsafe_offset=(sb_j0 + sb_kj) * E + (sb_e0 + sb_ee)]
             sb_vs[unsafe_offset=sb_slot] = sb_x
         barrier()
         # The online softmax, a thread per query: the block's max (NaN propagates; a max still
         # -inf is taken as 0, so such keys weigh 0), the rescale factor, the weights, the sum.
-        # The weight is p[i, j] = exp(s[i, j] - m[i]) of sb_x and sb_max.
         if sb_t < 32:
             var sb_bm = sb_mx[unsafe_offset=sb_t]
             for sb_kj in range(sb_kn):
-                var sb_s = sb_ps[unsafe_offset=sb_t * 33 + sb_kj]
-                sb_bm = sb_max(sb_bm, sb_s)
-            var sb_max = sb_bm if sb_bm != -inf[DType.float32]() else Float32(0)
-            var sb_x = sb_mx[unsafe_offset=sb_t]
-            var sb_sc = sb_exp_f32(sb_x - sb_max)
+                sb_bm = sb_max(sb_bm, sb_ps[unsafe_offset=sb_t * 33 + sb_kj])
+            var sb_safe = Float32(0) if sb_bm == -inf[DType.float32]() else sb_bm
+            var sb_sc = sb_exp_f32(sb_mx[unsafe_offset=sb_t] - sb_safe)
             var sb_l = sb_sum[unsafe_offset=sb_t] * sb_sc
             for sb_kj in range(32):
                 var sb_w = Float32(0)
                 if sb_kj < sb_kn:
-                    sb_x = sb_ps[unsafe_offset=sb_t * 33 + sb_kj]
-                    sb_w = sb_exp_f32(sb_x - sb_max)
+                    sb_w = sb_exp_f32(sb_ps[unsafe_offset=sb_t * 33 + sb_kj] - sb_safe)
                     sb_l += sb_w
                 sb_ps[unsafe_offset=sb_t * 33 + sb_kj] = sb_w
             sb_mx[unsafe_offset=sb_t] = sb_bm
@@ -983,7 +936,7 @@ def sb_flash_attention_s0_4(q: Pointer[Float32, ImmUntrackedOrigin],
             var sb_ee = (sb_t + sb_r * 128) % 64
             var sb_o = sb_acc[sb_r] * sb_scale[unsafe_offset=sb_qi]
             for sb_kj in range(32):
-                sb_o += sb_ps[unsafe_offset=sb_qi * 33 + sb_kj] * sb_vs[unsafe_offset=sb_kj * 64 + sb_ee]
+                sb_o = sb_o + sb_ps[unsafe_offset=sb_qi * 33 + sb_kj] * sb_vs[unsafe_offset=sb_kj * 64 + sb_ee]
             sb_acc[sb_r] = sb_o
         barrier()
     # The weighted sum's statement, its sum the accumulated outputs and l the running sum.
@@ -991,8 +944,8 @@ def sb_flash_attention_s0_4(q: Pointer[Float32, ImmUntrackedOrigin],
         var sb_qi = (sb_t + sb_r * 128) // 64
         var sb_ee = (sb_t + sb_r * 128) % 64
         if sb_i0 + sb_qi < sb_m and sb_e0 + sb_ee < sb_e:
-            i = sb_i0 + sb_qi
-            e = sb_e0 + sb_ee
+            var i = sb_i0 + sb_qi
+            var e = sb_e0 + sb_ee
             y[unsafe_offset=i * E + e] = sb_acc[sb_r] / sb_sum[unsafe_offset=sb_qi]
 
 
@@ -1017,9 +970,6 @@ def sb_flash_attention_s5_9(q2: Pointer[Float64, ImmUntrackedOrigin],
     var D = Int(sb_arg_D)
     var E = Int(sb_arg_E)
     var sb_qblocks = Int(sb_arg_qblocks)
-    # Shared memory: the queries' depths d0.. [query][depth], the keys' same depths
-    # [key][depth], the block's scores then weights [query][key], its values
-    # [key][column]; per query the running max, the running sum and the rescale factor.
     var sb_qs = stack_allocation[1056, Float64, address_space=AddressSpace.SHARED]()
     var sb_ks = stack_allocation[1056, Float64, address_space=AddressSpace.SHARED]()
     var sb_ps = stack_allocation[1056, Float64, address_space=AddressSpace.SHARED]()
@@ -1031,54 +981,48 @@ def sb_flash_attention_s5_9(q2: Pointer[Float64, ImmUntrackedOrigin],
     var sb_b = Int(block_idx.x) // sb_qblocks
     var sb_i0 = Int(block_idx.x) % sb_qblocks * 32
     var sb_e0 = Int(block_idx.y) * 64
-    # Indices, assigned where they are bound.
-    var i: Int
-    var j: Int
-    var d: Int
-    var e: Int
-    var b: Int
-    b = sb_b
-    var sb_m = T  # queries
-    var sb_e = E  # value columns
-    var sb_n = S  # keys
-    var sb_dlo = 1  # the depths of the scores' sum
+    var b = sb_b
+    # queries, value columns, keys, and the depths of the scores' sum
+    var sb_m = T
+    var sb_e = E
+    var sb_n = S
+    var sb_dlo = 1
     var sb_dhi = D
     if sb_t < 32:
         sb_mx[unsafe_offset=sb_t] = -inf[DType.float64]()
-        sb_sum[unsafe_offset=sb_t] = 0
-    # Outputs (sb_t + r * 128) // ec, % ec of the block.
-    var sb_acc = SIMD[DType.float64, 16](0)
+        sb_sum[unsafe_offset=sb_t] = Float64(0)
+    # Outputs (sb_t + r * 128) / ec, % ec of the block.
+    var sb_acc = SIMD[DType.float64, 16]()
+    comptime for sb_r in range(16):
+        sb_acc[sb_r] = Float64(0)
     for sb_j0 in range(0, sb_n, 32):
         var sb_kn = min(32, sb_n - sb_j0)
-        # The block's scores: thread sb_t holds those of slots sb_t + r * 128 (query slot // bk, key slot % bk).
-        var sb_dot = SIMD[DType.float64, 8](0)
+        # The block's scores: thread sb_t holds those of slots sb_t + r * 128 (query slot / bk, key slot % bk).
+        var sb_dot = SIMD[DType.float64, 8]()
+        comptime for sb_r in range(8):
+            sb_dot[sb_r] = Float64(0)
         for sb_d0 in range(sb_dlo, sb_dhi, 32):
             for sb_slot in range(sb_t, 1024, 128):
                 var sb_qi = sb_slot // 32
                 var sb_dd = sb_slot % 32
-                i = sb_i0 + sb_qi
-                d = sb_d0 + sb_dd
                 var sb_x = Float64(0)
-                if i < sb_m and d < sb_dhi:
-                    sb_x = q2[unsafe_offset=(b * T + i) * D + d]
+                if sb_i0 + sb_qi < sb_m and sb_d0 + sb_dd < sb_dhi:
+                    sb_x = q2[unsafe_offset=(sb_b * T + (sb_i0 + sb_qi)) * D + (sb_d0 + sb_dd)]
                 sb_qs[unsafe_offset=sb_qi * 33 + sb_dd] = sb_x
             for sb_slot in range(sb_t, 1024, 128):
                 var sb_kj = sb_slot // 32
                 var sb_dd = sb_slot % 32
-                j = sb_j0 + sb_kj
-                d = sb_d0 + sb_dd
                 var sb_x = Float64(0)
-                if sb_kj < sb_kn and d < sb_dhi:
-                    sb_x = kt[unsafe_offset=d * S + j]
+                if sb_kj < sb_kn and sb_d0 + sb_dd < sb_dhi:
+                    sb_x = kt[unsafe_offset=(sb_d0 + sb_dd) * S + (sb_j0 + sb_kj)]
                 sb_ks[unsafe_offset=sb_kj * 33 + sb_dd] = sb_x
             barrier()
             comptime for sb_r in range(8):
                 var sb_qi = (sb_t + sb_r * 128) // 32
                 var sb_kj = (sb_t + sb_r * 128) % 32
-                for sb_dd in range(32):  # zeros past the depths
-                    var sb_a = sb_qs[unsafe_offset=sb_qi * 33 + sb_dd]
-                    var sb_b2 = sb_ks[unsafe_offset=sb_kj * 33 + sb_dd]
-                    sb_dot[sb_r] += sb_a * sb_b2
+                # zeros past the depths
+                for sb_dd in range(32):
+                    sb_dot[sb_r] += sb_qs[unsafe_offset=sb_qi * 33 + sb_dd] * sb_ks[unsafe_offset=sb_kj * 33 + sb_dd]
             barrier()
         # The scores' statement with its sum replaced by the dot product; -inf past the keys.
         comptime for sb_r in range(8):
@@ -1092,30 +1036,24 @@ def sb_flash_attention_s5_9(q2: Pointer[Float64, ImmUntrackedOrigin],
         for sb_slot in range(sb_t, 2048, 128):
             var sb_kj = sb_slot // 64
             var sb_ee = sb_slot % 64
-            j = sb_j0 + sb_kj
-            e = sb_e0 + sb_ee
             var sb_x = Float64(0)
-            if sb_kj < sb_kn and e < sb_e:
-                sb_x = v2[unsafe_offset=(b * S + j) * E + e]
+            if sb_kj < sb_kn and sb_e0 + sb_ee < sb_e:
+                sb_x = v2[unsafe_offset=(sb_b * S + (sb_j0 + sb_kj)) * E + (sb_e0 + sb_ee)]
             sb_vs[unsafe_offset=sb_slot] = sb_x
         barrier()
         # The online softmax, a thread per query: the block's max (NaN propagates; a max still
         # -inf is taken as 0, so such keys weigh 0), the rescale factor, the weights, the sum.
-        # The weight is p2[b, i, j] = exp(s2[b, i, j] - m2[b, i]) of sb_x and sb_max.
         if sb_t < 32:
             var sb_bm = sb_mx[unsafe_offset=sb_t]
             for sb_kj in range(sb_kn):
-                var sb_s = sb_ps[unsafe_offset=sb_t * 33 + sb_kj]
-                sb_bm = sb_max(sb_bm, sb_s)
-            var sb_max = sb_bm if sb_bm != -inf[DType.float64]() else Float64(0)
-            var sb_x = sb_mx[unsafe_offset=sb_t]
-            var sb_sc = sb_exp_f64(sb_x - sb_max)
+                sb_bm = sb_max(sb_bm, sb_ps[unsafe_offset=sb_t * 33 + sb_kj])
+            var sb_safe = Float64(0) if sb_bm == -inf[DType.float64]() else sb_bm
+            var sb_sc = sb_exp_f64(sb_mx[unsafe_offset=sb_t] - sb_safe)
             var sb_l = sb_sum[unsafe_offset=sb_t] * sb_sc
             for sb_kj in range(32):
                 var sb_w = Float64(0)
                 if sb_kj < sb_kn:
-                    sb_x = sb_ps[unsafe_offset=sb_t * 33 + sb_kj]
-                    sb_w = sb_exp_f64(sb_x - sb_max)
+                    sb_w = sb_exp_f64(sb_ps[unsafe_offset=sb_t * 33 + sb_kj] - sb_safe)
                     sb_l += sb_w
                 sb_ps[unsafe_offset=sb_t * 33 + sb_kj] = sb_w
             sb_mx[unsafe_offset=sb_t] = sb_bm
@@ -1128,7 +1066,7 @@ def sb_flash_attention_s5_9(q2: Pointer[Float64, ImmUntrackedOrigin],
             var sb_ee = (sb_t + sb_r * 128) % 64
             var sb_o = sb_acc[sb_r] * sb_scale[unsafe_offset=sb_qi]
             for sb_kj in range(32):
-                sb_o += sb_ps[unsafe_offset=sb_qi * 33 + sb_kj] * sb_vs[unsafe_offset=sb_kj * 64 + sb_ee]
+                sb_o = sb_o + sb_ps[unsafe_offset=sb_qi * 33 + sb_kj] * sb_vs[unsafe_offset=sb_kj * 64 + sb_ee]
             sb_acc[sb_r] = sb_o
         barrier()
     # The weighted sum's statement, its sum the accumulated outputs and l the running sum.
@@ -1136,8 +1074,8 @@ def sb_flash_attention_s5_9(q2: Pointer[Float64, ImmUntrackedOrigin],
         var sb_qi = (sb_t + sb_r * 128) // 64
         var sb_ee = (sb_t + sb_r * 128) % 64
         if sb_i0 + sb_qi < sb_m and sb_e0 + sb_ee < sb_e:
-            i = sb_i0 + sb_qi
-            e = sb_e0 + sb_ee
+            var i = sb_i0 + sb_qi
+            var e = sb_e0 + sb_ee
             z[unsafe_offset=(b * T + i) * E + e] = sb_acc[sb_r] / sb_sum[unsafe_offset=sb_qi]
 
 
