@@ -1,5 +1,6 @@
 #include "lower/loop_ir.h"
 
+#include <algorithm>
 #include <sstream>
 
 namespace sb::loops {
@@ -801,10 +802,16 @@ std::string text(const Expr& e) {
   return o.str();
 }
 
+// Each replacement once: the nodes of one index variable, each replaced alike, show as one.
 std::string overrides_text(const std::vector<Override>& os) {
+  std::vector<std::string> seen;
   std::string out;
-  for (size_t i = 0; i < os.size(); ++i)
-    out += (i ? ", " : " with ") + os[i].text + " = " + text(*os[i].value);
+  for (const Override& o : os) {
+    const std::string one = o.text + " = " + text(*o.value);
+    if (std::find(seen.begin(), seen.end(), one) != seen.end()) continue;
+    out += (seen.empty() ? " with " : ", ") + one;
+    seen.push_back(one);
+  }
   return out;
 }
 

@@ -260,6 +260,10 @@ TEST(GpuBodies, AFusedRowGroupStagesRowsOrComputesItsTempsAgain) {
   EXPECT_NE(d.find("sb_acc_s = warp_all<sum>(sb_acc_s)"), std::string::npos) << d;
   EXPECT_NE(d.find("sb_acc_s = sum<f32>(sb_acc_s, sb_warps_f32[sb_w])"), std::string::npos) << d;
   EXPECT_EQ(d.find("barrier warp"), std::string::npos) << d;
+  // Each read of r (and of c) is replaced alike; the dump names each replacement once.
+  EXPECT_NE(d.find("spec<s3: e[r, c] / s[r] * w[c] with r = sb_row, c = sb_q, e[r, c] = "),
+            std::string::npos)
+      << d;
 
   // A warp per row syncs the warp only; the global kernel has no shared rows and computes e
   // again from x where s and y read it.
