@@ -1,7 +1,5 @@
 #include "backends/cuda/cuda_kernels.h"
 
-#include <algorithm>
-#include <deque>
 #include <functional>
 #include <set>
 #include <vector>
