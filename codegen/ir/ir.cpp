@@ -222,6 +222,10 @@ bool contains(const Expr& e, const Expr* node) {
   return false;
 }
 
+bool is_zero_literal(const Expr& e) {
+  return e.kind == ExprKind::IntLit && e.ival == 0;
+}
+
 std::vector<const Expr*> reduces_of(const Expr& e) {
   return nodes_of_kind(e, ExprKind::Reduce);
 }

@@ -84,6 +84,8 @@ std::vector<const Expr*> reads_of(const Expr& e);
 std::vector<const Expr*> index_vars_of(const Expr& e);
 // Whether `node` is `e` or a node inside it.
 bool contains(const Expr& e, const Expr* node);
+// Whether `e` is the integer literal 0.
+bool is_zero_literal(const Expr& e);
 // Every Reduce node of `e` (including nested ones), outermost first.
 std::vector<const Expr*> reduces_of(const Expr& e);
 // The top-level Reduce nodes of `e` (those not inside another reduction), in print order.

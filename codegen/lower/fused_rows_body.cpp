@@ -238,10 +238,8 @@ class RowsBody {
   }
   // Whether a loop over [lo, hi) covers the anchor's row.
   bool covers_anchor(const sb::Expr& lo, const sb::Expr& hi) const {
-    return p_.anchor >= 0 && is_zero_lit(lo) && same_expr(hi, *spec_.tensors[p_.anchor].shape[1]);
-  }
-  static bool is_zero_lit(const sb::Expr& e) {
-    return e.kind == sb::ExprKind::IntLit && e.ival == 0;
+    return p_.anchor >= 0 && is_zero_literal(lo) &&
+           same_expr(hi, *spec_.tensors[p_.anchor].shape[1]);
   }
 
   // The overrides of statement k's index variables: the row (sb_row), the column of a rank-2
@@ -349,7 +347,7 @@ class RowsBody {
       const std::string acc = "sb_acc_" + name(st.out);
       const IndexVar& rv = st.vars[red.ref];
       b.push_back(let(acc, identity(red.rop, t), /*mut=*/true));
-      const ExprPtr lo = is_zero_lit(*rv.lo) ? nullptr : leaf_of(spec_, k, *rv.lo, int_t(), o);
+      const ExprPtr lo = is_zero_literal(*rv.lo) ? nullptr : leaf_of(spec_, k, *rv.lo, int_t(), o);
       const ExprPtr hi = leaf_of(spec_, k, *rv.hi, int_t(), o);
       const ExprPtr term = leaf(k, *red.args[0], vt, bind_vars(k, red.ref, v("sb_k")));
       append(b, row_loop("sb_k", lo, hi, covers_anchor(*rv.lo, *rv.hi),

@@ -438,18 +438,13 @@ Block element_body_of(const Spec& spec, const Statement& st, bool grid_stride) {
   return b;
 }
 
-// Whether spec expression `e` is the literal 0.
-bool is_zero(const sb::Expr& e) {
-  return e.kind == sb::ExprKind::IntLit && e.ival == 0;
-}
-
 // The loop of reduction `red`'s variable from lo + `first` while below hi by `step`, folding
 // each term into sb_acc.
 StmtPtr fold_range(const Spec& spec, const Statement& st, const sb::Expr& red, ExprPtr first,
                    ExprPtr step) {
   const IndexVar& rv = st.vars[red.ref];
   const Type vt = float_t(scalar(red.type).printed_as);
-  if (!is_zero(*rv.lo)) first = add(spec_leaf(spec, st, *rv.lo, int_t()), std::move(first));
+  if (!is_zero_literal(*rv.lo)) first = add(spec_leaf(spec, st, *rv.lo, int_t()), std::move(first));
   return for_index(red.ref, rv.name, std::move(first), spec_leaf(spec, st, *rv.hi, int_t()),
                    std::move(step),
                    {fold("sb_acc", red.rop, vt, spec_leaf(spec, st, *red.args[0], vt))});
